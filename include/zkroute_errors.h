@@ -1,0 +1,44 @@
+/* zkroute's own error codes: one X-macro table that generates the enum,
+ * zkr_strerror() and zkr_err_name().  ZooKeeper's codes (ZOK, ZBADARGUMENTS,
+ * ZCONNECTIONLOSS, ...) pass through zkroute unchanged; zkroute's live in a
+ * range of their own, from -1000 down, so the two never collide. */
+#ifndef ZKROUTE_ERRORS_H
+#define ZKROUTE_ERRORS_H
+
+#define ZKR_ERRNO_MAP(X)                                                       \
+  X(EHOSTS_EMPTY, -1001, "host list is empty")                                 \
+  X(EHOSTS_SPACE, -1002, "host list contains white space")                     \
+  X(EHOSTS_EMPTY_ENTRY, -1003, "host list has an empty entry")                 \
+  X(EHOSTS_NO_PORT, -1004, "host entry has no port")                           \
+  X(EHOSTS_BAD_PORT, -1005, "port is not a number from 1 to 65535")           \
+  X(EHOSTS_BAD_HOST, -1006, "host name is empty, too long or has a bad character") \
+  X(EHOSTS_BAD_IPV6, -1007, "IPv6 address malformed or not in brackets")       \
+  X(EHOSTS_DUPLICATE, -1008, "host list names the same member twice")          \
+  X(EHOSTS_BAD_CHROOT, -1009, "chroot is not a valid absolute path")           \
+  X(EHOSTS_TOO_MANY, -1010, "host list has more members than ZKR_MAX_MEMBERS") \
+  X(EHOSTS_TOO_LONG, -1011, "host list string is too long")                    \
+  X(ESRVR_GARBAGE, -1020, "srvr reply not understood")                         \
+  X(ESRVR_TOO_BIG, -1021, "srvr reply larger than the size cap")               \
+  X(ESRVR_NOT_SERVING, -1022, "server is not currently serving requests")      \
+  X(ESRVR_TIMEOUT, -1023, "srvr request timed out")                            \
+  X(ESRVR_CONNECT, -1024, "srvr connection failed or was reset")               \
+  X(ESRVR_TRUNCATED, -1025, "srvr reply ended early")                          \
+  X(EINCALLBACK, -1030, "blocking call made from a zkroute callback thread")   \
+  X(ENOMEM, -1031, "out of memory")                                            \
+  X(ECLOSING, -1032, "handle is closing")                                      \
+  X(EOPTION, -1040, "unknown option name")                                     \
+  X(EOPTION_VALUE, -1041, "bad option value")                                  \
+  X(EOPTIONS_VERSION, -1042, "options struct version not supported")          \
+  X(ENOMEMBER, -1050, "no usable member session")                              \
+  X(EINIT, -1051, "could not create a member session")                         \
+  X(ETHREAD, -1052, "could not start a thread")                                \
+  X(ETOOBIG, -1060, "value larger than the server's 1 MiB packet limit")
+
+typedef enum {
+#define ZKR_ERR_ENUM_(name, code, text) ZKR_##name = (code),
+  ZKR_ERRNO_MAP(ZKR_ERR_ENUM_)
+#undef ZKR_ERR_ENUM_
+  ZKR_ERRNO_LAST_ = -1999
+} zkr_errno_t;
+
+#endif

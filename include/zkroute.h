@@ -1,0 +1,323 @@
+/* zkroute public API: a routed ZooKeeper client that looks like one session.
+ *
+ * Every zkr_X call mirrors zoo_X of <zookeeper/zookeeper.h>: same parameters
+ * apart from the handle, same completion typedefs, same error codes, so
+ * migrating is a rename.  Behind one zkr_t the library keeps one ZooKeeper
+ * session per ensemble member, sends writes to the leader's session and
+ * serves reads as a pipelined sync()+read on a rotating healthy follower.
+ *
+ * Common rules for every call below (documented once here):
+ * - Return codes: ZooKeeper's own codes pass through unchanged (ZOK,
+ *   ZBADARGUMENTS for a NULL handle, NULL or invalid path, ZINVALIDSTATE once
+ *   the virtual session expired, ZCONNECTIONLOSS / ZOPERATIONTIMEOUT meaning
+ *   "outcome unknown" - zkroute never retries a write, ZNONODE, ZNODEEXISTS,
+ *   ZBADVERSION, ZNOAUTH, ...).  zkroute's own codes are below -1000 (see
+ *   zkroute_errors.h); zkr_strerror() names both.
+ * - If an asynchronous call returns an error, its completion is never
+ *   called.  If it returns ZOK, its completion is called exactly once, on one
+ *   of ZooKeeper's completion threads, also when the handle is closed
+ *   (rc = ZCLOSING then).
+ * - Callbacks (completions and watchers) must not block.  A synchronous zkr_
+ *   call made from inside one returns ZKR_EINCALLBACK instead of deadlocking.
+ * - Watchers and the global watcher receive the application's handle as a
+ *   zhandle_t pointer: it is the zkr_t in disguise.  Pass it to zkr_from_zh()
+ *   (the compat header does that for you); never to a zoo_ function.
+ * - Pointers passed in are borrowed for the duration of the call (values
+ *   are copied before the call returns); pointers passed to completions
+ *   belong to zkroute and are valid only during the completion.
+ * - Every function may be called from any thread, unless it says otherwise.
+ */
+#ifndef ZKROUTE_H
+#define ZKROUTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <zookeeper/zookeeper.h>
+
+#include "zkroute_errors.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(ZKR_BUILDING_LIBRARY) && defined(__GNUC__)
+#define ZKR_API __attribute__((visibility("default")))
+#else
+#define ZKR_API
+#endif
+
+/* Largest ensemble one handle will manage. */
+#define ZKR_MAX_MEMBERS 64
+
+typedef struct zkr zkr_t;
+
+/* A member's role as its last `srvr` reply said. */
+typedef enum {
+  ZKR_ROLE_UNKNOWN = 0,   /* not polled yet, or reply not understood */
+  ZKR_ROLE_LEADER,
+  ZKR_ROLE_FOLLOWER,
+  ZKR_ROLE_OBSERVER,
+  ZKR_ROLE_STANDALONE,
+  ZKR_ROLE_READ_ONLY,
+  ZKR_ROLE_NOT_SERVING,   /* "not currently serving requests" */
+  ZKR_ROLE_UNREACHABLE    /* srvr connect failed or timed out */
+} zkr_role_t;
+
+/* Which member serves an operation (DESIGN.md section 7). */
+typedef enum {
+  ZKR_POLICY_DEFAULT = 0, /* hybrid */
+  ZKR_POLICY_HYBRID,      /* writes: leader; reads: rotating healthy followers */
+  ZKR_POLICY_ROUND_ROBIN, /* every operation: all members in turn */
+  ZKR_POLICY_LEADER_ONLY, /* every operation: the leader */
+  ZKR_POLICY_STICKY       /* every operation: one random member (stock) */
+} zkr_policy_t;
+
+/* How reads are made consistent (DESIGN.md section 3). */
+typedef enum {
+  ZKR_CONSISTENCY_DEFAULT = 0,  /* linearizable */
+  ZKR_CONSISTENCY_LINEARIZABLE, /* every read is a pipelined sync+read */
+  ZKR_CONSISTENCY_LOCAL         /* no sync: a follower may serve stale data */
+} zkr_consistency_t;
+
+#define ZKR_OPTIONS_VERSION 1
+
+/* Options.  A zero field means "the default"; every default is listed in
+ * docs/options.md.  Initialise with ZKR_OPTIONS_INIT, then set fields or use
+ * zkr_options_set(). */
+typedef struct zkr_options {
+  int version;            /* ZKR_OPTIONS_VERSION */
+  int policy;             /* zkr_policy_t */
+  int consistency;        /* zkr_consistency_t */
+  int leader_poll_ms;     /* srvr poll period (default 500) */
+  int srvr_timeout_ms;    /* srvr connect+reply timeout (default 1000) */
+  int srvr_max_reply;     /* srvr reply size cap in bytes (default 65536) */
+  int read_from_leader;   /* 1: leader is in the read pool (default 0: only
+                             when no follower is usable) */
+  int seed;               /* random seed for sticky's member (default: time) */
+  /* Health (DESIGN.md section 6; docs/health.md). */
+  double ewma_half_life_ms; /* latency EWMA half-life (default 1000) */
+  double eject_ratio;     /* eject above ratio x pool median (default 3) */
+  double eject_floor_ms;  /* ... and above median + floor (default 2) */
+  int min_samples;        /* samples before a member can be judged */
+  int probe_ms;           /* probe period of an ejected member */
+  int reinstate_k;        /* consecutive good probes to come back */
+  int eject_min_ms;       /* minimum time out after a first ejection */
+  int eject_max_ms;       /* cap of the repeated-ejection backoff */
+  int health;             /* 1 on (default), -1 off: no ejection */
+} zkr_options_t;
+
+#define ZKR_OPTIONS_INIT {.version = ZKR_OPTIONS_VERSION}
+
+/* Sets one option from text ("policy", "round_robin").  Serves the CLI,
+ * the benchmark and environment variables.  Returns ZOK, ZKR_EOPTION
+ * (unknown key), ZKR_EOPTION_VALUE or ZBADARGUMENTS (NULL argument). */
+ZKR_API int zkr_options_set(zkr_options_t *opts, const char *key,
+                            const char *value);
+
+/* Describes option i (0, 1, ... until it returns ZBADARGUMENTS): its name,
+ * one line of meaning and its default (enums and switches as numbers).  The
+ * table behind it is the one zkr_options_set() uses; docs/options.md is
+ * generated from it by `zkroute options`. */
+ZKR_API int zkr_option_info(int i, const char **name, const char **doc,
+                            double *default_value);
+
+/* Creates a routed handle, like zookeeper_init().  host is a ZooKeeper host
+ * list ("h1:2181,h2:2181,[::1]:2181/chroot"), strictly parsed.  fn is the
+ * global watcher (may be NULL); it sees virtual-session events only.
+ * clientid, when not NULL, is resumed by the first member's session.  flags
+ * are passed to each member's zookeeper_init.  Starts the monitor thread and
+ * one session per member; returns at once (state CONNECTING).
+ * Returns NULL with errno EINVAL (bad host list), ENOMEM, or EAGAIN (thread
+ * or session creation failed); zkr_init_opts() returns the exact code. */
+ZKR_API zkr_t *zkr_init(const char *host, watcher_fn fn, int recv_timeout,
+                        const clientid_t *clientid, void *context, int flags);
+
+/* As zkr_init() with options (NULL: all defaults).  Returns ZOK and sets
+ * *out, or a ZKR_EHOSTS_* code, ZKR_EOPTION_VALUE, ZKR_EOPTIONS_VERSION,
+ * ZKR_ENOMEM, ZKR_EINIT, ZKR_ETHREAD, ZBADARGUMENTS (NULL host or out). */
+ZKR_API int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
+                          int recv_timeout, const clientid_t *clientid,
+                          void *context, int flags, const zkr_options_t *opts);
+
+/* Closes every member session.  Every outstanding completion fires exactly
+ * once (ZCLOSING where it did not finish).  May be called from a callback:
+ * the close then finishes on a helper thread after the callback returns.
+ * Returns ZOK; ZBADARGUMENTS for NULL. */
+ZKR_API int zkr_close(zkr_t *z);
+
+/* Virtual session (DESIGN.md section 4). */
+ZKR_API int zkr_state(zkr_t *z);              /* ZOO_*_STATE; 0 for NULL */
+ZKR_API const clientid_t *zkr_client_id(zkr_t *z); /* write session's id */
+ZKR_API int zkr_recv_timeout(zkr_t *z);
+ZKR_API const void *zkr_get_context(zkr_t *z);
+ZKR_API void zkr_set_context(zkr_t *z, void *context);
+ZKR_API watcher_fn zkr_set_watcher(zkr_t *z, watcher_fn fn); /* old one */
+ZKR_API int zkr_is_unrecoverable(zkr_t *z);   /* ZINVALIDSTATE or ZOK */
+ZKR_API zkr_t *zkr_from_zh(zhandle_t *zh);    /* handle given to watchers */
+ZKR_API zhandle_t *zkr_as_zh(zkr_t *z);       /* the disguise itself */
+
+/* Records the credential and applies it to every member session, now and
+ * on sessions created later.  completion (may be NULL) fires once with ZOK
+ * when every connected member accepted it, or the first error (ZAUTHFAILED).
+ * Credentials are never logged. */
+ZKR_API int zkr_add_auth(zkr_t *z, const char *scheme, const char *cert,
+                         int certLen, void_completion_t completion,
+                         const void *data);
+
+/* ---- asynchronous calls: writes (leader's session) ---- */
+ZKR_API int zkr_acreate(zkr_t *z, const char *path, const char *value,
+                        int valuelen, const struct ACL_vector *acl, int mode,
+                        string_completion_t completion, const void *data);
+ZKR_API int zkr_acreate_ttl(zkr_t *z, const char *path, const char *value,
+                            int valuelen, const struct ACL_vector *acl,
+                            int mode, int64_t ttl,
+                            string_completion_t completion, const void *data);
+ZKR_API int zkr_acreate2(zkr_t *z, const char *path, const char *value,
+                         int valuelen, const struct ACL_vector *acl, int mode,
+                         string_stat_completion_t completion, const void *data);
+ZKR_API int zkr_acreate2_ttl(zkr_t *z, const char *path, const char *value,
+                             int valuelen, const struct ACL_vector *acl,
+                             int mode, int64_t ttl,
+                             string_stat_completion_t completion,
+                             const void *data);
+ZKR_API int zkr_adelete(zkr_t *z, const char *path, int version,
+                        void_completion_t completion, const void *data);
+ZKR_API int zkr_aset(zkr_t *z, const char *path, const char *buffer,
+                     int buflen, int version, stat_completion_t completion,
+                     const void *data);
+ZKR_API int zkr_aset_acl(zkr_t *z, const char *path, int version,
+                         struct ACL_vector *acl, void_completion_t completion,
+                         const void *data);
+/* A multi with any write op is a write; a multi of reads only is routed as
+ * a read.  results must stay valid until the completion ran. */
+ZKR_API int zkr_amulti(zkr_t *z, int count, const zoo_op_t *ops,
+                       zoo_op_result_t *results, void_completion_t completion,
+                       const void *data);
+
+/* ---- asynchronous calls: reads (sync+read on a follower) ---- */
+ZKR_API int zkr_aexists(zkr_t *z, const char *path, int watch,
+                        stat_completion_t completion, const void *data);
+ZKR_API int zkr_awexists(zkr_t *z, const char *path, watcher_fn watcher,
+                         void *watcherCtx, stat_completion_t completion,
+                         const void *data);
+ZKR_API int zkr_aget(zkr_t *z, const char *path, int watch,
+                     data_completion_t completion, const void *data);
+ZKR_API int zkr_awget(zkr_t *z, const char *path, watcher_fn watcher,
+                      void *watcherCtx, data_completion_t completion,
+                      const void *data);
+ZKR_API int zkr_aget_children(zkr_t *z, const char *path, int watch,
+                              strings_completion_t completion,
+                              const void *data);
+ZKR_API int zkr_awget_children(zkr_t *z, const char *path,
+                               watcher_fn watcher, void *watcherCtx,
+                               strings_completion_t completion,
+                               const void *data);
+ZKR_API int zkr_aget_children2(zkr_t *z, const char *path, int watch,
+                               strings_stat_completion_t completion,
+                               const void *data);
+ZKR_API int zkr_awget_children2(zkr_t *z, const char *path,
+                                watcher_fn watcher, void *watcherCtx,
+                                strings_stat_completion_t completion,
+                                const void *data);
+ZKR_API int zkr_aget_acl(zkr_t *z, const char *path,
+                         acl_completion_t completion, const void *data);
+/* zoo_async's mirror: a sync() on the member the next read would use. */
+ZKR_API int zkr_async(zkr_t *z, const char *path,
+                      string_completion_t completion, const void *data);
+
+/* ---- synchronous calls: same routing; block the calling thread ---- */
+ZKR_API int zkr_create(zkr_t *z, const char *path, const char *value,
+                       int valuelen, const struct ACL_vector *acl, int mode,
+                       char *path_buffer, int path_buffer_len);
+ZKR_API int zkr_create_ttl(zkr_t *z, const char *path, const char *value,
+                           int valuelen, const struct ACL_vector *acl,
+                           int mode, int64_t ttl, char *path_buffer,
+                           int path_buffer_len);
+ZKR_API int zkr_create2(zkr_t *z, const char *path, const char *value,
+                        int valuelen, const struct ACL_vector *acl, int mode,
+                        char *path_buffer, int path_buffer_len,
+                        struct Stat *stat);
+ZKR_API int zkr_create2_ttl(zkr_t *z, const char *path, const char *value,
+                            int valuelen, const struct ACL_vector *acl,
+                            int mode, int64_t ttl, char *path_buffer,
+                            int path_buffer_len, struct Stat *stat);
+ZKR_API int zkr_delete(zkr_t *z, const char *path, int version);
+ZKR_API int zkr_set(zkr_t *z, const char *path, const char *buffer,
+                    int buflen, int version);
+ZKR_API int zkr_set2(zkr_t *z, const char *path, const char *buffer,
+                     int buflen, int version, struct Stat *stat);
+ZKR_API int zkr_set_acl(zkr_t *z, const char *path, int version,
+                        const struct ACL_vector *acl);
+ZKR_API int zkr_multi(zkr_t *z, int count, const zoo_op_t *ops,
+                      zoo_op_result_t *results);
+ZKR_API int zkr_exists(zkr_t *z, const char *path, int watch,
+                       struct Stat *stat);
+ZKR_API int zkr_wexists(zkr_t *z, const char *path, watcher_fn watcher,
+                        void *watcherCtx, struct Stat *stat);
+/* As zoo_get: *buffer_len in = capacity, out = bytes copied (-1 for a
+ * node with null data); stat->dataLength gives the full length. */
+ZKR_API int zkr_get(zkr_t *z, const char *path, int watch, char *buffer,
+                    int *buffer_len, struct Stat *stat);
+ZKR_API int zkr_wget(zkr_t *z, const char *path, watcher_fn watcher,
+                     void *watcherCtx, char *buffer, int *buffer_len,
+                     struct Stat *stat);
+/* strings is filled with malloc'd memory: free with deallocate_String_vector. */
+ZKR_API int zkr_get_children(zkr_t *z, const char *path, int watch,
+                             struct String_vector *strings);
+ZKR_API int zkr_wget_children(zkr_t *z, const char *path, watcher_fn watcher,
+                              void *watcherCtx, struct String_vector *strings);
+ZKR_API int zkr_get_children2(zkr_t *z, const char *path, int watch,
+                              struct String_vector *strings,
+                              struct Stat *stat);
+ZKR_API int zkr_wget_children2(zkr_t *z, const char *path,
+                               watcher_fn watcher, void *watcherCtx,
+                               struct String_vector *strings,
+                               struct Stat *stat);
+/* acl is filled with malloc'd memory: free with deallocate_ACL_vector. */
+ZKR_API int zkr_get_acl(zkr_t *z, const char *path, struct ACL_vector *acl,
+                        struct Stat *stat);
+
+/* ---- statistics ---- */
+typedef struct zkr_member_stats {
+  char address[300];     /* "host:port" as given */
+  zkr_role_t role;       /* from the last srvr reply */
+  int64_t zxid;          /* from the last srvr reply, -1 unknown */
+  int session_state;     /* ZOO_*_STATE of this member's session */
+  int64_t session_id;
+  int connected;         /* session connected and authenticated */
+  int in_read_pool;
+  int is_write_session;
+  uint64_t reads, writes, syncs, errors;
+  uint64_t samples;      /* latency samples taken */
+  double ewma_ms;        /* read (sync+read) latency EWMA, -1 none */
+  uint64_t ejections;    /* latency ejections from the read pool */
+  double out_of_pool_ms; /* total time out of the read pool */
+  uint64_t srvr_polls, srvr_failures;
+} zkr_member_stats_t;
+
+typedef struct zkr_stats {
+  int n_members;
+  int leader;            /* index of the leader, -1 unknown */
+  int write_member;      /* index of the write session, -1 none */
+  int policy;            /* zkr_policy_t in force */
+  uint64_t leader_changes;
+  zkr_member_stats_t members[]; /* n_members entries */
+} zkr_stats_t;
+
+/* Snapshot of the handle's statistics.  Returns ZOK and a malloc'd
+ * snapshot in *out (free with zkr_stats_free), ZBADARGUMENTS or ZKR_ENOMEM. */
+ZKR_API int zkr_stats(zkr_t *z, zkr_stats_t **out);
+ZKR_API void zkr_stats_free(zkr_stats_t *s);
+
+/* ---- names ---- */
+/* Text for any code, ZooKeeper's or zkroute's; never NULL. */
+ZKR_API const char *zkr_strerror(int code);
+/* Symbolic name ("ZCONNECTIONLOSS", "ZKR_EHOSTS_BAD_PORT"); never NULL. */
+ZKR_API const char *zkr_err_name(int code);
+ZKR_API const char *zkr_role_name(zkr_role_t role);
+ZKR_API const char *zkr_policy_name(int policy);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,366 @@
+/* An operation's life after routing: it owns copies of its arguments (so a
+ * write deferred by the write gate needs nothing from the caller), hands the
+ * request to one member's zhandle_t (a read preceded by a pipelined sync),
+ * and receives the reply in a completion trampoline that measures latency,
+ * feeds health, releases the in-flight path and the write gate, and calls
+ * the application's completion exactly once. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+_Thread_local int zkr__in_callback;
+
+/* ---- argument copies ---- */
+
+zkr__op_t *zkr__op_new(zkr_t *z, zkr__op_type_t type, const char *path) {
+  zkr__op_t *op = calloc(1, sizeof *op);
+  if (!op) return NULL;
+  op->z = z;
+  op->type = type;
+  op->member = -1;
+  if (path && !(op->path = strdup(path))) {
+    free(op);
+    return NULL;
+  }
+  return op;
+}
+
+static void free_acl(struct ACL_vector *v) {
+  for (int i = 0; i < v->count; i++) {
+    free(v->data[i].id.scheme);
+    free(v->data[i].id.id);
+  }
+  free(v->data);
+  v->data = NULL;
+  v->count = 0;
+}
+
+static int copy_acl(struct ACL_vector *dst, const struct ACL_vector *src) {
+  dst->count = 0;
+  dst->data = NULL;
+  if (src->count < 0 || (src->count > 0 && !src->data)) return ZINVALIDACL;
+  if (src->count == 0) return ZOK;
+  dst->data = calloc((size_t)src->count, sizeof *dst->data);
+  if (!dst->data) return ZKR_ENOMEM;
+  for (int i = 0; i < src->count; i++) {
+    const struct ACL *a = &src->data[i];
+    dst->count = i + 1;
+    dst->data[i].perms = a->perms;
+    if (!a->id.scheme || !a->id.id) return ZINVALIDACL;
+    dst->data[i].id.scheme = strdup(a->id.scheme);
+    dst->data[i].id.id = strdup(a->id.id);
+    if (!dst->data[i].id.scheme || !dst->data[i].id.id) return ZKR_ENOMEM;
+  }
+  return ZOK;
+}
+
+int zkr__op_copy_acl(zkr__op_t *op, const struct ACL_vector *acl) {
+  op->has_acl = acl != NULL;
+  return acl ? copy_acl(&op->acl, acl) : ZOK;
+}
+
+static char *dup_bytes(const char *p, int len) {
+  char *d = malloc(len > 0 ? (size_t)len : 1);
+  if (d && len > 0) memcpy(d, p, (size_t)len);
+  return d;
+}
+
+/* Deep-copies the request part of a multi.  Output pointers (create's path
+ * buffer, set's Stat) stay the caller's, as with zoo_amulti. */
+int zkr__op_copy_multi(zkr__op_t *op, int count, const zoo_op_t *ops) {
+  op->multi_ops = calloc((size_t)(count > 0 ? count : 1), sizeof *op->multi_ops);
+  if (!op->multi_ops) return ZKR_ENOMEM;
+  op->multi_count = count;
+  for (int i = 0; i < count; i++) {
+    zoo_op_t *d = &op->multi_ops[i];
+    const zoo_op_t *s = &ops[i];
+    d->type = s->type;
+    const char *path = NULL;
+    switch (s->type) {
+    case ZOO_CREATE_OP:
+      d->create_op = s->create_op;
+      d->create_op.path = path = s->create_op.path ? strdup(s->create_op.path) : NULL;
+      d->create_op.data = NULL;
+      if (s->create_op.data && s->create_op.datalen >= 0 &&
+          !(d->create_op.data = dup_bytes(s->create_op.data, s->create_op.datalen)))
+        return ZKR_ENOMEM;
+      if (s->create_op.acl) {
+        struct ACL_vector *a = calloc(1, sizeof *a);
+        d->create_op.acl = a;
+        if (!a) return ZKR_ENOMEM;
+        int rc = copy_acl(a, s->create_op.acl);
+        if (rc != ZOK) return rc;
+      }
+      break;
+    case ZOO_DELETE_OP:
+      d->delete_op = s->delete_op;
+      d->delete_op.path = path = s->delete_op.path ? strdup(s->delete_op.path) : NULL;
+      break;
+    case ZOO_SETDATA_OP:
+      d->set_op = s->set_op;
+      d->set_op.path = path = s->set_op.path ? strdup(s->set_op.path) : NULL;
+      d->set_op.data = NULL;
+      if (s->set_op.data && s->set_op.datalen >= 0 &&
+          !(d->set_op.data = dup_bytes(s->set_op.data, s->set_op.datalen)))
+        return ZKR_ENOMEM;
+      break;
+    case ZOO_CHECK_OP:
+      d->check_op = s->check_op;
+      d->check_op.path = path = s->check_op.path ? strdup(s->check_op.path) : NULL;
+      break;
+    default:
+      return ZBADARGUMENTS;
+    }
+    if (!path) return ZBADARGUMENTS; /* NULL path, or strdup failed */
+  }
+  return ZOK;
+}
+
+static void free_multi(zkr__op_t *op) {
+  for (int i = 0; i < op->multi_count; i++) {
+    zoo_op_t *d = &op->multi_ops[i];
+    switch (d->type) {
+    case ZOO_CREATE_OP:
+      free((char *)d->create_op.path);
+      free((char *)d->create_op.data);
+      if (d->create_op.acl) {
+        free_acl((struct ACL_vector *)d->create_op.acl);
+        free((struct ACL_vector *)d->create_op.acl);
+      }
+      break;
+    case ZOO_DELETE_OP: free((char *)d->delete_op.path); break;
+    case ZOO_SETDATA_OP:
+      free((char *)d->set_op.path);
+      free((char *)d->set_op.data);
+      break;
+    case ZOO_CHECK_OP: free((char *)d->check_op.path); break;
+    }
+  }
+  free(op->multi_ops);
+}
+
+void zkr__op_free(zkr__op_t *op) {
+  if (!op) return;
+  if (op->watch) zkr__watch_discard(op->watch);
+  for (int i = 0; i < op->n_inflight; i++) free(op->inflight[i]);
+  free(op->inflight);
+  free(op->path);
+  free(op->value);
+  if (op->has_acl) free_acl(&op->acl);
+  if (op->multi_ops) free_multi(op);
+  free(op);
+}
+
+/* ---- completion ---- */
+
+/* Replies that came from a server (as opposed to the client library giving
+ * up): they measure the member's latency. */
+static int server_answered(int rc) {
+  return rc == ZOK || rc == ZNONODE || rc == ZNOAUTH || rc == ZBADVERSION ||
+         rc == ZNODEEXISTS || rc == ZNOTEMPTY || rc == ZNOCHILDRENFOREPHEMERALS;
+}
+
+static int connection_trouble(int rc) {
+  return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT ||
+         rc == ZSESSIONEXPIRED || rc == ZSESSIONMOVED;
+}
+
+/* Everything but the application's callback: runs first, so that a read
+ * the callback issues sees the in-flight set and the gate already updated. */
+static void op_finish(zkr__op_t *op, int rc) {
+  zkr_t *z = op->z;
+  if (op->member >= 0) {
+    zkr__member_t *m = &z->members[op->member];
+    if (!op->is_write && op->type != ZKR__OP_SYNC && server_answered(rc))
+      zkr__member_sample(m, zkr__now_ns(),
+                         (double)(zkr__now_ns() - op->start_ns) / 1e6);
+    if (rc != ZOK && !server_answered(rc) && rc != ZCLOSING) m->errors++;
+    if (connection_trouble(rc) && op->is_write) zkr__monitor_kick(z);
+    if (op->watch) {
+      int armed = rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE);
+      if (armed) zkr__watch_armed(op->watch, op->member);
+      else zkr__watch_discard(op->watch);
+      op->watch = NULL;
+    }
+    if (rc == ZOK && op->type == ZKR__OP_CREATE && (op->mode & ZOO_EPHEMERAL))
+      m->ephemerals++;
+  } else if (op->watch) {
+    zkr__watch_discard(op->watch);
+    op->watch = NULL;
+  }
+  for (int i = 0; i < op->n_inflight; i++)
+    zkr__inflight_remove(z->inflight, op->inflight[i]);
+  if (op->gated && op->member >= 0) zkr__gate_done(z);
+}
+
+#define CALL_USER(expr)  \
+  do {                   \
+    zkr__in_callback++;  \
+    expr;                \
+    zkr__in_callback--;  \
+  } while (0)
+
+static void done_void(int rc, const void *data) {
+  zkr__op_t *op = (zkr__op_t *)data;
+  op_finish(op, rc);
+  if (op->cb.v) CALL_USER(op->cb.v(rc, op->data));
+  zkr__op_free(op);
+}
+
+static void done_stat(int rc, const struct Stat *stat, const void *data) {
+  zkr__op_t *op = (zkr__op_t *)data;
+  op_finish(op, rc);
+  if (op->cb.stat) CALL_USER(op->cb.stat(rc, rc == ZOK ? stat : NULL, op->data));
+  zkr__op_free(op);
+}
+
+static void done_data(int rc, const char *value, int value_len,
+                      const struct Stat *stat, const void *data) {
+  zkr__op_t *op = (zkr__op_t *)data;
+  op_finish(op, rc);
+  if (op->cb.data)
+    CALL_USER(op->cb.data(rc, value, value_len, rc == ZOK ? stat : NULL, op->data));
+  zkr__op_free(op);
+}
+
+static void done_strings(int rc, const struct String_vector *strings,
+                         const void *data) {
+  zkr__op_t *op = (zkr__op_t *)data;
+  op_finish(op, rc);
+  if (op->cb.strings) CALL_USER(op->cb.strings(rc, strings, op->data));
+  zkr__op_free(op);
+}
+
+static void done_strings_stat(int rc, const struct String_vector *strings,
+                              const struct Stat *stat, const void *data) {
+  zkr__op_t *op = (zkr__op_t *)data;
+  op_finish(op, rc);
+  if (op->cb.strings_stat)
+    CALL_USER(op->cb.strings_stat(rc, strings, rc == ZOK ? stat : NULL, op->data));
+  zkr__op_free(op);
+}
+
+static void done_string(int rc, const char *value, const void *data) {
+  zkr__op_t *op = (zkr__op_t *)data;
+  op_finish(op, rc);
+  if (op->cb.string) CALL_USER(op->cb.string(rc, value, op->data));
+  zkr__op_free(op);
+}
+
+static void done_string_stat(int rc, const char *value,
+                             const struct Stat *stat, const void *data) {
+  zkr__op_t *op = (zkr__op_t *)data;
+  op_finish(op, rc);
+  if (op->cb.string_stat)
+    CALL_USER(op->cb.string_stat(rc, value, rc == ZOK ? stat : NULL, op->data));
+  zkr__op_free(op);
+}
+
+static void done_acl(int rc, struct ACL_vector *acl, struct Stat *stat,
+                     const void *data) {
+  zkr__op_t *op = (zkr__op_t *)data;
+  op_finish(op, rc);
+  if (op->cb.acl) CALL_USER(op->cb.acl(rc, acl, rc == ZOK ? stat : NULL, op->data));
+  zkr__op_free(op);
+}
+
+/* Completes an operation that was accepted (the caller got ZOK) but can no
+ * longer be sent: the application still gets its one completion. */
+void zkr__op_complete_error(zkr__op_t *op, int rc) {
+  switch (op->type) {
+  case ZKR__OP_CREATE:
+    if (op->create2) done_string_stat(rc, NULL, NULL, op);
+    else done_string(rc, NULL, op);
+    break;
+  case ZKR__OP_DELETE:
+  case ZKR__OP_SET_ACL:
+  case ZKR__OP_MULTI: done_void(rc, op); break;
+  case ZKR__OP_SET:
+  case ZKR__OP_EXISTS: done_stat(rc, NULL, op); break;
+  case ZKR__OP_GET: done_data(rc, NULL, -1, NULL, op); break;
+  case ZKR__OP_GET_CHILDREN:
+    done_strings(rc, NULL, op);
+    break;
+  case ZKR__OP_GET_CHILDREN2: done_strings_stat(rc, NULL, NULL, op); break;
+  case ZKR__OP_GET_ACL: done_acl(rc, NULL, NULL, op); break;
+  case ZKR__OP_SYNC: done_string(rc, NULL, op); break;
+  }
+}
+
+/* ---- dispatch ---- */
+
+static void pre_sync_done(int rc, const char *value, const void *data) {
+  (void)rc;
+  (void)value;
+  (void)data;
+}
+
+static int needs_sync(const zkr__op_t *op) {
+  return !op->is_write && !op->ordered && op->type != ZKR__OP_SYNC &&
+         op->z->opts.consistency == ZKR_CONSISTENCY_LINEARIZABLE;
+}
+
+static int send_request(zkr__op_t *op, zhandle_t *zh) {
+  const char *p = op->path;
+  const struct ACL_vector *acl = op->has_acl ? &op->acl : NULL;
+  watcher_fn wf = op->watch ? zkr__watch_trampoline : NULL;
+  void *wc = op->watch;
+  switch (op->type) {
+  case ZKR__OP_CREATE:
+    if (op->create2)
+      return zoo_acreate2_ttl(zh, p, op->value, op->valuelen, acl, op->mode,
+                              op->ttl, done_string_stat, op);
+    return zoo_acreate_ttl(zh, p, op->value, op->valuelen, acl, op->mode,
+                           op->ttl, done_string, op);
+  case ZKR__OP_DELETE: return zoo_adelete(zh, p, op->version, done_void, op);
+  case ZKR__OP_SET:
+    return zoo_aset(zh, p, op->value, op->valuelen, op->version, done_stat, op);
+  case ZKR__OP_SET_ACL:
+    return zoo_aset_acl(zh, p, op->version, &op->acl, done_void, op);
+  case ZKR__OP_MULTI:
+    return zoo_amulti(zh, op->multi_count, op->multi_ops, op->multi_results,
+                      done_void, op);
+  case ZKR__OP_EXISTS: return zoo_awexists(zh, p, wf, wc, done_stat, op);
+  case ZKR__OP_GET: return zoo_awget(zh, p, wf, wc, done_data, op);
+  case ZKR__OP_GET_CHILDREN:
+    return zoo_awget_children(zh, p, wf, wc, done_strings, op);
+  case ZKR__OP_GET_CHILDREN2:
+    return zoo_awget_children2(zh, p, wf, wc, done_strings_stat, op);
+  case ZKR__OP_GET_ACL: return zoo_aget_acl(zh, p, done_acl, op);
+  case ZKR__OP_SYNC: return zoo_async(zh, p, done_string, op);
+  }
+  return ZBADARGUMENTS;
+}
+
+/* Hands op to member m.  Returns ZOK (the completion will run) or the
+ * error zoo_a* returned (it will not; op still belongs to the caller). */
+int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
+  int rc;
+  pthread_rwlock_rdlock(&m->zh_lock);
+  zhandle_t *zh = m->zh;
+  if (!zh) {
+    rc = ZINVALIDSTATE;
+  } else {
+    op->member = m->index;
+    op->start_ns = zkr__now_ns();
+    rc = ZOK;
+    if (needs_sync(op)) {
+      /* The sync's own reply is not waited for: the session runs requests
+       * in order, so the read after it sees everything the sync saw. */
+      const char *sp = op->type == ZKR__OP_MULTI ? "/" : op->path;
+      rc = zoo_async(zh, sp, pre_sync_done, NULL);
+      if (rc == ZOK) m->syncs++;
+    }
+    if (rc == ZOK) rc = send_request(op, zh);
+  }
+  pthread_rwlock_unlock(&m->zh_lock);
+  if (rc == ZOK) {
+    if (op->is_write) m->writes++;
+    else if (op->type != ZKR__OP_SYNC) m->reads++;
+  } else {
+    op->member = -1;
+    m->errors++;
+  }
+  return rc;
+}

@@ -1,0 +1,242 @@
+/* Internal structures shared by the library's parts: the handle, the member
+ * sessions, an operation in flight, the write gate and the in-flight path
+ * set.  Each part's functions are declared here, grouped by the file that
+ * owns them.  Nothing here is exported (the build uses
+ * -fvisibility=hidden; only ZKR_API functions are visible). */
+#ifndef ZKR_INTERNAL_H
+#define ZKR_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "zkroute.h"
+#include "hosts.h"
+#include "health.h"
+
+/* ---- time (clock.c is too small for a file: inline) ---- */
+#include <time.h>
+static inline uint64_t zkr__now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- one member: a ZooKeeper session pinned to one server ---- */
+typedef struct zkr__member {
+  struct zkr *z;
+  int index;
+  zkr__host_t host;
+  char address[ZKR__HOST_NAME_MAX + 16]; /* "host:port" for display */
+  char *connect;                         /* "host:port/chroot" */
+
+  /* zh is replaced only by the monitor (rescue, re-creation) and cleared by
+   * close, both under the write lock; dispatch holds the read lock while it
+   * hands a request to zh, so a request never reaches a freed handle. */
+  pthread_rwlock_t zh_lock;
+  zhandle_t *zh;
+
+  _Atomic int state;        /* ZOO_*_STATE of the session */
+  _Atomic int auth_pending; /* add_auth replies still awaited */
+  _Atomic int joined;       /* admitted to the pools (auth done) */
+  _Atomic int expired;      /* session expired; monitor re-creates it */
+  _Atomic int role;         /* zkr_role_t from srvr */
+  _Atomic int64_t zxid;     /* from srvr, -1 unknown */
+  _Atomic int ephemerals;   /* ephemeral nodes created through it */
+  _Atomic int watches;      /* armed watches on it */
+
+  _Atomic uint64_t reads, writes, syncs, errors, srvr_polls, srvr_failures;
+
+  pthread_mutex_t health_mu; /* guards health */
+  zkr__health_t health;
+} zkr__member_t;
+
+/* ---- an operation, from the API call to its completion ---- */
+typedef enum {
+  ZKR__OP_CREATE,
+  ZKR__OP_DELETE,
+  ZKR__OP_SET,
+  ZKR__OP_SET_ACL,
+  ZKR__OP_MULTI,
+  ZKR__OP_EXISTS,
+  ZKR__OP_GET,
+  ZKR__OP_GET_CHILDREN,
+  ZKR__OP_GET_CHILDREN2,
+  ZKR__OP_GET_ACL,
+  ZKR__OP_SYNC
+} zkr__op_type_t;
+
+typedef struct zkr__watch zkr__watch_t;
+
+typedef struct zkr__op {
+  struct zkr *z;
+  zkr__op_type_t type;
+  int is_write;   /* goes through the write gate as a write */
+  int ordered;    /* a read that must follow an in-flight write */
+  int gated;      /* goes through the write gate (FIFO on the write session) */
+  int err;        /* why a parked operation could not be sent */
+  int member;     /* member it was dispatched to, -1 not yet */
+  uint64_t start_ns;
+
+  /* Arguments, copied so a deferred operation owns them. */
+  char *path;
+  char *value;
+  int valuelen;
+  struct ACL_vector acl;
+  int has_acl;
+  int mode;
+  int64_t ttl;
+  int version;
+  int create2;    /* create2 / get_children2 flavour */
+  int multi_count;
+  zoo_op_t *multi_ops;          /* deep copy */
+  zoo_op_result_t *multi_results; /* the caller's, filled by ZooKeeper */
+  zkr__watch_t *watch;          /* NULL: no watch */
+
+  /* Paths registered in the in-flight set by this write. */
+  char **inflight;
+  int n_inflight;
+
+  union {
+    void_completion_t v;
+    stat_completion_t stat;
+    data_completion_t data;
+    strings_completion_t strings;
+    strings_stat_completion_t strings_stat;
+    string_completion_t string;
+    string_stat_completion_t string_stat;
+    acl_completion_t acl;
+  } cb;
+  const void *data;
+
+  struct zkr__op *next; /* write gate queue */
+} zkr__op_t;
+
+/* ---- the handle ---- */
+struct zkr {
+  zkr_options_t opts;
+  zkr__health_cfg_t hcfg;
+  zkr__hostlist_t hosts;
+  size_t n;
+  zkr__member_t *members;
+
+  int recv_timeout;
+  int flags;
+  clientid_t clientid;
+  int has_clientid;
+
+  pthread_mutex_t ctx_mu; /* guards watcher and context */
+  watcher_fn watcher;
+  void *context;
+
+  /* Virtual session (session.c). */
+  pthread_mutex_t state_mu;
+  _Atomic int vstate;      /* state last reported to the application */
+  _Atomic int expired;     /* a member holding state expired */
+  _Atomic int auth_failed;
+  _Atomic int closing;
+
+  /* Leader knowledge (monitor.c). */
+  _Atomic int leader;      /* member index, -1 unknown */
+  _Atomic uint64_t leader_changes;
+
+  /* Write gate (router.c): one write session at a time, FIFO. */
+  pthread_mutex_t gate_mu;
+  int gate_cur;            /* member index of the write session, -1 none */
+  int gate_inflight;       /* gated operations in flight on gate_cur */
+  zkr__op_t *gate_head, *gate_tail;
+  uint64_t gate_parked_since_ns;
+
+  /* Reads (policy.c). */
+  _Atomic unsigned rr;
+  _Atomic int sticky;
+
+  /* In-flight write paths (inflight.c). */
+  struct zkr__inflight *inflight;
+
+  /* Auth records (session.c). */
+  pthread_mutex_t auth_mu;
+  struct zkr__auth *auths;
+
+  /* Watch registry (watch.c). */
+  pthread_mutex_t watch_mu;
+  zkr__watch_t *watch_list;
+
+  /* Monitor thread (monitor.c). */
+  pthread_t monitor;
+  int monitor_started;
+  pthread_mutex_t mon_mu;
+  pthread_cond_t mon_cv;
+  _Atomic int mon_stop;
+  int mon_kick;
+};
+
+/* ---- member.c ---- */
+int zkr__member_open(zkr__member_t *m, const clientid_t *cid);
+void zkr__member_close(zkr__member_t *m);
+int zkr__member_usable(const zkr__member_t *m);
+void zkr__member_maybe_join(zkr__member_t *m);
+void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path,
+                         void *ctx);
+void zkr__member_sample(zkr__member_t *m, uint64_t now_ns, double ms);
+int zkr__member_in_pool(zkr__member_t *m);
+void zkr__health_tick(struct zkr *z, uint64_t now_ns);
+void zkr__health_cfg_from_options(zkr__health_cfg_t *c, const zkr_options_t *o);
+
+/* ---- session.c ---- */
+void zkr__session_update(struct zkr *z);
+void zkr__auth_replay(zkr__member_t *m);
+void zkr__auth_free_all(struct zkr *z);
+extern _Thread_local int zkr__in_callback;
+
+/* ---- monitor.c ---- */
+int zkr__monitor_start(struct zkr *z);
+void zkr__monitor_stop(struct zkr *z);
+void zkr__monitor_kick(struct zkr *z);
+
+/* ---- policy.c ---- */
+int zkr__policy_read_member(struct zkr *z);
+int zkr__policy_write_member(struct zkr *z);
+
+/* ---- router.c ---- */
+int zkr__route(zkr__op_t *op);
+void zkr__gate_done(struct zkr *z);
+void zkr__gate_flush(struct zkr *z);
+void zkr__gate_expire(struct zkr *z, uint64_t older_than_ns);
+
+/* ---- completion.c ---- */
+zkr__op_t *zkr__op_new(struct zkr *z, zkr__op_type_t type, const char *path);
+void zkr__op_free(zkr__op_t *op);
+int zkr__op_copy_acl(zkr__op_t *op, const struct ACL_vector *acl);
+int zkr__op_copy_multi(zkr__op_t *op, int count, const zoo_op_t *ops);
+int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m);
+void zkr__op_complete_error(zkr__op_t *op, int rc);
+
+/* ---- inflight.c ---- */
+struct zkr__inflight *zkr__inflight_new(void);
+void zkr__inflight_free(struct zkr__inflight *s);
+int zkr__inflight_add(struct zkr__inflight *s, const char *path);
+void zkr__inflight_remove(struct zkr__inflight *s, const char *path);
+int zkr__inflight_contains(struct zkr__inflight *s, const char *path);
+
+/* ---- watch.c ---- */
+struct zkr__watch {
+  struct zkr *z;
+  watcher_fn fn;    /* NULL: the global watcher */
+  void *ctx;
+  int member;       /* member session it is armed on */
+  int armed;
+  struct zkr__watch *prev, *next;
+};
+zkr__watch_t *zkr__watch_new(struct zkr *z, watcher_fn fn, void *ctx);
+void zkr__watch_armed(zkr__watch_t *w, int member);
+void zkr__watch_discard(zkr__watch_t *w);
+void zkr__watch_trampoline(zhandle_t *zh, int type, int state,
+                           const char *path, void *ctx);
+void zkr__watch_free_all(struct zkr *z);
+
+/* ---- validation (api.c) ---- */
+int zkr__check_path(const char *path);
+int zkr__options_resolve(const zkr_options_t *in, zkr_options_t *out);
+
+#endif

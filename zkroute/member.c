@@ -1,0 +1,119 @@
+/* One member: a ZooKeeper session pinned to one server (its host string is
+ * that server plus the chroot), its session state as its own watcher sees
+ * it, its health record and its counters. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int zkr__member_open(zkr__member_t *m, const clientid_t *cid) {
+  zkr_t *z = m->z;
+  m->state = ZOO_CONNECTING_STATE;
+  m->expired = 0;
+  m->joined = 0;
+  /* A guard count: the session must not join a pool before the recorded
+   * credentials were sent and accepted, even if it connects at once. */
+  m->auth_pending++;
+  zhandle_t *zh = zookeeper_init(m->connect, zkr__member_watcher,
+                                 z->recv_timeout, cid, m, z->flags);
+  if (!zh) {
+    m->auth_pending--;
+    return ZKR_EINIT;
+  }
+  pthread_rwlock_wrlock(&m->zh_lock);
+  zhandle_t *old = m->zh;
+  m->zh = zh;
+  m->ephemerals = 0;
+  m->watches = 0;
+  pthread_rwlock_unlock(&m->zh_lock);
+  /* The recorded credentials go to the new session before it may join a
+   * pool (zkr__member_usable waits for them). */
+  zkr__auth_replay(m);
+  m->auth_pending--;
+  zkr__member_maybe_join(m);
+  if (old) zookeeper_close(old);
+  return ZOK;
+}
+
+/* A connected session whose credentials were all accepted joins the pools,
+ * and stays joined across reconnects (ZooKeeper re-sends its credentials
+ * itself); a later zkr_add_auth does not take it out. */
+void zkr__member_maybe_join(zkr__member_t *m) {
+  if (m->joined || m->state != ZOO_CONNECTED_STATE || m->auth_pending > 0)
+    return;
+  m->joined = 1;
+  pthread_mutex_lock(&m->health_mu);
+  zkr__health_set_usable(&m->health, zkr__member_usable(m), zkr__now_ns());
+  pthread_mutex_unlock(&m->health_mu);
+  zkr__session_update(m->z);
+  zkr__gate_flush(m->z);
+}
+
+void zkr__member_close(zkr__member_t *m) {
+  pthread_rwlock_wrlock(&m->zh_lock);
+  zhandle_t *zh = m->zh;
+  m->zh = NULL;
+  pthread_rwlock_unlock(&m->zh_lock);
+  /* zookeeper_close fires every outstanding completion (ZCLOSING) through
+   * the trampolines before it returns. */
+  if (zh) zookeeper_close(zh);
+  m->state = ZOO_NOTCONNECTED_STATE;
+}
+
+int zkr__member_usable(const zkr__member_t *m) {
+  return m->state == ZOO_CONNECTED_STATE && m->joined && !m->expired;
+}
+
+/* Health as the router sees it: in the read pool, or not. */
+int zkr__member_in_pool(zkr__member_t *m) {
+  if (!zkr__member_usable(m)) return 0;
+  pthread_mutex_lock(&m->health_mu);
+  int in = m->health.in_pool;
+  pthread_mutex_unlock(&m->health_mu);
+  return in;
+}
+
+void zkr__member_sample(zkr__member_t *m, uint64_t now_ns, double ms) {
+  pthread_mutex_lock(&m->health_mu);
+  zkr__health_sample(&m->health, &m->z->hcfg, now_ns, ms);
+  pthread_mutex_unlock(&m->health_mu);
+}
+
+/* The member session's global watcher.  Member state is internal: it
+ * changes the pools and, through zkr__session_update, the one virtual state
+ * the application sees. */
+void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path,
+                         void *ctx) {
+  (void)zh;
+  (void)path;
+  zkr__member_t *m = ctx;
+  zkr_t *z = m->z;
+  if (type != ZOO_SESSION_EVENT || z->closing) return;
+  int was_usable = zkr__member_usable(m);
+  m->state = state;
+  if (state == ZOO_CONNECTED_STATE && !m->joined) {
+    zkr__member_maybe_join(m);
+    return;
+  }
+  if (state == ZOO_EXPIRED_SESSION_STATE) {
+    m->expired = 1;
+    /* A session that holds ephemerals or watches cannot be replaced
+     * silently: the application must learn, as with a stock session. */
+    if (m->ephemerals > 0 || m->watches > 0) z->expired = 1;
+  } else if (state == ZOO_AUTH_FAILED_STATE) {
+    z->auth_failed = 1;
+  }
+  pthread_mutex_lock(&m->health_mu);
+  zkr__health_set_usable(&m->health, zkr__member_usable(m), zkr__now_ns());
+  pthread_mutex_unlock(&m->health_mu);
+  zkr__session_update(z);
+  if (zkr__member_usable(m)) {
+    zkr__gate_flush(z); /* parked operations may go now */
+  } else if (was_usable) {
+    /* Losing the write session (or any member) makes the monitor poll at
+     * once, so writes move to the new leader without waiting a period. */
+    zkr__monitor_kick(z);
+  }
+  if (m->expired) zkr__monitor_kick(z); /* re-creation happens there */
+}

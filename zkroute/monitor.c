@@ -1,0 +1,118 @@
+/* The monitor thread: polls `srvr` on every member every leader_poll_ms (at
+ * once when kicked, e.g. when the write session disconnects), picks the
+ * leader by highest epoch, and does the periodic housekeeping: re-creating
+ * expired member sessions that held nothing, health evaluation, and
+ * expiring operations parked longer than the session timeout. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "srvr.h"
+
+#define TICK_MS 50
+
+static void poll_members(zkr_t *z) {
+  int best = -1;
+  int64_t best_zxid = -1;
+  uint32_t best_epoch = 0;
+  for (size_t i = 0; i < z->n && !z->mon_stop; i++) {
+    zkr__member_t *m = &z->members[i];
+    zkr__srvr_reply_t r;
+    int rc = zkr__srvr_fetch(m->host.name, m->host.port, z->opts.srvr_timeout_ms,
+                             (size_t)z->opts.srvr_max_reply, &r);
+    m->srvr_polls++;
+    if (rc == ZOK || rc == ZKR_ESRVR_NOT_SERVING) {
+      m->role = r.role;
+      m->zxid = r.has_zxid ? r.zxid : -1;
+    } else {
+      m->srvr_failures++;
+      m->role = rc == ZKR_ESRVR_CONNECT || rc == ZKR_ESRVR_TIMEOUT
+                    ? ZKR_ROLE_UNREACHABLE
+                    : ZKR_ROLE_UNKNOWN;
+      m->zxid = -1;
+      continue;
+    }
+    if (r.role != ZKR_ROLE_LEADER && r.role != ZKR_ROLE_STANDALONE) continue;
+    /* Two members claiming leadership (one hung through an election): the
+     * higher epoch is the real leader. */
+    uint32_t epoch = r.has_zxid ? r.epoch : 0;
+    int64_t zxid = r.has_zxid ? r.zxid : -1;
+    if (best < 0 || epoch > best_epoch ||
+        (epoch == best_epoch && zxid > best_zxid)) {
+      best = (int)i;
+      best_epoch = epoch;
+      best_zxid = zxid;
+    }
+  }
+  if (best != z->leader) {
+    z->leader = best;
+    z->leader_changes++;
+  }
+  /* A new leader (or a write session back) may let parked writes go. */
+  zkr__gate_flush(z);
+}
+
+static void housekeeping(zkr_t *z) {
+  uint64_t now = zkr__now_ns();
+  for (size_t i = 0; i < z->n && !z->mon_stop; i++) {
+    zkr__member_t *m = &z->members[i];
+    /* An expired session that held nothing is replaced silently; one that
+     * held ephemerals or watches expired the virtual session instead. */
+    if (m->expired && !z->expired) zkr__member_open(m, NULL);
+  }
+  zkr__health_tick(z, now);
+  zkr__gate_expire(z, now - (uint64_t)z->recv_timeout * 1000000u);
+}
+
+static void *monitor_main(void *arg) {
+  zkr_t *z = arg;
+  uint64_t next_poll = 0;
+  pthread_mutex_lock(&z->mon_mu);
+  while (!z->mon_stop) {
+    uint64_t now = zkr__now_ns();
+    int kicked = z->mon_kick;
+    z->mon_kick = 0;
+    pthread_mutex_unlock(&z->mon_mu);
+    if (kicked || now >= next_poll) {
+      poll_members(z);
+      next_poll = zkr__now_ns() + (uint64_t)z->opts.leader_poll_ms * 1000000u;
+    }
+    housekeeping(z);
+    pthread_mutex_lock(&z->mon_mu);
+    if (z->mon_stop || z->mon_kick) continue;
+    uint64_t wake = zkr__now_ns() + TICK_MS * 1000000u;
+    if (next_poll < wake) wake = next_poll;
+    struct timespec ts = {(time_t)(wake / 1000000000u), (long)(wake % 1000000000u)};
+    pthread_cond_timedwait(&z->mon_cv, &z->mon_mu, &ts);
+  }
+  pthread_mutex_unlock(&z->mon_mu);
+  return NULL;
+}
+
+int zkr__monitor_start(zkr_t *z) {
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&z->mon_cv, &ca);
+  pthread_condattr_destroy(&ca);
+  if (pthread_create(&z->monitor, NULL, monitor_main, z) != 0) return ZKR_ETHREAD;
+  z->monitor_started = 1;
+  return ZOK;
+}
+
+void zkr__monitor_stop(zkr_t *z) {
+  if (!z->monitor_started) return;
+  pthread_mutex_lock(&z->mon_mu);
+  z->mon_stop = 1;
+  pthread_cond_signal(&z->mon_cv);
+  pthread_mutex_unlock(&z->mon_mu);
+  pthread_join(z->monitor, NULL);
+  z->monitor_started = 0;
+}
+
+void zkr__monitor_kick(zkr_t *z) {
+  pthread_mutex_lock(&z->mon_mu);
+  z->mon_kick = 1;
+  pthread_cond_signal(&z->mon_cv);
+  pthread_mutex_unlock(&z->mon_mu);
+}

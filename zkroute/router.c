@@ -1,0 +1,195 @@
+/* Router: classifies each operation, keeps the ordering guarantees of
+ * DESIGN.md section 3 and dispatches to the member the policy picks.
+ *
+ * - Writes pass the write gate: one write session at a time, FIFO.  When
+ *   the write session must change (new leader, lost session), new writes are
+ *   parked until the writes in flight on the old session have completed, so
+ *   writes and their completions stay in issue order.  Parking never blocks
+ *   a thread: a parked operation is sent by whichever thread completes the
+ *   last old write (or by the monitor, or a connecting member).
+ * - A read of a path that an in-flight write of this handle will change is
+ *   "ordered": it passes the gate too and runs on the write session after
+ *   that write (same-session FIFO gives read-your-writes).  Every other read
+ *   is a sync+read on the member the policy picks.
+ * - When no member is usable (start-up, total outage), operations park
+ *   until one is, or until the session timeout passes (ZCONNECTIONLOSS). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- in-flight paths ---- */
+
+static int track(zkr__op_t *op, const char *path) {
+  char *p = strdup(path);
+  if (!p) return ZKR_ENOMEM;
+  if (zkr__inflight_add(op->z->inflight, p) != 0) {
+    free(p);
+    return ZKR_ENOMEM;
+  }
+  op->inflight[op->n_inflight++] = p;
+  return ZOK;
+}
+
+/* A create or delete also changes its parent's children list. */
+static int track_with_parent(zkr__op_t *op, const char *path) {
+  int rc = track(op, path);
+  const char *slash = strrchr(path, '/');
+  if (rc != ZOK || !slash) return rc;
+  size_t len = slash == path ? 1 : (size_t)(slash - path);
+  char parent[len + 1];
+  memcpy(parent, path, len);
+  parent[len] = '\0';
+  return track(op, parent);
+}
+
+static int track_write(zkr__op_t *op) {
+  int slots = op->type == ZKR__OP_MULTI ? 2 * op->multi_count : 2;
+  op->inflight = calloc((size_t)(slots > 0 ? slots : 1), sizeof *op->inflight);
+  if (!op->inflight) return ZKR_ENOMEM;
+  int rc = ZOK;
+  switch (op->type) {
+  case ZKR__OP_CREATE:
+  case ZKR__OP_DELETE: return track_with_parent(op, op->path);
+  case ZKR__OP_MULTI:
+    for (int i = 0; i < op->multi_count && rc == ZOK; i++) {
+      const zoo_op_t *o = &op->multi_ops[i];
+      if (o->type == ZOO_CREATE_OP) rc = track_with_parent(op, o->create_op.path);
+      else if (o->type == ZOO_DELETE_OP) rc = track_with_parent(op, o->delete_op.path);
+      else if (o->type == ZOO_SETDATA_OP) rc = track(op, o->set_op.path);
+    }
+    return rc;
+  default: return track(op, op->path);
+  }
+}
+
+static int reads_inflight_path(zkr__op_t *op) {
+  struct zkr__inflight *s = op->z->inflight;
+  if (op->type != ZKR__OP_MULTI) return op->path && zkr__inflight_contains(s, op->path);
+  for (int i = 0; i < op->multi_count; i++)
+    if (zkr__inflight_contains(s, op->multi_ops[i].check_op.path)) return 1;
+  return 0;
+}
+
+/* ---- the gate ---- */
+
+enum { PARK = 1 };
+
+/* Gate held.  Returns ZOK (sent), PARK, or the error zoo_a* returned. */
+static int try_send(zkr_t *z, zkr__op_t *op) {
+  int target;
+  if (!op->gated) {
+    target = op->is_write ? zkr__policy_write_member(z) : zkr__policy_read_member(z);
+    if (target < 0) return PARK;
+    return zkr__op_dispatch(op, &z->members[target]);
+  }
+  target = zkr__policy_write_member(z);
+  if (target < 0) return PARK;
+  if (z->gate_cur != target) {
+    if (z->gate_inflight > 0) return PARK; /* old session still draining */
+    z->gate_cur = target;
+  }
+  int rc = zkr__op_dispatch(op, &z->members[target]);
+  if (rc == ZOK) z->gate_inflight++;
+  return rc;
+}
+
+static void park(zkr_t *z, zkr__op_t *op) {
+  op->start_ns = zkr__now_ns();
+  op->next = NULL;
+  if (z->gate_tail) z->gate_tail->next = op;
+  else z->gate_head = op;
+  z->gate_tail = op;
+}
+
+static zkr__op_t *pop(zkr_t *z) {
+  zkr__op_t *op = z->gate_head;
+  z->gate_head = op->next;
+  if (!z->gate_head) z->gate_tail = NULL;
+  op->next = NULL;
+  return op;
+}
+
+static void complete_all(zkr__op_t *failed) {
+  while (failed) {
+    zkr__op_t *n = failed->next;
+    zkr__op_complete_error(failed, failed->err);
+    failed = n;
+  }
+}
+
+int zkr__route(zkr__op_t *op) {
+  zkr_t *z = op->z;
+  int rr = z->opts.policy == ZKR_POLICY_ROUND_ROBIN;
+  int rc;
+  if (op->is_write) {
+    if ((rc = track_write(op)) != ZOK) return rc;
+    op->gated = !rr;
+  } else if (!rr && reads_inflight_path(op)) {
+    op->ordered = op->gated = 1;
+  }
+  pthread_mutex_lock(&z->gate_mu);
+  if (z->closing) {
+    rc = ZKR_ECLOSING;
+  } else if (op->gated && z->gate_head) {
+    park(z, op); /* behind earlier parked writes: FIFO */
+    rc = ZOK;
+  } else {
+    rc = try_send(z, op);
+    if (rc == PARK) {
+      park(z, op);
+      rc = ZOK;
+    }
+  }
+  pthread_mutex_unlock(&z->gate_mu);
+  if (rc != ZOK) {
+    /* The completion will not run: undo what the write registered. */
+    for (int i = 0; i < op->n_inflight; i++)
+      zkr__inflight_remove(z->inflight, op->inflight[i]);
+    op->n_inflight = 0;
+  }
+  return rc;
+}
+
+/* Sends parked operations, in order, as far as possible. */
+void zkr__gate_flush(zkr_t *z) {
+  zkr__op_t *failed = NULL, **tail = &failed;
+  pthread_mutex_lock(&z->gate_mu);
+  while (z->gate_head) {
+    int rc = z->closing ? ZCLOSING : try_send(z, z->gate_head);
+    if (rc == PARK) break;
+    zkr__op_t *op = pop(z);
+    if (rc != ZOK) {
+      op->err = rc;
+      *tail = op;
+      tail = &op->next;
+    }
+  }
+  pthread_mutex_unlock(&z->gate_mu);
+  /* Completions run outside the gate: they may call zkr_ again. */
+  complete_all(failed);
+}
+
+/* A gated operation completed: the last one of a draining session lets the
+ * parked operations go to the new one. */
+void zkr__gate_done(zkr_t *z) {
+  pthread_mutex_lock(&z->gate_mu);
+  int flush = --z->gate_inflight == 0 && z->gate_head;
+  pthread_mutex_unlock(&z->gate_mu);
+  if (flush) zkr__gate_flush(z);
+}
+
+/* Fails operations parked since before older_than_ns: no member could
+ * take them within the session timeout (the stock client gives up then). */
+void zkr__gate_expire(zkr_t *z, uint64_t older_than_ns) {
+  zkr__op_t *failed = NULL, **tail = &failed;
+  pthread_mutex_lock(&z->gate_mu);
+  while (z->gate_head && z->gate_head->start_ns < older_than_ns) {
+    zkr__op_t *op = pop(z);
+    op->err = ZCONNECTIONLOSS;
+    *tail = op;
+    tail = &op->next;
+  }
+  pthread_mutex_unlock(&z->gate_mu);
+  complete_all(failed);
+}

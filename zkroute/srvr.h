@@ -1,0 +1,52 @@
+/* The `srvr` four-letter command: an incremental reply buffer with a size
+ * cap, a pure parser of the reply, and a fetch over TCP with timeouts.
+ * The reply is untrusted input: a wrong answer may cost a hop, never
+ * correctness, and never a crash. */
+#ifndef ZKR_SRVR_H
+#define ZKR_SRVR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "zkroute.h"
+
+#define ZKR__SRVR_DEFAULT_CAP 65536
+
+typedef struct zkr__srvr_reply {
+  zkr_role_t role;       /* ZKR_ROLE_UNKNOWN when no Mode line */
+  int has_zxid;          /* 1 when a Zxid line parsed */
+  int64_t zxid;          /* Zxid as a number */
+  uint32_t epoch;        /* zxid >> 32 */
+  int64_t received;      /* -1 when absent */
+  int64_t sent;          /* -1 when absent */
+  int64_t outstanding;   /* -1 when absent */
+  int64_t connections;   /* -1 when absent */
+  int64_t node_count;    /* -1 when absent */
+  double lat_min, lat_avg, lat_max; /* -1 when absent */
+} zkr__srvr_reply_t;
+
+/* Accumulates a reply as a socket delivers it. */
+typedef struct zkr__srvr_buf {
+  char *data;   /* NUL-terminated */
+  size_t len;
+  size_t cap;   /* allocated */
+  size_t limit; /* size cap */
+  int overflow; /* set once more than limit bytes were fed */
+} zkr__srvr_buf_t;
+
+void zkr__srvr_buf_init(zkr__srvr_buf_t *b, size_t limit);
+/* ZOK, ZKR_ESRVR_TOO_BIG (and keeps nothing more), or ZKR_ENOMEM. */
+int zkr__srvr_buf_feed(zkr__srvr_buf_t *b, const char *bytes, size_t n);
+void zkr__srvr_buf_free(zkr__srvr_buf_t *b);
+
+/* Parses a complete reply.  ZOK; ZKR_ESRVR_NOT_SERVING (role is then
+ * ZKR_ROLE_NOT_SERVING); ZKR_ESRVR_GARBAGE when there is no valid Mode line;
+ * ZKR_ESRVR_TRUNCATED when the text ends inside a line that matters. */
+int zkr__srvr_parse(const char *text, size_t len, zkr__srvr_reply_t *out);
+
+/* Connects to host:port, sends "srvr", reads to EOF (or cap) and parses.
+ * Total time bounded by timeout_ms.  Returns as zkr__srvr_parse, or
+ * ZKR_ESRVR_CONNECT, ZKR_ESRVR_TIMEOUT, ZKR_ESRVR_TOO_BIG. */
+int zkr__srvr_fetch(const char *host, int port, int timeout_ms, size_t cap,
+                    zkr__srvr_reply_t *out);
+
+#endif

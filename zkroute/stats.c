@@ -1,0 +1,54 @@
+/* zkr_stats(): a consistent-enough snapshot of every member's role,
+ * session, pool state, counters and latency, plus the leader and the write
+ * session.  Counters are read atomically one by one; the snapshot is not a
+ * single instant, which statistics do not need. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int zkr_stats(zkr_t *z, zkr_stats_t **out) {
+  if (!z || !out) return ZBADARGUMENTS;
+  *out = NULL;
+  zkr_stats_t *s = calloc(1, sizeof *s + z->n * sizeof s->members[0]);
+  if (!s) return ZKR_ENOMEM;
+  s->n_members = (int)z->n;
+  s->leader = z->leader;
+  s->policy = z->opts.policy;
+  s->leader_changes = z->leader_changes;
+  pthread_mutex_lock(&z->gate_mu);
+  s->write_member = z->gate_cur;
+  pthread_mutex_unlock(&z->gate_mu);
+  uint64_t now = zkr__now_ns();
+  for (size_t i = 0; i < z->n; i++) {
+    zkr__member_t *m = &z->members[i];
+    zkr_member_stats_t *ms = &s->members[i];
+    strncpy(ms->address, m->address, sizeof ms->address - 1);
+    ms->role = (zkr_role_t)m->role;
+    ms->zxid = m->zxid;
+    ms->session_state = m->state;
+    pthread_rwlock_rdlock(&m->zh_lock);
+    const clientid_t *cid = m->zh ? zoo_client_id(m->zh) : NULL;
+    ms->session_id = cid ? cid->client_id : 0;
+    pthread_rwlock_unlock(&m->zh_lock);
+    ms->connected = zkr__member_usable(m);
+    ms->is_write_session = (int)i == s->write_member;
+    ms->reads = m->reads;
+    ms->writes = m->writes;
+    ms->syncs = m->syncs;
+    ms->errors = m->errors;
+    ms->srvr_polls = m->srvr_polls;
+    ms->srvr_failures = m->srvr_failures;
+    pthread_mutex_lock(&m->health_mu);
+    ms->in_read_pool = ms->connected && m->health.in_pool;
+    ms->samples = m->health.samples;
+    ms->ewma_ms = m->health.ewma_ms;
+    ms->ejections = m->health.ejections;
+    ms->out_of_pool_ms = (double)zkr__health_out_ns(&m->health, now) / 1e6;
+    pthread_mutex_unlock(&m->health_mu);
+  }
+  *out = s;
+  return ZOK;
+}
+
+void zkr_stats_free(zkr_stats_t *s) { free(s); }

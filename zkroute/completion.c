@@ -152,6 +152,47 @@ void zkr__op_free(zkr__op_t *op) {
   free(op);
 }
 
+/* ---- the outstanding list ---- */
+
+static void out_add(zkr__op_t *op) {
+  zkr_t *z = op->z;
+  pthread_mutex_lock(&z->out_mu);
+  op->out_prev = NULL;
+  op->out_next = z->out_list;
+  if (op->out_next) op->out_next->out_prev = op;
+  z->out_list = op;
+  op->outstanding = 1;
+  pthread_mutex_unlock(&z->out_mu);
+}
+
+static void out_remove(zkr__op_t *op) {
+  zkr_t *z = op->z;
+  pthread_mutex_lock(&z->out_mu);
+  if (op->outstanding) {
+    if (op->out_prev) op->out_prev->out_next = op->out_next;
+    else z->out_list = op->out_next;
+    if (op->out_next) op->out_next->out_prev = op->out_prev;
+    op->outstanding = 0;
+  }
+  pthread_mutex_unlock(&z->out_mu);
+}
+
+/* After every member session was closed no ZooKeeper completion can run
+ * any more; the operations still listed were dropped by zookeeper_close and
+ * get their one completion here. */
+void zkr__op_complete_abandoned(zkr_t *z) {
+  pthread_mutex_lock(&z->out_mu);
+  zkr__op_t *list = z->out_list;
+  z->out_list = NULL;
+  for (zkr__op_t *op = list; op; op = op->out_next) op->outstanding = 0;
+  pthread_mutex_unlock(&z->out_mu);
+  while (list) {
+    zkr__op_t *n = list->out_next;
+    zkr__op_complete_error(list, ZCLOSING);
+    list = n;
+  }
+}
+
 /* ---- completion ---- */
 
 /* Replies that came from a server (as opposed to the client library giving
@@ -170,11 +211,15 @@ static int connection_trouble(int rc) {
  * the callback issues sees the in-flight set and the gate already updated. */
 static void op_finish(zkr__op_t *op, int rc) {
   zkr_t *z = op->z;
+  out_remove(op);
   if (op->member >= 0) {
     zkr__member_t *m = &z->members[op->member];
-    if (!op->is_write && op->type != ZKR__OP_SYNC && server_answered(rc))
-      zkr__member_sample(m, zkr__now_ns(),
-                         (double)(zkr__now_ns() - op->start_ns) / 1e6);
+    uint64_t now = zkr__now_ns();
+    double ms = (double)(now - op->start_ns) / 1e6;
+    if (op->probe)
+      zkr__pool_probe_result(m, now, ms, rc == ZOK || rc == ZNONODE);
+    else if (!op->is_write && op->type != ZKR__OP_SYNC && server_answered(rc))
+      zkr__member_sample(m, now, ms);
     if (rc != ZOK && !server_answered(rc) && rc != ZCLOSING) m->errors++;
     if (connection_trouble(rc) && op->is_write) zkr__monitor_kick(z);
     if (op->watch) {
@@ -297,6 +342,7 @@ static void pre_sync_done(int rc, const char *value, const void *data) {
 }
 
 static int needs_sync(const zkr__op_t *op) {
+  if (op->probe) return 1;
   return !op->is_write && !op->ordered && op->type != ZKR__OP_SYNC &&
          op->z->opts.consistency == ZKR_CONSISTENCY_LINEARIZABLE;
 }
@@ -344,6 +390,8 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
   } else {
     op->member = m->index;
     op->start_ns = zkr__now_ns();
+    /* Listed before ZooKeeper has it: its completion may run at once. */
+    out_add(op);
     rc = ZOK;
     if (needs_sync(op)) {
       /* The sync's own reply is not waited for: the session runs requests
@@ -357,10 +405,22 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
   pthread_rwlock_unlock(&m->zh_lock);
   if (rc == ZOK) {
     if (op->is_write) m->writes++;
-    else if (op->type != ZKR__OP_SYNC) m->reads++;
+    else if (op->type != ZKR__OP_SYNC && !op->probe) m->reads++;
   } else {
+    if (zh) out_remove(op);
     op->member = -1;
     m->errors++;
   }
+  return rc;
+}
+
+/* Sends a health probe, a sync+exists of "/" on m's own session; its
+ * completion goes to zkr__pool_probe_result.  Returns ZOK or the error. */
+int zkr__probe(zkr__member_t *m) {
+  zkr__op_t *op = zkr__op_new(m->z, ZKR__OP_EXISTS, "/");
+  if (!op) return ZKR_ENOMEM;
+  op->probe = 1;
+  int rc = zkr__op_dispatch(op, m);
+  if (rc != ZOK) zkr__op_free(op);
   return rc;
 }

@@ -109,7 +109,14 @@ typedef struct zkr__op {
   } cb;
   const void *data;
 
+  int probe;      /* a health probe of an ejected member, not the app's */
+
   struct zkr__op *next; /* write gate queue */
+  /* Outstanding list (completion.c): every operation handed to ZooKeeper
+   * until its completion runs, so close can complete those that
+   * zookeeper_close drops (ZOOKEEPER-2894/3868). */
+  struct zkr__op *out_prev, *out_next;
+  int outstanding;
 } zkr__op_t;
 
 /* ---- the handle ---- */
@@ -158,6 +165,10 @@ struct zkr {
   pthread_mutex_t auth_mu;
   struct zkr__auth *auths;
 
+  /* Operations handed to ZooKeeper, not yet completed (completion.c). */
+  pthread_mutex_t out_mu;
+  zkr__op_t *out_list;
+
   /* Watch registry (watch.c). */
   pthread_mutex_t watch_mu;
   zkr__watch_t *watch_list;
@@ -181,6 +192,7 @@ void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path,
 void zkr__member_sample(zkr__member_t *m, uint64_t now_ns, double ms);
 int zkr__member_in_pool(zkr__member_t *m);
 void zkr__health_tick(struct zkr *z, uint64_t now_ns);
+void zkr__pool_probe_result(zkr__member_t *m, uint64_t now, double ms, int ok);
 void zkr__health_cfg_from_options(zkr__health_cfg_t *c, const zkr_options_t *o);
 
 /* ---- session.c ---- */
@@ -211,6 +223,8 @@ int zkr__op_copy_acl(zkr__op_t *op, const struct ACL_vector *acl);
 int zkr__op_copy_multi(zkr__op_t *op, int count, const zoo_op_t *ops);
 int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m);
 void zkr__op_complete_error(zkr__op_t *op, int rc);
+void zkr__op_complete_abandoned(struct zkr *z);
+int zkr__probe(zkr__member_t *m);
 
 /* ---- inflight.c ---- */
 struct zkr__inflight *zkr__inflight_new(void);

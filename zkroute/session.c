@@ -237,6 +237,7 @@ static void destroy(zkr_t *z) {
   pthread_mutex_destroy(&z->gate_mu);
   pthread_mutex_destroy(&z->auth_mu);
   pthread_mutex_destroy(&z->watch_mu);
+  pthread_mutex_destroy(&z->out_mu);
   pthread_mutex_destroy(&z->mon_mu);
   pthread_cond_destroy(&z->mon_cv);
   free(z);
@@ -248,8 +249,9 @@ static void close_now(zkr_t *z) {
   /* Parked operations never reached a server: ZCLOSING now. */
   zkr__gate_flush(z);
   for (size_t i = 0; i < z->n; i++) zkr__member_close(&z->members[i]);
-  /* Completions of the last writes may have parked nothing new (closing
-   * refuses), but flush once more so nothing can be left behind. */
+  /* No ZooKeeper thread runs any more: what zookeeper_close dropped gets
+   * its ZCLOSING here, and nothing can have parked since (closing refuses). */
+  zkr__op_complete_abandoned(z);
   zkr__gate_flush(z);
   destroy(z);
 }
@@ -290,6 +292,7 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
   pthread_mutex_init(&z->gate_mu, NULL);
   pthread_mutex_init(&z->auth_mu, NULL);
   pthread_mutex_init(&z->watch_mu, NULL);
+  pthread_mutex_init(&z->out_mu, NULL);
   pthread_mutex_init(&z->mon_mu, NULL);
   z->leader = -1;
   z->gate_cur = -1;

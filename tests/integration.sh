@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs every integration test binary against one real 3-node ensemble that
+# it starts (tests/ensemble.sh) and always stops.  Skips (exit 77) only when
+# Java or the ZooKeeper server is truly absent; .ci/run installs both.
+set -euo pipefail
+top_srcdir=${top_srcdir:-.}
+top_builddir=${top_builddir:-.}
+
+if [ -z "${ZKR_TEST_ENSEMBLE:-}" ]; then
+  if ! command -v java >/dev/null || [ ! -e /usr/share/java/zookeeper.jar ]; then
+    echo "integration: Java or the ZooKeeper server is not installed: skipped" >&2
+    exit 77
+  fi
+fi
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/zkr-it.XXXXXX")
+cleanup() {
+  bash "$top_srcdir/tests/ensemble.sh" stop "$dir" >/dev/null 2>&1 || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+hosts=$(bash "$top_srcdir/tests/ensemble.sh" start "$dir")
+echo "integration: ensemble $hosts (dir $dir)"
+export ZKR_TEST_HOSTS=$hosts ZKR_TEST_DIR=$dir
+export ZKR_TEST_ENSEMBLE_SH=$top_srcdir/tests/ensemble.sh
+export ZKR_TEST_FAULTPROXY=$top_builddir/tests/faultproxy
+
+failed=0
+for t in ${ZKR_IT_TESTS:-it_routing}; do
+  echo "=== $t"
+  if "$top_builddir/tests/$t"; then :; else
+    echo "=== $t FAILED"
+    failed=$((failed + 1))
+  fi
+  # Every test must leave a working ensemble behind for the next one.
+  bash "$top_srcdir/tests/ensemble.sh" wait-leader "$dir" >/dev/null
+done
+exit $((failed > 0))

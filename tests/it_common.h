@@ -1,0 +1,33 @@
+/* Shared helpers of the integration tests: the ensemble the harness
+ * started (ZKR_TEST_HOSTS), routed handles that wait until ready, a plain
+ * libzookeeper_mt client to check from the outside, and each server's own
+ * srvr counters. */
+#ifndef IT_COMMON_H
+#define IT_COMMON_H
+
+#include <check.h>
+#include <stdint.h>
+#include "zkroute.h"
+
+#define IT_MEMBERS 3
+
+const char *it_hosts(void);
+/* A routed handle, ready: connected, leader known, every follower in the
+ * read pool.  Fails the test after 15 s. */
+zkr_t *it_open(const zkr_options_t *opts, watcher_fn fn, void *ctx);
+zkr_t *it_open_hosts(const char *hosts, const zkr_options_t *opts,
+                     watcher_fn fn, void *ctx);
+void it_wait_ready(zkr_t *z);
+/* A plain stock session on any member, connected. */
+zhandle_t *it_stock(void);
+/* srvr "Received:" of member i (0-based), -1 on failure. */
+int64_t it_received(int i);
+/* Member i's role from its own srvr. */
+int it_leader_index(void);
+/* A fresh node path for this test: "/it/<name>-<pid>-<n>", parent made. */
+void it_path(char *buf, size_t len, const char *name);
+void it_sleep_ms(int ms);
+uint64_t it_now_ms(void);
+int it_run(Suite *s);
+
+#endif

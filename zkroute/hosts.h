@@ -23,7 +23,17 @@ typedef struct zkr__hostlist {
 
 /* Parses s.  Returns ZOK and fills *out (free with zkr__hosts_free), or a
  * ZKR_EHOSTS_* code (or ZBADARGUMENTS for NULL, ZKR_ENOMEM) and leaves *out
- * empty (safe to free). */
+ * empty (safe to free).
+ * Checks run in this order, so one input gets one code: NULL s or out
+ * (ZBADARGUMENTS); "" (EMPTY); length (TOO_LONG); white space anywhere
+ * (SPACE); no member before the chroot, as in "/app" (EMPTY); member count
+ * (TOO_MANY); each entry left to right (EMPTY_ENTRY, NO_PORT, BAD_PORT,
+ * BAD_HOST, BAD_IPV6, DUPLICATE with an earlier entry); the chroot
+ * (BAD_CHROOT).  The chroot starts at the first '/'; a ',' in it is refused,
+ * because "h1:2181/app,h2:2181" is a misplaced chroot far more often than a
+ * znode name with a comma.  Duplicates: same port and same name ignoring
+ * case; IPv6 addresses compare as numbers ("[::1]" = "[0::1]"), zones
+ * ignoring case. */
 int zkr__hosts_parse(const char *s, zkr__hostlist_t *out);
 void zkr__hosts_free(zkr__hostlist_t *l);
 

@@ -26,26 +26,47 @@ typedef struct zkr__srvr_reply {
 
 /* Accumulates a reply as a socket delivers it. */
 typedef struct zkr__srvr_buf {
-  char *data;   /* NUL-terminated */
+  char *data;   /* NUL-terminated; NULL until the first byte is fed */
   size_t len;
   size_t cap;   /* allocated */
   size_t limit; /* size cap */
   int overflow; /* set once more than limit bytes were fed */
 } zkr__srvr_buf_t;
 
+/* limit 0 means ZKR__SRVR_DEFAULT_CAP.  Cannot fail. */
 void zkr__srvr_buf_init(zkr__srvr_buf_t *b, size_t limit);
-/* ZOK, ZKR_ESRVR_TOO_BIG (and keeps nothing more), or ZKR_ENOMEM. */
+/* ZOK, ZKR_ESRVR_TOO_BIG (and keeps nothing more), or ZKR_ENOMEM;
+ * ZBADARGUMENTS for NULL b, or NULL bytes with n > 0.  A chunk that would
+ * pass the limit is dropped whole; from then on every feed returns
+ * ZKR_ESRVR_TOO_BIG.  The buffer never allocates more than limit + 1. */
 int zkr__srvr_buf_feed(zkr__srvr_buf_t *b, const char *bytes, size_t n);
+/* Frees the data and empties b (same limit); accepts NULL. */
 void zkr__srvr_buf_free(zkr__srvr_buf_t *b);
 
 /* Parses a complete reply.  ZOK; ZKR_ESRVR_NOT_SERVING (role is then
  * ZKR_ROLE_NOT_SERVING); ZKR_ESRVR_GARBAGE when there is no valid Mode line;
- * ZKR_ESRVR_TRUNCATED when the text ends inside a line that matters. */
+ * ZKR_ESRVR_TRUNCATED when the text ends inside a line that matters.
+ * Details: reads exactly len bytes (NUL bytes are ordinary bytes); *out is
+ * filled on every code but ZBADARGUMENTS (NULL out, or NULL text with
+ * len > 0).  The lines that matter are Mode, Zxid and the not-serving
+ * sentence: the text ending without a newline inside one of them (or inside
+ * a prefix of one, like "Mo") is TRUNCATED; an unterminated statistics line
+ * is ignored.  Two Mode lines are GARBAGE; any other line that appears twice,
+ * or does not parse, leaves its field absent.  Unknown lines, any line
+ * order, "\r\n" and blanks around values are accepted. */
 int zkr__srvr_parse(const char *text, size_t len, zkr__srvr_reply_t *out);
 
 /* Connects to host:port, sends "srvr", reads to EOF (or cap) and parses.
  * Total time bounded by timeout_ms.  Returns as zkr__srvr_parse, or
- * ZKR_ESRVR_CONNECT, ZKR_ESRVR_TIMEOUT, ZKR_ESRVR_TOO_BIG. */
+ * ZKR_ESRVR_CONNECT, ZKR_ESRVR_TIMEOUT, ZKR_ESRVR_TOO_BIG.
+ * Details: host is a name or an address without brackets (zkr__host_t's
+ * name); every address it resolves to is tried in turn until one connects.
+ * cap 0 means ZKR__SRVR_DEFAULT_CAP.  Also returns ZBADARGUMENTS (NULL host
+ * or out, port outside 1..65535, timeout_ms <= 0) and ZKR_ENOMEM.  On
+ * ZKR_ESRVR_CONNECT (refused, reset, unresolvable) and ZKR_ESRVR_TIMEOUT,
+ * out->role is ZKR_ROLE_UNREACHABLE.  Name resolution itself (getaddrinfo)
+ * is not bounded by timeout_ms.  No shared state: any thread may call it.
+ * Never raises SIGPIPE; closes its socket on every path. */
 int zkr__srvr_fetch(const char *host, int port, int timeout_ms, size_t cap,
                     zkr__srvr_reply_t *out);
 

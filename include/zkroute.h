@@ -104,6 +104,9 @@ typedef struct zkr_options {
   int eject_min_ms;       /* minimum time out after a first ejection */
   int eject_max_ms;       /* cap of the repeated-ejection backoff */
   int health;             /* 1 on (default), -1 off: no ejection */
+  /* Failover (DESIGN.md section 4; docs/failover.md). */
+  int rescue_ms;          /* re-attach a stranded session after this long
+                             (default: a third of the session timeout) */
 } zkr_options_t;
 
 #define ZKR_OPTIONS_INIT {.version = ZKR_OPTIONS_VERSION}
@@ -293,6 +296,8 @@ typedef struct zkr_member_stats {
   uint64_t ejections;    /* latency ejections from the read pool */
   double out_of_pool_ms; /* total time out of the read pool */
   uint64_t srvr_polls, srvr_failures;
+  uint64_t rescues;      /* times its session was re-attached elsewhere */
+  int hosted_on;         /* member whose server holds its session now */
 } zkr_member_stats_t;
 
 typedef struct zkr_stats {

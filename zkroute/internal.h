@@ -44,8 +44,12 @@ typedef struct zkr__member {
   _Atomic int64_t zxid;     /* from srvr, -1 unknown */
   _Atomic int ephemerals;   /* ephemeral nodes created through it */
   _Atomic int watches;      /* armed watches on it */
+  _Atomic int hosted_on;    /* member whose server the session is on: its
+                               own, or a live one after a rescue */
+  _Atomic uint64_t down_since_ns; /* not connected since, 0 when connected */
 
   _Atomic uint64_t reads, writes, syncs, errors, srvr_polls, srvr_failures;
+  _Atomic uint64_t rescues;
 
   pthread_mutex_t health_mu; /* guards health */
   zkr__health_t health;
@@ -128,6 +132,7 @@ struct zkr {
   zkr__member_t *members;
 
   int recv_timeout;
+  int rescue_ms;   /* resolved: option or a third of recv_timeout */
   int flags;
   clientid_t clientid;
   int has_clientid;
@@ -183,7 +188,8 @@ struct zkr {
 };
 
 /* ---- member.c ---- */
-int zkr__member_open(zkr__member_t *m, const clientid_t *cid);
+int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid);
+int zkr__member_client_id(zkr__member_t *m, clientid_t *out);
 void zkr__member_close(zkr__member_t *m);
 int zkr__member_usable(const zkr__member_t *m);
 void zkr__member_maybe_join(zkr__member_t *m);

@@ -7,15 +7,20 @@
 
 #include "internal.h"
 
-int zkr__member_open(zkr__member_t *m, const clientid_t *cid) {
+/* Opens m's session on the server of member `on` (m's own, or a live one
+ * when m's server is down: a rescue).  With cid, the session resumes that
+ * ZooKeeper session (its ephemerals and counters stay); without, it is a
+ * new one.  The old zhandle, if any, is closed after the swap. */
+int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
   zkr_t *z = m->z;
+  m->down_since_ns = zkr__now_ns();
   m->state = ZOO_CONNECTING_STATE;
   m->expired = 0;
   m->joined = 0;
   /* A guard count: the session must not join a pool before the recorded
    * credentials were sent and accepted, even if it connects at once. */
   m->auth_pending++;
-  zhandle_t *zh = zookeeper_init(m->connect, zkr__member_watcher,
+  zhandle_t *zh = zookeeper_init(z->members[on].connect, zkr__member_watcher,
                                  z->recv_timeout, cid, m, z->flags);
   if (!zh) {
     m->auth_pending--;
@@ -24,8 +29,11 @@ int zkr__member_open(zkr__member_t *m, const clientid_t *cid) {
   pthread_rwlock_wrlock(&m->zh_lock);
   zhandle_t *old = m->zh;
   m->zh = zh;
-  m->ephemerals = 0;
-  m->watches = 0;
+  m->hosted_on = on;
+  if (!cid || cid->client_id == 0) {
+    m->ephemerals = 0;
+    m->watches = 0;
+  }
   pthread_rwlock_unlock(&m->zh_lock);
   /* The recorded credentials go to the new session before it may join a
    * pool (zkr__member_usable waits for them). */
@@ -85,13 +93,20 @@ void zkr__member_sample(zkr__member_t *m, uint64_t now_ns, double ms) {
  * the application sees. */
 void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path,
                          void *ctx) {
-  (void)zh;
   (void)path;
   zkr__member_t *m = ctx;
   zkr_t *z = m->z;
   if (type != ZOO_SESSION_EVENT || z->closing) return;
+  /* A zhandle being replaced (rescue, re-creation) still reports while it
+   * closes: only the current one speaks for the member. */
+  pthread_rwlock_rdlock(&m->zh_lock);
+  int current = zh == m->zh;
+  pthread_rwlock_unlock(&m->zh_lock);
+  if (!current) return;
   int was_usable = zkr__member_usable(m);
   m->state = state;
+  if (state == ZOO_CONNECTED_STATE) m->down_since_ns = 0;
+  else if (m->down_since_ns == 0) m->down_since_ns = zkr__now_ns();
   if (state == ZOO_CONNECTED_STATE && !m->joined) {
     zkr__member_maybe_join(m);
     return;
@@ -110,10 +125,23 @@ void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path,
   zkr__session_update(z);
   if (zkr__member_usable(m)) {
     zkr__gate_flush(z); /* parked operations may go now */
+    /* A member back after an election: learn the new leader now rather
+     * than at the next poll. */
+    zkr__monitor_kick(z);
   } else if (was_usable) {
     /* Losing the write session (or any member) makes the monitor poll at
      * once, so writes move to the new leader without waiting a period. */
     zkr__monitor_kick(z);
   }
   if (m->expired) zkr__monitor_kick(z); /* re-creation happens there */
+}
+
+/* The session id and password of m's session, to resume it elsewhere.
+ * Returns 0 when the session never got an id (nothing to save). */
+int zkr__member_client_id(zkr__member_t *m, clientid_t *out) {
+  pthread_rwlock_rdlock(&m->zh_lock);
+  const clientid_t *c = m->zh ? zoo_client_id(m->zh) : NULL;
+  if (c) *out = *c;
+  pthread_rwlock_unlock(&m->zh_lock);
+  return c && c->client_id != 0;
 }

@@ -11,20 +11,43 @@
 
 #define TICK_MS 50
 
+typedef struct {
+  zkr_t *z;
+  zkr__member_t *m;
+  zkr__srvr_reply_t reply;
+  int rc;
+} poll_t;
+
+static void *poll_one(void *arg) {
+  poll_t *p = arg;
+  p->rc = zkr__srvr_fetch(p->m->host.name, p->m->host.port,
+                          p->z->opts.srvr_timeout_ms,
+                          (size_t)p->z->opts.srvr_max_reply, &p->reply);
+  return NULL;
+}
+
+/* Polls every member at once, one short-lived thread each, so that a hung
+ * member (which accepts the TCP connection and never answers) delays the
+ * verdict by one srvr timeout, not one per hung member. */
 static void poll_members(zkr_t *z) {
+  poll_t polls[ZKR_MAX_MEMBERS];
+  pthread_t threads[ZKR_MAX_MEMBERS];
+  int started[ZKR_MAX_MEMBERS];
+  for (size_t i = 0; i < z->n; i++) {
+    polls[i] = (poll_t){.z = z, .m = &z->members[i], .rc = ZKR_ESRVR_CONNECT};
+    started[i] = pthread_create(&threads[i], NULL, poll_one, &polls[i]) == 0;
+    if (!started[i]) poll_one(&polls[i]);
+  }
   int best = -1;
   int64_t best_zxid = -1;
   uint32_t best_epoch = 0;
-  for (size_t i = 0; i < z->n && !z->mon_stop; i++) {
+  for (size_t i = 0; i < z->n; i++) {
+    if (started[i]) pthread_join(threads[i], NULL);
     zkr__member_t *m = &z->members[i];
-    zkr__srvr_reply_t r;
-    int rc = zkr__srvr_fetch(m->host.name, m->host.port, z->opts.srvr_timeout_ms,
-                             (size_t)z->opts.srvr_max_reply, &r);
+    zkr__srvr_reply_t *r = &polls[i].reply;
+    int rc = polls[i].rc;
     m->srvr_polls++;
-    if (rc == ZOK || rc == ZKR_ESRVR_NOT_SERVING) {
-      m->role = r.role;
-      m->zxid = r.has_zxid ? r.zxid : -1;
-    } else {
+    if (rc != ZOK && rc != ZKR_ESRVR_NOT_SERVING) {
       m->srvr_failures++;
       m->role = rc == ZKR_ESRVR_CONNECT || rc == ZKR_ESRVR_TIMEOUT
                     ? ZKR_ROLE_UNREACHABLE
@@ -32,11 +55,13 @@ static void poll_members(zkr_t *z) {
       m->zxid = -1;
       continue;
     }
-    if (r.role != ZKR_ROLE_LEADER && r.role != ZKR_ROLE_STANDALONE) continue;
+    m->role = r->role;
+    m->zxid = r->has_zxid ? r->zxid : -1;
+    if (r->role != ZKR_ROLE_LEADER && r->role != ZKR_ROLE_STANDALONE) continue;
     /* Two members claiming leadership (one hung through an election): the
      * higher epoch is the real leader. */
-    uint32_t epoch = r.has_zxid ? r.epoch : 0;
-    int64_t zxid = r.has_zxid ? r.zxid : -1;
+    uint32_t epoch = r->has_zxid ? r->epoch : 0;
+    int64_t zxid = r->has_zxid ? r->zxid : -1;
     if (best < 0 || epoch > best_epoch ||
         (epoch == best_epoch && zxid > best_zxid)) {
       best = (int)i;
@@ -52,13 +77,51 @@ static void poll_members(zkr_t *z) {
   zkr__gate_flush(z);
 }
 
+static int serving(const zkr__member_t *m) {
+  int r = m->role;
+  return r == ZKR_ROLE_LEADER || r == ZKR_ROLE_FOLLOWER ||
+         r == ZKR_ROLE_OBSERVER || r == ZKR_ROLE_STANDALONE;
+}
+
+/* A live server to re-attach a stranded session to: a usable member whose
+ * session is on its own server, starting after m so that several stranded
+ * sessions spread out. */
+static int rescue_target(zkr_t *z, zkr__member_t *m) {
+  for (size_t k = 1; k < z->n; k++) {
+    zkr__member_t *t = &z->members[(m->index + k) % z->n];
+    if (zkr__member_usable(t) && t->hosted_on == t->index && serving(t))
+      return t->index;
+  }
+  return -1;
+}
+
+/* Sessions must not die needlessly (DESIGN.md section 4).  A member whose
+ * server stays unreachable for rescue_ms has its session re-attached, same
+ * id and password, to a live server well before the session timeout, so
+ * its ephemeral nodes survive; once its own server serves again it moves
+ * back home the same way. */
+static void rescue(zkr_t *z, zkr__member_t *m, uint64_t now) {
+  clientid_t cid;
+  uint64_t down = m->down_since_ns;
+  if (!zkr__member_usable(m) && down && now - down > (uint64_t)z->rescue_ms * 1000000u) {
+    int t = rescue_target(z, m);
+    if (t < 0 || !zkr__member_client_id(m, &cid)) return;
+    zkr__member_open(m, t, &cid);
+    m->rescues++;
+  } else if (zkr__member_usable(m) && m->hosted_on != m->index && serving(m) &&
+             zkr__member_client_id(m, &cid)) {
+    zkr__member_open(m, m->index, &cid);
+  }
+}
+
 static void housekeeping(zkr_t *z) {
   uint64_t now = zkr__now_ns();
   for (size_t i = 0; i < z->n && !z->mon_stop; i++) {
     zkr__member_t *m = &z->members[i];
     /* An expired session that held nothing is replaced silently; one that
      * held ephemerals or watches expired the virtual session instead. */
-    if (m->expired && !z->expired) zkr__member_open(m, NULL);
+    if (m->expired && !z->expired) zkr__member_open(m, m->index, NULL);
+    else if (!m->expired) rescue(z, m, now);
   }
   zkr__health_tick(z, now);
   zkr__gate_expire(z, now - (uint64_t)z->recv_timeout * 1000000u);

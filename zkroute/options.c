@@ -56,6 +56,9 @@ static const opt_t opt_table[] = {
      "cap of the doubling minimum time out after repeated ejections"},
     {"health", OPT_SWITCH, OFF(health), -1, 1, 1,
      "on: latency-based ejection from the read pool; off: never eject for latency"},
+    {"rescue_ms", OPT_INT, OFF(rescue_ms), 1, 3600000, 0,
+     "re-attach the session of a member unreachable this long to a live server "
+     "(0: a third of the session timeout)"},
 };
 #undef OFF
 #define N_OPTS (sizeof opt_table / sizeof opt_table[0])

@@ -312,6 +312,7 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
   }
   if (z->opts.seed == 0) z->opts.seed = (int)(zkr__now_ns() & 0x7fffffff);
   zkr__health_cfg_from_options(&z->hcfg, &z->opts);
+  z->rescue_ms = z->opts.rescue_ms > 0 ? z->opts.rescue_ms : z->recv_timeout / 3;
   z->n = z->hosts.n;
   unsigned seed = (unsigned)z->opts.seed;
   z->sticky = rand_r(&seed) % (int)z->n;
@@ -332,7 +333,7 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
   }
   if (rc == ZOK) rc = zkr__monitor_start(z);
   for (size_t i = 0; rc == ZOK && i < z->n; i++)
-    rc = zkr__member_open(&z->members[i], i == 0 ? clientid : NULL);
+    rc = zkr__member_open(&z->members[i], (int)i, i == 0 ? clientid : NULL);
   if (rc != ZOK) {
     close_now(z);
     return rc;

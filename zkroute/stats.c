@@ -39,6 +39,8 @@ int zkr_stats(zkr_t *z, zkr_stats_t **out) {
     ms->errors = m->errors;
     ms->srvr_polls = m->srvr_polls;
     ms->srvr_failures = m->srvr_failures;
+    ms->rescues = m->rescues;
+    ms->hosted_on = m->hosted_on;
     pthread_mutex_lock(&m->health_mu);
     ms->in_read_pool = ms->connected && m->health.in_pool;
     ms->samples = m->health.samples;

@@ -151,6 +151,7 @@ struct zkr {
   /* Leader knowledge (monitor.c). */
   _Atomic int leader;      /* member index, -1 unknown */
   _Atomic uint64_t leader_changes;
+  int last_leader;         /* last known leader, -1 none yet (monitor) */
 
   /* Write gate (router.c): one write session at a time, FIFO. */
   pthread_mutex_t gate_mu;
@@ -198,6 +199,7 @@ void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path,
 void zkr__member_sample(zkr__member_t *m, uint64_t now_ns, double ms);
 int zkr__member_in_pool(zkr__member_t *m);
 void zkr__health_tick(struct zkr *z, uint64_t now_ns);
+int zkr__pool_candidate(struct zkr *z, const zkr__member_t *m);
 void zkr__pool_probe_result(zkr__member_t *m, uint64_t now, double ms, int ok);
 void zkr__health_cfg_from_options(zkr__health_cfg_t *c, const zkr_options_t *o);
 
@@ -220,6 +222,7 @@ int zkr__policy_write_member(struct zkr *z);
 int zkr__route(zkr__op_t *op);
 void zkr__gate_done(struct zkr *z);
 void zkr__gate_flush(struct zkr *z);
+void zkr__gate_adopt_leader(struct zkr *z);
 void zkr__gate_expire(struct zkr *z, uint64_t older_than_ns);
 
 /* ---- completion.c ---- */

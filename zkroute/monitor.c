@@ -69,10 +69,14 @@ static void poll_members(zkr_t *z) {
       best_zxid = zxid;
     }
   }
-  if (best != z->leader) {
-    z->leader = best;
-    z->leader_changes++;
+  z->leader = best;
+  if (best >= 0) {
+    /* A change is a different leader than the last one known: a poll that
+     * misses the leader once is not a change. */
+    if (z->last_leader >= 0 && best != z->last_leader) z->leader_changes++;
+    z->last_leader = best;
   }
+  zkr__gate_adopt_leader(z);
   /* A new leader (or a write session back) may let parked writes go. */
   zkr__gate_flush(z);
 }

@@ -29,10 +29,7 @@ static int keep_usable(zkr_t *z, int i) {
 
 static int keep_read_pool(zkr_t *z, int i) {
   zkr__member_t *m = &z->members[i];
-  int role = m->role;
-  int eligible = role == ZKR_ROLE_FOLLOWER || role == ZKR_ROLE_OBSERVER ||
-                 (role == ZKR_ROLE_LEADER && z->opts.read_from_leader == 1);
-  return eligible && zkr__member_in_pool(m);
+  return zkr__pool_candidate(z, m) && zkr__member_in_pool(m);
 }
 
 /* The sticky member, replaced by a random usable one when it is lost (the

@@ -151,6 +151,18 @@ int zkr__route(zkr__op_t *op) {
   return rc;
 }
 
+/* With nothing in flight or parked, the write session can follow the
+ * leader at once, so stats show it before the first write. */
+void zkr__gate_adopt_leader(zkr_t *z) {
+  if (z->opts.policy == ZKR_POLICY_ROUND_ROBIN) return;
+  pthread_mutex_lock(&z->gate_mu);
+  if (z->gate_inflight == 0 && !z->gate_head && !z->closing) {
+    int target = zkr__policy_write_member(z);
+    if (target >= 0) z->gate_cur = target;
+  }
+  pthread_mutex_unlock(&z->gate_mu);
+}
+
 /* Sends parked operations, in order, as far as possible. */
 void zkr__gate_flush(zkr_t *z) {
   zkr__op_t *failed = NULL, **tail = &failed;

@@ -295,6 +295,7 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
   pthread_mutex_init(&z->out_mu, NULL);
   pthread_mutex_init(&z->mon_mu, NULL);
   z->leader = -1;
+  z->last_leader = -1;
   z->gate_cur = -1;
   z->vstate = ZOO_CONNECTING_STATE;
   z->watcher = fn;

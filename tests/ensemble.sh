@@ -1,0 +1,642 @@
+#!/usr/bin/env bash
+# tests/ensemble.sh — run a real 3-node ZooKeeper ensemble on loopback for tests.
+#
+# Usage:
+#   ensemble.sh start DIR          create DIR/zk{1,2,3}, start 3 servers, wait until
+#                                  all serve and exactly one is leader, print the
+#                                  connect string (only that goes to stdout)
+#   ensemble.sh stop DIR           SIGTERM (then SIGKILL) every member, wait until gone
+#   ensemble.sh hosts DIR          print the connect string
+#   ensemble.sh leader DIR         print the 1-based index of the leader (fails
+#                                  unless exactly one member says Mode: leader)
+#   ensemble.sh wait-leader DIR    wait until exactly one leader, print its index
+#   ensemble.sh kill DIR N         SIGKILL member N and wait until it is gone
+#   ensemble.sh restart DIR N [--no-wait]
+#                                  start member N again (same config and data) and,
+#                                  unless --no-wait, wait until it serves again
+#   ensemble.sh pause DIR N        SIGSTOP member N
+#   ensemble.sh resume DIR N       SIGCONT member N
+#   ensemble.sh pid DIR N          print the pid of member N (fails if not running)
+#   ensemble.sh srvr HOST PORT     print a server's reply to the `srvr` 4lw command
+#
+# Member i (1..3) binds only 127.0.0.i: client port ${ZKR_TEST_PORT:-2181},
+# quorum 2888, election 3888.  Linux routes all of 127.0.0.0/8 to lo, so no
+# interface setup is needed.
+#
+# Environment:
+#   ZKR_TEST_ENSEMBLE   connect string of an existing ensemble (e.g. docker):
+#                       start prints it (after waiting for a leader) and starts
+#                       nothing, stop does nothing; kill/restart/pause/resume/pid
+#                       exit 77 (automake "skip").  hosts, leader, wait-leader
+#                       and srvr work against it.
+#   ZKR_TEST_PORT       client port (default 2181)
+#   ZKR_TEST_NET        first three octets of the member addresses (default
+#                       127.0.0) — e.g. 127.0.1 to run a second ensemble at once
+#   ZKR_TEST_TIMEOUT    deadline in seconds for start/restart/wait-leader (60)
+#   ZKR_TEST_SRVR_TIMEOUT  per-srvr-query timeout in seconds (2)
+#   ZKR_TEST_JAVA       java binary (default: java)
+#   ZKR_TEST_JAVA_OPTS  extra JVM options (word-split)
+#   ZKR_TEST_JARDIR     where the jars live (default /usr/share/java)
+#   ZKR_TEST_CLASSPATH  full classpath, overrides the jar list below
+#
+# Measured here (2 vCPU, 24 GB, Debian 12, OpenJDK 17.0.15, ZooKeeper 3.8.0;
+# 6 timed runs plus 20+ selftest runs): `start` from a fresh DIR to the connect
+# string on stdout takes 1.0-1.2 s (1.4 s on the very first, cold run);
+# `kill` of the leader then `wait-leader` 0.3-0.45 s; `restart` of a killed
+# member until it serves 0.3-0.4 s; `stop` about 0.4 s.  A DIR uses ~150 KB
+# (the 1 MB preallocated txn log is sparse).  tests/ensemble-selftest.sh
+# takes about 6 s.
+#
+# ZooKeeper notes:
+# - maxClientCnxns=0: all test sessions come from 127.0.0.1 and zkroute opens
+#   one session per member per handle; the default per-IP limit (60) is easy
+#   to hit and shows up as connections closed right after accept.
+# - A SIGSTOPped server still completes TCP handshakes (the kernel does), so
+#   srvr/connect do not fail fast against it: every query here has a timeout.
+# - srvr only has a "Mode:" line once the server serves (in a quorum, synced);
+#   otherwise it answers "This ZooKeeper instance is not currently serving
+#   requests".  start/restart/wait-leader rely on that.
+# - At WARN, the servers still log "Connection broken ... EOFException" stack
+#   traces during every election (duplicate election connections being
+#   dropped): harmless.
+#
+# Servers are tracked by pid files and only ever signalled by pid, after
+# checking that the pid is still a java process started with that member's
+# zoo.cfg (guards against pid reuse).  Nothing is ever killed by name.
+set -euo pipefail
+
+readonly N_MEMBERS=3
+readonly QUORUM_PORT=2888
+readonly ELECTION_PORT=3888
+PROG=${0##*/}
+TIMEOUT=${ZKR_TEST_TIMEOUT:-60}
+SRVR_TIMEOUT=${ZKR_TEST_SRVR_TIMEOUT:-2}
+STOP_GRACE=5 # seconds between SIGTERM and SIGKILL
+
+die() {
+	printf '%s: %s\n' "$PROG" "$*" >&2
+	exit 1
+}
+
+usage() {
+	sed -n '3,20s/^# \{0,1\}//p' "$0" >&2
+	exit 2
+}
+
+need_fault_injection() {
+	if [[ -n ${ZKR_TEST_ENSEMBLE:-} ]]; then
+		printf '%s: %s is not available with ZKR_TEST_ENSEMBLE=%s (external ensemble)\n' \
+			"$PROG" "$1" "$ZKR_TEST_ENSEMBLE" >&2
+		exit 77
+	fi
+}
+
+# ---------------------------------------------------------------------------
+# srvr
+
+# srvr_query HOST PORT: print the server's srvr reply (capped at 64 KiB).
+# Fails when the connection is refused, nothing comes back, or the server
+# does not answer within SRVR_TIMEOUT (a SIGSTOPped server still accepts the
+# TCP connection in the kernel but never replies).
+srvr_query() {
+	local out
+	# shellcheck disable=SC2016 # $1/$2 expand in the inner bash
+	out=$(timeout "$SRVR_TIMEOUT" "$BASH" -c '
+		exec 3<>"/dev/tcp/$1/$2" || exit 1
+		printf srvr >&3
+		head -c 65536 <&3' _ "$1" "$2" 2>/dev/null) || true
+	[[ -n $out ]] || return 1
+	printf '%s\n' "$out"
+}
+
+# mode_of HOST PORT: print leader/follower/observer/standalone, or nothing.
+mode_of() {
+	local reply line
+	reply=$(srvr_query "$1" "$2") || return 0
+	while IFS= read -r line; do
+		line=${line%$'\r'}
+		if [[ $line == Mode:* ]]; then
+			line=${line#Mode:}
+			printf '%s\n' "${line# }"
+			return 0
+		fi
+	done <<<"$reply"
+}
+
+# ---------------------------------------------------------------------------
+# member addressing
+
+# Fills the global arrays M_HOST / M_PORT (index 1..n) for the ensemble in
+# DIR, or for ZKR_TEST_ENSEMBLE.
+load_members() {
+	local dir=$1 net port i hp k v
+	M_HOST=() M_PORT=()
+	if [[ -n ${ZKR_TEST_ENSEMBLE:-} ]]; then
+		local list=${ZKR_TEST_ENSEMBLE%%/*} # drop a chroot
+		local -a parts
+		IFS=, read -r -a parts <<<"$list"
+		i=0
+		for hp in "${parts[@]}"; do
+			[[ -n $hp ]] || continue
+			i=$((i + 1))
+			if [[ $hp == \[*\]:* ]]; then # [v6]:port
+				M_HOST[i]=${hp%%]*}
+				M_HOST[i]=${M_HOST[i]#[}
+				M_PORT[i]=${hp##*]:}
+			elif [[ $hp == \[*\] ]]; then
+				M_HOST[i]=${hp:1:${#hp}-2}
+				M_PORT[i]=2181
+			elif [[ $hp == *:* ]]; then
+				M_HOST[i]=${hp%:*}
+				M_PORT[i]=${hp##*:}
+			else
+				M_HOST[i]=$hp
+				M_PORT[i]=2181
+			fi
+		done
+		((i > 0)) || die "ZKR_TEST_ENSEMBLE has no hosts: '$ZKR_TEST_ENSEMBLE'"
+		return 0
+	fi
+	net=${ZKR_TEST_NET:-127.0.0}
+	port=${ZKR_TEST_PORT:-2181}
+	# The values used by `start` win over the environment of later calls.
+	if [[ -r $dir/ensemble.env ]]; then
+		while IFS='=' read -r k v; do
+			case $k in
+			net) net=$v ;;
+			port) port=$v ;;
+			esac
+		done <"$dir/ensemble.env"
+	fi
+	for ((i = 1; i <= N_MEMBERS; i++)); do
+		M_HOST[i]=$net.$i
+		M_PORT[i]=$port
+	done
+}
+
+connect_string() {
+	local i out=''
+	for i in "${!M_HOST[@]}"; do
+		if [[ ${M_HOST[i]} == *:* ]]; then
+			out+=${out:+,}[${M_HOST[i]}]:${M_PORT[i]}
+		else
+			out+=${out:+,}${M_HOST[i]}:${M_PORT[i]}
+		fi
+	done
+	printf '%s\n' "$out"
+}
+
+# Poll all members once, in parallel (a paused member costs SRVR_TIMEOUT once,
+# not once per member).  Sets LEADERS (count), LEADER (index of the last
+# leader seen), SERVING (members that report any Mode) and MODES (summary).
+poll_members() {
+	local i m tmp
+	local -a jobs=()
+	if [[ -z $POLL_TMP ]]; then
+		POLL_TMP=$(mktemp -d "${TMPDIR:-/tmp}/zkr-ens-poll.XXXXXX")
+	fi
+	tmp=$POLL_TMP
+	for i in "${!M_HOST[@]}"; do
+		mode_of "${M_HOST[i]}" "${M_PORT[i]}" >"$tmp/$i" &
+		jobs+=("$!")
+	done
+	# Wait for these jobs only: in `start` the servers are children too.
+	wait "${jobs[@]}" || true
+	LEADERS=0 LEADER=0 SERVING=0 MODES=''
+	for i in "${!M_HOST[@]}"; do
+		m=$(<"$tmp/$i")
+		MODES+="${MODES:+ }$i=${m:-down}"
+		[[ -n $m ]] || continue
+		SERVING=$((SERVING + 1))
+		if [[ $m == leader ]]; then
+			LEADERS=$((LEADERS + 1))
+			LEADER=$i
+		fi
+	done
+}
+
+# ---------------------------------------------------------------------------
+# processes
+
+# pid_alive PID: the process exists and is not a zombie (a killed server
+# whose parent does not reap it stays a zombie; it is gone for our purposes).
+pid_alive() {
+	local stat
+	[[ $1 =~ ^[0-9]+$ ]] || return 1
+	# Not stat=$(<file): with set -e, bash 5.2 exits the whole script when
+	# that redirection fails, even in a `|| return` context.
+	read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+	stat=${stat##*) }
+	[[ ${stat%% *} != [ZX] ]]
+}
+
+# is_member_proc PID CFG: PID is alive and was started with CFG as argument.
+is_member_proc() {
+	local arg
+	pid_alive "$1" || return 1
+	while IFS= read -r -d '' arg; do
+		[[ $arg == "$2" ]] && return 0
+	done 2>/dev/null <"/proc/$1/cmdline"
+	return 1
+}
+
+member_dir() { printf '%s/zk%s\n' "$1" "$2"; }
+
+# member_pid DIR I: print the pid of running member I, fail if not running.
+member_pid() {
+	local mdir pid
+	mdir=$(member_dir "$1" "$2")
+	[[ -s $mdir/pid ]] || return 1
+	pid=$(<"$mdir/pid")
+	is_member_proc "$pid" "$mdir/zoo.cfg" || return 1
+	printf '%s\n' "$pid"
+}
+
+# wait_gone PID SECONDS: wait until PID is gone; fail on timeout.
+wait_gone() {
+	local pid=$1 end=$((SECONDS + $2))
+	while pid_alive "$pid"; do
+		((SECONDS < end)) || return 1
+		sleep 0.05
+	done
+}
+
+classpath() {
+	if [[ -n ${ZKR_TEST_CLASSPATH:-} ]]; then
+		printf '%s\n' "$ZKR_TEST_CLASSPATH"
+		return
+	fi
+	local jd=${ZKR_TEST_JARDIR:-/usr/share/java} j cp=''
+	# zookeeper.jar's manifest also names jetty/jackson (admin server, off
+	# here) and jline (CLI only); the server needs the jars below.  The
+	# Debian manifest lacks netty-resolver/codec/unix-common, which netty's
+	# epoll transport needs at run time, hence the explicit list.
+	for j in zookeeper zookeeper-jute slf4j-api slf4j-simple \
+		netty-handler netty-transport netty-common netty-buffer \
+		netty-resolver netty-codec netty-transport-native-epoll \
+		netty-transport-native-unix-common commons-cli metrics-core \
+		snappy-java; do
+		[[ -r $jd/$j.jar ]] || die "missing $jd/$j.jar (apt-get install zookeeper libslf4j-java; or set ZKR_TEST_CLASSPATH)"
+		cp+=${cp:+:}$jd/$j.jar
+	done
+	printf '%s\n' "$cp"
+}
+
+# launch_member DIR I: start member I in the background, write its pid file.
+launch_member() {
+	local dir=$1 i=$2 mdir cp java=${ZKR_TEST_JAVA:-java}
+	local -a extra=()
+	mdir=$(member_dir "$dir" "$i")
+	cp=$(classpath)
+	command -v "$java" >/dev/null || die "java not found (apt-get install default-jre-headless)"
+	# shellcheck disable=SC2206 # word splitting of extra options is intended
+	[[ -z ${ZKR_TEST_JAVA_OPTS:-} ]] || extra=($ZKR_TEST_JAVA_OPTS)
+	printf '=== %s: starting member %s\n' "$(date '+%F %T')" "$i" >>"$mdir/server.log"
+	(
+		# Do not leak the caller's descriptors (make's jobserver pipe, a
+		# $(...) capture pipe, a test driver's log) into the server: a
+		# leaked pipe would keep `x=$(ensemble.sh start d)` waiting forever.
+		for fd in /proc/"$BASHPID"/fd/*; do
+			fd=${fd##*/}
+			if ((fd > 2)); then
+				eval "exec $fd>&-" 2>/dev/null || true
+			fi
+		done
+		cd "$mdir"
+		exec "$java" -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+			-XX:-UsePerfData -Xss512k \
+			-Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+			-Dorg.slf4j.simpleLogger.showDateTime=true \
+			-Dorg.slf4j.simpleLogger.dateTimeFormat='HH:mm:ss.SSS' \
+			-Dzookeeper.admin.enableServer=false \
+			"${extra[@]}" \
+			-cp "$cp" org.apache.zookeeper.server.quorum.QuorumPeerMain "$mdir/zoo.cfg"
+	) </dev/null >>"$mdir/server.log" 2>&1 &
+	local pid=$! end=$((SECONDS + 5))
+	printf '%s\n' "$pid" >"$mdir/pid"
+	# Return once the subshell has exec'd java, so that the pid checks of
+	# later calls (pid, kill, stop) recognise the process at once.
+	while pid_alive "$pid" && ! is_member_proc "$pid" "$mdir/zoo.cfg"; do
+		((SECONDS < end)) || break
+		sleep 0.01
+	done
+}
+
+write_config() {
+	local dir=$1 i=$2 net=$3 port=$4 mdir j
+	mdir=$(member_dir "$dir" "$i")
+	mkdir -p "$mdir/data"
+	printf '%s\n' "$i" >"$mdir/data/myid"
+	{
+		printf '%s\n' \
+			'# generated by tests/ensemble.sh' \
+			'tickTime=200' \
+			'initLimit=10' \
+			'syncLimit=5' \
+			"dataDir=$mdir/data" \
+			"clientPort=$port" \
+			"clientPortAddress=$net.$i" \
+			'quorumListenOnAllIPs=false' \
+			'minSessionTimeout=400' \
+			'maxSessionTimeout=60000' \
+			'maxClientCnxns=0' \
+			'4lw.commands.whitelist=*' \
+			'admin.enableServer=false' \
+			'reconfigEnabled=false' \
+			'preAllocSize=1000' \
+			'snapCount=10000' \
+			'autopurge.snapRetainCount=3' \
+			'autopurge.purgeInterval=0'
+		for ((j = 1; j <= N_MEMBERS; j++)); do
+			printf 'server.%d=%s.%d:%d:%d\n' "$j" "$net" "$j" "$QUORUM_PORT" "$ELECTION_PORT"
+		done
+	} >"$mdir/zoo.cfg"
+}
+
+# port_open HOST PORT: something accepts TCP connections there.
+port_open() {
+	# shellcheck disable=SC2016 # $1/$2 expand in the inner bash
+	timeout 1 "$BASH" -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>/dev/null
+}
+
+log_tails() {
+	local dir=$1 i mdir
+	for ((i = 1; i <= N_MEMBERS; i++)); do
+		mdir=$(member_dir "$dir" "$i")
+		[[ -s $mdir/server.log ]] || continue
+		printf -- '--- tail of %s/server.log\n' "$mdir" >&2
+		tail -n 15 "$mdir/server.log" >&2
+	done
+}
+
+# stop_members DIR: SIGTERM all, SIGKILL survivors after STOP_GRACE, wait.
+stop_members() {
+	local dir=$1 i pid mdir rc=0
+	local -a pids=()
+	for ((i = 1; i <= N_MEMBERS; i++)); do
+		mdir=$(member_dir "$dir" "$i")
+		if pid=$(member_pid "$dir" "$i"); then
+			kill -TERM "$pid" 2>/dev/null || true
+			kill -CONT "$pid" 2>/dev/null || true # a paused server must run to exit
+			pids+=("$pid")
+		fi
+	done
+	local end=$((SECONDS + STOP_GRACE))
+	for pid in "${pids[@]}"; do
+		wait_gone "$pid" $((end - SECONDS > 0 ? end - SECONDS : 0)) && continue
+		kill -KILL "$pid" 2>/dev/null || true
+		wait_gone "$pid" 10 || {
+			printf '%s: pid %s did not exit after SIGKILL\n' "$PROG" "$pid" >&2
+			rc=1
+		}
+	done
+	for ((i = 1; i <= N_MEMBERS; i++)); do
+		rm -f "$(member_dir "$dir" "$i")/pid"
+	done
+	return "$rc"
+}
+
+# ---------------------------------------------------------------------------
+# subcommands
+
+START_DIR=''  # set while `start` may have to undo what it started
+POLL_TMP=''   # scratch dir of poll_members
+on_exit() {
+	local rc=$?
+	if [[ -n $START_DIR ]]; then
+		stop_members "$START_DIR" || true
+	fi
+	[[ -z $POLL_TMP ]] || rm -rf "$POLL_TMP"
+	exit "$rc"
+}
+
+cmd_start() {
+	local dir=$1 net=${ZKR_TEST_NET:-127.0.0} port=${ZKR_TEST_PORT:-2181} i end pid
+	if [[ -n ${ZKR_TEST_ENSEMBLE:-} ]]; then
+		load_members "$dir"
+		cmd_wait_leader_external
+		printf '%s\n' "$ZKR_TEST_ENSEMBLE"
+		return 0
+	fi
+	[[ $port =~ ^[0-9]+$ ]] || die "ZKR_TEST_PORT is not a number: '$port'"
+	[[ $net =~ ^127\.[0-9]+\.[0-9]+$ ]] || die "ZKR_TEST_NET must look like 127.0.0: '$net'"
+	mkdir -p "$dir"
+	dir=$(cd "$dir" && pwd -P)
+	for ((i = 1; i <= N_MEMBERS; i++)); do
+		if pid=$(member_pid "$dir" "$i"); then
+			die "member $i in $dir is already running (pid $pid); run: $PROG stop $dir"
+		fi
+	done
+	# Refuse to start over a running ensemble: its srvr answers would make
+	# this one look ready.
+	for ((i = 1; i <= N_MEMBERS; i++)); do
+		local p
+		for p in "$port" "$QUORUM_PORT" "$ELECTION_PORT"; do
+			if port_open "$net.$i" "$p"; then
+				die "$net.$i:$p is already in use (another ensemble? see ZKR_TEST_NET / ZKR_TEST_PORT)"
+			fi
+		done
+	done
+	printf 'net=%s\nport=%s\n' "$net" "$port" >"$dir/ensemble.env"
+	for ((i = 1; i <= N_MEMBERS; i++)); do
+		write_config "$dir" "$i" "$net" "$port"
+	done
+	load_members "$dir"
+
+	START_DIR=$dir
+	for ((i = 1; i <= N_MEMBERS; i++)); do
+		launch_member "$dir" "$i"
+	done
+
+	end=$((SECONDS + TIMEOUT))
+	while :; do
+		poll_members
+		((SERVING == N_MEMBERS && LEADERS == 1)) && break
+		for ((i = 1; i <= N_MEMBERS; i++)); do
+			if ! pid_alive "$(<"$(member_dir "$dir" "$i")/pid")"; then
+				log_tails "$dir"
+				die "member $i exited during startup (log: $(member_dir "$dir" "$i")/server.log)"
+			fi
+		done
+		if ((SECONDS >= end)); then
+			log_tails "$dir"
+			die "ensemble in $dir not ready after ${TIMEOUT}s (modes: $MODES); stopped it"
+		fi
+		sleep 0.1
+	done
+	START_DIR=''
+	connect_string
+}
+
+cmd_stop() {
+	local dir=$1
+	[[ -z ${ZKR_TEST_ENSEMBLE:-} ]] || return 0
+	[[ -d $dir ]] || return 0
+	dir=$(cd "$dir" && pwd -P)
+	stop_members "$dir"
+}
+
+cmd_hosts() {
+	if [[ -n ${ZKR_TEST_ENSEMBLE:-} ]]; then
+		printf '%s\n' "$ZKR_TEST_ENSEMBLE"
+		return 0
+	fi
+	load_members "$1"
+	connect_string
+}
+
+cmd_leader() {
+	load_members "$1"
+	poll_members
+	((LEADERS == 1)) || die "expected exactly one leader, found $LEADERS (modes: $MODES)"
+	printf '%s\n' "$LEADER"
+}
+
+cmd_wait_leader_external() {
+	local end=$((SECONDS + TIMEOUT))
+	while :; do
+		poll_members
+		((SERVING == ${#M_HOST[@]} && LEADERS == 1)) && return 0
+		((SECONDS < end)) || die "$(connect_string): no single leader with all members serving after ${TIMEOUT}s (modes: $MODES; is srvr in 4lw.commands.whitelist?)"
+		sleep 0.2
+	done
+}
+
+# Exactly one member says leader.  Members that are down or paused do not
+# answer and are not counted, so this works after kill/pause of the leader.
+cmd_wait_leader() {
+	local end=$((SECONDS + TIMEOUT))
+	load_members "$1"
+	while :; do
+		poll_members
+		if ((LEADERS == 1)); then
+			printf '%s\n' "$LEADER"
+			return 0
+		fi
+		((SECONDS < end)) || die "no single leader after ${TIMEOUT}s (modes: $MODES)"
+		sleep 0.1
+	done
+}
+
+# Resolve DIR and check N for the per-member subcommands.
+member_args() {
+	if ! [[ $2 =~ ^[1-9][0-9]*$ ]] || (($2 > N_MEMBERS)); then
+		die "member index must be 1..$N_MEMBERS, got '$2'"
+	fi
+	[[ -d $1 ]] || die "no such ensemble directory: $1"
+	DIR=$(cd "$1" && pwd -P)
+	N=$2
+}
+
+cmd_kill() {
+	local pid
+	member_pid "$DIR" "$N" >/dev/null || die "member $N is not running"
+	pid=$(member_pid "$DIR" "$N")
+	kill -KILL "$pid"
+	wait_gone "$pid" 10 || die "member $N (pid $pid) still alive after SIGKILL"
+}
+
+cmd_restart() {
+	local wait=1 pid mdir end m
+	[[ ${1:-} != --no-wait ]] || wait=0
+	mdir=$(member_dir "$DIR" "$N")
+	[[ -r $mdir/zoo.cfg ]] || die "member $N has no config in $mdir (run start first)"
+	if pid=$(member_pid "$DIR" "$N"); then
+		die "member $N is still running (pid $pid); kill it first"
+	fi
+	load_members "$DIR"
+	launch_member "$DIR" "$N"
+	((wait)) || return 0
+	pid=$(<"$mdir/pid")
+	end=$((SECONDS + TIMEOUT))
+	while :; do
+		m=$(mode_of "${M_HOST[N]}" "${M_PORT[N]}")
+		[[ -z $m ]] || return 0
+		if ! pid_alive "$pid"; then
+			tail -n 15 "$mdir/server.log" >&2
+			die "member $N exited after restart (log: $mdir/server.log)"
+		fi
+		((SECONDS < end)) || die "member $N not serving ${TIMEOUT}s after restart (it needs a quorum: are the others up?)"
+		sleep 0.1
+	done
+}
+
+# thread_states PID: print the state letter of every thread of PID.
+thread_states() {
+	local t st
+	for t in /proc/"$1"/task/*/stat; do
+		read -r st 2>/dev/null <"$t" || continue
+		st=${st##*) }
+		printf '%s\n' "${st%% *}"
+	done
+}
+
+# kill(2) only queues SIGSTOP: each thread stops when it next runs, and on a
+# loaded machine the JVM's selector thread can still answer a request or two
+# after `kill -STOP` returned.  So pause waits until every thread is stopped
+# (state T), and resume until none is.
+cmd_signal() {
+	local sig=$1 pid end=$((SECONDS + 10)) states
+	pid=$(member_pid "$DIR" "$N") || die "member $N is not running"
+	kill "-$sig" "$pid"
+	while :; do
+		states=$(thread_states "$pid")
+		case $sig in
+		STOP) [[ -n $states && $(grep -cv '^[tT]$' <<<"$states") == 0 ]] && return 0 ;;
+		CONT) ! grep -q '^T$' <<<"$states" && return 0 ;;
+		esac
+		pid_alive "$pid" || die "member $N (pid $pid) exited"
+		((SECONDS < end)) || die "member $N (pid $pid) did not $sig within 10 s (thread states: $(sort <<<"$states" | uniq -c | tr -s ' \n' ' '))"
+		sleep 0.01
+	done
+}
+
+cmd_pid() {
+	member_pid "$DIR" "$N" || die "member $N is not running"
+}
+
+cmd_srvr() {
+	[[ $2 =~ ^[0-9]+$ ]] || die "port must be a number, got '$2'"
+	srvr_query "$1" "$2" || die "no srvr reply from $1:$2 (refused, closed, or silent for ${SRVR_TIMEOUT}s)"
+}
+
+main() {
+	trap on_exit EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	(($# >= 1)) || usage
+	local cmd=$1
+	shift
+	case $cmd in
+	start | stop | hosts | leader | wait-leader)
+		(($# == 1)) || usage
+		case $cmd in
+		start) cmd_start "$1" ;;
+		stop) cmd_stop "$1" ;;
+		hosts) cmd_hosts "$1" ;;
+		leader) cmd_leader "$1" ;;
+		wait-leader) cmd_wait_leader "$1" ;;
+		esac
+		;;
+	kill | restart | pause | resume | pid)
+		(($# == 2)) || [[ $cmd == restart && $# == 3 && $3 == --no-wait ]] || usage
+		need_fault_injection "$cmd"
+		member_args "$1" "$2"
+		case $cmd in
+		kill) cmd_kill ;;
+		restart) cmd_restart "${3:-}" ;;
+		pause) cmd_signal STOP ;;
+		resume) cmd_signal CONT ;;
+		pid) cmd_pid ;;
+		esac
+		;;
+	srvr)
+		(($# == 2)) || usage
+		cmd_srvr "$1" "$2"
+		;;
+	-h | --help | help) usage ;;
+	*) usage ;;
+	esac
+}
+
+main "$@"

@@ -355,26 +355,26 @@ static int send_request(zkr__op_t *op, zhandle_t *zh) {
   switch (op->type) {
   case ZKR__OP_CREATE:
     if (op->create2)
-      return zoo_acreate2_ttl(zh, p, op->value, op->valuelen, acl, op->mode,
+      return zkr__zk->acreate2_ttl(zh, p, op->value, op->valuelen, acl, op->mode,
                               op->ttl, done_string_stat, op);
-    return zoo_acreate_ttl(zh, p, op->value, op->valuelen, acl, op->mode,
+    return zkr__zk->acreate_ttl(zh, p, op->value, op->valuelen, acl, op->mode,
                            op->ttl, done_string, op);
-  case ZKR__OP_DELETE: return zoo_adelete(zh, p, op->version, done_void, op);
+  case ZKR__OP_DELETE: return zkr__zk->adelete(zh, p, op->version, done_void, op);
   case ZKR__OP_SET:
-    return zoo_aset(zh, p, op->value, op->valuelen, op->version, done_stat, op);
+    return zkr__zk->aset(zh, p, op->value, op->valuelen, op->version, done_stat, op);
   case ZKR__OP_SET_ACL:
-    return zoo_aset_acl(zh, p, op->version, &op->acl, done_void, op);
+    return zkr__zk->aset_acl(zh, p, op->version, &op->acl, done_void, op);
   case ZKR__OP_MULTI:
-    return zoo_amulti(zh, op->multi_count, op->multi_ops, op->multi_results,
+    return zkr__zk->amulti(zh, op->multi_count, op->multi_ops, op->multi_results,
                       done_void, op);
-  case ZKR__OP_EXISTS: return zoo_awexists(zh, p, wf, wc, done_stat, op);
-  case ZKR__OP_GET: return zoo_awget(zh, p, wf, wc, done_data, op);
+  case ZKR__OP_EXISTS: return zkr__zk->awexists(zh, p, wf, wc, done_stat, op);
+  case ZKR__OP_GET: return zkr__zk->awget(zh, p, wf, wc, done_data, op);
   case ZKR__OP_GET_CHILDREN:
-    return zoo_awget_children(zh, p, wf, wc, done_strings, op);
+    return zkr__zk->awget_children(zh, p, wf, wc, done_strings, op);
   case ZKR__OP_GET_CHILDREN2:
-    return zoo_awget_children2(zh, p, wf, wc, done_strings_stat, op);
-  case ZKR__OP_GET_ACL: return zoo_aget_acl(zh, p, done_acl, op);
-  case ZKR__OP_SYNC: return zoo_async(zh, p, done_string, op);
+    return zkr__zk->awget_children2(zh, p, wf, wc, done_strings_stat, op);
+  case ZKR__OP_GET_ACL: return zkr__zk->aget_acl(zh, p, done_acl, op);
+  case ZKR__OP_SYNC: return zkr__zk->async(zh, p, done_string, op);
   }
   return ZBADARGUMENTS;
 }
@@ -397,7 +397,7 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
       /* The sync's own reply is not waited for: the session runs requests
        * in order, so the read after it sees everything the sync saw. */
       const char *sp = op->type == ZKR__OP_MULTI ? "/" : op->path;
-      rc = zoo_async(zh, sp, pre_sync_done, NULL);
+      rc = zkr__zk->async(zh, sp, pre_sync_done, NULL);
       if (rc == ZOK) m->syncs++;
     }
     if (rc == ZOK) rc = send_request(op, zh);

@@ -13,6 +13,7 @@
 #include "zkroute.h"
 #include "hosts.h"
 #include "health.h"
+#include "zkapi.h"
 
 /* ---- time (clock.c is too small for a file: inline) ---- */
 #include <time.h>

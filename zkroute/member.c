@@ -20,7 +20,7 @@ int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
   /* A guard count: the session must not join a pool before the recorded
    * credentials were sent and accepted, even if it connects at once. */
   m->auth_pending++;
-  zhandle_t *zh = zookeeper_init(z->members[on].connect, zkr__member_watcher,
+  zhandle_t *zh = zkr__zk->init(z->members[on].connect, zkr__member_watcher,
                                  z->recv_timeout, cid, m, z->flags);
   if (!zh) {
     m->auth_pending--;
@@ -40,7 +40,7 @@ int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
   zkr__auth_replay(m);
   m->auth_pending--;
   zkr__member_maybe_join(m);
-  if (old) zookeeper_close(old);
+  if (old) zkr__zk->close(old);
   return ZOK;
 }
 
@@ -65,7 +65,7 @@ void zkr__member_close(zkr__member_t *m) {
   pthread_rwlock_unlock(&m->zh_lock);
   /* zookeeper_close fires every outstanding completion (ZCLOSING) through
    * the trampolines before it returns. */
-  if (zh) zookeeper_close(zh);
+  if (zh) zkr__zk->close(zh);
   m->state = ZOO_NOTCONNECTED_STATE;
 }
 
@@ -140,7 +140,7 @@ void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path,
  * Returns 0 when the session never got an id (nothing to save). */
 int zkr__member_client_id(zkr__member_t *m, clientid_t *out) {
   pthread_rwlock_rdlock(&m->zh_lock);
-  const clientid_t *c = m->zh ? zoo_client_id(m->zh) : NULL;
+  const clientid_t *c = m->zh ? zkr__zk->client_id(m->zh) : NULL;
   if (c) *out = *c;
   pthread_rwlock_unlock(&m->zh_lock);
   return c && c->client_id != 0;

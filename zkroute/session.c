@@ -107,7 +107,7 @@ static int send_auth(zkr__member_t *m, const struct zkr__auth *a,
   r->call = call;
   m->auth_pending++;
   pthread_rwlock_rdlock(&m->zh_lock);
-  int rc = m->zh ? zoo_add_auth(m->zh, a->scheme, a->cert, a->len, auth_done, r)
+  int rc = m->zh ? zkr__zk->add_auth(m->zh, a->scheme, a->cert, a->len, auth_done, r)
                  : ZINVALIDSTATE;
   pthread_rwlock_unlock(&m->zh_lock);
   if (rc != ZOK) {
@@ -203,7 +203,7 @@ const clientid_t *zkr_client_id(zkr_t *z) {
   int w = z->gate_cur >= 0 ? z->gate_cur : (z->leader >= 0 ? z->leader : 0);
   zkr__member_t *m = &z->members[w];
   pthread_rwlock_rdlock(&m->zh_lock);
-  const clientid_t *id = m->zh ? zoo_client_id(m->zh) : NULL;
+  const clientid_t *id = m->zh ? zkr__zk->client_id(m->zh) : NULL;
   pthread_rwlock_unlock(&m->zh_lock);
   return id;
 }
@@ -213,7 +213,7 @@ int zkr_recv_timeout(zkr_t *z) {
   int w = z->gate_cur >= 0 ? z->gate_cur : 0;
   zkr__member_t *m = &z->members[w];
   pthread_rwlock_rdlock(&m->zh_lock);
-  int t = m->zh && m->state == ZOO_CONNECTED_STATE ? zoo_recv_timeout(m->zh)
+  int t = m->zh && m->state == ZOO_CONNECTED_STATE ? zkr__zk->recv_timeout(m->zh)
                                                     : z->recv_timeout;
   pthread_rwlock_unlock(&m->zh_lock);
   return t;

@@ -200,7 +200,7 @@ void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path,
 void zkr__member_sample(zkr__member_t *m, uint64_t now_ns, double ms);
 int zkr__member_in_pool(zkr__member_t *m);
 void zkr__health_tick(struct zkr *z, uint64_t now_ns);
-int zkr__pool_candidate(struct zkr *z, const zkr__member_t *m);
+int zkr__policy_read_candidate(struct zkr *z, const zkr__member_t *m);
 void zkr__pool_probe_result(zkr__member_t *m, uint64_t now, double ms, int ok);
 void zkr__health_cfg_from_options(zkr__health_cfg_t *c, const zkr_options_t *o);
 

@@ -27,9 +27,18 @@ static int keep_usable(zkr_t *z, int i) {
   return zkr__member_usable(&z->members[i]);
 }
 
+/* Read candidates are followers and observers (and the leader when the
+ * options put it in the pool): the members hybrid reads from, and the
+ * members the health model compares with each other. */
+int zkr__policy_read_candidate(zkr_t *z, const zkr__member_t *m) {
+  int role = m->role;
+  return role == ZKR_ROLE_FOLLOWER || role == ZKR_ROLE_OBSERVER ||
+         (role == ZKR_ROLE_LEADER && z->opts.read_from_leader == 1);
+}
+
 static int keep_read_pool(zkr_t *z, int i) {
   zkr__member_t *m = &z->members[i];
-  return zkr__pool_candidate(z, m) && zkr__member_in_pool(m);
+  return zkr__policy_read_candidate(z, m) && zkr__member_in_pool(m);
 }
 
 /* The sticky member, replaced by a random usable one when it is lost (the

@@ -19,14 +19,6 @@ void zkr__health_cfg_from_options(zkr__health_cfg_t *c, const zkr_options_t *o) 
   zkr__health_cfg_defaults(c);
 }
 
-/* Read candidates are followers and observers (and the leader when the
- * options put it in the pool): the members the hybrid policy reads from. */
-int zkr__pool_candidate(zkr_t *z, const zkr__member_t *m) {
-  int role = m->role;
-  return role == ZKR_ROLE_FOLLOWER || role == ZKR_ROLE_OBSERVER ||
-         (role == ZKR_ROLE_LEADER && z->opts.read_from_leader == 1);
-}
-
 static void lock_all(zkr_t *z) {
   for (size_t i = 0; i < z->n; i++) pthread_mutex_lock(&z->members[i].health_mu);
 }
@@ -43,7 +35,7 @@ void zkr__pool_probe_result(zkr__member_t *m, uint64_t now, double ms, int ok) {
   size_t n = 0;
   lock_all(z);
   for (size_t i = 0; i < z->n; i++)
-    if (zkr__pool_candidate(z, &z->members[i])) pool[n++] = &z->members[i].health;
+    if (zkr__policy_read_candidate(z, &z->members[i])) pool[n++] = &z->members[i].health;
   double median = zkr__health_pool_median(pool, n, &z->hcfg);
   zkr__health_probe_result(&m->health, &z->hcfg, now, ms, ok, median);
   unlock_all(z);
@@ -56,7 +48,7 @@ void zkr__health_tick(zkr_t *z, uint64_t now) {
   lock_all(z);
   for (size_t i = 0; i < z->n; i++) {
     zkr__member_t *m = &z->members[i];
-    if (!zkr__pool_candidate(z, m)) continue;
+    if (!zkr__policy_read_candidate(z, m)) continue;
     pool[n++] = &m->health;
     if (zkr__health_probe_due(&m->health, now)) {
       zkr__health_probe_sent(&m->health, &z->hcfg, now);

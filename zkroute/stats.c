@@ -42,7 +42,7 @@ int zkr_stats(zkr_t *z, zkr_stats_t **out) {
     ms->rescues = m->rescues;
     ms->hosted_on = m->hosted_on;
     pthread_mutex_lock(&m->health_mu);
-    ms->in_read_pool = ms->connected && m->health.in_pool && zkr__pool_candidate(z, m);
+    ms->in_read_pool = ms->connected && m->health.in_pool && zkr__policy_read_candidate(z, m);
     ms->samples = m->health.samples;
     ms->ewma_ms = m->health.ewma_ms;
     ms->ejections = m->health.ejections;

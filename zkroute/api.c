@@ -264,7 +264,10 @@ static int read_common(zkr_t *z, zkr__op_type_t type, const char *path,
   if (!op) return rc;
   op->cb.v = (void_completion_t)cb; /* all members of the union are pointers */
   if (watch || watcher) {
-    if (!(op->watch = zkr__watch_new(z, watcher, wctx))) {
+    int kind = type == ZKR__OP_EXISTS ? ZKR__WATCH_EXIST
+               : type == ZKR__OP_GET  ? ZKR__WATCH_DATA
+                                      : ZKR__WATCH_CHILD;
+    if (!(op->watch = zkr__watch_new(z, watcher, wctx, kind, path))) {
       zkr__op_free(op);
       return ZKR_ENOMEM;
     }

@@ -209,7 +209,7 @@ static int connection_trouble(int rc) {
 
 /* Everything but the application's callback: runs first, so that a read
  * the callback issues sees the in-flight set and the gate already updated. */
-static void op_finish(zkr__op_t *op, int rc) {
+static void op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
   zkr_t *z = op->z;
   out_remove(op);
   if (op->member >= 0) {
@@ -224,7 +224,7 @@ static void op_finish(zkr__op_t *op, int rc) {
     if (connection_trouble(rc) && op->is_write) zkr__monitor_kick(z);
     if (op->watch) {
       int armed = rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE);
-      if (armed) zkr__watch_armed(op->watch, op->member);
+      if (armed) zkr__watch_armed(op->watch, op->member, rc == ZOK ? stat : NULL);
       else zkr__watch_discard(op->watch);
       op->watch = NULL;
     }
@@ -248,14 +248,14 @@ static void op_finish(zkr__op_t *op, int rc) {
 
 static void done_void(int rc, const void *data) {
   zkr__op_t *op = (zkr__op_t *)data;
-  op_finish(op, rc);
+  op_finish(op, rc, NULL);
   if (op->cb.v) CALL_USER(op->cb.v(rc, op->data));
   zkr__op_free(op);
 }
 
 static void done_stat(int rc, const struct Stat *stat, const void *data) {
   zkr__op_t *op = (zkr__op_t *)data;
-  op_finish(op, rc);
+  op_finish(op, rc, stat);
   if (op->cb.stat) CALL_USER(op->cb.stat(rc, rc == ZOK ? stat : NULL, op->data));
   zkr__op_free(op);
 }
@@ -263,16 +263,18 @@ static void done_stat(int rc, const struct Stat *stat, const void *data) {
 static void done_data(int rc, const char *value, int value_len,
                       const struct Stat *stat, const void *data) {
   zkr__op_t *op = (zkr__op_t *)data;
-  op_finish(op, rc);
+  op_finish(op, rc, stat);
   if (op->cb.data)
     CALL_USER(op->cb.data(rc, value, value_len, rc == ZOK ? stat : NULL, op->data));
   zkr__op_free(op);
 }
 
+/* get_children is sent as get_children2: the Stat lets a child watch be
+ * re-armed with a comparison (watch.c); the application gets no Stat. */
 static void done_strings(int rc, const struct String_vector *strings,
-                         const void *data) {
+                         const struct Stat *stat, const void *data) {
   zkr__op_t *op = (zkr__op_t *)data;
-  op_finish(op, rc);
+  op_finish(op, rc, stat);
   if (op->cb.strings) CALL_USER(op->cb.strings(rc, strings, op->data));
   zkr__op_free(op);
 }
@@ -280,7 +282,7 @@ static void done_strings(int rc, const struct String_vector *strings,
 static void done_strings_stat(int rc, const struct String_vector *strings,
                               const struct Stat *stat, const void *data) {
   zkr__op_t *op = (zkr__op_t *)data;
-  op_finish(op, rc);
+  op_finish(op, rc, stat);
   if (op->cb.strings_stat)
     CALL_USER(op->cb.strings_stat(rc, strings, rc == ZOK ? stat : NULL, op->data));
   zkr__op_free(op);
@@ -288,7 +290,7 @@ static void done_strings_stat(int rc, const struct String_vector *strings,
 
 static void done_string(int rc, const char *value, const void *data) {
   zkr__op_t *op = (zkr__op_t *)data;
-  op_finish(op, rc);
+  op_finish(op, rc, NULL);
   if (op->cb.string) CALL_USER(op->cb.string(rc, value, op->data));
   zkr__op_free(op);
 }
@@ -296,7 +298,7 @@ static void done_string(int rc, const char *value, const void *data) {
 static void done_string_stat(int rc, const char *value,
                              const struct Stat *stat, const void *data) {
   zkr__op_t *op = (zkr__op_t *)data;
-  op_finish(op, rc);
+  op_finish(op, rc, stat);
   if (op->cb.string_stat)
     CALL_USER(op->cb.string_stat(rc, value, rc == ZOK ? stat : NULL, op->data));
   zkr__op_free(op);
@@ -305,7 +307,7 @@ static void done_string_stat(int rc, const char *value,
 static void done_acl(int rc, struct ACL_vector *acl, struct Stat *stat,
                      const void *data) {
   zkr__op_t *op = (zkr__op_t *)data;
-  op_finish(op, rc);
+  op_finish(op, rc, stat);
   if (op->cb.acl) CALL_USER(op->cb.acl(rc, acl, rc == ZOK ? stat : NULL, op->data));
   zkr__op_free(op);
 }
@@ -324,9 +326,7 @@ void zkr__op_complete_error(zkr__op_t *op, int rc) {
   case ZKR__OP_SET:
   case ZKR__OP_EXISTS: done_stat(rc, NULL, op); break;
   case ZKR__OP_GET: done_data(rc, NULL, -1, NULL, op); break;
-  case ZKR__OP_GET_CHILDREN:
-    done_strings(rc, NULL, op);
-    break;
+  case ZKR__OP_GET_CHILDREN: done_strings(rc, NULL, NULL, op); break;
   case ZKR__OP_GET_CHILDREN2: done_strings_stat(rc, NULL, NULL, op); break;
   case ZKR__OP_GET_ACL: done_acl(rc, NULL, NULL, op); break;
   case ZKR__OP_SYNC: done_string(rc, NULL, op); break;
@@ -370,7 +370,7 @@ static int send_request(zkr__op_t *op, zhandle_t *zh) {
   case ZKR__OP_EXISTS: return zkr__zk->awexists(zh, p, wf, wc, done_stat, op);
   case ZKR__OP_GET: return zkr__zk->awget(zh, p, wf, wc, done_data, op);
   case ZKR__OP_GET_CHILDREN:
-    return zkr__zk->awget_children(zh, p, wf, wc, done_strings, op);
+    return zkr__zk->awget_children2(zh, p, wf, wc, done_strings, op);
   case ZKR__OP_GET_CHILDREN2:
     return zkr__zk->awget_children2(zh, p, wf, wc, done_strings_stat, op);
   case ZKR__OP_GET_ACL: return zkr__zk->aget_acl(zh, p, done_acl, op);

@@ -48,6 +48,8 @@ typedef struct zkr__member {
   _Atomic int hosted_on;    /* member whose server the session is on: its
                                own, or a live one after a rescue */
   _Atomic uint64_t down_since_ns; /* not connected since, 0 when connected */
+  int srvr_fail_streak;     /* consecutive failed srvr polls (monitor) */
+  _Atomic int suspect;      /* silent to srvr while others answer */
 
   _Atomic uint64_t reads, writes, syncs, errors, srvr_polls, srvr_failures;
   _Atomic uint64_t rescues;
@@ -244,19 +246,33 @@ void zkr__inflight_remove(struct zkr__inflight *s, const char *path);
 int zkr__inflight_contains(struct zkr__inflight *s, const char *path);
 
 /* ---- watch.c ---- */
+enum { ZKR__WATCH_DATA, ZKR__WATCH_EXIST, ZKR__WATCH_CHILD };
+enum {
+  ZKR__W_PENDING,   /* the read that sets it is in flight */
+  ZKR__W_ARMED,     /* live on member */
+  ZKR__W_REARMING,  /* being set again on a replaced session */
+  ZKR__W_LOST,      /* re-arm failed; the next replacement tries again */
+  ZKR__W_CONSUMED   /* event delivered by a re-arm; the server's is dropped */
+};
 struct zkr__watch {
   struct zkr *z;
   watcher_fn fn;    /* NULL: the global watcher */
   void *ctx;
+  int kind;         /* ZKR__WATCH_* */
+  char *path;
   int member;       /* member session it is armed on */
-  int armed;
+  int state;        /* ZKR__W_*, under watch_mu */
+  int existed;      /* the node as the arming read saw it */
+  int64_t mzxid, pzxid;
   struct zkr__watch *prev, *next;
 };
-zkr__watch_t *zkr__watch_new(struct zkr *z, watcher_fn fn, void *ctx);
-void zkr__watch_armed(zkr__watch_t *w, int member);
+zkr__watch_t *zkr__watch_new(struct zkr *z, watcher_fn fn, void *ctx, int kind,
+                             const char *path);
+void zkr__watch_armed(zkr__watch_t *w, int member, const struct Stat *stat);
 void zkr__watch_discard(zkr__watch_t *w);
 void zkr__watch_trampoline(zhandle_t *zh, int type, int state,
                            const char *path, void *ctx);
+void zkr__watch_rearm_member(struct zkr *z, zkr__member_t *m);
 void zkr__watch_free_all(struct zkr *z);
 
 /* ---- validation (api.c) ---- */

@@ -70,7 +70,8 @@ void zkr__member_close(zkr__member_t *m) {
 }
 
 int zkr__member_usable(const zkr__member_t *m) {
-  return m->state == ZOO_CONNECTED_STATE && m->joined && !m->expired;
+  return m->state == ZOO_CONNECTED_STATE && m->joined && !m->expired &&
+         !m->suspect;
 }
 
 /* Health as the router sees it: in the read pool, or not. */

@@ -38,15 +38,31 @@ static void poll_members(zkr_t *z) {
     started[i] = pthread_create(&threads[i], NULL, poll_one, &polls[i]) == 0;
     if (!started[i]) poll_one(&polls[i]);
   }
-  int best = -1;
+  int best = -1, answered = 0;
   int64_t best_zxid = -1;
   uint32_t best_epoch = 0;
   for (size_t i = 0; i < z->n; i++) {
     if (started[i]) pthread_join(threads[i], NULL);
+    answered += polls[i].rc == ZOK;
+  }
+  for (size_t i = 0; i < z->n; i++) {
     zkr__member_t *m = &z->members[i];
     zkr__srvr_reply_t *r = &polls[i].reply;
     int rc = polls[i].rc;
     m->srvr_polls++;
+    /* Silent twice in a row while others answer: the server is hung or cut
+     * off even if its session has not noticed yet (that takes two thirds
+     * of the session timeout).  New operations avoid it from now on. */
+    int streak = rc == ZOK ? 0 : m->srvr_fail_streak + 1;
+    m->srvr_fail_streak = streak;
+    int suspect = streak >= 2 && answered > 0;
+    if (suspect != m->suspect) {
+      m->suspect = suspect;
+      pthread_mutex_lock(&m->health_mu);
+      zkr__health_set_usable(&m->health, zkr__member_usable(m), zkr__now_ns());
+      pthread_mutex_unlock(&m->health_mu);
+      zkr__session_update(z);
+    }
     if (rc != ZOK && rc != ZKR_ESRVR_NOT_SERVING) {
       m->srvr_failures++;
       m->role = rc == ZKR_ESRVR_CONNECT || rc == ZKR_ESRVR_TIMEOUT
@@ -110,11 +126,12 @@ static void rescue(zkr_t *z, zkr__member_t *m, uint64_t now) {
   if (!zkr__member_usable(m) && down && now - down > (uint64_t)z->rescue_ms * 1000000u) {
     int t = rescue_target(z, m);
     if (t < 0 || !zkr__member_client_id(m, &cid)) return;
-    zkr__member_open(m, t, &cid);
+    if (zkr__member_open(m, t, &cid) != ZOK) return;
     m->rescues++;
+    zkr__watch_rearm_member(z, m);
   } else if (zkr__member_usable(m) && m->hosted_on != m->index && serving(m) &&
              zkr__member_client_id(m, &cid)) {
-    zkr__member_open(m, m->index, &cid);
+    if (zkr__member_open(m, m->index, &cid) == ZOK) zkr__watch_rearm_member(z, m);
   }
 }
 

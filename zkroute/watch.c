@@ -1,18 +1,29 @@
 /* Watch registry: every watch the application sets is armed on a member
  * session through a trampoline record, so that the event reaches the
- * application's watcher with the application's handle, and member-session
- * state events stay hidden.  Records live in one list per handle, so close
- * frees those that never fired. */
+ * application's watcher with the application's handle and member-session
+ * state events stay hidden.  A record remembers its path, its kind and what
+ * the node looked like when it was armed; when the member's session is
+ * replaced (a rescue re-attaches it to another server, which forgets the
+ * old connection's watches), the registry re-arms the watch on the new
+ * session and, if the node changed meanwhile, delivers the event the
+ * application would have had.  Records live in one list per handle, so
+ * close frees those that never fired. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
-zkr__watch_t *zkr__watch_new(zkr_t *z, watcher_fn fn, void *ctx) {
+zkr__watch_t *zkr__watch_new(zkr_t *z, watcher_fn fn, void *ctx, int kind,
+                             const char *path) {
   zkr__watch_t *w = calloc(1, sizeof *w);
-  if (!w) return NULL;
+  if (!w || !(w->path = strdup(path))) {
+    free(w);
+    return NULL;
+  }
   w->z = z;
   w->fn = fn;
   w->ctx = ctx;
+  w->kind = kind;
   w->member = -1;
   pthread_mutex_lock(&z->watch_mu);
   w->next = z->watch_list;
@@ -23,47 +34,57 @@ zkr__watch_t *zkr__watch_new(zkr_t *z, watcher_fn fn, void *ctx) {
 }
 
 static void unlink_locked(zkr_t *z, zkr__watch_t *w) {
+  if (w->state == ZKR__W_ARMED) z->members[w->member].watches--;
   if (w->prev) w->prev->next = w->next;
   else z->watch_list = w->next;
   if (w->next) w->next->prev = w->prev;
 }
 
-/* The read that set the watch succeeded: the watch is live on member. */
-void zkr__watch_armed(zkr__watch_t *w, int member) {
-  pthread_mutex_lock(&w->z->watch_mu);
-  w->member = member;
-  w->armed = 1;
-  pthread_mutex_unlock(&w->z->watch_mu);
-  w->z->members[member].watches++;
-}
-
-/* The read failed and ZooKeeper did not register the watch. */
-void zkr__watch_discard(zkr__watch_t *w) {
+/* Takes w out of the registry and returns the state it was in. */
+static int unlink_record(zkr__watch_t *w) {
   zkr_t *z = w->z;
   pthread_mutex_lock(&z->watch_mu);
+  int state = w->state;
   unlink_locked(z, w);
   pthread_mutex_unlock(&z->watch_mu);
+  return state;
+}
+
+static void free_record(zkr__watch_t *w) {
+  free(w->path);
   free(w);
 }
 
-void zkr__watch_trampoline(zhandle_t *zh, int type, int state,
-                           const char *path, void *ctx) {
-  (void)zh;
-  zkr__watch_t *w = ctx;
-  zkr_t *z = w->z;
-  if (type == ZOO_SESSION_EVENT) {
-    /* A member session's own state change: the virtual session reports
-     * what the application must know (session.c).  An expired or closed
-     * session drops its watches, so the record goes too. */
-    if (state != ZOO_EXPIRED_SESSION_STATE && state != ZOO_AUTH_FAILED_STATE)
-      return;
-    pthread_mutex_lock(&z->watch_mu);
-    if (w->armed) z->members[w->member].watches--;
-    unlink_locked(z, w);
-    pthread_mutex_unlock(&z->watch_mu);
-    free(w);
-    return;
+static void drop(zkr__watch_t *w) {
+  unlink_record(w);
+  free_record(w);
+}
+
+static void remember(zkr__watch_t *w, const struct Stat *stat) {
+  w->existed = stat != NULL;
+  if (stat) {
+    w->mzxid = stat->mzxid;
+    w->pzxid = stat->pzxid;
   }
+}
+
+/* The read that set the watch succeeded: the watch is live on member.
+ * stat is the node as that read saw it (NULL: it did not exist). */
+void zkr__watch_armed(zkr__watch_t *w, int member, const struct Stat *stat) {
+  zkr_t *z = w->z;
+  pthread_mutex_lock(&z->watch_mu);
+  w->member = member;
+  w->state = ZKR__W_ARMED;
+  remember(w, stat);
+  z->members[member].watches++;
+  pthread_mutex_unlock(&z->watch_mu);
+}
+
+/* The read failed and ZooKeeper did not register the watch. */
+void zkr__watch_discard(zkr__watch_t *w) { drop(w); }
+
+static void deliver(zkr__watch_t *w, int type) {
+  zkr_t *z = w->z;
   watcher_fn fn = w->fn;
   void *wctx = w->ctx;
   if (!fn) {
@@ -72,23 +93,141 @@ void zkr__watch_trampoline(zhandle_t *zh, int type, int state,
     wctx = z->context;
     pthread_mutex_unlock(&z->ctx_mu);
   }
-  /* Data and child watches fire once: the record is done. */
-  pthread_mutex_lock(&z->watch_mu);
-  if (w->armed) z->members[w->member].watches--;
-  unlink_locked(z, w);
-  pthread_mutex_unlock(&z->watch_mu);
-  free(w);
   if (fn && !z->closing) {
     zkr__in_callback++;
-    fn(zkr_as_zh(z), type, ZOO_CONNECTED_STATE, path, wctx);
+    fn(zkr_as_zh(z), type, ZOO_CONNECTED_STATE, w->path, wctx);
     zkr__in_callback--;
   }
+}
+
+void zkr__watch_trampoline(zhandle_t *zh, int type, int state,
+                           const char *path, void *ctx) {
+  (void)zh;
+  (void)path;
+  zkr__watch_t *w = ctx;
+  if (type == ZOO_SESSION_EVENT) {
+    /* A member session's own state change: the virtual session reports
+     * what the application must know (session.c).  An expired session
+     * drops its watches, so the record goes too. */
+    if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE)
+      drop(w);
+    return;
+  }
+  /* Data and child watches fire once.  A record whose event was already
+   * delivered by a re-arm (consumed) only waited for this to go. */
+  if (unlink_record(w) != ZKR__W_CONSUMED) deliver(w, type);
+  free_record(w);
+}
+
+/* ---- re-arming after a session was replaced ---- */
+
+static int changed_event(const zkr__watch_t *w, int rc, const struct Stat *st) {
+  int exists = rc == ZOK;
+  if (w->existed && !exists) return ZOO_DELETED_EVENT;
+  if (!w->existed && exists) return ZOO_CREATED_EVENT;
+  if (!exists) return 0;
+  if (w->kind == ZKR__WATCH_CHILD) return st->pzxid != w->pzxid ? ZOO_CHILD_EVENT : 0;
+  return st->mzxid != w->mzxid ? ZOO_CHANGED_EVENT : 0;
+}
+
+/* Compares the node now with the node at arming.  A change means the
+ * application missed an event: it gets it now, once, and the watch the
+ * re-arm just set is marked consumed (its own event, if any, is dropped).
+ * A watch that could not be re-armed (node gone for a data or child
+ * watch) ends with its event. */
+static void rearmed(zkr__watch_t *w, int rc, const struct Stat *st) {
+  zkr_t *z = w->z;
+  int rearm_ok = rc == ZOK || (w->kind == ZKR__WATCH_EXIST && rc == ZNONODE);
+  if (rc != ZOK && rc != ZNONODE) {
+    /* The new session failed too (closing, lost again): the record waits
+     * for the next replacement; close frees it. */
+    pthread_mutex_lock(&z->watch_mu);
+    w->state = ZKR__W_LOST;
+    pthread_mutex_unlock(&z->watch_mu);
+    return;
+  }
+  int event = changed_event(w, rc, st);
+  if (!rearm_ok) {
+    /* A data or child watch on a node that is gone: no watch is set, the
+     * deletion is the application's event. */
+    unlink_record(w);
+    if (event) deliver(w, event);
+    free_record(w);
+    return;
+  }
+  pthread_mutex_lock(&z->watch_mu);
+  if (event) {
+    w->state = ZKR__W_CONSUMED;
+  } else {
+    w->state = ZKR__W_ARMED;
+    z->members[w->member].watches++;
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+  if (event) deliver(w, event);
+}
+
+static void rearm_stat(int rc, const struct Stat *st, const void *data) {
+  rearmed((zkr__watch_t *)data, rc, st);
+}
+
+static void rearm_data(int rc, const char *v, int len, const struct Stat *st,
+                       const void *data) {
+  (void)v;
+  (void)len;
+  rearmed((zkr__watch_t *)data, rc, st);
+}
+
+static void rearm_children(int rc, const struct String_vector *s,
+                           const struct Stat *st, const void *data) {
+  (void)s;
+  rearmed((zkr__watch_t *)data, rc, st);
+}
+
+/* Re-arms every live watch of member m on its current session.  Called by
+ * the monitor after m's session was re-attached elsewhere: the server side
+ * of the old connection's watches is gone, and the new zhandle has none. */
+void zkr__watch_rearm_member(zkr_t *z, zkr__member_t *m) {
+  pthread_mutex_lock(&z->watch_mu);
+  size_t n = 0, cap = 0;
+  for (zkr__watch_t *w = z->watch_list; w; w = w->next) cap++;
+  zkr__watch_t **todo = malloc((cap ? cap : 1) * sizeof *todo);
+  for (zkr__watch_t *w = z->watch_list; todo && w; w = w->next) {
+    if (w->member != m->index) continue;
+    if (w->state != ZKR__W_ARMED && w->state != ZKR__W_LOST) continue;
+    if (w->state == ZKR__W_ARMED) m->watches--;
+    w->state = ZKR__W_REARMING;
+    todo[n++] = w;
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+  if (!todo) return; /* out of memory: they stay as they are */
+  pthread_rwlock_rdlock(&m->zh_lock);
+  for (size_t i = 0; i < n; i++) {
+    zkr__watch_t *w = todo[i];
+    int rc = ZINVALIDSTATE;
+    if (!m->zh)
+      ;
+    else if (w->kind == ZKR__WATCH_DATA)
+      rc = zkr__zk->awget(m->zh, w->path, zkr__watch_trampoline, w, rearm_data, w);
+    else if (w->kind == ZKR__WATCH_CHILD)
+      rc = zkr__zk->awget_children2(m->zh, w->path, zkr__watch_trampoline, w,
+                                    rearm_children, w);
+    else
+      rc = zkr__zk->awexists(m->zh, w->path, zkr__watch_trampoline, w, rearm_stat, w);
+    if (rc != ZOK) {
+      pthread_mutex_lock(&z->watch_mu);
+      w->state = ZKR__W_LOST; /* for the next replacement */
+      pthread_mutex_unlock(&z->watch_mu);
+    }
+  }
+  pthread_rwlock_unlock(&m->zh_lock);
+  free(todo);
 }
 
 void zkr__watch_free_all(zkr_t *z) {
   pthread_mutex_lock(&z->watch_mu);
   for (zkr__watch_t *w = z->watch_list, *n; w; w = n) {
     n = w->next;
+    free(w->path);
     free(w);
   }
   z->watch_list = NULL;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hosts.h"
@@ -99,6 +100,27 @@ void it_path(char *buf, size_t len, const char *name) {
   zoo_create(zh, "/it", NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
   zookeeper_close(zh);
   snprintf(buf, len, "/it/%s-%d-%d", name, (int)getpid(), n++);
+}
+
+int it_ensemble(const char *cmd, int member) {
+  const char *sh = getenv("ZKR_TEST_ENSEMBLE_SH"), *dir = getenv("ZKR_TEST_DIR");
+  ck_assert_msg(sh && dir, "ZKR_TEST_ENSEMBLE_SH / ZKR_TEST_DIR not set: run through tests/integration.sh");
+  char line[1024];
+  if (member >= 0)
+    snprintf(line, sizeof line, "bash '%s' %s '%s' %d >/dev/null", sh, cmd, dir, member + 1);
+  else
+    snprintf(line, sizeof line, "bash '%s' %s '%s' >/dev/null", sh, cmd, dir);
+  int st = system(line);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Restarts whatever member is down, then waits for a leader. */
+void it_ensemble_heal(void) {
+  for (int i = 0; i < IT_MEMBERS; i++) {
+    if (it_ensemble("pid", i) != 0) ck_assert_int_eq(it_ensemble("restart", i), 0);
+    it_ensemble("resume", i);
+  }
+  ck_assert_int_eq(it_ensemble("wait-leader", -1), 0);
 }
 
 int it_run(Suite *s) {

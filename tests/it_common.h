@@ -29,5 +29,12 @@ void it_path(char *buf, size_t len, const char *name);
 void it_sleep_ms(int ms);
 uint64_t it_now_ms(void);
 int it_run(Suite *s);
+/* Runs `ensemble.sh CMD DIR [member]` on the harness's ensemble (member is
+ * 0-based here, as in zkr_stats; -1: none).  Returns the exit status; the
+ * test skips (exit 77 from the script) are reported as failures, since CI
+ * always runs a local ensemble. */
+int it_ensemble(const char *cmd, int member);
+/* Waits until the ensemble has a leader again and every member serves. */
+void it_ensemble_heal(void);
 
 #endif

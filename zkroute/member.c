@@ -70,8 +70,10 @@ void zkr__member_close(zkr__member_t *m) {
 }
 
 int zkr__member_usable(const zkr__member_t *m) {
+  /* A suspect server (silent to srvr) only matters while the session is
+   * on it: a rescued session lives on another server. */
   return m->state == ZOO_CONNECTED_STATE && m->joined && !m->expired &&
-         !m->suspect;
+         !(m->suspect && m->hosted_on == m->index);
 }
 
 /* Health as the router sees it: in the read pool, or not. */

@@ -101,10 +101,18 @@ void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path,
   zkr_t *z = m->z;
   if (type != ZOO_SESSION_EVENT || z->closing) return;
   /* A zhandle being replaced (rescue, re-creation) still reports while it
-   * closes: only the current one speaks for the member. */
+   * closes: only the current one speaks for the member.  A session moved
+   * to the member's keeper slot speaks for the keeper. */
   pthread_rwlock_rdlock(&m->zh_lock);
   int current = zh == m->zh;
   pthread_rwlock_unlock(&m->zh_lock);
+  if (!current && !m->keeper) {
+    zkr__member_t *k = &z->members[z->n + (size_t)m->index];
+    pthread_rwlock_rdlock(&k->zh_lock);
+    current = zh == k->zh;
+    pthread_rwlock_unlock(&k->zh_lock);
+    if (current) m = k;
+  }
   if (!current) return;
   int was_usable = zkr__member_usable(m);
   m->state = state;
@@ -147,4 +155,34 @@ int zkr__member_client_id(zkr__member_t *m, clientid_t *out) {
   if (c) *out = *c;
   pthread_rwlock_unlock(&m->zh_lock);
   return c && c->client_id != 0;
+}
+
+/* Moves m's session, with the ephemerals and watches it holds, to m's
+ * keeper slot, so that m can open a fresh session on its own server.
+ * Needed to bring a rescued session home: closing it would close the
+ * ZooKeeper session (zookeeper_close of a connected handle ends it, and its
+ * ephemeral nodes with it).  Returns ZOK, or -1 when the slot is taken. */
+int zkr__member_keep(zkr__member_t *m) {
+  zkr_t *z = m->z;
+  zkr__member_t *k = &z->members[z->n + (size_t)m->index];
+  pthread_rwlock_wrlock(&m->zh_lock);
+  pthread_rwlock_wrlock(&k->zh_lock);
+  int rc = -1;
+  if (!k->zh) {
+    k->zh = m->zh;
+    m->zh = NULL;
+    k->state = m->state;
+    k->joined = m->joined;
+    k->hosted_on = m->hosted_on;
+    k->ephemerals = m->ephemerals;
+    k->down_since_ns = m->down_since_ns;
+    k->expired = 0;
+    m->ephemerals = 0;
+    m->state = ZOO_NOTCONNECTED_STATE;
+    rc = ZOK;
+  }
+  pthread_rwlock_unlock(&k->zh_lock);
+  pthread_rwlock_unlock(&m->zh_lock);
+  if (rc == ZOK) zkr__watch_move(z, m->index, k->index);
+  return rc;
 }

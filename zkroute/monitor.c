@@ -129,16 +129,27 @@ static void rescue(zkr_t *z, zkr__member_t *m, uint64_t now) {
     if (zkr__member_open(m, t, &cid) != ZOK) return;
     m->rescues++;
     zkr__watch_rearm_member(z, m);
-  } else if (zkr__member_usable(m) && m->hosted_on != m->index && serving(m) &&
-             zkr__member_client_id(m, &cid)) {
-    if (zkr__member_open(m, m->index, &cid) == ZOK) zkr__watch_rearm_member(z, m);
+  } else if (!m->keeper && zkr__member_usable(m) && m->hosted_on != m->index &&
+             serving(m)) {
+    /* Home again.  A session that holds nothing is simply replaced; one
+     * that holds ephemerals or watches moves to the keeper slot (closing
+     * it would end it) and the member opens a fresh session at home. */
+    if (m->ephemerals > 0 || m->watches > 0) {
+      if (zkr__member_keep(m) != ZOK) return;
+    }
+    zkr__member_open(m, m->index, NULL);
   }
 }
 
 static void housekeeping(zkr_t *z) {
   uint64_t now = zkr__now_ns();
-  for (size_t i = 0; i < z->n && !z->mon_stop; i++) {
+  for (size_t i = 0; i < 2 * z->n && !z->mon_stop; i++) {
     zkr__member_t *m = &z->members[i];
+    if (m->keeper) {
+      /* A kept session is rescued like any other, never re-created. */
+      if (m->zh && !m->expired) rescue(z, m, now);
+      continue;
+    }
     /* An expired session that held nothing is replaced silently; one that
      * held ephemerals or watches expired the virtual session instead. */
     if (m->expired && !z->expired) zkr__member_open(m, m->index, NULL);

@@ -223,6 +223,21 @@ void zkr__watch_rearm_member(zkr_t *z, zkr__member_t *m) {
   free(todo);
 }
 
+/* The watches armed on member `from`'s session now live on `to` (the
+ * session moved: zkr__member_keep). */
+void zkr__watch_move(zkr_t *z, int from, int to) {
+  pthread_mutex_lock(&z->watch_mu);
+  for (zkr__watch_t *w = z->watch_list; w; w = w->next) {
+    if (w->member != from) continue;
+    if (w->state == ZKR__W_ARMED) {
+      z->members[from].watches--;
+      z->members[to].watches++;
+    }
+    w->member = to;
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+}
+
 void zkr__watch_free_all(zkr_t *z) {
   pthread_mutex_lock(&z->watch_mu);
   for (zkr__watch_t *w = z->watch_list, *n; w; w = n) {

@@ -5,6 +5,7 @@
  * Exit codes: 0 success, 1 an operation or connection failed, 2 usage. */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -29,6 +30,8 @@ enum {
   F_SEQUENTIAL = 1 << 3,
   F_VERSION = 1 << 4,
   F_STATS = 1 << 5,
+  F_THREADS = 1 << 6,
+  F_READ_RATIO = 1 << 7,
 };
 
 typedef struct {
@@ -37,6 +40,8 @@ typedef struct {
   int verbose;
   int ops;
   int version;
+  int threads;       /* workload */
+  double read_ratio; /* workload */
   unsigned used;   /* F_* flags given on the command line */
   char **args;     /* subcommand and its operands */
   int nargs;
@@ -60,6 +65,8 @@ static const char usage_text[] =
     "[--sequential]\n"
     "       zkroute [OPTIONS] delete HOSTS PATH [--version N]\n"
     "       zkroute [OPTIONS] ls HOSTS PATH\n"
+    "       zkroute [OPTIONS] workload HOSTS [--ops N] [--threads T] "
+    "[--read-ratio R]\n"
     "       zkroute options\n"
     "options:\n"
     "  -o KEY=VALUE   set a zkroute option (repeatable; see `zkroute "
@@ -457,6 +464,81 @@ static int cmd_options(void) {
   return EXIT_SUCCESS;
 }
 
+/* ---- workload: the demo's routed read/write mix ---- */
+
+#define WL_KEYS 50
+
+typedef struct {
+  zkr_t *z;
+  int ops;
+  double read_ratio;
+  unsigned seed;
+  int reads, writes, errors;
+} worker_t;
+
+static void *workload_thread(void *arg) {
+  worker_t *w = arg;
+  for (int i = 0; i < w->ops; i++) {
+    char path[64], buf[64];
+    int len = sizeof buf, rc;
+    snprintf(path, sizeof path, "/zkroute-demo/k%02d", rand_r(&w->seed) % WL_KEYS);
+    if (rand_r(&w->seed) < w->read_ratio * ((double)RAND_MAX + 1)) {
+      rc = zkr_get(w->z, path, 0, buf, &len, NULL);
+      w->reads++;
+    } else {
+      len = snprintf(buf, sizeof buf, "v%d", i);
+      rc = zkr_set(w->z, path, buf, len, -1);
+      w->writes++;
+    }
+    if (rc != ZOK) w->errors++;
+  }
+  return NULL;
+}
+
+/* Runs --ops operations (default 5000) from --threads threads (default 8),
+ * a --read-ratio share of them reads (default 0.8), over 50 keys under
+ * /zkroute-demo, then prints where they went. */
+static int cmd_workload(zkr_t *z, const cli_t *c) {
+  int rc = wait_ready(z, c->timeout_ms, 1);
+  if (rc != ZOK) {
+    wait_failed(z, rc, c->timeout_ms, 1);
+    return EXIT_FAILURE;
+  }
+  rc = zkr_create(z, "/zkroute-demo", NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+  if (rc != ZOK && rc != ZNODEEXISTS) return fail("create /zkroute-demo", rc);
+  for (int k = 0; k < WL_KEYS; k++) {
+    char path[64];
+    snprintf(path, sizeof path, "/zkroute-demo/k%02d", k);
+    rc = zkr_create(z, path, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+    if (rc != ZOK && rc != ZNODEEXISTS) return fail(path, rc);
+  }
+  int threads = c->used & F_THREADS ? c->threads : 8;
+  int ops = c->used & F_OPS ? c->ops : 5000;
+  double ratio = c->used & F_READ_RATIO ? c->read_ratio : 0.8;
+  worker_t w[64];
+  pthread_t th[64];
+  double t0 = now_ms();
+  for (int i = 0; i < threads; i++) {
+    w[i] = (worker_t){.z = z, .ops = ops / threads + (i < ops % threads),
+                      .read_ratio = ratio, .seed = (unsigned)i * 7919u + 1};
+    pthread_create(&th[i], NULL, workload_thread, &w[i]);
+  }
+  int reads = 0, writes = 0, errors = 0;
+  for (int i = 0; i < threads; i++) {
+    pthread_join(th[i], NULL);
+    reads += w[i].reads;
+    writes += w[i].writes;
+    errors += w[i].errors;
+  }
+  double secs = (now_ms() - t0) / 1000.0;
+  printf("%d operations (%d reads, %d writes) from %d threads in %.2f s "
+         "(%.0f ops/s), %d errors\n\n",
+         reads + writes, reads, writes, threads, secs,
+         secs > 0 ? (reads + writes) / secs : 0.0, errors);
+  report(stdout, z, 0, 1);
+  return errors ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 static const cmd_t commands[] = {
     {"status", 1, 1, F_OPS | F_JSON, 1, cmd_status},
     {"get", 2, 2, F_STATS, 0, cmd_get},
@@ -464,12 +546,13 @@ static const cmd_t commands[] = {
     {"create", 2, 3, F_STATS | F_EPHEMERAL | F_SEQUENTIAL, 0, cmd_create},
     {"delete", 2, 2, F_STATS | F_VERSION, 0, cmd_delete},
     {"ls", 2, 2, F_STATS, 0, cmd_ls},
+    {"workload", 1, 1, F_OPS | F_THREADS | F_READ_RATIO, 1, cmd_workload},
 };
 
 /* ---- argument parsing ---- */
 
 enum { OPT_TIMEOUT = 256, OPT_STATS, OPT_JSON, OPT_OPS, OPT_EPHEMERAL,
-       OPT_SEQUENTIAL, OPT_VERSION };
+       OPT_SEQUENTIAL, OPT_VERSION, OPT_THREADS, OPT_READ_RATIO };
 
 static const struct option long_opts[] = {
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
@@ -479,6 +562,8 @@ static const struct option long_opts[] = {
     {"ephemeral", no_argument, NULL, OPT_EPHEMERAL},
     {"sequential", no_argument, NULL, OPT_SEQUENTIAL},
     {"version", required_argument, NULL, OPT_VERSION},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"read-ratio", required_argument, NULL, OPT_READ_RATIO},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -525,6 +610,18 @@ static int parse_one(cli_t *c, int opt) {
     c->used |= F_VERSION;
     return number_arg("--version", optarg, -1, INT_MAX, &c->version)
                ? 0 : EXIT_USAGE;
+  case OPT_THREADS:
+    c->used |= F_THREADS;
+    return number_arg("--threads", optarg, 1, 64, &c->threads) ? 0 : EXIT_USAGE;
+  case OPT_READ_RATIO: {
+    char *end;
+    c->used |= F_READ_RATIO;
+    c->read_ratio = strtod(optarg, &end);
+    if (end != optarg && *end == '\0' && c->read_ratio >= 0 && c->read_ratio <= 1)
+      return 0;
+    usage_error("--read-ratio: '%s' is not a number from 0 to 1", optarg);
+    return EXIT_USAGE;
+  }
   case OPT_STATS: c->used |= F_STATS; return 0;
   case OPT_JSON: c->used |= F_JSON; return 0;
   case OPT_EPHEMERAL: c->used |= F_EPHEMERAL; return 0;
@@ -552,9 +649,9 @@ static int parse_args(cli_t *c, int argc, char **argv) {
 }
 
 /* Indexed by the bit number of the F_* flags. */
-static const char *const flag_names[] = {"--ops",       "--json",
-                                         "--ephemeral", "--sequential",
-                                         "--version",   "--stats"};
+static const char *const flag_names[] = {
+    "--ops",     "--json",  "--ephemeral", "--sequential",
+    "--version", "--stats", "--threads",   "--read-ratio"};
 
 static const cmd_t *find_command(const cli_t *c) {
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

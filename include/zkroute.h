@@ -69,7 +69,9 @@ typedef enum {
   ZKR_POLICY_HYBRID,      /* writes: leader; reads: rotating healthy followers */
   ZKR_POLICY_ROUND_ROBIN, /* every operation: all members in turn */
   ZKR_POLICY_LEADER_ONLY, /* every operation: the leader */
-  ZKR_POLICY_STICKY       /* every operation: one random member (stock) */
+  ZKR_POLICY_STICKY,      /* every operation: one random member (stock) */
+  ZKR_POLICY_BOLTZMANN    /* every operation: a usable member drawn with
+                             probability ~ exp(-latency EWMA / temperature) */
 } zkr_policy_t;
 
 /* How reads are made consistent (DESIGN.md section 3). */
@@ -107,6 +109,8 @@ typedef struct zkr_options {
   /* Failover (DESIGN.md section 4; docs/failover.md). */
   int rescue_ms;          /* re-attach a stranded session after this long
                              (default: a third of the session timeout) */
+  /* Policy boltzmann (DESIGN.md section 7; docs/benchmarks.md). */
+  double boltzmann_temperature; /* softmax temperature in ms (default 1) */
 } zkr_options_t;
 
 #define ZKR_OPTIONS_INIT {.version = ZKR_OPTIONS_VERSION}
@@ -141,6 +145,20 @@ ZKR_API zkr_t *zkr_init(const char *host, watcher_fn fn, int recv_timeout,
 ZKR_API int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
                           int recv_timeout, const clientid_t *clientid,
                           void *context, int flags, const zkr_options_t *opts);
+
+/* As zkr_init(), configured by the environment, as the LD_PRELOAD
+ * interposer is (docs/dropin.md): ZKROUTE_POLICY and one ZKROUTE_<OPTION>
+ * per option (a bad value prints one line on stderr and keeps the
+ * default), ZKROUTE_STATS=FILE (the handle's zkr_stats_json() is appended
+ * to FILE, with the pid and program name, when it closes or when the
+ * process exits with it open), ZKROUTE_VERBOSE=1.  ZKROUTE=off cannot
+ * bypass zkroute here: it selects policy sticky and consistency local (one
+ * session for everything, as the stock client) and says so on stderr.  The
+ * environment is read once per process, at the first call.  The compat
+ * header's zookeeper_init() is this call.  Returns as zkr_init(). */
+ZKR_API zkr_t *zkr_init_env(const char *host, watcher_fn fn, int recv_timeout,
+                            const clientid_t *clientid, void *context,
+                            int flags);
 
 /* Closes every member session.  Every outstanding completion fires exactly
  * once (ZCLOSING where it did not finish).  May be called from a callback:
@@ -313,6 +331,11 @@ typedef struct zkr_stats {
  * snapshot in *out (free with zkr_stats_free), ZBADARGUMENTS or ZKR_ENOMEM. */
 ZKR_API int zkr_stats(zkr_t *z, zkr_stats_t **out);
 ZKR_API void zkr_stats_free(zkr_stats_t *s);
+
+/* The same snapshot as one line of JSON (no newline; schema in
+ * docs/dropin.md).  Returns ZOK and a malloc'd string in *out (free it with
+ * free()), ZBADARGUMENTS or ZKR_ENOMEM. */
+ZKR_API int zkr_stats_json(zkr_t *z, char **out);
 
 /* ---- names ---- */
 /* Text for any code, ZooKeeper's or zkroute's; never NULL. */

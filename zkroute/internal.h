@@ -27,6 +27,8 @@ static inline uint64_t zkr__now_ns(void) {
 typedef struct zkr__member {
   struct zkr *z;
   int index;
+  int keeper; /* a keeper slot: holds a session that moved out of a member
+                 (see zkr__member_keep); never routed to */
   zkr__host_t host;
   char address[ZKR__HOST_NAME_MAX + 16]; /* "host:port" for display */
   char *connect;                         /* "host:port/chroot" */
@@ -99,6 +101,8 @@ typedef struct zkr__op {
   zoo_op_t *multi_ops;          /* deep copy */
   zoo_op_result_t *multi_results; /* the caller's, filled by ZooKeeper */
   zkr__watch_t *watch;          /* NULL: no watch */
+  int watch_reused;             /* watch is an armed record set again */
+  int pin;                      /* member it must go to, -1 any */
 
   /* Paths registered in the in-flight set by this write. */
   char **inflight;
@@ -131,7 +135,7 @@ struct zkr {
   zkr_options_t opts;
   zkr__health_cfg_t hcfg;
   zkr__hostlist_t hosts;
-  size_t n;
+  size_t n;                /* members; members[n..2n) are keeper slots */
   zkr__member_t *members;
 
   int recv_timeout;
@@ -174,6 +178,9 @@ struct zkr {
   pthread_mutex_t auth_mu;
   struct zkr__auth *auths;
 
+  /* Serialises the application's callbacks (session.c). */
+  pthread_mutex_t cb_mu;
+
   /* Operations handed to ZooKeeper, not yet completed (completion.c). */
   pthread_mutex_t out_mu;
   zkr__op_t *out_list;
@@ -194,6 +201,7 @@ struct zkr {
 /* ---- member.c ---- */
 int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid);
 int zkr__member_client_id(zkr__member_t *m, clientid_t *out);
+int zkr__member_keep(zkr__member_t *m);
 void zkr__member_close(zkr__member_t *m);
 int zkr__member_usable(const zkr__member_t *m);
 void zkr__member_maybe_join(zkr__member_t *m);
@@ -211,6 +219,8 @@ void zkr__session_update(struct zkr *z);
 void zkr__auth_replay(zkr__member_t *m);
 void zkr__auth_free_all(struct zkr *z);
 extern _Thread_local int zkr__in_callback;
+void zkr__callback_enter(struct zkr *z);
+void zkr__callback_leave(struct zkr *z);
 
 /* ---- monitor.c ---- */
 int zkr__monitor_start(struct zkr *z);
@@ -270,10 +280,16 @@ zkr__watch_t *zkr__watch_new(struct zkr *z, watcher_fn fn, void *ctx, int kind,
                              const char *path);
 void zkr__watch_armed(zkr__watch_t *w, int member, const struct Stat *stat);
 void zkr__watch_discard(zkr__watch_t *w);
+zkr__watch_t *zkr__watch_find(struct zkr *z, int kind, const char *path,
+                              watcher_fn fn, void *ctx);
 void zkr__watch_trampoline(zhandle_t *zh, int type, int state,
                            const char *path, void *ctx);
 void zkr__watch_rearm_member(struct zkr *z, zkr__member_t *m);
+void zkr__watch_move(struct zkr *z, int from, int to);
 void zkr__watch_free_all(struct zkr *z);
+
+/* ---- env.c (ZKROUTE_STATS records; the interposer's destroy hook) ---- */
+void zkr__env_close_hook(struct zkr *z, int phase);
 
 /* ---- validation (api.c) ---- */
 int zkr__check_path(const char *path);

@@ -8,6 +8,25 @@
 
 #include "internal.h"
 
+/* ---- callbacks ---- */
+
+/* The application's callbacks of one handle run one at a time, as with a
+ * stock session, whose single completion thread runs them all: programs
+ * rely on it (shared state without locks, output that must not
+ * interleave).  Here each member session has its own completion thread, so
+ * a recursive lock serialises them; recursive because a callback may call
+ * zkr_ functions that complete something at once.  It also marks the
+ * thread as inside a callback (ZKR_EINCALLBACK for blocking calls). */
+void zkr__callback_enter(zkr_t *z) {
+  pthread_mutex_lock(&z->cb_mu);
+  zkr__in_callback++;
+}
+
+void zkr__callback_leave(zkr_t *z) {
+  zkr__in_callback--;
+  pthread_mutex_unlock(&z->cb_mu);
+}
+
 /* ---- state ---- */
 
 static int derive_state(zkr_t *z) {
@@ -32,9 +51,9 @@ void zkr__session_update(zkr_t *z) {
     void *ctx = z->context;
     pthread_mutex_unlock(&z->ctx_mu);
     if (fn) {
-      zkr__in_callback++;
+      zkr__callback_enter(z);
       fn(zkr_as_zh(z), ZOO_SESSION_EVENT, s, "", ctx);
-      zkr__in_callback--;
+      zkr__callback_leave(z);
     }
   }
   pthread_mutex_unlock(&z->state_mu);
@@ -81,9 +100,9 @@ static void auth_call_release(auth_call_t *call, int rc) {
   }
   if (--call->waiting > 0) return;
   if (call->cb) {
-    zkr__in_callback++;
+    zkr__callback_enter(call->z);
     call->cb(call->rc, call->data);
-    zkr__in_callback--;
+    zkr__callback_leave(call->z);
   }
   free(call);
 }
@@ -200,7 +219,14 @@ watcher_fn zkr_set_watcher(zkr_t *z, watcher_fn fn) {
 /* The write session's: that is where ephemeral nodes live. */
 const clientid_t *zkr_client_id(zkr_t *z) {
   if (!z) return NULL;
-  int w = z->gate_cur >= 0 ? z->gate_cur : (z->leader >= 0 ? z->leader : 0);
+  int w = z->gate_cur, l = z->leader;
+  if (w < 0 && l >= 0 && zkr__member_usable(&z->members[l])) w = l;
+  /* No write session yet (the first CONNECTED event comes as soon as any
+   * member connects): a connected member's id, not an unconnected one's 0,
+   * which a program saving its session id would keep. */
+  for (size_t i = 0; w < 0 && i < z->n; i++)
+    if (zkr__member_usable(&z->members[i])) w = (int)i;
+  if (w < 0) w = 0;
   zkr__member_t *m = &z->members[w];
   pthread_rwlock_rdlock(&m->zh_lock);
   const clientid_t *id = m->zh ? zkr__zk->client_id(m->zh) : NULL;
@@ -222,7 +248,7 @@ int zkr_recv_timeout(zkr_t *z) {
 /* ---- create and close ---- */
 
 static void destroy(zkr_t *z) {
-  for (size_t i = 0; i < z->n; i++) {
+  for (size_t i = 0; i < 2 * z->n; i++) {
     pthread_rwlock_destroy(&z->members[i].zh_lock);
     pthread_mutex_destroy(&z->members[i].health_mu);
     free(z->members[i].connect);
@@ -238,21 +264,24 @@ static void destroy(zkr_t *z) {
   pthread_mutex_destroy(&z->auth_mu);
   pthread_mutex_destroy(&z->watch_mu);
   pthread_mutex_destroy(&z->out_mu);
+  pthread_mutex_destroy(&z->cb_mu);
   pthread_mutex_destroy(&z->mon_mu);
   pthread_cond_destroy(&z->mon_cv);
   free(z);
 }
 
 static void close_now(zkr_t *z) {
+  zkr__env_close_hook(z, 0); /* ZKROUTE_STATS record, while still whole */
   z->closing = 1;
   zkr__monitor_stop(z);
   /* Parked operations never reached a server: ZCLOSING now. */
   zkr__gate_flush(z);
-  for (size_t i = 0; i < z->n; i++) zkr__member_close(&z->members[i]);
+  for (size_t i = 0; i < 2 * z->n; i++) zkr__member_close(&z->members[i]);
   /* No ZooKeeper thread runs any more: what zookeeper_close dropped gets
    * its ZCLOSING here, and nothing can have parked since (closing refuses). */
   zkr__op_complete_abandoned(z);
   zkr__gate_flush(z);
+  zkr__env_close_hook(z, 1); /* no callback can run any more */
   destroy(z);
 }
 
@@ -293,6 +322,11 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
   pthread_mutex_init(&z->auth_mu, NULL);
   pthread_mutex_init(&z->watch_mu, NULL);
   pthread_mutex_init(&z->out_mu, NULL);
+  pthread_mutexattr_t ra;
+  pthread_mutexattr_init(&ra);
+  pthread_mutexattr_settype(&ra, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&z->cb_mu, &ra);
+  pthread_mutexattr_destroy(&ra);
   pthread_mutex_init(&z->mon_mu, NULL);
   z->leader = -1;
   z->last_leader = -1;
@@ -305,7 +339,8 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
   int rc = zkr__options_resolve(opts, &z->opts);
   if (rc == ZOK) rc = zkr__hosts_parse(host, &z->hosts);
   if (rc == ZOK && !(z->inflight = zkr__inflight_new())) rc = ZKR_ENOMEM;
-  if (rc == ZOK && !(z->members = calloc(z->hosts.n, sizeof *z->members)))
+  /* Members, then as many keeper slots (member.c, zkr__member_keep). */
+  if (rc == ZOK && !(z->members = calloc(2 * z->hosts.n, sizeof *z->members)))
     rc = ZKR_ENOMEM;
   if (rc != ZOK) {
     destroy(z);
@@ -318,17 +353,20 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
   unsigned seed = (unsigned)z->opts.seed;
   z->sticky = rand_r(&seed) % (int)z->n;
   uint64_t now = zkr__now_ns();
-  for (size_t i = 0; i < z->n; i++) {
+  for (size_t i = 0; i < 2 * z->n; i++) {
     zkr__member_t *m = &z->members[i];
     m->z = z;
     m->index = (int)i;
-    m->host = z->hosts.v[i];
+    m->keeper = i >= z->n;
+    m->hosted_on = (int)(i % z->n);
+    m->host = z->hosts.v[i % z->n];
     m->zxid = -1;
     pthread_rwlock_init(&m->zh_lock, NULL);
     pthread_mutex_init(&m->health_mu, NULL);
     zkr__health_init(&m->health, now);
     zkr__host_format(&m->host, NULL, m->address, sizeof m->address);
     size_t len = sizeof m->address + (z->hosts.chroot ? strlen(z->hosts.chroot) : 0);
+    if (m->keeper) continue; /* sessions are moved in, never opened */
     if (!(m->connect = malloc(len))) rc = ZKR_ENOMEM;
     else zkr__host_format(&m->host, z->hosts.chroot, m->connect, len);
   }

@@ -1,0 +1,315 @@
+#!/usr/bin/env bash
+# Integration test of the drop-in layers (docs/dropin.md) against the real
+# ensemble of tests/integration.sh (ZKR_TEST_HOSTS):
+#  1. the interposer exports every function of libzookeeper_mt's API and no
+#     zkr_ symbol; zkroute-run's own behaviour (usage, exit codes);
+#  2. tests/dropin_prog.c (plain zookeeper.h: sync and async calls,
+#     watches, multi, ACLs) prints the same thing built plain, built with
+#     <zkroute/compat.h>, under zkroute-run, under zkroute-run with
+#     ZKROUTE=off, and with bad ZKROUTE_* values (each warned about once,
+#     defaults used); ZKROUTE_STATS shows the writes on the leader's session
+#     and the reads on the followers';
+#  3. a scripted cli_mt session (zookeeper-bin) prints the same results with
+#     and without zkroute, once timestamps, zxids and session ids are
+#     normalised and watch events compared as a set;
+#  4. load_gen (zookeeper-bin) under zkroute-run runs several
+#     create/write/read/delete cycles without an "Invalid read", and the
+#     servers' own srvr counters show the leader received the writes and
+#     the followers the reads; with ZKROUTE=off everything goes to the one
+#     server the stock client picked.
+# Run by tests/integration.sh; alone:
+#   ZKR_TEST_HOSTS=h1:p,h2:p,h3:p top_builddir=. top_srcdir=. tests/it_dropin.sh
+set -uo pipefail
+top_srcdir=${top_srcdir:-.}
+top_builddir=${top_builddir:-.}
+hosts=${ZKR_TEST_HOSTS:?ZKR_TEST_HOSTS is not set: run through tests/integration.sh}
+ensemble_sh=${ZKR_TEST_ENSEMBLE_SH:-$top_srcdir/tests/ensemble.sh}
+run=$top_builddir/zkroute-run
+preload=$top_builddir/.libs/libzkroute_preload.so
+zkbin=${ZKR_ZOOKEEPER_BIN:-/usr/lib/zookeeper/bin}
+find_zk_prog() {
+	if [ -x "$zkbin/$1" ]; then echo "$zkbin/$1"; else command -v "$1" || true; fi
+}
+cli=$(find_zk_prog cli_mt)
+load_gen=$(find_zk_prog load_gen)
+work=$(mktemp -d "${TMPDIR:-/tmp}/zkr-dropin.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+# Only our own variables: the caller's ZKROUTE_* would change the runs.
+for v in $(env | sed -n 's/^\(ZKROUTE[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
+
+failed=0
+ok() { echo "ok - $*"; }
+not_ok() {
+	echo "not ok - $*"
+	failed=$((failed + 1))
+}
+check() { # check DESCRIPTION COMMAND...
+	local what=$1
+	shift
+	if "$@"; then ok "$what"; else not_ok "$what"; fi
+}
+show() { # show FILE: indented, for a failure's context
+	sed -n '1,60s/^/    | /p' "$1" >&2
+}
+
+IFS=, read -r -a members <<<"${hosts%%/*}"
+srvr() { # srvr I FIELD: a field of member I's (0-based) srvr reply
+	local hp=${members[$1]}
+	bash "$ensemble_sh" srvr "${hp%:*}" "${hp##*:}" 2>/dev/null |
+		awk -v f="$2:" '$1 == f { print $2 }'
+}
+received() { srvr "$1" Received; }
+leader_index() {
+	for i in "${!members[@]}"; do
+		[ "$(srvr "$i" Mode)" = leader ] && { echo "$i"; return; }
+	done
+	echo -1
+}
+
+# ---- 1. the interposer's symbols; the launcher ----
+
+api_functions() {
+	nm -D --defined-only "$1" | awk '$2 == "T" { print $3 }' |
+		grep -E '^(zoo_|zookeeper_|is_unrecoverable$|zerror$)' | sort
+}
+zklib=$(ldd "$top_builddir/tests/dropin_plain" | awk '/libzookeeper_mt/ { print $3 }')
+if [ -r "$preload" ] && [ -n "$zklib" ]; then
+	api_functions "$zklib" >"$work/zk.syms"
+	api_functions "$preload" >"$work/pl.syms"
+	check "interposer defines every zoo_*/zookeeper_* function of $(basename "$zklib") ($(wc -l <"$work/zk.syms"))" \
+		diff "$work/zk.syms" "$work/pl.syms"
+	check "interposer exports no zkr_ symbol" \
+		bash -c "! nm -D --defined-only '$preload' | grep -q ' zkr_'"
+else
+	not_ok "interposer $preload or libzookeeper_mt not found"
+fi
+check "zkroute-run --help exits 0" bash -c "'$run' --help >/dev/null"
+check "zkroute-run without a command exits 2" bash -c "'$run' 2>/dev/null; [ \$? -eq 2 ]"
+check "zkroute-run passes the exit code on" bash -c "'$run' sh -c 'exit 7'; [ \$? -eq 7 ]"
+check "zkroute-run preloads the interposer" bash -c "'$run' sh -c 'echo \$LD_PRELOAD' | grep -q libzkroute_preload.so"
+
+# ---- 2. one program, five ways ----
+
+prog() { # prog NAME ENV... -- COMMAND...: runs dropin_prog, stdout to NAME.out
+	local name=$1
+	shift
+	local envs=()
+	while [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	timeout 120 env "${envs[@]}" "$@" "$hosts" "/zkr-dropin-$$-$name" ${prog_mode:-} \
+		>"$work/$name.out" 2>"$work/$name.err"
+	local rc=$?
+	[ $rc -eq 0 ] || { echo "    $name exited with $rc" >&2; show "$work/$name.err"; }
+	return $rc
+}
+plain=$top_builddir/tests/dropin_plain
+compat=$top_builddir/tests/dropin_compat
+
+check "dropin_prog plain runs" prog plain -- "$plain"
+check "dropin_prog compat header runs" prog compat ZKROUTE_STATS="$work/compat.stats" ZKROUTE_VERBOSE=1 -- "$compat"
+check "dropin_prog under zkroute-run runs" prog preload ZKROUTE_STATS="$work/preload.stats" ZKROUTE_VERBOSE=1 -- "$run" "$plain"
+check "dropin_prog under zkroute-run, ZKROUTE=off, runs" prog off ZKROUTE=off ZKROUTE_STATS="$work/off.stats" ZKROUTE_VERBOSE=1 -- "$run" "$plain"
+check "dropin_prog under zkroute-run with bad values runs" prog bad ZKROUTE_POLICY=bogus ZKROUTE_LEADER_POLL_MS=fast ZKROUTE_POLICEY=hybrid ZKROUTE_VERBOSE=1 -- "$run" "$plain"
+for way in compat preload off bad; do
+	check "dropin_prog output: $way identical to plain" diff -u "$work/plain.out" "$work/$way.out"
+done
+check "plain output has the expected shape (68+ lines, all watch events)" \
+	bash -c "[ \$(wc -l <'$work/plain.out') -ge 68 ] && ! grep -q TIMEOUT '$work/plain.out'"
+
+zkr_lines() { grep '^zkroute: ' "$1" || true; }
+check "compat: routed, said once" bash -c "[ \"\$(grep -c '^zkroute: routing .*policy hybrid' '$work/compat.err')\" = 1 ]"
+check "interposer: routed, said once" bash -c "[ \"\$(grep -c '^zkroute: routing .*policy hybrid' '$work/preload.err')\" = 1 ]"
+check "ZKROUTE=off: passed through, said once, no stats" \
+	bash -c "[ \"\$(grep -c '^zkroute: ' '$work/off.err')\" = 1 ] && grep -q 'not routing .*ZKROUTE=off' '$work/off.err' && [ ! -e '$work/off.stats' ]"
+zkr_lines "$work/bad.err" >"$work/bad.zkr"
+check "bad ZKROUTE_POLICY: one warning, default used" \
+	bash -c "[ \"\$(grep -c 'ignoring ZKROUTE_POLICY=bogus.*using the default, hybrid' '$work/bad.zkr')\" = 1 ]"
+check "bad ZKROUTE_LEADER_POLL_MS: one warning, default used" \
+	bash -c "[ \"\$(grep -c 'ignoring ZKROUTE_LEADER_POLL_MS=fast.*using the default, 500' '$work/bad.zkr')\" = 1 ]"
+check "misspelt ZKROUTE_POLICEY: one warning" \
+	bash -c "[ \"\$(grep -c 'unknown variable ZKROUTE_POLICEY' '$work/bad.zkr')\" = 1 ]"
+check "bad values: still routed with policy hybrid, nothing else said" \
+	bash -c "grep -q 'routing .*policy hybrid' '$work/bad.zkr' && [ \$(wc -l <'$work/bad.zkr') = 4 ]"
+
+# Known differences, reported but not failed on (docs/dropin.md): a
+# watcher/context pair set N times fires N times; callbacks of a routed
+# handle may run concurrently.
+prog_mode=quirks
+prog quirks-plain -- "$plain" && prog quirks-preload -- "$run" "$plain"
+prog_mode=
+if diff -u "$work/quirks-plain.out" "$work/quirks-preload.out" >"$work/quirks.diff"; then
+	ok "no known difference left"
+else
+	echo "not ok - known differences from the stock client remain # TODO library issue, docs/dropin.md"
+	sed -n 's/^+\([a-z].*\)/    | zkroute: \1/p; s/^-\([a-z].*\)/    | stock:   \1/p' "$work/quirks.diff"
+fi
+
+# ZKROUTE_STATS: one JSON line per handle; per member: role, reads, writes.
+stats_roles() { # FILE -> "role reads writes" per member
+	sed -e 's/.*"members":\[//' -e 's/},{/\n/g' "$1" |
+		sed -n 's/.*"role":"\([a-z-]*\)".*"reads":\([0-9]*\),"writes":\([0-9]*\),.*/\1 \2 \3/p'
+}
+# dropin_prog waits a second after connecting, so that every member session
+# is up: the leader's session then holds the writes (all but the few that
+# may go before the leader's session joined, DESIGN.md 2: the server
+# forwards them), the followers' the reads.
+stats_ok() { # FILE: one record, closed; writes on the leader, reads on followers
+	[ -s "$1" ] && [ "$(wc -l <"$1")" = 1 ] && grep -q '"reason":"close"' "$1" || return 1
+	stats_roles "$1" >"$1.roles"
+	[ "$(wc -l <"$1.roles")" = "${#members[@]}" ] || return 1
+	awk '$1 == "leader" { l++; if ($3 < 40) bad = 1 }
+	     $1 == "follower" { f++; fr += $2; if ($3 > 5) bad = 1 }
+	     END { exit !(l == 1 && f >= 2 && fr >= 30 && !bad) }' "$1.roles"
+}
+for way in compat preload; do
+	if stats_ok "$work/$way.stats"; then
+		ok "ZKROUTE_STATS ($way): writes on the leader's session, reads on the followers' ($(tr '\n' ';' <"$work/$way.stats.roles"))"
+	else
+		not_ok "ZKROUTE_STATS ($way): writes on the leader's session, reads on the followers'"
+		show "$work/$way.stats"
+	fi
+done
+
+# ---- 3. cli_mt, scripted ----
+
+count() { grep -c -- "$1" "$2" 2>/dev/null || true; }
+wait_count() { # wait_count PATTERN FILE N: until FILE has N lines matching
+	local deadline=$((SECONDS + 15))
+	while [ "$(count "$1" "$2")" -lt "$3" ]; do
+		[ $SECONDS -lt $deadline ] || return 1
+		sleep 0.05
+	done
+}
+cli_session() { # cli_session OUT [ENV...]: the same commands, one at a time
+	local out=$1
+	shift
+	local fifo=$work/cli.fifo p=/zkr-dropin-cli-$$
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	timeout 90 env "$@" "$cli" -h "$hosts" <"$fifo" >"$out" 2>&1 &
+	local pid=$!
+	exec 3>"$fifo"
+	local good=1
+	wait_count 'SESSION_EVENT state = CONNECTED_STATE' "$out" 1 || good=0
+	# command, completions it prints (": rc = " or "Error "), watch events
+	# it receives; "ext ..." runs in a second, stock cli_mt.  Each step
+	# waits for all of them.  Watches are fired by the other client only,
+	# and each by itself: a routed handle runs its callbacks on several
+	# threads (docs/dropin.md, "known differences"), so an event and a
+	# completion arriving together could print interleaved.
+	local steps=(
+		"create $p|1|0" "create $p/k|1|0" "get $p/k|1|0" "ext set $p/k v2|0|1"
+		"set $p/k hello|1|0" "get $p/k|1|0" "ls $p|1|0" "create $p/k|1|0"
+		"ext create $p/j|0|1" "ext delete $p/k|0|1" "ls2 $p|1|0"
+		"ext create $p/x|0|1" "exists $p/k|1|0" "ext create $p/k|0|1"
+		"sync $p|1|0" "get $p/k|1|0" "set $p/x x|1|0" "delete $p/x|1|0"
+		"delete $p/j|1|0" "ext set $p/k v3|0|1" "delete $p/k|1|0"
+		"delete $p|1|0" "get $p|1|0" "create2 $p|1|0" "delete $p|1|0"
+	)
+	local step cmd n w rc0 w0
+	for step in "${steps[@]}"; do
+		IFS='|' read -r cmd n w <<<"$step"
+		rc0=$(count ': rc = \|^Error ' "$out")
+		w0=$(count '^Watcher [A-Z]*_EVENT .* for path' "$out")
+		if [ "${cmd#ext }" != "$cmd" ]; then
+			timeout 30 "$cli" -h "$hosts" -c "${cmd#ext }" </dev/null >/dev/null 2>&1 ||
+				{ good=0; echo "    external command failed: $cmd" >&2; }
+		else
+			echo "$cmd" >&3
+		fi
+		wait_count ': rc = \|^Error ' "$out" $((rc0 + n)) || { good=0; echo "    timeout after: $cmd" >&2; }
+		wait_count '^Watcher [A-Z]*_EVENT .* for path' "$out" $((w0 + w)) ||
+			{ good=0; echo "    no watch event after: $cmd" >&2; }
+	done
+	echo quit >&3
+	exec 3>&-
+	wait "$pid" || good=0
+	rm -f "$fifo"
+	[ $good = 1 ]
+}
+normalise() { # what must match: cli's lines, watch events apart and sorted
+	sed -E -e '/ZOO_(DEBUG|INFO|WARN|ERROR)@/d' -e '/^zkroute: /d' \
+		-e 's/time = -?[0-9]+ msec/time = N msec/' \
+		-e 's/(ctime|mtime) ?= ?.*/\1 = T/' \
+		-e 's/(czxid|mzxid)=[0-9a-f]+/\1=Z/' \
+		-e 's/(ephemeralOwner = )[0-9a-f]+/\1E/' \
+		-e 's/(session id: 0x)[0-9a-f]+/\1S/' "$1" >"$1.n"
+	grep -v '^Watcher ' "$1.n" >"$1.main"
+	grep '^Watcher ' "$1.n" | sort >"$1.events"
+}
+if [ -z "$cli" ]; then
+	not_ok "cli_mt not found (install zookeeper-bin, or set ZKR_ZOOKEEPER_BIN)"
+else
+	check "cli_mt session, stock" cli_session "$work/cli-stock.out"
+	check "cli_mt session, zkroute-run" cli_session "$work/cli-zkr.out" LD_PRELOAD="$preload" ZKROUTE_VERBOSE=1
+	check "cli_mt under zkroute-run was routed" grep -q '^zkroute: routing' "$work/cli-zkr.out"
+	normalise "$work/cli-stock.out"
+	normalise "$work/cli-zkr.out"
+	check "cli_mt prints the same results with and without zkroute ($(grep -c 'rc = ' "$work/cli-stock.out.main") completions)" \
+		diff -u "$work/cli-stock.out.main" "$work/cli-zkr.out.main"
+	check "cli_mt sees the same watch events with and without zkroute ($(wc -l <"$work/cli-stock.out.events"))" \
+		diff -u "$work/cli-stock.out.events" "$work/cli-zkr.out.events"
+	check "cli_mt got a real session id under zkroute" bash -c "! grep -q 'session id: 0x0\$' '$work/cli-zkr.out'"
+fi
+
+# ---- 4. load_gen ----
+
+cycles() { count "Starting the delete cycle" "$1"; }
+load_run() { # load_run NAME SECONDS [ENV...]: Received deltas in NAME.delta
+	local name=$1 secs=$2
+	shift 2
+	local before=() i p=/zkr-dropin-load-$$-$name
+	for i in "${!members[@]}"; do before[i]=$(received "$i"); done
+	timeout "$secs" env "$@" "$load_gen" "$hosts" "$p" 200 >"$work/$name.out" 2>&1
+	local rc=$?
+	: >"$work/$name.delta"
+	for i in "${!members[@]}"; do echo $(($(received "$i") - before[i])) >>"$work/$name.delta"; done
+	"$load_gen" "$hosts" "$p" clean >/dev/null 2>&1
+	[ $rc -eq 124 ] || { echo "    load_gen ($name) exited with $rc" >&2; show "$work/$name.out"; return 1; }
+}
+if [ -z "$load_gen" ]; then
+	not_ok "load_gen not found (install zookeeper-bin, or set ZKR_ZOOKEEPER_BIN)"
+else
+	leader=$(leader_index)
+	check "load_gen under zkroute-run runs until stopped" load_run zkr 10 LD_PRELOAD="$preload" ZKROUTE_VERBOSE=1
+	d=$(cycles "$work/zkr.out")
+	c=$(count "Creating children" "$work/zkr.out")
+	check "load_gen under zkroute-run was routed" grep -q '^zkroute: routing' "$work/zkr.out"
+	check "load_gen under zkroute-run: $d complete cycles (>= 3)" test "$d" -ge 3
+	check "load_gen under zkroute-run: no invalid or failed read" \
+		bash -c "! grep -E 'Invalid read|Failed to' '$work/zkr.out'"
+	# Per cycle of 200 nodes: 600 writes (create, set, delete) for the
+	# leader, 200 reads = 400 requests (sync + get) for the followers.
+	mapfile -t delta <"$work/zkr.delta"
+	verdict=$(awk -v L="$leader" -v d="$d" -v c="$c" -v N=200 '
+		{ v[NR - 1] = $1; if (NR - 1 != L) f += $1 }
+		END {
+			ok = L >= 0
+			# The leader got the writes, and no reads: 3N per cycle started.
+			# (The last delete cycle counted may not have finished.)
+			if (v[L] < (3 * d - 1) * N || v[L] > 3 * N * c + N) ok = 0
+			# The followers got the reads (sync + get), both of them.
+			if (f < 2 * N * d * 0.95) ok = 0
+			for (i in v) if (i != L && v[i] < 0.4 * 2 * N * d / (NR - 1)) ok = 0
+			print ok ? "ok" : "bad"
+		}' "$work/zkr.delta")
+	check "srvr Received: leader (member $leader) got the writes, followers the reads ($(tr '\n' '/' <"$work/zkr.delta") for $d cycles)" \
+		test "$verdict" = ok
+	check "load_gen with ZKROUTE=off runs until stopped" load_run off 6 LD_PRELOAD="$preload" ZKROUTE=off
+	d=$(cycles "$work/off.out")
+	check "load_gen with ZKROUTE=off: $d cycles, no invalid read" \
+		bash -c "[ '$d' -ge 3 ] && ! grep -E 'Invalid read|Failed to' '$work/off.out'"
+	# The stock client, deterministic order: the first server gets it all.
+	verdict=$(awk -v d="$d" '{ v[NR] = $1 } END {
+		ok = v[1] >= 4 * 200 * (d - 1); for (i = 2; i <= NR; i++) if (v[i] > 200) ok = 0
+		print ok ? "ok" : "bad" }' "$work/off.delta")
+	check "srvr Received with ZKROUTE=off: everything on the first server, as stock ($(tr '\n' '/' <"$work/off.delta"))" \
+		test "$verdict" = ok
+fi
+
+if [ $failed -gt 0 ]; then
+	echo "it_dropin: $failed check(s) failed (work files kept in $work.kept)"
+	cp -r "$work" "$work.kept" 2>/dev/null
+	exit 1
+fi
+echo "it_dropin: all checks passed"

@@ -1,0 +1,290 @@
+/* Configuration from the environment (docs/dropin.md): ZKROUTE,
+ * ZKROUTE_<OPTION> for every option of the options table, ZKROUTE_STATS and
+ * ZKROUTE_VERBOSE, read once per process.  A bad value is reported in one
+ * stderr line and replaced by its default: a program run under zkroute must
+ * never fail because of a typo in its environment.  Also zkr_init_env(),
+ * the constructor the compat header uses, and the ZKROUTE_STATS records,
+ * written when a handle closes (zkr__env_close_hook, called by zkr_close)
+ * or, for handles still open, when the process exits. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "env.h"
+#include "internal.h"
+
+extern char **environ;
+
+void (*zkr__env_destroy_hook)(zkr_t *z);
+
+void zkr__env_note(const char *fmt, ...) {
+  char line[1024];
+  int n = snprintf(line, sizeof line, "zkroute: ");
+  va_list ap;
+  va_start(ap, fmt);
+  int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+  va_end(ap);
+  size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+  if (len > sizeof line - 2) len = sizeof line - 2;
+  line[len++] = '\n';
+  ssize_t w = write(2, line, len);
+  (void)w; /* nothing sensible to do when stderr is gone */
+}
+
+/* ---- reading the environment ---- */
+
+static zkr__env_t env;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+static int word_on(const char *v) {
+  return !strcmp(v, "1") || !strcasecmp(v, "on") || !strcasecmp(v, "yes") ||
+         !strcasecmp(v, "true");
+}
+
+static int word_off(const char *v) {
+  return !strcmp(v, "0") || !strcasecmp(v, "off") || !strcasecmp(v, "no") ||
+         !strcasecmp(v, "false");
+}
+
+/* "leader_poll_ms" -> "ZKROUTE_LEADER_POLL_MS". */
+static void var_name(const char *option, char *out, size_t len) {
+  size_t n = (size_t)snprintf(out, len, "ZKROUTE_");
+  for (; *option && n + 1 < len; option++)
+    out[n++] = (char)toupper((unsigned char)*option);
+  out[n] = '\0';
+}
+
+/* The default as a user would write it. */
+static void default_text(const char *name, double def, char *out, size_t len) {
+  if (!strcmp(name, "policy")) snprintf(out, len, "%s", zkr_policy_name((int)def));
+  else if (!strcmp(name, "consistency"))
+    snprintf(out, len, "%s", def == ZKR_CONSISTENCY_LOCAL ? "local" : "linearizable");
+  else if (!strcmp(name, "read_from_leader") || !strcmp(name, "health"))
+    snprintf(out, len, "%s", def > 0 ? "on" : "off");
+  else snprintf(out, len, "%g", def);
+}
+
+static int is_option_var(const char *var, size_t len) {
+  const char *name;
+  char known[96];
+  for (int i = 0; zkr_option_info(i, &name, NULL, NULL) == ZOK; i++) {
+    var_name(name, known, sizeof known);
+    if (strlen(known) == len && !strncmp(known, var, len)) return 1;
+  }
+  return 0;
+}
+
+static void env_read(void) {
+  zkr_options_t o = ZKR_OPTIONS_INIT;
+  env.opts = o;
+  const char *v = getenv("ZKROUTE");
+  if (v && *v) {
+    if (word_off(v)) env.off = 1;
+    else if (!word_on(v))
+      zkr__env_note("ignoring ZKROUTE=%s: expected on or off; routing stays on", v);
+  }
+  v = getenv("ZKROUTE_VERBOSE");
+  if (v && *v) {
+    if (word_on(v)) env.verbose = 1;
+    else if (!word_off(v))
+      zkr__env_note("ignoring ZKROUTE_VERBOSE=%s: expected on or off", v);
+  }
+  v = getenv("ZKROUTE_STATS");
+  if (v && *v && !(env.stats = strdup(v)))
+    zkr__env_note("ZKROUTE_STATS: out of memory; no statistics will be written");
+
+  const char *name, *doc;
+  double def;
+  for (int i = 0; zkr_option_info(i, &name, &doc, &def) == ZOK; i++) {
+    char var[96];
+    var_name(name, var, sizeof var);
+    v = getenv(var);
+    if (!v || !*v) continue; /* unset or empty: the default */
+    if (zkr_options_set(&env.opts, name, v) != ZOK) {
+      char d[64];
+      default_text(name, def, d, sizeof d);
+      zkr__env_note("ignoring %s=%s: not a valid %s (%s); using the default, %s",
+                    var, v, name, doc, d);
+    }
+  }
+
+  /* A misspelt variable would otherwise be ignored in silence. */
+  for (char **e = environ; e && *e; e++) {
+    if (strncmp(*e, "ZKROUTE_", 8) != 0) continue;
+    const char *eq = strchr(*e, '=');
+    size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
+    static const char *const extra[] = {"ZKROUTE_STATS", "ZKROUTE_VERBOSE",
+                                        "ZKROUTE_PRELOAD"};
+    int known = is_option_var(*e, len);
+    for (size_t k = 0; !known && k < sizeof extra / sizeof extra[0]; k++)
+      known = strlen(extra[k]) == len && !strncmp(extra[k], *e, len);
+    if (!known)
+      zkr__env_note("ignoring unknown variable %.*s (the variables are listed in "
+                    "docs/dropin.md and by `zkroute options`)",
+                    (int)len, *e);
+  }
+}
+
+const zkr__env_t *zkr__env(void) {
+  pthread_once(&env_once, env_read);
+  return &env;
+}
+
+/* ---- ZKROUTE_STATS records ---- */
+
+typedef struct stats_rec {
+  struct stats_rec *next;
+  zkr_t *z;
+  char *hosts;
+  unsigned seq;
+} stats_rec_t;
+
+static pthread_mutex_t rec_mu = PTHREAD_MUTEX_INITIALIZER;
+static stats_rec_t *recs;
+static _Atomic int n_recs;
+static unsigned rec_seq;
+static int exit_registered;
+static _Atomic int write_failed;
+
+static void write_record(zkr_t *z, const stats_rec_t *r, const char *reason) {
+  char *js = NULL;
+  if (zkr_stats_json(z, &js) != ZOK) return;
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  zkr__sb_t b = {0};
+  zkr__sb_printf(&b, "{\"schema\":1,\"pid\":%d,\"program\":", (int)getpid());
+  zkr__sb_json_str(&b, program_invocation_short_name);
+  zkr__sb_printf(&b, ",\"handle\":%u,\"hosts\":", r->seq);
+  zkr__sb_json_str(&b, r->hosts);
+  zkr__sb_printf(&b, ",\"reason\":\"%s\",\"unix_ms\":%lld,\"stats\":%s}\n",
+                 reason, (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000, js);
+  free(js);
+  if (b.oom) {
+    free(b.p);
+    return;
+  }
+  /* One write in append mode: records of several processes sharing the
+   * file do not interleave. */
+  int fd = open(env.stats, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  ssize_t w = fd >= 0 ? write(fd, b.p, b.len) : -1;
+  int err = errno;
+  if (fd >= 0) close(fd);
+  if (w != (ssize_t)b.len && !atomic_exchange(&write_failed, 1))
+    zkr__env_note("ZKROUTE_STATS=%s: cannot write: %s", env.stats, strerror(err));
+  free(b.p);
+}
+
+static void rec_free(stats_rec_t *r) {
+  free(r->hosts);
+  free(r);
+}
+
+/* Handles still open at exit: their statistics so far.  The handles are
+ * not closed (the process is going away, as with the stock client). */
+static void at_exit(void) {
+  pthread_mutex_lock(&rec_mu);
+  stats_rec_t *list = recs;
+  recs = NULL;
+  n_recs = 0;
+  pthread_mutex_unlock(&rec_mu);
+  while (list) {
+    stats_rec_t *n = list->next;
+    write_record(list->z, list, "exit");
+    rec_free(list);
+    list = n;
+  }
+}
+
+static void track(zkr_t *z, const char *host) {
+  stats_rec_t *r = calloc(1, sizeof *r);
+  if (!r || !(r->hosts = strdup(host))) {
+    free(r);
+    zkr__env_note("ZKROUTE_STATS: out of memory; this handle's statistics will not be written");
+    return;
+  }
+  r->z = z;
+  pthread_mutex_lock(&rec_mu);
+  r->seq = ++rec_seq;
+  r->next = recs;
+  recs = r;
+  n_recs++;
+  if (!exit_registered) exit_registered = atexit(at_exit) == 0;
+  pthread_mutex_unlock(&rec_mu);
+}
+
+/* Called by zkr_close(): phase 0 when the close starts (the handle is
+ * still whole: its record is written), phase 1 after the last callback,
+ * just before the handle is freed. */
+void zkr__env_close_hook(zkr_t *z, int phase) {
+  if (phase == 1) {
+    if (zkr__env_destroy_hook) zkr__env_destroy_hook(z);
+    return;
+  }
+  if (n_recs == 0) return;
+  pthread_mutex_lock(&rec_mu);
+  stats_rec_t **pp = &recs, *r = NULL;
+  while (*pp && (*pp)->z != z) pp = &(*pp)->next;
+  if (*pp) {
+    r = *pp;
+    *pp = r->next;
+    n_recs--;
+  }
+  pthread_mutex_unlock(&rec_mu);
+  if (r) {
+    write_record(z, r, "close");
+    rec_free(r);
+  }
+}
+
+/* ---- creating handles ---- */
+
+int zkr__env_create(zkr_t **out, const char *host, watcher_fn fn,
+                    int recv_timeout, const clientid_t *clientid,
+                    void *context, int flags, const zkr_options_t *opts) {
+  const zkr__env_t *e = zkr__env();
+  int rc = zkr_init_opts(out, host, fn, recv_timeout, clientid, context, flags, opts);
+  if (rc != ZOK) return rc;
+  if (e->stats) track(*out, host);
+  if (e->verbose) {
+    zkr_stats_t *s;
+    if (zkr_stats(*out, &s) == ZOK) {
+      zkr__env_note("routing %s: %d members, policy %s", host, s->n_members,
+                    zkr_policy_name(s->policy));
+      zkr_stats_free(s);
+    }
+  }
+  return ZOK;
+}
+
+zkr_t *zkr_init_env(const char *host, watcher_fn fn, int recv_timeout,
+                    const clientid_t *clientid, void *context, int flags) {
+  const zkr__env_t *e = zkr__env();
+  zkr_options_t o = e->opts;
+  if (e->off) {
+    /* Compiled against zkroute, the program cannot bypass it: the closest
+     * thing is what the stock client does, one session for everything. */
+    static _Atomic int told;
+    if (!atomic_exchange(&told, 1))
+      zkr__env_note("ZKROUTE=off: this program is built with zkroute (compat "
+                    "header) and cannot bypass it; using policy sticky and "
+                    "consistency local, one session for every operation as "
+                    "the stock client does");
+    o.policy = ZKR_POLICY_STICKY;
+    o.consistency = ZKR_CONSISTENCY_LOCAL;
+  }
+  zkr_t *z;
+  int rc = zkr__env_create(&z, host, fn, recv_timeout, clientid, context, flags, &o);
+  if (rc == ZOK) return z;
+  errno = rc == ZKR_ENOMEM                          ? ENOMEM
+          : rc == ZKR_EINIT || rc == ZKR_ETHREAD ? EAGAIN
+                                                 : EINVAL;
+  return NULL;
+}

@@ -1,0 +1,52 @@
+/* Configuration from the environment, shared by the LD_PRELOAD interposer
+ * (preload.c) and the compat header's zkr_init_env(): the ZKROUTE_*
+ * variables read once per process, handles created from them, and the
+ * ZKROUTE_STATS records written when such a handle closes or the process
+ * exits.  Also a small string builder for the JSON those records hold. */
+#ifndef ZKR_ENV_H
+#define ZKR_ENV_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "zkroute.h"
+
+/* What the environment says, read once (first use) and never changed. */
+typedef struct zkr__env {
+  int off;              /* ZKROUTE=off: the interposer passes every call on */
+  int verbose;          /* ZKROUTE_VERBOSE=1: one line per handle created */
+  zkr_options_t opts;   /* ZKROUTE_POLICY and every other ZKROUTE_<OPTION> */
+  const char *stats;    /* ZKROUTE_STATS file, NULL when unset */
+} zkr__env_t;
+
+/* The environment, read at the first call; every bad value has been
+ * reported on stderr (one line each) and replaced by its default. */
+const zkr__env_t *zkr__env(void);
+
+/* One line "zkroute: ...\n" on stderr, written with a single write(2) so
+ * lines of several threads do not mix. */
+void zkr__env_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* zkr_init_opts() with opts, plus: the handle's stats go to ZKROUTE_STATS
+ * when it closes or the process exits, and ZKROUTE_VERBOSE announces it. */
+int zkr__env_create(zkr_t **out, const char *host, watcher_fn fn,
+                    int recv_timeout, const clientid_t *clientid,
+                    void *context, int flags, const zkr_options_t *opts);
+
+/* Set by the interposer: called by zkr_close() for every handle, after the
+ * last callback ran and before the handle's memory is freed. */
+extern void (*zkr__env_destroy_hook)(zkr_t *z);
+
+/* ---- a growable string for JSON (stats_json.c) ---- */
+typedef struct zkr__sb {
+  char *p;
+  size_t len, cap;
+  int oom;   /* an allocation failed: the content is incomplete */
+} zkr__sb_t;
+
+void zkr__sb_printf(zkr__sb_t *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Appends s as a JSON string literal, quotes included. */
+void zkr__sb_json_str(zkr__sb_t *b, const char *s);
+
+#endif

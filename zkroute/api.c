@@ -267,7 +267,17 @@ static int read_common(zkr_t *z, zkr__op_type_t type, const char *path,
     int kind = type == ZKR__OP_EXISTS ? ZKR__WATCH_EXIST
                : type == ZKR__OP_GET  ? ZKR__WATCH_DATA
                                       : ZKR__WATCH_CHILD;
-    if (!(op->watch = zkr__watch_new(z, watcher, wctx, kind, path))) {
+    /* The same watch set again (same path, kind, watcher and context) is
+     * the same registration, as in ZooKeeper, which fires it once: the
+     * read goes to the member that holds it, with the same record, and
+     * ZooKeeper merges the two.  Not while a write of this handle to the
+     * path is in flight: read-your-writes sends that read to the write
+     * session (router.c), where a second registration it must be. */
+    if (!zkr__inflight_contains(z->inflight, path) &&
+        (op->watch = zkr__watch_find(z, kind, path, watcher, wctx))) {
+      op->watch_reused = 1;
+      op->pin = op->watch->member;
+    } else if (!(op->watch = zkr__watch_new(z, watcher, wctx, kind, path))) {
       zkr__op_free(op);
       return ZKR_ENOMEM;
     }

@@ -19,6 +19,7 @@ zkr__op_t *zkr__op_new(zkr_t *z, zkr__op_type_t type, const char *path) {
   op->z = z;
   op->type = type;
   op->member = -1;
+  op->pin = -1;
   if (path && !(op->path = strdup(path))) {
     free(op);
     return NULL;
@@ -142,7 +143,7 @@ static void free_multi(zkr__op_t *op) {
 
 void zkr__op_free(zkr__op_t *op) {
   if (!op) return;
-  if (op->watch) zkr__watch_discard(op->watch);
+  if (op->watch && !op->watch_reused) zkr__watch_discard(op->watch);
   for (int i = 0; i < op->n_inflight; i++) free(op->inflight[i]);
   free(op->inflight);
   free(op->path);
@@ -222,7 +223,9 @@ static void op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
       zkr__member_sample(m, now, ms);
     if (rc != ZOK && !server_answered(rc) && rc != ZCLOSING) m->errors++;
     if (connection_trouble(rc) && op->is_write) zkr__monitor_kick(z);
-    if (op->watch) {
+    if (op->watch && op->watch_reused) {
+      op->watch = NULL; /* it was armed before and stays so */
+    } else if (op->watch) {
       int armed = rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE);
       if (armed) zkr__watch_armed(op->watch, op->member, rc == ZOK ? stat : NULL);
       else zkr__watch_discard(op->watch);
@@ -231,7 +234,7 @@ static void op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
     if (rc == ZOK && op->type == ZKR__OP_CREATE && (op->mode & ZOO_EPHEMERAL))
       m->ephemerals++;
   } else if (op->watch) {
-    zkr__watch_discard(op->watch);
+    if (!op->watch_reused) zkr__watch_discard(op->watch);
     op->watch = NULL;
   }
   for (int i = 0; i < op->n_inflight; i++)
@@ -239,11 +242,11 @@ static void op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
   if (op->gated && op->member >= 0) zkr__gate_done(z);
 }
 
-#define CALL_USER(expr)  \
-  do {                   \
-    zkr__in_callback++;  \
-    expr;                \
-    zkr__in_callback--;  \
+#define CALL_USER(expr)        \
+  do {                         \
+    zkr__callback_enter(op->z); \
+    expr;                      \
+    zkr__callback_leave(op->z); \
   } while (0)
 
 static void done_void(int rc, const void *data) {

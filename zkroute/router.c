@@ -120,11 +120,19 @@ static void complete_all(zkr__op_t *failed) {
 
 int zkr__route(zkr__op_t *op) {
   zkr_t *z = op->z;
-  int rr = z->opts.policy == ZKR_POLICY_ROUND_ROBIN;
+  /* round_robin and boltzmann spread writes over all members on purpose:
+   * no write gate, so their writes keep no order across members. */
+  int rr = z->opts.policy == ZKR_POLICY_ROUND_ROBIN ||
+           z->opts.policy == ZKR_POLICY_BOLTZMANN;
   int rc;
   if (op->is_write) {
     if ((rc = track_write(op)) != ZOK) return rc;
     op->gated = !rr;
+  } else if (op->pin >= 0) {
+    /* A watch set again goes where the watch is (api.c); api.c pins only
+     * when no write of this handle to the path is in flight. */
+    rc = zkr__op_dispatch(op, &z->members[op->pin]);
+    return rc;
   } else if (!rr && reads_inflight_path(op)) {
     op->ordered = op->gated = 1;
   }
@@ -152,9 +160,15 @@ int zkr__route(zkr__op_t *op) {
 }
 
 /* With nothing in flight or parked, the write session can follow the
- * leader at once, so stats show it before the first write. */
+ * leader at once, so stats show it before the first write.  Not for
+ * sticky: asking it for a member here, on a poll that may come before its
+ * member's session connected, would move it for good to whichever member
+ * connected first. */
 void zkr__gate_adopt_leader(zkr_t *z) {
-  if (z->opts.policy == ZKR_POLICY_ROUND_ROBIN) return;
+  if (z->opts.policy == ZKR_POLICY_ROUND_ROBIN ||
+      z->opts.policy == ZKR_POLICY_BOLTZMANN ||
+      z->opts.policy == ZKR_POLICY_STICKY)
+    return;
   pthread_mutex_lock(&z->gate_mu);
   if (z->gate_inflight == 0 && !z->gate_head && !z->closing) {
     int target = zkr__policy_write_member(z);

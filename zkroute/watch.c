@@ -80,6 +80,22 @@ void zkr__watch_armed(zkr__watch_t *w, int member, const struct Stat *stat) {
   pthread_mutex_unlock(&z->watch_mu);
 }
 
+/* An armed record with the same path, kind, watcher and context, or NULL.
+ * Only one whose member is usable: a pinned read must have somewhere to
+ * go.  Linear in the armed watches of the handle. */
+zkr__watch_t *zkr__watch_find(zkr_t *z, int kind, const char *path,
+                              watcher_fn fn, void *ctx) {
+  zkr__watch_t *found = NULL;
+  pthread_mutex_lock(&z->watch_mu);
+  for (zkr__watch_t *w = z->watch_list; w && !found; w = w->next)
+    if (w->state == ZKR__W_ARMED && w->kind == kind && w->fn == fn &&
+        w->ctx == ctx && strcmp(w->path, path) == 0 &&
+        !z->members[w->member].keeper && zkr__member_usable(&z->members[w->member]))
+      found = w;
+  pthread_mutex_unlock(&z->watch_mu);
+  return found;
+}
+
 /* The read failed and ZooKeeper did not register the watch. */
 void zkr__watch_discard(zkr__watch_t *w) { drop(w); }
 
@@ -94,9 +110,9 @@ static void deliver(zkr__watch_t *w, int type) {
     pthread_mutex_unlock(&z->ctx_mu);
   }
   if (fn && !z->closing) {
-    zkr__in_callback++;
+    zkr__callback_enter(z);
     fn(zkr_as_zh(z), type, ZOO_CONNECTED_STATE, w->path, wctx);
-    zkr__in_callback--;
+    zkr__callback_leave(z);
   }
 }
 

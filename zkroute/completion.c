@@ -163,6 +163,8 @@ static void out_add(zkr__op_t *op) {
   if (op->out_next) op->out_next->out_prev = op;
   z->out_list = op;
   op->outstanding = 1;
+  zkr__member_t *m = &z->members[op->member];
+  if (m->outstanding++ == 0) m->progress_ns = zkr__now_ns();
   pthread_mutex_unlock(&z->out_mu);
 }
 
@@ -174,6 +176,8 @@ static void out_remove(zkr__op_t *op) {
     else z->out_list = op->out_next;
     if (op->out_next) op->out_next->out_prev = op->out_prev;
     op->outstanding = 0;
+    z->members[op->member].outstanding--;
+    z->members[op->member].progress_ns = zkr__now_ns();
   }
   pthread_mutex_unlock(&z->out_mu);
 }
@@ -181,15 +185,31 @@ static void out_remove(zkr__op_t *op) {
 /* After every member session was closed no ZooKeeper completion can run
  * any more; the operations still listed were dropped by zookeeper_close and
  * get their one completion here. */
-void zkr__op_complete_abandoned(zkr_t *z) {
+void zkr__op_complete_abandoned(zkr_t *z) { zkr__op_complete_dropped(z, NULL); }
+
+/* After zookeeper_close(zh) returned, no completion of zh can come: the
+ * operations still listed as sent on zh (all of them when zh is NULL) were
+ * dropped (ZOOKEEPER-2894/3868) and get their one completion here:
+ * ZCLOSING when the handle is closing, else ZCONNECTIONLOSS (a member's
+ * session was replaced: outcome unknown). */
+void zkr__op_complete_dropped(zkr_t *z, zhandle_t *zh) {
+  zkr__op_t *list = NULL;
   pthread_mutex_lock(&z->out_mu);
-  zkr__op_t *list = z->out_list;
-  z->out_list = NULL;
-  for (zkr__op_t *op = list; op; op = op->out_next) op->outstanding = 0;
+  for (zkr__op_t *op = z->out_list, *n; op; op = n) {
+    n = op->out_next;
+    if (zh && op->zh != zh) continue;
+    if (op->out_prev) op->out_prev->out_next = op->out_next;
+    else z->out_list = op->out_next;
+    if (op->out_next) op->out_next->out_prev = op->out_prev;
+    op->outstanding = 0;
+    z->members[op->member].outstanding--;
+    op->out_next = list;
+    list = op;
+  }
   pthread_mutex_unlock(&z->out_mu);
   while (list) {
     zkr__op_t *n = list->out_next;
-    zkr__op_complete_error(list, ZCLOSING);
+    zkr__op_complete_error(list, z->closing ? ZCLOSING : ZCONNECTIONLOSS);
     list = n;
   }
 }
@@ -210,9 +230,12 @@ static int connection_trouble(int rc) {
 
 /* Everything but the application's callback: runs first, so that a read
  * the callback issues sees the in-flight set and the gate already updated. */
-static void op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
+static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
   zkr_t *z = op->z;
   out_remove(op);
+  /* ZCLOSING from a member handle that was replaced while the handle
+   * itself stays open: for the application the outcome is unknown. */
+  if (rc == ZCLOSING && !z->closing) rc = ZCONNECTIONLOSS;
   if (op->member >= 0) {
     zkr__member_t *m = &z->members[op->member];
     uint64_t now = zkr__now_ns();
@@ -239,7 +262,15 @@ static void op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
   }
   for (int i = 0; i < op->n_inflight; i++)
     zkr__inflight_remove(z->inflight, op->inflight[i]);
-  if (op->gated && op->member >= 0) zkr__gate_done(z);
+  return rc;
+}
+
+/* After the application's callback: the write gate is released only now,
+ * so that writes it lets go to a new session cannot complete before this
+ * one's callback ran (completions stay in issue order). */
+static void op_release(zkr__op_t *op) {
+  if (op->gated && op->member >= 0) zkr__gate_done(op->z);
+  zkr__op_free(op);
 }
 
 #define CALL_USER(expr)        \
@@ -251,25 +282,25 @@ static void op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
 
 static void done_void(int rc, const void *data) {
   zkr__op_t *op = (zkr__op_t *)data;
-  op_finish(op, rc, NULL);
+  rc = op_finish(op, rc, NULL);
   if (op->cb.v) CALL_USER(op->cb.v(rc, op->data));
-  zkr__op_free(op);
+  op_release(op);
 }
 
 static void done_stat(int rc, const struct Stat *stat, const void *data) {
   zkr__op_t *op = (zkr__op_t *)data;
-  op_finish(op, rc, stat);
+  rc = op_finish(op, rc, stat);
   if (op->cb.stat) CALL_USER(op->cb.stat(rc, rc == ZOK ? stat : NULL, op->data));
-  zkr__op_free(op);
+  op_release(op);
 }
 
 static void done_data(int rc, const char *value, int value_len,
                       const struct Stat *stat, const void *data) {
   zkr__op_t *op = (zkr__op_t *)data;
-  op_finish(op, rc, stat);
+  rc = op_finish(op, rc, stat);
   if (op->cb.data)
     CALL_USER(op->cb.data(rc, value, value_len, rc == ZOK ? stat : NULL, op->data));
-  zkr__op_free(op);
+  op_release(op);
 }
 
 /* get_children is sent as get_children2: the Stat lets a child watch be
@@ -277,42 +308,42 @@ static void done_data(int rc, const char *value, int value_len,
 static void done_strings(int rc, const struct String_vector *strings,
                          const struct Stat *stat, const void *data) {
   zkr__op_t *op = (zkr__op_t *)data;
-  op_finish(op, rc, stat);
+  rc = op_finish(op, rc, stat);
   if (op->cb.strings) CALL_USER(op->cb.strings(rc, strings, op->data));
-  zkr__op_free(op);
+  op_release(op);
 }
 
 static void done_strings_stat(int rc, const struct String_vector *strings,
                               const struct Stat *stat, const void *data) {
   zkr__op_t *op = (zkr__op_t *)data;
-  op_finish(op, rc, stat);
+  rc = op_finish(op, rc, stat);
   if (op->cb.strings_stat)
     CALL_USER(op->cb.strings_stat(rc, strings, rc == ZOK ? stat : NULL, op->data));
-  zkr__op_free(op);
+  op_release(op);
 }
 
 static void done_string(int rc, const char *value, const void *data) {
   zkr__op_t *op = (zkr__op_t *)data;
-  op_finish(op, rc, NULL);
+  rc = op_finish(op, rc, NULL);
   if (op->cb.string) CALL_USER(op->cb.string(rc, value, op->data));
-  zkr__op_free(op);
+  op_release(op);
 }
 
 static void done_string_stat(int rc, const char *value,
                              const struct Stat *stat, const void *data) {
   zkr__op_t *op = (zkr__op_t *)data;
-  op_finish(op, rc, stat);
+  rc = op_finish(op, rc, stat);
   if (op->cb.string_stat)
     CALL_USER(op->cb.string_stat(rc, value, rc == ZOK ? stat : NULL, op->data));
-  zkr__op_free(op);
+  op_release(op);
 }
 
 static void done_acl(int rc, struct ACL_vector *acl, struct Stat *stat,
                      const void *data) {
   zkr__op_t *op = (zkr__op_t *)data;
-  op_finish(op, rc, stat);
+  rc = op_finish(op, rc, stat);
   if (op->cb.acl) CALL_USER(op->cb.acl(rc, acl, rc == ZOK ? stat : NULL, op->data));
-  zkr__op_free(op);
+  op_release(op);
 }
 
 /* Completes an operation that was accepted (the caller got ZOK) but can no
@@ -393,6 +424,7 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
   } else {
     op->member = m->index;
     op->start_ns = zkr__now_ns();
+    op->zh = zh;
     /* Listed before ZooKeeper has it: its completion may run at once. */
     out_add(op);
     rc = ZOK;

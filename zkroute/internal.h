@@ -55,6 +55,11 @@ typedef struct zkr__member {
 
   _Atomic uint64_t reads, writes, syncs, errors, srvr_polls, srvr_failures;
   _Atomic uint64_t rescues;
+  _Atomic int outstanding;  /* operations sent and not completed */
+  _Atomic uint64_t progress_ns; /* last completion, or start of being busy */
+  uint64_t nudged_ns;       /* last nudge (monitor) */
+  _Atomic uint64_t nudges;
+  _Atomic int draining;     /* to be replaced once outstanding is 0 */
 
   pthread_mutex_t health_mu; /* guards health */
   zkr__health_t health;
@@ -85,6 +90,7 @@ typedef struct zkr__op {
   int gated;      /* goes through the write gate (FIFO on the write session) */
   int err;        /* why a parked operation could not be sent */
   int member;     /* member it was dispatched to, -1 not yet */
+  zhandle_t *zh;  /* the member's handle it was sent on */
   uint64_t start_ns;
 
   /* Arguments, copied so a deferred operation owns them. */
@@ -246,6 +252,7 @@ int zkr__op_copy_multi(zkr__op_t *op, int count, const zoo_op_t *ops);
 int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m);
 void zkr__op_complete_error(zkr__op_t *op, int rc);
 void zkr__op_complete_abandoned(struct zkr *z);
+void zkr__op_complete_dropped(struct zkr *z, zhandle_t *zh);
 int zkr__probe(zkr__member_t *m);
 
 /* ---- inflight.c ---- */

@@ -17,6 +17,7 @@ int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
   m->state = ZOO_CONNECTING_STATE;
   m->expired = 0;
   m->joined = 0;
+  m->draining = 0;
   /* A guard count: the session must not join a pool before the recorded
    * credentials were sent and accepted, even if it connects at once. */
   m->auth_pending++;
@@ -40,7 +41,12 @@ int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
   zkr__auth_replay(m);
   m->auth_pending--;
   zkr__member_maybe_join(m);
-  if (old) zkr__zk->close(old);
+  if (old) {
+    /* Operations still in flight on old get ZCONNECTIONLOSS (outcome
+     * unknown), whether ZooKeeper completes them or drops them. */
+    zkr__zk->close(old);
+    zkr__op_complete_dropped(z, old);
+  }
   return ZOK;
 }
 
@@ -73,7 +79,7 @@ int zkr__member_usable(const zkr__member_t *m) {
   /* A suspect server (silent to srvr) only matters while the session is
    * on it: a rescued session lives on another server. */
   return m->state == ZOO_CONNECTED_STATE && m->joined && !m->expired &&
-         !(m->suspect && m->hosted_on == m->index);
+         !m->draining && !(m->suspect && m->hosted_on == m->index);
 }
 
 /* Health as the router sees it: in the read pool, or not. */

@@ -129,22 +129,57 @@ static void rescue(zkr_t *z, zkr__member_t *m, uint64_t now) {
     if (zkr__member_open(m, t, &cid) != ZOK) return;
     m->rescues++;
     zkr__watch_rearm_member(z, m);
-  } else if (!m->keeper && zkr__member_usable(m) && m->hosted_on != m->index &&
-             serving(m)) {
-    /* Home again.  A session that holds nothing is simply replaced; one
-     * that holds ephemerals or watches moves to the keeper slot (closing
-     * it would end it) and the member opens a fresh session at home. */
+  } else if (!m->keeper && m->hosted_on != m->index && serving(m) &&
+             (zkr__member_usable(m) || m->draining)) {
+    /* Home again.  First drain: no new operation goes to the session, and
+     * it is swapped only once nothing is in flight on it (closing it would
+     * fail those).  Then a session that holds nothing is simply replaced;
+     * one that holds ephemerals or watches moves to the keeper slot
+     * (closing it would end it) and the member opens a fresh session at
+     * home. */
+    m->draining = 1;
+    if (m->outstanding > 0) return;
     if (m->ephemerals > 0 || m->watches > 0) {
-      if (zkr__member_keep(m) != ZOK) return;
+      if (zkr__member_keep(m) != ZOK) {
+        m->draining = 0;
+        return;
+      }
     }
     zkr__member_open(m, m->index, NULL);
   }
+}
+
+#define NUDGE_MS 250
+
+static void nudge_done(int rc, const struct Stat *stat, const void *data) {
+  (void)rc;
+  (void)stat;
+  (void)data;
+}
+
+/* ZooKeeper 3.8.0 can leave a read queued behind a completed sync on a
+ * follower until some other request reaches that server (ZOOKEEPER-4537,
+ * fixed in 3.8.1): a lone sync+read then hangs until the session's
+ * request timeout.  A member busy for NUDGE_MS without any reply gets a
+ * cheap exists("/") on its session, which wakes the server's request
+ * pipeline; on a healthy member it costs one small request per stall. */
+static void nudge(zkr_t *z, zkr__member_t *m, uint64_t now) {
+  uint64_t limit = (uint64_t)NUDGE_MS * 1000000u;
+  if (m->outstanding <= 0 || now - m->progress_ns < limit ||
+      now - m->nudged_ns < limit || m->state != ZOO_CONNECTED_STATE)
+    return;
+  m->nudged_ns = now;
+  pthread_rwlock_rdlock(&m->zh_lock);
+  if (m->zh && zkr__zk->awexists(m->zh, "/", NULL, NULL, nudge_done, NULL) == ZOK)
+    m->nudges++;
+  pthread_rwlock_unlock(&m->zh_lock);
 }
 
 static void housekeeping(zkr_t *z) {
   uint64_t now = zkr__now_ns();
   for (size_t i = 0; i < 2 * z->n && !z->mon_stop; i++) {
     zkr__member_t *m = &z->members[i];
+    nudge(z, m, now);
     if (m->keeper) {
       /* A kept session is rescued like any other, never re-created. */
       if (m->zh && !m->expired) rescue(z, m, now);

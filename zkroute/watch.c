@@ -80,15 +80,24 @@ void zkr__watch_armed(zkr__watch_t *w, int member, const struct Stat *stat) {
   pthread_mutex_unlock(&z->watch_mu);
 }
 
-/* An armed record with the same path, kind, watcher and context, or NULL.
- * Only one whose member is usable: a pinned read must have somewhere to
- * go.  Linear in the armed watches of the handle. */
+/* Same registration in ZooKeeper's eyes: its watcher tables are data
+ * (get, and exists on a node that exists), exist (exists on a missing
+ * node) and child. */
+static int same_table(const zkr__watch_t *w, int kind) {
+  if (kind == ZKR__WATCH_CHILD || w->kind == ZKR__WATCH_CHILD) return kind == w->kind;
+  if (w->kind == ZKR__WATCH_DATA) return 1;
+  return w->existed || kind == ZKR__WATCH_EXIST; /* w: an exists watch */
+}
+
+/* An armed record with the same path, watcher table, watcher and context,
+ * or NULL.  Only one whose member is usable: a pinned read must have
+ * somewhere to go.  Linear in the armed watches of the handle. */
 zkr__watch_t *zkr__watch_find(zkr_t *z, int kind, const char *path,
                               watcher_fn fn, void *ctx) {
   zkr__watch_t *found = NULL;
   pthread_mutex_lock(&z->watch_mu);
   for (zkr__watch_t *w = z->watch_list; w && !found; w = w->next)
-    if (w->state == ZKR__W_ARMED && w->kind == kind && w->fn == fn &&
+    if (w->state == ZKR__W_ARMED && same_table(w, kind) && w->fn == fn &&
         w->ctx == ctx && strcmp(w->path, path) == 0 &&
         !z->members[w->member].keeper && zkr__member_usable(&z->members[w->member]))
       found = w;

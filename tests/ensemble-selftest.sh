@@ -3,7 +3,10 @@
 # start a 3-node ensemble in a temporary directory, check there is exactly one
 # leader, SIGKILL it, wait for a new leader, restart the old one, check that
 # all 3 members serve again (and that a paused follower stops answering and
-# answers again after resume).  Everything started is stopped on any exit.
+# answers again after resume).  Then the same with --proxied: every link
+# crosses the fault proxy, a delay on a member's links shows in its round
+# trip and heals, a leader is elected again through the proxy, and stop
+# stops the proxy too.  Everything started is stopped on any exit.
 #
 # Exit status: 0 pass, 1 fail, 77 skip (ZKR_TEST_ENSEMBLE set: an external
 # ensemble cannot be killed, so only the leader check runs).
@@ -12,18 +15,20 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ens=$here/ensemble.sh
 dir=$(mktemp -d "${TMPDIR:-/tmp}/zkr-selftest.XXXXXX")
+pdir=$(mktemp -d "${TMPDIR:-/tmp}/zkr-selftest-proxied.XXXXXX")
 
 cleanup() {
 	local rc=$?
 	"$ens" stop "$dir" || rc=1
+	"$ens" stop "$pdir" || rc=1
 	if ((rc != 0 && rc != 77)); then
-		for f in "$dir"/zk*/server.log; do
+		for f in "$dir"/zk*/server.log "$pdir"/zk*/server.log "$pdir"/faultproxy.log; do
 			[[ -s $f ]] || continue
 			echo "--- tail of $f" >&2
 			tail -n 20 "$f" >&2
 		done
 	fi
-	rm -rf "$dir"
+	rm -rf "$dir" "$pdir"
 	exit "$rc"
 }
 trap cleanup EXIT
@@ -113,6 +118,9 @@ until [[ -n $(mode_of "$(cut -d, -f"$f" <<<"$hosts")") ]]; do
 done
 check_modes "$hosts"
 
+if "$ens" fault "$dir" list >/dev/null 2>&1; then
+	fail "fault worked on an ensemble started without --proxied"
+fi
 "$ens" stop "$dir"
 step "stopped"
 for i in 1 2 3; do
@@ -120,4 +128,63 @@ for i in 1 2 3; do
 		fail "member $i still running after stop"
 	fi
 done
+
+# ---- proxied mode
+# srvr_ms HOST:PORT: print how long one srvr takes, in ms (fails if none).
+srvr_ms() {
+	local t0=$EPOCHREALTIME
+	"$ens" srvr "${1%:*}" "${1##*:}" >/dev/null || return 1
+	local t1=$EPOCHREALTIME
+	echo $(((${t1/./} - ${t0/./}) / 1000))
+}
+member_hp() { cut -d, -f"$2" <<<"$1"; }
+
+phosts=$("$ens" start "$pdir" --proxied)
+step "started proxied: $phosts"
+[[ $phosts == "$hosts" ]] || fail "proxied connect string '$phosts' differs from '$hosts'"
+check_modes "$phosts"
+links=$("$ens" fault "$pdir" list)
+[[ $links == "ok 15 "* ]] || fail "expected 15 links, got: $links"
+pl=$("$ens" leader "$pdir")
+pf=1
+while [[ $pf == "$pl" ]]; do pf=$((pf + 1)); done
+# The follower's quorum connection to the leader crosses the proxy.
+"$ens" fault "$pdir" stats "q$pf$pl" | grep -q ' active=1 ' ||
+	fail "no quorum connection from member $pf to leader $pl through link q$pf$pl"
+[[ $("$ens" fault "$pdir" stats "m$pf" | grep -c '^ok ') == 9 ]] ||
+	fail "group m$pf is not 9 links"
+base=$(srvr_ms "$(member_hp "$phosts" "$pf")")
+"$ens" slow "$pdir" "$pf" 150 0
+slow=$(srvr_ms "$(member_hp "$phosts" "$pf")")
+lead=$(srvr_ms "$(member_hp "$phosts" "$pl")")
+"$ens" fault "$pdir" stats "c$pf" | grep -q 'delay_up_ms=150.000 .*delay_down_ms=150.000' ||
+	fail "c$pf does not show the delay"
+((slow >= 300)) || fail "srvr of member $pf took $slow ms at 150 ms each way"
+((lead < 300)) || fail "srvr of the leader took $lead ms with only member $pf slow"
+"$ens" heal "$pdir" "$pf"
+healed=$(srvr_ms "$(member_hp "$phosts" "$pf")")
+((healed < 300)) || fail "srvr of member $pf took $healed ms after heal"
+step "srvr of member $pf: $base ms, $slow ms at 150 ms each way, $healed ms healed (leader: $lead ms)"
+"$ens" delay-all "$pdir" 5 1
+[[ $("$ens" fault "$pdir" stats all | grep -c 'delay_up_ms=5.000 jitter_up_ms=1.000') == 15 ]] ||
+	fail "delay-all did not reach every link"
+"$ens" heal "$pdir" all
+[[ $("$ens" fault "$pdir" stats all | grep -c 'delay_up_ms=0.000 ') == 15 ]] ||
+	fail "heal all left a delay"
+"$ens" kill "$pdir" "$pl"
+pnew=$("$ens" wait-leader "$pdir")
+step "proxied: killed leader $pl, new leader $pnew"
+"$ens" restart "$pdir" "$pl"
+check_modes "$phosts"
+fp_pid=$(<"$pdir/faultproxy.pid")
+"$ens" stop "$pdir"
+step "stopped proxied"
+for i in 1 2 3; do
+	if "$ens" pid "$pdir" "$i" >/dev/null 2>&1; then
+		fail "proxied member $i still running after stop"
+	fi
+done
+if read -r st 2>/dev/null <"/proc/$fp_pid/stat" && [[ ${st##*) } != [ZX]* ]]; then
+	fail "faultproxy (pid $fp_pid) still running after stop"
+fi
 echo "PASS"

@@ -2,10 +2,13 @@
 # tests/ensemble.sh — run a real 3-node ZooKeeper ensemble on loopback for tests.
 #
 # Usage:
-#   ensemble.sh start DIR          create DIR/zk{1,2,3}, start 3 servers, wait until
+#   ensemble.sh start DIR [--proxied]
+#                                  create DIR/zk{1,2,3}, start 3 servers, wait until
 #                                  all serve and exactly one is leader, print the
-#                                  connect string (only that goes to stdout)
-#   ensemble.sh stop DIR           SIGTERM (then SIGKILL) every member, wait until gone
+#                                  connect string (only that goes to stdout);
+#                                  --proxied: behind one faultproxy (see below)
+#   ensemble.sh stop DIR           SIGTERM (then SIGKILL) every member and the proxy,
+#                                  wait until gone
 #   ensemble.sh hosts DIR          print the connect string
 #   ensemble.sh leader DIR         print the 1-based index of the leader (fails
 #                                  unless exactly one member says Mode: leader)
@@ -18,10 +21,41 @@
 #   ensemble.sh resume DIR N       SIGCONT member N
 #   ensemble.sh pid DIR N          print the pid of member N (fails if not running)
 #   ensemble.sh srvr HOST PORT     print a server's reply to the `srvr` 4lw command
+# Proxied ensembles only:
+#   ensemble.sh fault DIR COMMAND...
+#                                  send one faultproxy control command, print
+#                                  the reply (one line per link of a group)
+#   ensemble.sh slow DIR N MS JITTER
+#                                  delay every link touching member N, both
+#                                  directions, by MS +- JITTER ms
+#   ensemble.sh heal DIR N|all     clear every fault of member N's links (all links)
+#   ensemble.sh delay-all DIR MS JITTER
+#                                  delay every link, both directions
 #
 # Member i (1..3) binds only 127.0.0.i: client port ${ZKR_TEST_PORT:-2181},
 # quorum 2888, election 3888.  Linux routes all of 127.0.0.0/8 to lo, so no
 # interface setup is needed.
+#
+# Proxied mode (start --proxied).  One faultproxy process ($FAULTPROXY,
+# default ./tests/faultproxy, else the faultproxy next to this script) carries
+# all traffic, so a delay on a link emulates a slow member or a slow path
+# between two members.  Its links:
+#   cI   clients (and srvr) -> member I: listens on the usual 127.0.0.I:PORT,
+#        forwards to the server's real client port 127.0.0.I:PORT+10000
+#   qIJ  member I -> member J's quorum port: 127.0.0.J:2888+10*I -> :2888
+#   eIJ  member I -> member J's election port: 127.0.0.J:3888+10*I -> :3888
+# Member I's zoo.cfg names each peer J by its qIJ/eIJ address and itself by
+# its real address (ZooKeeper 3.8 binds to its own line and connects to the
+# others).  Followers connect to the leader's quorum port, so leader <->
+# follower traffic crosses qFL.  Election connections that ZooKeeper turns
+# around (a lower id connecting to a higher one is dropped and the higher
+# one connects back to the address the lower one announced, its real one)
+# bypass the proxy; they carry only votes.
+# Group names, accepted wherever a command takes a link name (fault, and so
+# slow/heal/delay-all): mI (every link touching member I), pIJ (qIJ qJI eIJ
+# eJI), clients, peers, all.  The control socket's address is in
+# DIR/ensemble.env (control=...), the proxy's pid in DIR/faultproxy.pid and
+# its log in DIR/faultproxy.log.
 #
 # Environment:
 #   ZKR_TEST_ENSEMBLE   connect string of an existing ensemble (e.g. docker):
@@ -38,14 +72,17 @@
 #   ZKR_TEST_JAVA_OPTS  extra JVM options (word-split)
 #   ZKR_TEST_JARDIR     where the jars live (default /usr/share/java)
 #   ZKR_TEST_CLASSPATH  full classpath, overrides the jar list below
+#   FAULTPROXY          the faultproxy binary of --proxied (default
+#                       ./tests/faultproxy, else next to this script)
 #
 # Measured here (2 vCPU, 24 GB, Debian 12, OpenJDK 17.0.15, ZooKeeper 3.8.0;
 # 6 timed runs plus 20+ selftest runs): `start` from a fresh DIR to the connect
 # string on stdout takes 1.0-1.2 s (1.4 s on the very first, cold run);
 # `kill` of the leader then `wait-leader` 0.3-0.45 s; `restart` of a killed
 # member until it serves 0.3-0.4 s; `stop` about 0.4 s.  A DIR uses ~150 KB
-# (the 1 MB preallocated txn log is sparse).  tests/ensemble-selftest.sh
-# takes about 6 s.
+# (the 1 MB preallocated txn log is sparse).  `start --proxied` takes
+# 1.2-1.7 s.  tests/ensemble-selftest.sh, which runs both modes, takes
+# about 10 s.
 #
 # ZooKeeper notes:
 # - maxClientCnxns=0: all test sessions come from 127.0.0.1 and zkroute opens
@@ -68,6 +105,8 @@ set -euo pipefail
 readonly N_MEMBERS=3
 readonly QUORUM_PORT=2888
 readonly ELECTION_PORT=3888
+readonly REAL_CLIENT_OFFSET=10000 # proxied: server's client port = PORT + this
+readonly PEER_PORT_STEP=10        # proxied: qIJ/eIJ listen on port + this * I
 PROG=${0##*/}
 TIMEOUT=${ZKR_TEST_TIMEOUT:-60}
 SRVR_TIMEOUT=${ZKR_TEST_SRVR_TIMEOUT:-2}
@@ -79,7 +118,7 @@ die() {
 }
 
 usage() {
-	sed -n '3,20s/^# \{0,1\}//p' "$0" >&2
+	sed -n '3,34s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 }
 
@@ -160,11 +199,14 @@ load_members() {
 	net=${ZKR_TEST_NET:-127.0.0}
 	port=${ZKR_TEST_PORT:-2181}
 	# The values used by `start` win over the environment of later calls.
+	MODE=plain FP_CONTROL=''
 	if [[ -r $dir/ensemble.env ]]; then
 		while IFS='=' read -r k v; do
 			case $k in
 			net) net=$v ;;
 			port) port=$v ;;
+			mode) MODE=$v ;;
+			control) FP_CONTROL=$v ;;
 			esac
 		done <"$dir/ensemble.env"
 	fi
@@ -282,6 +324,20 @@ classpath() {
 	printf '%s\n' "$cp"
 }
 
+# Do not leak the caller's descriptors (make's jobserver pipe, a $(...)
+# capture pipe, a test driver's log) into a server or the proxy: a leaked
+# pipe would keep `x=$(ensemble.sh start d)` waiting forever.  Run in the
+# subshell that is about to exec.
+close_fds() {
+	local fd
+	for fd in /proc/"$BASHPID"/fd/*; do
+		fd=${fd##*/}
+		if ((fd > 2)); then
+			eval "exec $fd>&-" 2>/dev/null || true
+		fi
+	done
+}
+
 # launch_member DIR I: start member I in the background, write its pid file.
 launch_member() {
 	local dir=$1 i=$2 mdir cp java=${ZKR_TEST_JAVA:-java}
@@ -293,17 +349,11 @@ launch_member() {
 	[[ -z ${ZKR_TEST_JAVA_OPTS:-} ]] || extra=($ZKR_TEST_JAVA_OPTS)
 	printf '=== %s: starting member %s\n' "$(date '+%F %T')" "$i" >>"$mdir/server.log"
 	(
-		# Do not leak the caller's descriptors (make's jobserver pipe, a
-		# $(...) capture pipe, a test driver's log) into the server: a
-		# leaked pipe would keep `x=$(ensemble.sh start d)` waiting forever.
-		for fd in /proc/"$BASHPID"/fd/*; do
-			fd=${fd##*/}
-			if ((fd > 2)); then
-				eval "exec $fd>&-" 2>/dev/null || true
-			fi
-		done
+		close_fds
 		cd "$mdir"
-		exec "$java" -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+		# A session of its own: a test runner that kills its process group
+		# (Check does, after each forked test) must not take the server along.
+		exec setsid "$java" -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
 			-XX:-UsePerfData -Xss512k \
 			-Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
 			-Dorg.slf4j.simpleLogger.showDateTime=true \
@@ -322,9 +372,13 @@ launch_member() {
 	done
 }
 
+# write_config DIR I NET PORT MODE: member I's zoo.cfg.  Proxied: the server
+# listens for clients on PORT + REAL_CLIENT_OFFSET, and names every peer J
+# by the proxy address of link qIJ/eIJ.
 write_config() {
-	local dir=$1 i=$2 net=$3 port=$4 mdir j
+	local dir=$1 i=$2 net=$3 port=$4 mode=$5 mdir j
 	mdir=$(member_dir "$dir" "$i")
+	[[ $mode != proxied ]] || port=$((port + REAL_CLIENT_OFFSET))
 	mkdir -p "$mdir/data"
 	printf '%s\n' "$i" >"$mdir/data/myid"
 	{
@@ -348,7 +402,12 @@ write_config() {
 			'autopurge.snapRetainCount=3' \
 			'autopurge.purgeInterval=0'
 		for ((j = 1; j <= N_MEMBERS; j++)); do
-			printf 'server.%d=%s.%d:%d:%d\n' "$j" "$net" "$j" "$QUORUM_PORT" "$ELECTION_PORT"
+			if [[ $mode == proxied && $j != "$i" ]]; then
+				printf 'server.%d=%s.%d:%d:%d\n' "$j" "$net" "$j" \
+					$((QUORUM_PORT + PEER_PORT_STEP * i)) $((ELECTION_PORT + PEER_PORT_STEP * i))
+			else
+				printf 'server.%d=%s.%d:%d:%d\n' "$j" "$net" "$j" "$QUORUM_PORT" "$ELECTION_PORT"
+			fi
 		done
 	} >"$mdir/zoo.cfg"
 }
@@ -367,6 +426,10 @@ log_tails() {
 		printf -- '--- tail of %s/server.log\n' "$mdir" >&2
 		tail -n 15 "$mdir/server.log" >&2
 	done
+	if [[ -s $dir/faultproxy.log ]]; then
+		printf -- '--- tail of %s/faultproxy.log\n' "$dir" >&2
+		tail -n 15 "$dir/faultproxy.log" >&2
+	fi
 }
 
 # stop_members DIR: SIGTERM all, SIGKILL survivors after STOP_GRACE, wait.
@@ -396,22 +459,224 @@ stop_members() {
 	return "$rc"
 }
 
+
+# ---------------------------------------------------------------------------
+# the fault proxy of a proxied ensemble
+
+# fp_bin: print the faultproxy binary to use.
+fp_bin() {
+	local b=${FAULTPROXY:-}
+	if [[ -z $b ]]; then
+		b=./tests/faultproxy
+		[[ -x $b ]] || b=$(dirname "$0")/faultproxy
+	fi
+	[[ -x $b ]] || die "faultproxy not found at '$b' (make tests/faultproxy, or set FAULTPROXY)"
+	printf '%s\n' "$b"
+}
+
+# proxy_layout NET PORT: fills LINK_ARGS (the --link arguments) and
+# PROXY_PORTS ("host port" of every proxy listener).
+proxy_layout() {
+	local net=$1 port=$2 i j
+	LINK_ARGS=() PROXY_PORTS=()
+	for ((i = 1; i <= N_MEMBERS; i++)); do
+		LINK_ARGS+=(--link "c$i=$net.$i:$port=$net.$i:$((port + REAL_CLIENT_OFFSET))")
+		PROXY_PORTS+=("$net.$i $port")
+	done
+	for ((i = 1; i <= N_MEMBERS; i++)); do
+		for ((j = 1; j <= N_MEMBERS; j++)); do
+			((i != j)) || continue
+			LINK_ARGS+=(--link "q$i$j=$net.$j:$((QUORUM_PORT + PEER_PORT_STEP * i))=$net.$j:$QUORUM_PORT")
+			LINK_ARGS+=(--link "e$i$j=$net.$j:$((ELECTION_PORT + PEER_PORT_STEP * i))=$net.$j:$ELECTION_PORT")
+			PROXY_PORTS+=("$net.$j $((QUORUM_PORT + PEER_PORT_STEP * i))")
+			PROXY_PORTS+=("$net.$j $((ELECTION_PORT + PEER_PORT_STEP * i))")
+		done
+	done
+}
+
+# launch_proxy DIR NET PORT: start the proxy, wait for its "ready", record
+# its control address in DIR/ensemble.env.  The control socket takes a free
+# port on NET.1, so that concurrent ensembles never clash on it.
+launch_proxy() {
+	local dir=$1 net=$2 port=$3 bin line control='' end
+	bin=$(fp_bin)
+	proxy_layout "$net" "$port"
+	printf '=== %s: starting faultproxy\n' "$(date '+%F %T')" >>"$dir/faultproxy.log"
+	(
+		close_fds
+		exec setsid "$bin" --control "$net.1:0" "${LINK_ARGS[@]}" --pidfile "$dir/faultproxy.pid"
+	) </dev/null >"$dir/faultproxy.out" 2>>"$dir/faultproxy.log" &
+	FP_PID=$!
+	end=$((SECONDS + 10))
+	while :; do
+		if [[ -s $dir/faultproxy.out ]]; then
+			while IFS= read -r line; do
+				case $line in
+				"control "*) control=${line#control } ;;
+				ready)
+					[[ -n $control ]] || die "faultproxy printed no control address"
+					printf 'control=%s\n' "$control" >>"$dir/ensemble.env"
+					return 0
+					;;
+				esac
+			done <"$dir/faultproxy.out"
+		fi
+		if ! pid_alive "$FP_PID"; then
+			tail -n 15 "$dir/faultproxy.log" >&2
+			die "faultproxy exited during startup (log: $dir/faultproxy.log)"
+		fi
+		((SECONDS < end)) || die "faultproxy not ready after 10 s (log: $dir/faultproxy.log)"
+		sleep 0.02
+	done
+}
+
+# stop_proxy DIR: SIGTERM the proxy (it exits cleanly), SIGKILL after
+# STOP_GRACE.  Only a process started with DIR's pid file is signalled.
+stop_proxy() {
+	local dir=$1 pid=${FP_PID:-}
+	[[ ! -s $dir/faultproxy.pid ]] || pid=$(<"$dir/faultproxy.pid")
+	if [[ -n $pid ]] && is_member_proc "$pid" "$dir/faultproxy.pid"; then
+		kill -TERM "$pid" 2>/dev/null || true
+		if ! wait_gone "$pid" "$STOP_GRACE"; then
+			kill -KILL "$pid" 2>/dev/null || true
+			wait_gone "$pid" 10 || {
+				printf '%s: faultproxy pid %s did not exit after SIGKILL\n' "$PROG" "$pid" >&2
+				return 1
+			}
+		fi
+	fi
+	rm -f "$dir/faultproxy.pid"
+	FP_PID=''
+}
+
+# expand_links NAME: print the links a group name stands for, one a line
+# (any other name is printed as it is: the proxy judges it).
+expand_links() {
+	local name=$1 i j
+	case $name in
+	all)
+		expand_links clients
+		expand_links peers
+		;;
+	clients)
+		for ((i = 1; i <= N_MEMBERS; i++)); do printf 'c%d\n' "$i"; done
+		;;
+	peers)
+		for ((i = 1; i <= N_MEMBERS; i++)); do
+			for ((j = 1; j <= N_MEMBERS; j++)); do
+				((i == j)) || printf 'q%d%d\ne%d%d\n' "$i" "$j" "$i" "$j"
+			done
+		done
+		;;
+	m[0-9])
+		i=${name#m}
+		((i >= 1 && i <= N_MEMBERS)) || die "no member $i in group name '$name'"
+		printf 'c%d\n' "$i"
+		for ((j = 1; j <= N_MEMBERS; j++)); do
+			((i == j)) || printf 'q%d%d\nq%d%d\ne%d%d\ne%d%d\n' "$i" "$j" "$j" "$i" "$i" "$j" "$j" "$i"
+		done
+		;;
+	p[0-9][0-9])
+		i=${name:1:1} j=${name:2:1}
+		((i != j && i >= 1 && i <= N_MEMBERS && j >= 1 && j <= N_MEMBERS)) ||
+			die "group '$name' needs two different members 1..$N_MEMBERS"
+		printf 'q%d%d\nq%d%d\ne%d%d\ne%d%d\n' "$i" "$j" "$j" "$i" "$i" "$j" "$j" "$i"
+		;;
+	*) printf '%s\n' "$name" ;;
+	esac
+}
+
+# fp_session LINE...: send each line on fd 3, print each reply; fails when
+# a reply is not "ok ..." or does not come within 5 s.
+fp_session() {
+	local line reply rc=0
+	for line in "$@"; do
+		printf '%s\n' "$line" >&3
+		if ! IFS= read -r -t 5 reply <&3; then
+			printf '%s: faultproxy: no reply to: %s\n' "$PROG" "$line" >&2
+			return 1
+		fi
+		printf '%s\n' "$reply"
+		[[ $reply == ok* ]] || rc=1
+	done
+	return "$rc"
+}
+
+# fault_control DIR: sets FP_CONTROL of a running proxied ensemble, or dies.
+fault_control() {
+	[[ -d $1 ]] || die "no such ensemble directory: $1"
+	load_members "$1"
+	[[ $MODE == proxied && -n $FP_CONTROL ]] ||
+		die "the ensemble in $1 is not proxied (start it with: $PROG start DIR --proxied)"
+}
+
+# send_fault COMMAND ARGS...: one control command; a group name in the link
+# position is expanded to one command per link.  Prints every reply.
+send_fault() {
+	local cmd=$1 l line names rc=0
+	local -a lines=()
+	case $cmd in
+	delay | blackhole | reset | refuse | clear | stats | del)
+		if (($# >= 2)); then
+			names=$(expand_links "$2") || exit 1
+			while IFS= read -r l; do
+				line="$cmd $l"
+				(($# <= 2)) || line+=" ${*:3}"
+				lines+=("$line")
+			done <<<"$names"
+		else
+			lines=("$*")
+		fi
+		;;
+	*) lines=("$*") ;;
+	esac
+	if ! { exec 3<>"/dev/tcp/${FP_CONTROL%:*}/${FP_CONTROL##*:}"; } 2>/dev/null; then
+		die "cannot reach the faultproxy control socket at $FP_CONTROL (is the ensemble running?)"
+	fi
+	fp_session "${lines[@]}" || rc=$?
+	exec 3>&-
+	return "$rc"
+}
+
+cmd_fault() {
+	fault_control "$1"
+	shift
+	send_fault "$@"
+}
+
+# quiet_fault COMMAND ARGS...: send_fault, printing the replies only on
+# failure (on stderr).
+quiet_fault() {
+	local out
+	if ! out=$(send_fault "$@" 2>&1); then
+		printf '%s\n' "$out" >&2
+		die "fault command failed: $*"
+	fi
+}
+
+# ms_arg VALUE WHAT: VALUE is a non-negative decimal number.
+ms_arg() {
+	[[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "$2 must be a number of milliseconds, got '$1'"
+}
+
 # ---------------------------------------------------------------------------
 # subcommands
 
 START_DIR=''  # set while `start` may have to undo what it started
 POLL_TMP=''   # scratch dir of poll_members
+FP_PID=''     # the proxy `start` launched
 on_exit() {
 	local rc=$?
 	if [[ -n $START_DIR ]]; then
 		stop_members "$START_DIR" || true
+		stop_proxy "$START_DIR" || true
 	fi
 	[[ -z $POLL_TMP ]] || rm -rf "$POLL_TMP"
 	exit "$rc"
 }
 
 cmd_start() {
-	local dir=$1 net=${ZKR_TEST_NET:-127.0.0} port=${ZKR_TEST_PORT:-2181} i end pid
+	local dir=$1 mode=${2:-plain} net=${ZKR_TEST_NET:-127.0.0} port=${ZKR_TEST_PORT:-2181} i end pid
 	if [[ -n ${ZKR_TEST_ENSEMBLE:-} ]]; then
 		load_members "$dir"
 		cmd_wait_leader_external
@@ -420,6 +685,9 @@ cmd_start() {
 	fi
 	[[ $port =~ ^[0-9]+$ ]] || die "ZKR_TEST_PORT is not a number: '$port'"
 	[[ $net =~ ^127\.[0-9]+\.[0-9]+$ ]] || die "ZKR_TEST_NET must look like 127.0.0: '$net'"
+	if [[ $mode == proxied ]] && ((port + REAL_CLIENT_OFFSET > 65535)); then
+		die "ZKR_TEST_PORT must be at most $((65535 - REAL_CLIENT_OFFSET)) with --proxied: '$port'"
+	fi
 	mkdir -p "$dir"
 	dir=$(cd "$dir" && pwd -P)
 	for ((i = 1; i <= N_MEMBERS; i++)); do
@@ -429,21 +697,29 @@ cmd_start() {
 	done
 	# Refuse to start over a running ensemble: its srvr answers would make
 	# this one look ready.
+	local -a busy=()
 	for ((i = 1; i <= N_MEMBERS; i++)); do
-		local p
-		for p in "$port" "$QUORUM_PORT" "$ELECTION_PORT"; do
-			if port_open "$net.$i" "$p"; then
-				die "$net.$i:$p is already in use (another ensemble? see ZKR_TEST_NET / ZKR_TEST_PORT)"
-			fi
-		done
+		busy+=("$net.$i $port" "$net.$i $QUORUM_PORT" "$net.$i $ELECTION_PORT")
+		[[ $mode != proxied ]] || busy+=("$net.$i $((port + REAL_CLIENT_OFFSET))")
 	done
-	printf 'net=%s\nport=%s\n' "$net" "$port" >"$dir/ensemble.env"
+	if [[ $mode == proxied ]]; then
+		proxy_layout "$net" "$port"
+		busy+=("${PROXY_PORTS[@]:N_MEMBERS}") # client listeners are in already
+	fi
+	local hp
+	for hp in "${busy[@]}"; do
+		if port_open "${hp% *}" "${hp#* }"; then
+			die "${hp% *}:${hp#* } is already in use (another ensemble? see ZKR_TEST_NET / ZKR_TEST_PORT)"
+		fi
+	done
+	printf 'net=%s\nport=%s\nmode=%s\n' "$net" "$port" "$mode" >"$dir/ensemble.env"
 	for ((i = 1; i <= N_MEMBERS; i++)); do
-		write_config "$dir" "$i" "$net" "$port"
+		write_config "$dir" "$i" "$net" "$port" "$mode"
 	done
-	load_members "$dir"
 
 	START_DIR=$dir
+	[[ $mode != proxied ]] || launch_proxy "$dir" "$net" "$port"
+	load_members "$dir"
 	for ((i = 1; i <= N_MEMBERS; i++)); do
 		launch_member "$dir" "$i"
 	done
@@ -473,7 +749,10 @@ cmd_stop() {
 	[[ -z ${ZKR_TEST_ENSEMBLE:-} ]] || return 0
 	[[ -d $dir ]] || return 0
 	dir=$(cd "$dir" && pwd -P)
-	stop_members "$dir"
+	local rc=0
+	stop_members "$dir" || rc=1
+	stop_proxy "$dir" || rc=1
+	return "$rc"
 }
 
 cmd_hosts() {
@@ -608,10 +887,17 @@ main() {
 	local cmd=$1
 	shift
 	case $cmd in
-	start | stop | hosts | leader | wait-leader)
+	start)
+		if (($# == 2)) && [[ $2 == --proxied ]]; then
+			cmd_start "$1" proxied
+		else
+			(($# == 1)) || usage
+			cmd_start "$1" plain
+		fi
+		;;
+	stop | hosts | leader | wait-leader)
 		(($# == 1)) || usage
 		case $cmd in
-		start) cmd_start "$1" ;;
 		stop) cmd_stop "$1" ;;
 		hosts) cmd_hosts "$1" ;;
 		leader) cmd_leader "$1" ;;
@@ -633,6 +919,40 @@ main() {
 	srvr)
 		(($# == 2)) || usage
 		cmd_srvr "$1" "$2"
+		;;
+	fault)
+		(($# >= 2)) || usage
+		need_fault_injection "$cmd"
+		cmd_fault "$@"
+		;;
+	slow)
+		(($# == 4)) || usage
+		need_fault_injection "$cmd"
+		member_args "$1" "$2"
+		ms_arg "$3" MS
+		ms_arg "$4" JITTER
+		fault_control "$DIR"
+		quiet_fault delay "m$N" "$3" "$4"
+		;;
+	heal)
+		(($# == 2)) || usage
+		need_fault_injection "$cmd"
+		if [[ $2 == all ]]; then
+			fault_control "$1"
+			quiet_fault clear all
+		else
+			member_args "$1" "$2"
+			fault_control "$DIR"
+			quiet_fault clear "m$N"
+		fi
+		;;
+	delay-all)
+		(($# == 3)) || usage
+		need_fault_injection "$cmd"
+		ms_arg "$2" MS
+		ms_arg "$3" JITTER
+		fault_control "$1"
+		quiet_fault delay all "$2" "$3"
 		;;
 	-h | --help | help) usage ;;
 	*) usage ;;

@@ -14,21 +14,34 @@ if [ -z "${ZKR_TEST_ENSEMBLE:-}" ]; then
 fi
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/zkr-it.XXXXXX")
+# shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
   bash "$top_srcdir/tests/ensemble.sh" stop "$dir" >/dev/null 2>&1 || true
   rm -rf "$dir"
 }
 trap cleanup EXIT
-hosts=$(bash "$top_srcdir/tests/ensemble.sh" start "$dir")
-echo "integration: ensemble $hosts (dir $dir)"
+# Behind the fault proxy (docs/faultproxy.md) unless ZKR_IT_PROXIED=0: every
+# test goes through it, and it_health injects its faults there.
+export FAULTPROXY=${FAULTPROXY:-$top_builddir/tests/faultproxy}
+mode=--proxied
+[ "${ZKR_IT_PROXIED:-1}" != 0 ] || mode=
+hosts=$(bash "$top_srcdir/tests/ensemble.sh" start "$dir" $mode)
+echo "integration: ensemble $hosts (dir $dir${mode:+, proxied})"
 export ZKR_TEST_HOSTS=$hosts ZKR_TEST_DIR=$dir
 export ZKR_TEST_ENSEMBLE_SH=$top_srcdir/tests/ensemble.sh
 export ZKR_TEST_FAULTPROXY=$top_builddir/tests/faultproxy
 
 failed=0
-for t in ${ZKR_IT_TESTS:-it_routing}; do
+for t in ${ZKR_IT_TESTS:-it_routing it_failover it_health it_history it_dropin.sh}; do
   echo "=== $t"
-  if "$top_builddir/tests/$t"; then :; else
+  rc=0
+  case $t in
+  *.sh) bash "$top_srcdir/tests/$t" || rc=$? ;; # scripts live in the source tree
+  *) "$top_builddir/tests/$t" || rc=$? ;;
+  esac
+  if [ "$rc" = 77 ]; then
+    echo "=== $t SKIPPED"
+  elif [ "$rc" != 0 ]; then
     echo "=== $t FAILED"
     failed=$((failed + 1))
   fi

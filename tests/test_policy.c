@@ -3,6 +3,7 @@
  * zkr__member_usable() and zkr__member_in_pool() over two arrays, so each
  * test sets exactly which members are connected and healthy. */
 #include <check.h>
+#include <math.h>
 #include <string.h>
 
 #include "internal.h"
@@ -140,6 +141,95 @@ START_TEST(sticky_keeps_one_member_and_moves_when_lost) {
 }
 END_TEST
 
+/* Draws n members with policy boltzmann, reads and writes alternating. */
+static void boltzmann_draws(int *hits, int n) {
+  for (int i = 0; i < n; i++) {
+    int m = i % 2 ? zkr__policy_write_member(&z) : zkr__policy_read_member(&z);
+    ck_assert_int_ge(m, 0);
+    hits[m]++;
+  }
+}
+
+static void set_ewma(double e0, double e1, double e2) {
+  members[0].health.ewma_ms = e0;
+  members[1].health.ewma_ms = e1;
+  members[2].health.ewma_ms = e2;
+}
+
+START_TEST(boltzmann_equal_latencies_spread_everything) {
+  setup(3, ZKR_POLICY_BOLTZMANN);
+  z.opts.boltzmann_temperature = 1;
+  set_ewma(3, 3, 3);
+  int hits[3] = {0};
+  boltzmann_draws(hits, 30000);
+  /* Uniform over all three, the leader included, for reads and writes:
+   * 10000 each, binomial sd ~82. */
+  for (int i = 0; i < 3; i++) {
+    ck_assert_int_gt(hits[i], 9500);
+    ck_assert_int_lt(hits[i], 10500);
+  }
+}
+END_TEST
+
+START_TEST(boltzmann_weights_follow_exp_of_latency) {
+  setup(3, ZKR_POLICY_BOLTZMANN);
+  z.opts.boltzmann_temperature = 1;
+  set_ewma(2, 3, 40); /* weights 1, e^-1, e^-38 */
+  int hits[3] = {0};
+  boltzmann_draws(hits, 40000);
+  double p0 = 1 / (1 + exp(-1)), p1 = exp(-1) / (1 + exp(-1));
+  ck_assert_int_gt(hits[0], (int)(40000 * p0) - 500);
+  ck_assert_int_lt(hits[0], (int)(40000 * p0) + 500);
+  ck_assert_int_gt(hits[1], (int)(40000 * p1) - 500);
+  ck_assert_int_eq(hits[2], 0);
+  /* A higher temperature flattens the same latencies. */
+  z.opts.boltzmann_temperature = 1000;
+  int flat[3] = {0};
+  boltzmann_draws(flat, 30000);
+  for (int i = 0; i < 3; i++) ck_assert_int_gt(flat[i], 9000);
+}
+END_TEST
+
+START_TEST(boltzmann_unsampled_member_counts_at_the_mean) {
+  setup(3, ZKR_POLICY_BOLTZMANN);
+  z.opts.boltzmann_temperature = 1;
+  set_ewma(-1, 2, 4); /* member 0 counts as 3: weights e^-1, 1, e^-2 */
+  int hits[3] = {0};
+  boltzmann_draws(hits, 40000);
+  double tot = exp(-1) + 1 + exp(-2);
+  ck_assert_int_gt(hits[0], (int)(40000 * exp(-1) / tot) - 500);
+  ck_assert_int_lt(hits[0], (int)(40000 * exp(-1) / tot) + 500);
+  ck_assert_int_gt(hits[1], (int)(40000 * 1 / tot) - 500);
+  ck_assert_int_lt(hits[2], (int)(40000 * exp(-2) / tot) + 500);
+  /* No member has a sample: all equal. */
+  set_ewma(-1, -1, -1);
+  int eq[3] = {0};
+  boltzmann_draws(eq, 30000);
+  for (int i = 0; i < 3; i++) ck_assert_int_gt(eq[i], 9500);
+}
+END_TEST
+
+START_TEST(boltzmann_skips_unusable_and_is_reproducible) {
+  setup(3, ZKR_POLICY_BOLTZMANN);
+  z.opts.boltzmann_temperature = 1;
+  set_ewma(1, 1, 1);
+  fake_usable[1] = 0;
+  int hits[3] = {0}, seq[64];
+  boltzmann_draws(hits, 1000);
+  ck_assert_int_eq(hits[1], 0);
+  ck_assert_int_gt(hits[0], 0);
+  ck_assert_int_gt(hits[2], 0);
+  /* Same seed and counter, same draws. */
+  z.rr = 0;
+  for (int i = 0; i < 64; i++) seq[i] = zkr__policy_read_member(&z);
+  z.rr = 0;
+  for (int i = 0; i < 64; i++) ck_assert_int_eq(zkr__policy_read_member(&z), seq[i]);
+  fake_usable[0] = fake_usable[2] = 0;
+  ck_assert_int_eq(zkr__policy_read_member(&z), -1);
+  ck_assert_int_eq(zkr__policy_write_member(&z), -1);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("policy");
   TCase *tc = tcase_create("pure");
@@ -152,6 +242,10 @@ int main(void) {
   tcase_add_test(tc, round_robin_uses_everyone_for_everything);
   tcase_add_test(tc, leader_only_uses_leader);
   tcase_add_test(tc, sticky_keeps_one_member_and_moves_when_lost);
+  tcase_add_test(tc, boltzmann_equal_latencies_spread_everything);
+  tcase_add_test(tc, boltzmann_weights_follow_exp_of_latency);
+  tcase_add_test(tc, boltzmann_unsampled_member_counts_at_the_mean);
+  tcase_add_test(tc, boltzmann_skips_unusable_and_is_reproducible);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -88,6 +88,7 @@ const char *zkr_policy_name(int policy) {
   case ZKR_POLICY_ROUND_ROBIN: return "round_robin";
   case ZKR_POLICY_LEADER_ONLY: return "leader_only";
   case ZKR_POLICY_STICKY: return "sticky";
+  case ZKR_POLICY_BOLTZMANN: return "boltzmann";
   default: return "unknown";
   }
 }

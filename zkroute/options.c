@@ -23,8 +23,8 @@ typedef struct {
 
 #define OFF(f) offsetof(zkr_options_t, f)
 static const opt_t opt_table[] = {
-    {"policy", OPT_POLICY, OFF(policy), 1, 4, ZKR_POLICY_HYBRID,
-     "hybrid | round_robin | leader_only | sticky: which member serves an operation"},
+    {"policy", OPT_POLICY, OFF(policy), 1, 5, ZKR_POLICY_HYBRID,
+     "hybrid | round_robin | leader_only | sticky | boltzmann: which member serves an operation"},
     {"consistency", OPT_CONSISTENCY, OFF(consistency), 1, 2,
      ZKR_CONSISTENCY_LINEARIZABLE,
      "linearizable (sync+read) | local (no sync, may read stale data)"},
@@ -37,7 +37,7 @@ static const opt_t opt_table[] = {
     {"read_from_leader", OPT_SWITCH, OFF(read_from_leader), -1, 1, -1,
      "on: the leader is in the read pool; off: only when no follower is usable"},
     {"seed", OPT_INT, OFF(seed), 1, INT_MAX, 0,
-     "seed of the sticky policy's random member (0: from the clock)"},
+     "seed of the sticky policy's random member and of boltzmann's draws (0: from the clock)"},
     {"ewma_half_life_ms", OPT_DOUBLE, OFF(ewma_half_life_ms), 1, 3600000, 1000,
      "half-life of the per-member latency EWMA (time-based decay)"},
     {"eject_ratio", OPT_DOUBLE, OFF(eject_ratio), 1.01, 1000, 3,
@@ -59,12 +59,15 @@ static const opt_t opt_table[] = {
     {"rescue_ms", OPT_INT, OFF(rescue_ms), 1, 3600000, 0,
      "re-attach the session of a member unreachable this long to a live server "
      "(0: a third of the session timeout)"},
+    {"boltzmann_temperature", OPT_DOUBLE, OFF(boltzmann_temperature), 0.001, 1000000, 1,
+     "policy boltzmann: softmax temperature in ms; a member L ms slower than the "
+     "fastest gets exp(-L/T) times its share"},
 };
 #undef OFF
 #define N_OPTS (sizeof opt_table / sizeof opt_table[0])
 
 static const char *const policy_names[] = {NULL, "hybrid", "round_robin",
-                                           "leader_only", "sticky"};
+                                           "leader_only", "sticky", "boltzmann"};
 static const char *const consistency_names[] = {NULL, "linearizable", "local"};
 
 static int parse_name(const char *v, const char *const *names, int n) {
@@ -110,7 +113,7 @@ int zkr_options_set(zkr_options_t *opts, const char *key, const char *value) {
       memcpy(field, &dv, sizeof dv);
       return ZOK;
     case OPT_POLICY:
-      iv = parse_name(value, policy_names, 5);
+      iv = parse_name(value, policy_names, 6);
       if (iv < 0) return ZKR_EOPTION_VALUE;
       memcpy(field, &iv, sizeof iv);
       return ZOK;

@@ -2,9 +2,12 @@
  * 7).  hybrid sends writes to the leader and rotates reads over the read
  * pool (usable, healthy followers and observers); round_robin rotates every
  * operation over all usable members; leader_only uses the leader; sticky
- * keeps one random member, as the stock client does.  Every policy falls
+ * keeps one random member, as the stock client does; boltzmann draws a
+ * member for every operation from a softmax over the latency EWMAs (the
+ * latency-adaptive comparator of the benchmark).  Every policy falls
  * back to any usable member rather than fail: the server forwards a write
  * it does not lead, at the cost of a hop. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -56,10 +59,65 @@ static int sticky(zkr_t *z) {
   return s;
 }
 
+/* boltzmann: every operation, read or write, goes to a usable member drawn
+ * with probability proportional to exp(-(ewma - best) / T), where ewma is
+ * the member's sync+read latency EWMA (health.c), best the lowest EWMA of
+ * the candidates and T the boltzmann_temperature option in ms.  A member
+ * with no sample yet counts at the mean of those that have one (all equal
+ * when none has), so a new member is neither shunned nor flooded.  It
+ * ignores the read pool: ejection is hybrid's answer to a slow member,
+ * and this policy is the comparator that answers with weights alone.  Its
+ * samples come from its reads, as for every policy.  The draw hashes the
+ * seed option with a shared counter: lock-free and reproducible. */
+static uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+static int boltzmann(zkr_t *z) {
+  int cand[ZKR_MAX_MEMBERS], n = 0, known = 0;
+  double lat[ZKR_MAX_MEMBERS], w[ZKR_MAX_MEMBERS], sum = 0, best = INFINITY;
+  for (size_t i = 0; i < z->n; i++) {
+    if (!keep_usable(z, (int)i)) continue;
+    zkr__member_t *m = &z->members[i];
+    pthread_mutex_lock(&m->health_mu);
+    double e = m->health.ewma_ms;
+    pthread_mutex_unlock(&m->health_mu);
+    if (e >= 0 && isfinite(e)) {
+      sum += e;
+      known++;
+    } else {
+      e = -1;
+    }
+    cand[n] = (int)i;
+    lat[n++] = e;
+  }
+  if (n == 0) return -1;
+  double mean = known ? sum / known : 0;
+  for (int k = 0; k < n; k++) {
+    if (lat[k] < 0) lat[k] = mean;
+    if (lat[k] < best) best = lat[k];
+  }
+  double t = z->opts.boltzmann_temperature > 0 ? z->opts.boltzmann_temperature : 1.0;
+  double total = 0;
+  for (int k = 0; k < n; k++) total += w[k] = exp(-(lat[k] - best) / t);
+  uint64_t r = splitmix64(((uint64_t)(unsigned)z->opts.seed << 32) ^
+                          atomic_fetch_add(&z->rr, 1));
+  double u = (double)(r >> 11) * 0x1p-53 * total;
+  for (int k = 0; k < n; k++) {
+    if (u < w[k]) return cand[k];
+    u -= w[k];
+  }
+  return cand[n - 1];
+}
+
 int zkr__policy_read_member(zkr_t *z) {
   int m;
   switch (z->opts.policy) {
   case ZKR_POLICY_ROUND_ROBIN: return rotate(z, keep_usable);
+  case ZKR_POLICY_BOLTZMANN: return boltzmann(z);
   case ZKR_POLICY_STICKY: return sticky(z);
   case ZKR_POLICY_LEADER_ONLY:
     m = leader_usable(z);
@@ -76,6 +134,7 @@ int zkr__policy_write_member(zkr_t *z) {
   int m;
   switch (z->opts.policy) {
   case ZKR_POLICY_ROUND_ROBIN: return rotate(z, keep_usable);
+  case ZKR_POLICY_BOLTZMANN: return boltzmann(z);
   case ZKR_POLICY_STICKY: return sticky(z);
   default:
     m = leader_usable(z);

@@ -114,6 +114,15 @@ int it_ensemble(const char *cmd, int member) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+int it_fault(const char *args) {
+  const char *sh = getenv("ZKR_TEST_ENSEMBLE_SH"), *dir = getenv("ZKR_TEST_DIR");
+  ck_assert_msg(sh && dir, "ZKR_TEST_ENSEMBLE_SH / ZKR_TEST_DIR not set: run through tests/integration.sh");
+  char line[1024];
+  snprintf(line, sizeof line, "bash '%s' fault '%s' %s >/dev/null", sh, dir, args);
+  int st = system(line);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 /* Restarts whatever member is down, then waits for a leader. */
 void it_ensemble_heal(void) {
   for (int i = 0; i < IT_MEMBERS; i++) {

@@ -34,6 +34,9 @@ int it_run(Suite *s);
  * test skips (exit 77 from the script) are reported as failures, since CI
  * always runs a local ensemble. */
 int it_ensemble(const char *cmd, int member);
+/* Runs `ensemble.sh fault DIR ARGS` (a proxied ensemble's fault proxy,
+ * e.g. "blackhole c1 on"); returns the exit status. */
+int it_fault(const char *args);
 /* Waits until the ensemble has a leader again and every member serves. */
 void it_ensemble_heal(void);
 

@@ -408,6 +408,60 @@ START_TEST(hung_leader_writes_move) {
 }
 END_TEST
 
+/* ---- the client cut off from the leader, the followers still reach it:
+ * writes go through a follower session after the detection window ---- */
+
+START_TEST(client_cut_from_leader_writes_via_follower) {
+  zkr_t *z = NULL;
+  /* Session timeout 4 s: the leader's session notices the silence after
+   * two thirds of it (2.67 s); srvr marks the leader suspect after two
+   * silent polls.  The window below adds one poll period and a second of
+   * slack for this shared machine. */
+  const int timeout = 4000, window = 4000 * 2 / 3 + 500 + 1000;
+  ck_assert_int_eq(zkr_init_opts(&z, it_hosts(), NULL, timeout, NULL, NULL, 0, NULL), ZOK);
+  it_wait_ready(z);
+  char path[128], cmd[64];
+  it_path(path, sizeof path, "cut");
+  ck_assert_int_eq(zkr_create(z, path, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+  int leader = member_of_role(z, ZKR_ROLE_LEADER);
+  uint64_t leader_writes = member_stats(z, leader).writes;
+  snprintf(cmd, sizeof cmd, "blackhole c%d on", leader + 1);
+  ck_assert_msg(it_fault(cmd) == 0, "needs a proxied ensemble (tests/integration.sh starts one)");
+  uint64_t t0 = it_now_ms();
+  int after = 0, after_ok = 0, before_ok = 0, first_ok_ms = -1;
+  while (it_now_ms() < t0 + (uint64_t)window + 4000) {
+    uint64_t start = it_now_ms();
+    int rc = zkr_set(z, path, "v", 1, -1);
+    if (start >= t0 + (uint64_t)window) {
+      after++;
+      after_ok += rc == ZOK;
+      if (rc != ZOK) fprintf(stderr, "cut: write at +%llu ms failed: %s\n",
+                             (unsigned long long)(start - t0), zkr_err_name(rc));
+    } else if (rc == ZOK) {
+      before_ok++;
+      if (first_ok_ms < 0) first_ok_ms = (int)(it_now_ms() - t0);
+    }
+    if (rc != ZOK) it_sleep_ms(20);
+  }
+  zkr_stats_t *s;
+  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
+  int write_member = s->write_member;
+  uint64_t on_leader = s->members[leader].writes - leader_writes;
+  zkr_stats_free(s);
+  printf("client_cut_from_leader: first write through a follower %d ms after the "
+         "cut; after the %d ms window %d of %d writes succeeded; write session "
+         "member %d (leader %d)\n",
+         first_ok_ms, window, after_ok, after, write_member, leader);
+  snprintf(cmd, sizeof cmd, "blackhole c%d off", leader + 1);
+  ck_assert_int_eq(it_fault(cmd), 0);
+  ck_assert_int_gt(after, 0);
+  ck_assert_int_eq(after_ok, after);
+  ck_assert_int_ne(write_member, leader);
+  ck_assert_uint_le(on_leader, 1); /* at most the write caught by the cut */
+  zkr_close(z);
+}
+END_TEST
+
 /* ---- a refused credential: ZAUTHFAILED, virtual AUTH_FAILED ---- */
 
 static void auth_cb(int rc, const void *data) { *(int *)data = rc + 1000; }
@@ -444,6 +498,12 @@ static Suite *suite(void) {
   tcase_add_test(tc, hung_leader_writes_move);
   tcase_add_test(tc, auth_failure_reported);
   suite_add_tcase(s, tc);
+  /* Faults of the proxied ensemble's network (tests/integration.sh). */
+  TCase *net = tcase_create("network");
+  tcase_set_timeout(net, 120);
+  tcase_add_checked_fixture(net, it_ensemble_heal, NULL);
+  tcase_add_test(net, client_cut_from_leader_writes_via_follower);
+  suite_add_tcase(s, net);
   return s;
 }
 

@@ -15,10 +15,13 @@ if [ $status -ne 0 ]; then
     grep -q "^FAIL\|^ERROR" "${f%.log}.trs" 2>/dev/null && { echo "==== $f"; tail -n 80 "$f"; }
   done
 fi
-# One closing line over every Check suite (unit and integration).
+# Closing lines: every Check suite's checks (unit and integration), then
+# the test programs as the harness counted them (TAP scripts included).
 grep -h "^[0-9]*%: Checks:" tests/*.log 2>/dev/null | awk -F'[:,] *' '
   { print; checks += $3; bad += $5 + $7 }
   END { printf "checks: %d passed, %d failed\n", checks - bad, bad }'
+awk '/^# PASS:/ { p = $3 } /^# (FAIL|ERROR|XPASS):/ { f += $3 }
+  END { printf "programs: %d passed, %d failed\n", p, f }' test-suite.log 2>/dev/null || true
 
 echo "==== docker/docker-compose.yml"
 if docker-compose -f docker/docker-compose.yml config -q; then

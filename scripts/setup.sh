@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# shellcheck disable=SC2206 # ZKR_EXTRA_PACKAGES is a word list on purpose
 packages=(build-essential autoconf automake libtool pkg-config
   libzookeeper-mt-dev zookeeper zookeeper-bin check default-jre-headless
   ${ZKR_EXTRA_PACKAGES:-})
@@ -24,5 +25,6 @@ fi
 if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
   autoreconf -fi
 fi
+# shellcheck disable=SC2086 # ZKR_CONFIGURE_FLAGS is a word list on purpose
 [ -f Makefile ] || ./configure ${ZKR_CONFIGURE_FLAGS:-}
 make -j"$(nproc)"

@@ -13,6 +13,14 @@
  *   "outcome unknown" - zkroute never retries a write, ZNONODE, ZNODEEXISTS,
  *   ZBADVERSION, ZNOAUTH, ...).  zkroute's own codes are below -1000 (see
  *   zkroute_errors.h); zkr_strerror() names both.
+ * - Handles: every call looks its handle up in a registry of live handles
+ *   before touching it.  NULL gets ZBADARGUMENTS; a handle being closed
+ *   ZKR_ECLOSING; a handle that zkr_close() finished with (or any pointer
+ *   zkr_init() did not return) ZKR_ECLOSED, without its memory being read.
+ *   Calls that return no code return what they return for NULL.  A call
+ *   racing zkr_close() is safe: the memory is freed only after it left.
+ *   One limit: if a later zkr_init() gets the same address from malloc, a
+ *   stale pointer names that new handle (docs/robustness.md).
  * - If an asynchronous call returns an error, its completion is never
  *   called.  If it returns ZOK, its completion is called exactly once, on one
  *   of ZooKeeper's completion threads, also when the handle is closed
@@ -163,7 +171,9 @@ ZKR_API zkr_t *zkr_init_env(const char *host, watcher_fn fn, int recv_timeout,
 /* Closes every member session.  Every outstanding completion fires exactly
  * once (ZCLOSING where it did not finish).  May be called from a callback:
  * the close then finishes on a helper thread after the callback returns.
- * Returns ZOK; ZBADARGUMENTS for NULL. */
+ * Returns ZOK; ZBADARGUMENTS for NULL; ZKR_ECLOSING when another
+ * zkr_close() of the handle is running; ZKR_ECLOSED when the handle was
+ * closed already (double close) or is not a handle. */
 ZKR_API int zkr_close(zkr_t *z);
 
 /* Virtual session (DESIGN.md section 4). */

@@ -26,6 +26,7 @@
   X(EINCALLBACK, -1030, "blocking call made from a zkroute callback thread")   \
   X(ENOMEM, -1031, "out of memory")                                            \
   X(ECLOSING, -1032, "handle is closing")                                      \
+  X(ECLOSED, -1033, "handle was closed, or is not a zkroute handle")           \
   X(EOPTION, -1040, "unknown option name")                                     \
   X(EOPTION_VALUE, -1041, "bad option value")                                  \
   X(EOPTIONS_VERSION, -1042, "options struct version not supported")          \

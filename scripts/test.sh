@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # Sets everything up (scripts/setup.sh) and runs every test: the unit tests,
 # the integration tests against a real 3-node ZooKeeper ensemble that the
-# harness starts and stops itself, and the validation of docker/.
+# harness starts and stops itself, and the validation of docker/; then the
+# robustness stages of docs/robustness.md: ASan+UBSan and TSan builds with
+# their tests (each in a copy of the tree), valgrind over the integration
+# tests and the CLI, and every fuzz target for ZKR_FUZZ_SECONDS (60) each.
+# Every stage can fail the run; ZKR_SKIP_ROBUSTNESS=1 skips them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ZKR_EXTRA_PACKAGES="docker-compose ${ZKR_EXTRA_PACKAGES:-}" scripts/setup.sh
+# clang and its runtime for the fuzz targets, valgrind, and git, from whose
+# file list the sanitizer stages copy the tree.
+ZKR_EXTRA_PACKAGES="docker-compose clang libclang-rt-14-dev valgrind git ${ZKR_EXTRA_PACKAGES:-}" \
+  scripts/setup.sh
 
 status=0
 make -j"$(nproc)" check || status=$?
@@ -12,7 +19,7 @@ if [ $status -ne 0 ]; then
   # Show what failed: the harness keeps each test's output in its log.
   for f in tests/*.log; do
     [ "$f" = tests/test-suite.log ] && continue
-    grep -q "^FAIL\|^ERROR" "${f%.log}.trs" 2>/dev/null && { echo "==== $f"; tail -n 80 "$f"; }
+    grep -q ":test-result: \(FAIL\|ERROR\)" "${f%.log}.trs" 2>/dev/null && { echo "==== $f"; tail -n 80 "$f"; }
   done
 fi
 
@@ -26,13 +33,35 @@ else
   status=1
 fi
 
+# Robustness stages (docs/robustness.md), each timed.
+robustness=
+stage() { # stage NAME CMD...
+  local name=$1 t0=$SECONDS rc=0
+  shift
+  echo "==== $name"
+  "$@" || rc=$?
+  if [ $rc -eq 0 ]; then
+    robustness+=" $name ok ($((SECONDS - t0)) s),"
+  else
+    robustness+=" $name FAILED ($((SECONDS - t0)) s),"
+    status=1
+  fi
+}
+if [ "${ZKR_SKIP_ROBUSTNESS:-0}" != 1 ]; then
+  stage asan+ubsan scripts/sanitize.sh asan
+  stage tsan scripts/sanitize.sh tsan
+  stage valgrind scripts/valgrind.sh
+  stage fuzz make fuzz FUZZ_SECONDS="${ZKR_FUZZ_SECONDS:-60}"
+fi
+
 # Closing lines: every Check suite's checks (unit and integration), then
 # the test programs as the harness counted them (TAP scripts included) and
-# the compose validation.
+# the compose validation, then the robustness stages.
 grep -h "^[0-9]*%: Checks:" tests/*.log 2>/dev/null | awk -F'[:,] *' '
   { print; checks += $3; bad += $5 + $7 }
   END { printf "checks: %d passed, %d failed\n", checks - bad, bad }'
 awk -v c="$compose" '/^# PASS:/ { p = $3 } /^# (FAIL|ERROR|XPASS):/ { f += $3 }
   END { printf "programs: %d passed, %d failed\n", p + (c == 0), f + (c != 0) }' \
   test-suite.log 2>/dev/null || true
+[ -z "$robustness" ] || echo "robustness:${robustness%,}"
 exit $status

@@ -32,12 +32,14 @@ export ZKR_TEST_ENSEMBLE_SH=$top_srcdir/tests/ensemble.sh
 export ZKR_TEST_FAULTPROXY=$top_builddir/tests/faultproxy
 
 failed=0
-for t in ${ZKR_IT_TESTS:-it_routing it_failover it_health it_history it_dropin.sh}; do
+# ZKR_IT_RUNNER prefixes each test program (scripts/valgrind.sh: libtool
+# --mode=execute valgrind ...).
+for t in ${ZKR_IT_TESTS:-it_routing it_failover it_health it_history it_robust it_dropin.sh}; do
   echo "=== $t"
   rc=0
   case $t in
   *.sh) bash "$top_srcdir/tests/$t" || rc=$? ;; # scripts live in the source tree
-  *) "$top_builddir/tests/$t" || rc=$? ;;
+  *) ${ZKR_IT_RUNNER:-} "$top_builddir/tests/$t" || rc=$? ;;
   esac
   if [ "$rc" = 77 ]; then
     echo "=== $t SKIPPED"

@@ -82,9 +82,9 @@ static int submit(zkr__op_t *op) {
 
 /* ---- writes ---- */
 
-static int create_common(zkr_t *z, const char *path, const char *value,
-                         int valuelen, const struct ACL_vector *acl, int mode,
-                         int64_t ttl, int create2, void *cb, const void *data) {
+static int create_held(zkr_t *z, const char *path, const char *value,
+                       int valuelen, const struct ACL_vector *acl, int mode,
+                       int64_t ttl, int create2, void *cb, const void *data) {
   int rc = check_handle(z);
   if (rc == ZOK) rc = check_path_mode(path, mode & ZOO_SEQUENCE);
   if (rc == ZOK) rc = check_value(value, valuelen);
@@ -108,6 +108,13 @@ static int create_common(zkr_t *z, const char *path, const char *value,
   }
   if (value && valuelen > 0) memcpy(op->value, value, (size_t)valuelen);
   return submit(op);
+}
+
+static int create_common(zkr_t *z, const char *path, const char *value,
+                         int valuelen, const struct ACL_vector *acl, int mode,
+                         int64_t ttl, int create2, void *cb, const void *data) {
+  ZKR__HELD(z, create_held(z, path, value, valuelen, acl, mode, ttl, create2,
+                           cb, data));
 }
 
 int zkr_acreate(zkr_t *z, const char *path, const char *value, int valuelen,
@@ -151,8 +158,8 @@ static zkr__op_t *path_op(zkr_t *z, zkr__op_type_t type, const char *path,
   return op;
 }
 
-int zkr_adelete(zkr_t *z, const char *path, int version,
-                void_completion_t completion, const void *data) {
+static int adelete_held(zkr_t *z, const char *path, int version,
+                        void_completion_t completion, const void *data) {
   int rc;
   zkr__op_t *op = path_op(z, ZKR__OP_DELETE, path, data, &rc);
   if (!op) return rc;
@@ -162,8 +169,14 @@ int zkr_adelete(zkr_t *z, const char *path, int version,
   return submit(op);
 }
 
-int zkr_aset(zkr_t *z, const char *path, const char *buffer, int buflen,
-             int version, stat_completion_t completion, const void *data) {
+int zkr_adelete(zkr_t *z, const char *path, int version,
+                void_completion_t completion, const void *data) {
+  ZKR__HELD(z, adelete_held(z, path, version, completion, data));
+}
+
+static int aset_held(zkr_t *z, const char *path, const char *buffer,
+                     int buflen, int version, stat_completion_t completion,
+                     const void *data) {
   int rc = check_value(buffer, buflen);
   if (rc == ZOK && path) rc = check_size(strlen(path), buflen, 0);
   if (rc != ZOK) return rc;
@@ -181,9 +194,14 @@ int zkr_aset(zkr_t *z, const char *path, const char *buffer, int buflen,
   return submit(op);
 }
 
-int zkr_aset_acl(zkr_t *z, const char *path, int version,
-                 struct ACL_vector *acl, void_completion_t completion,
-                 const void *data) {
+int zkr_aset(zkr_t *z, const char *path, const char *buffer, int buflen,
+             int version, stat_completion_t completion, const void *data) {
+  ZKR__HELD(z, aset_held(z, path, buffer, buflen, version, completion, data));
+}
+
+static int aset_acl_held(zkr_t *z, const char *path, int version,
+                         struct ACL_vector *acl, void_completion_t completion,
+                         const void *data) {
   int rc = check_acl(acl);
   if (rc != ZOK) return rc;
   zkr__op_t *op = path_op(z, ZKR__OP_SET_ACL, path, data, &rc);
@@ -198,12 +216,22 @@ int zkr_aset_acl(zkr_t *z, const char *path, int version,
   return submit(op);
 }
 
-int zkr_amulti(zkr_t *z, int count, const zoo_op_t *ops,
-               zoo_op_result_t *results, void_completion_t completion,
-               const void *data) {
+int zkr_aset_acl(zkr_t *z, const char *path, int version,
+                 struct ACL_vector *acl, void_completion_t completion,
+                 const void *data) {
+  ZKR__HELD(z, aset_acl_held(z, path, version, acl, completion, data));
+}
+
+static int amulti_held(zkr_t *z, int count, const zoo_op_t *ops,
+                       zoo_op_result_t *results, void_completion_t completion,
+                       const void *data) {
   int rc = check_handle(z);
   if (rc != ZOK) return rc;
   if (count < 0 || (count > 0 && (!ops || !results))) return ZBADARGUMENTS;
+  /* Each operation's encoded size, exactly: a multi header (type, done,
+   * err: 9 bytes), then the request (strings and buffers carry a 4-byte
+   * length).  Many small operations add up: estimates low by even one
+   * byte per operation let a multi past the server's limit. */
   size_t bytes = 0;
   int writes = 0;
   for (int i = 0; i < count; i++) {
@@ -214,26 +242,27 @@ int zkr_amulti(zkr_t *z, int count, const zoo_op_t *ops,
       if (rc == ZOK) rc = check_value(o->create_op.data, o->create_op.datalen);
       if (rc == ZOK) rc = check_acl(o->create_op.acl);
       if (rc == ZOK)
-        bytes += strlen(o->create_op.path) + acl_bytes(o->create_op.acl) +
-                 (size_t)(o->create_op.datalen > 0 ? o->create_op.datalen : 0) + 32;
+        bytes += 9 + 4 + strlen(o->create_op.path) + 4 +
+                 (size_t)(o->create_op.datalen > 0 ? o->create_op.datalen : 0) +
+                 acl_bytes(o->create_op.acl) + 4 /* flags */;
       writes++;
       break;
     case ZOO_DELETE_OP:
       rc = zkr__check_path(o->delete_op.path);
-      if (rc == ZOK) bytes += strlen(o->delete_op.path) + 16;
+      if (rc == ZOK) bytes += 9 + 4 + strlen(o->delete_op.path) + 4 /* version */;
       writes++;
       break;
     case ZOO_SETDATA_OP:
       rc = zkr__check_path(o->set_op.path);
       if (rc == ZOK) rc = check_value(o->set_op.data, o->set_op.datalen);
       if (rc == ZOK)
-        bytes += strlen(o->set_op.path) +
-                 (size_t)(o->set_op.datalen > 0 ? o->set_op.datalen : 0) + 16;
+        bytes += 9 + 4 + strlen(o->set_op.path) + 4 +
+                 (size_t)(o->set_op.datalen > 0 ? o->set_op.datalen : 0) + 4 /* version */;
       writes++;
       break;
     case ZOO_CHECK_OP:
       rc = zkr__check_path(o->check_op.path);
-      if (rc == ZOK) bytes += strlen(o->check_op.path) + 16;
+      if (rc == ZOK) bytes += 9 + 4 + strlen(o->check_op.path) + 4 /* version */;
       break;
     default: rc = ZBADARGUMENTS;
     }
@@ -253,12 +282,18 @@ int zkr_amulti(zkr_t *z, int count, const zoo_op_t *ops,
   return submit(op);
 }
 
+int zkr_amulti(zkr_t *z, int count, const zoo_op_t *ops,
+               zoo_op_result_t *results, void_completion_t completion,
+               const void *data) {
+  ZKR__HELD(z, amulti_held(z, count, ops, results, completion, data));
+}
+
 /* ---- reads ---- */
 
 /* watch: 0 none, 1 the global watcher; or an explicit watcher. */
-static int read_common(zkr_t *z, zkr__op_type_t type, const char *path,
-                       int watch, watcher_fn watcher, void *wctx, void *cb,
-                       const void *data) {
+static int read_held(zkr_t *z, zkr__op_type_t type, const char *path,
+                     int watch, watcher_fn watcher, void *wctx, void *cb,
+                     const void *data) {
   int rc;
   zkr__op_t *op = path_op(z, type, path, data, &rc);
   if (!op) return rc;
@@ -283,6 +318,12 @@ static int read_common(zkr_t *z, zkr__op_type_t type, const char *path,
     }
   }
   return submit(op);
+}
+
+static int read_common(zkr_t *z, zkr__op_type_t type, const char *path,
+                       int watch, watcher_fn watcher, void *wctx, void *cb,
+                       const void *data) {
+  ZKR__HELD(z, read_held(z, type, path, watch, watcher, wctx, cb, data));
 }
 
 int zkr_aexists(zkr_t *z, const char *path, int watch,

@@ -417,6 +417,10 @@ static int send_request(zkr__op_t *op, zhandle_t *zh) {
  * error zoo_a* returned (it will not; op still belongs to the caller). */
 int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
   int rc;
+  /* Read before sending: once ZooKeeper has op, its completion may run on
+   * another thread and free it before send_request even returns. */
+  int is_write = op->is_write;
+  int is_read = !is_write && op->type != ZKR__OP_SYNC && !op->probe;
   pthread_rwlock_rdlock(&m->zh_lock);
   zhandle_t *zh = m->zh;
   if (!zh) {
@@ -439,8 +443,8 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
   }
   pthread_rwlock_unlock(&m->zh_lock);
   if (rc == ZOK) {
-    if (op->is_write) m->writes++;
-    else if (op->type != ZKR__OP_SYNC && !op->probe) m->reads++;
+    if (is_write) m->writes++;
+    else if (is_read) m->reads++;
   } else {
     if (zh) out_remove(op);
     op->member = -1;

@@ -202,6 +202,8 @@ struct zkr {
   pthread_cond_t mon_cv;
   _Atomic int mon_stop;
   int mon_kick;
+
+  int reg_slot;            /* its slot in the registry (registry.c), -1 none */
 };
 
 /* ---- member.c ---- */
@@ -297,6 +299,24 @@ void zkr__watch_free_all(struct zkr *z);
 
 /* ---- env.c (ZKROUTE_STATS records; the interposer's destroy hook) ---- */
 void zkr__env_close_hook(struct zkr *z, int phase);
+
+/* ---- registry.c: live handles ---- */
+int zkr__registry_add(struct zkr *z);      /* slot, or -1 when full */
+void zkr__registry_remove(int slot, struct zkr *z); /* waits for callers */
+/* Enters a public call: the slot (>= 0), or ZBADARGUMENTS for NULL and
+ * ZKR_ECLOSED for a handle that is not live.  zkr__unhold(slot) leaves. */
+int zkr__hold(struct zkr *z);
+void zkr__unhold(int slot);
+/* Returns call's result, evaluated inside a hold of z: z stays allocated
+ * meanwhile, and a NULL or closed handle gets its code untouched. */
+#define ZKR__HELD(z, call)          \
+  do {                              \
+    int slot_ = zkr__hold(z);       \
+    if (slot_ < 0) return slot_;    \
+    int rc_ = (call);               \
+    zkr__unhold(slot_);             \
+    return rc_;                     \
+  } while (0)
 
 /* ---- validation (api.c) ---- */
 int zkr__check_path(const char *path);

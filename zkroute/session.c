@@ -59,11 +59,29 @@ void zkr__session_update(zkr_t *z) {
   pthread_mutex_unlock(&z->state_mu);
 }
 
-int zkr_state(zkr_t *z) { return z ? z->vstate : 0; }
+/* The session-level calls below enter through the registry (registry.c)
+ * too: on NULL or a closed handle they return what they return for NULL. */
+
+static int state_held(zkr_t *z) { return z->vstate; }
+
+int zkr_state(zkr_t *z) {
+  int slot = zkr__hold(z);
+  if (slot < 0) return 0;
+  int s = state_held(z);
+  zkr__unhold(slot);
+  return s;
+}
+
+static int unrecoverable_held(zkr_t *z) {
+  return z->expired || z->auth_failed || z->closing ? ZINVALIDSTATE : ZOK;
+}
 
 int zkr_is_unrecoverable(zkr_t *z) {
-  if (!z) return ZBADARGUMENTS;
-  return z->expired || z->auth_failed || z->closing ? ZINVALIDSTATE : ZOK;
+  int slot = zkr__hold(z);
+  if (slot < 0) return slot == ZBADARGUMENTS ? slot : ZINVALIDSTATE;
+  int rc = unrecoverable_held(z);
+  zkr__unhold(slot);
+  return rc;
 }
 
 zkr_t *zkr_from_zh(zhandle_t *zh) { return (zkr_t *)zh; }
@@ -155,10 +173,11 @@ void zkr__auth_free_all(zkr_t *z) {
   z->auths = NULL;
 }
 
-int zkr_add_auth(zkr_t *z, const char *scheme, const char *cert, int certLen,
-                 void_completion_t completion, const void *data) {
-  if (!z || !scheme || certLen < 0 || (certLen > 0 && !cert)) return ZBADARGUMENTS;
-  if (zkr_is_unrecoverable(z) != ZOK) return ZINVALIDSTATE;
+static int add_auth_held(zkr_t *z, const char *scheme, const char *cert,
+                         int certLen, void_completion_t completion,
+                         const void *data) {
+  if (!scheme || certLen < 0 || (certLen > 0 && !cert)) return ZBADARGUMENTS;
+  if (unrecoverable_held(z) != ZOK) return ZINVALIDSTATE;
   struct zkr__auth *a = calloc(1, sizeof *a);
   auth_call_t *call = calloc(1, sizeof *call);
   if (!a || !call || !(a->scheme = strdup(scheme)) ||
@@ -190,35 +209,47 @@ int zkr_add_auth(zkr_t *z, const char *scheme, const char *cert, int certLen,
   return ZOK;
 }
 
+int zkr_add_auth(zkr_t *z, const char *scheme, const char *cert, int certLen,
+                 void_completion_t completion, const void *data) {
+  ZKR__HELD(z, add_auth_held(z, scheme, cert, certLen, completion, data));
+}
+
 /* ---- context and watcher ---- */
 
 const void *zkr_get_context(zkr_t *z) {
-  if (!z) return NULL;
+  int slot = zkr__hold(z);
+  if (slot < 0) return NULL;
   pthread_mutex_lock(&z->ctx_mu);
   void *c = z->context;
   pthread_mutex_unlock(&z->ctx_mu);
+  zkr__unhold(slot);
   return c;
 }
 
 void zkr_set_context(zkr_t *z, void *context) {
-  if (!z) return;
+  int slot = zkr__hold(z);
+  if (slot < 0) return;
   pthread_mutex_lock(&z->ctx_mu);
   z->context = context;
   pthread_mutex_unlock(&z->ctx_mu);
+  zkr__unhold(slot);
 }
 
 watcher_fn zkr_set_watcher(zkr_t *z, watcher_fn fn) {
-  if (!z) return NULL;
+  int slot = zkr__hold(z);
+  if (slot < 0) return NULL;
   pthread_mutex_lock(&z->ctx_mu);
   watcher_fn old = z->watcher;
   z->watcher = fn;
   pthread_mutex_unlock(&z->ctx_mu);
+  zkr__unhold(slot);
   return old;
 }
 
 /* The write session's: that is where ephemeral nodes live. */
 const clientid_t *zkr_client_id(zkr_t *z) {
-  if (!z) return NULL;
+  int slot = zkr__hold(z);
+  if (slot < 0) return NULL;
   int w = z->gate_cur, l = z->leader;
   if (w < 0 && l >= 0 && zkr__member_usable(&z->members[l])) w = l;
   /* No write session yet (the first CONNECTED event comes as soon as any
@@ -231,11 +262,11 @@ const clientid_t *zkr_client_id(zkr_t *z) {
   pthread_rwlock_rdlock(&m->zh_lock);
   const clientid_t *id = m->zh ? zkr__zk->client_id(m->zh) : NULL;
   pthread_rwlock_unlock(&m->zh_lock);
+  zkr__unhold(slot);
   return id;
 }
 
-int zkr_recv_timeout(zkr_t *z) {
-  if (!z) return ZBADARGUMENTS;
+static int recv_timeout_held(zkr_t *z) {
   int w = z->gate_cur >= 0 ? z->gate_cur : 0;
   zkr__member_t *m = &z->members[w];
   pthread_rwlock_rdlock(&m->zh_lock);
@@ -245,9 +276,13 @@ int zkr_recv_timeout(zkr_t *z) {
   return t;
 }
 
+int zkr_recv_timeout(zkr_t *z) { ZKR__HELD(z, recv_timeout_held(z)); }
+
 /* ---- create and close ---- */
 
 static void destroy(zkr_t *z) {
+  /* Lookups fail from here on, and calls still inside have left. */
+  if (z->reg_slot >= 0) zkr__registry_remove(z->reg_slot, z);
   for (size_t i = 0; i < 2 * z->n; i++) {
     pthread_rwlock_destroy(&z->members[i].zh_lock);
     pthread_mutex_destroy(&z->members[i].health_mu);
@@ -291,12 +326,17 @@ static void *close_thread(void *arg) {
 }
 
 int zkr_close(zkr_t *z) {
-  if (!z) return ZBADARGUMENTS;
+  int slot = zkr__hold(z);
+  if (slot < 0) return slot;
+  /* One close per handle: a second one, while the first runs, is told so
+   * (ZKR_ECLOSED once the first finished: the registry no longer has it). */
+  int again = atomic_exchange(&z->closing, 1);
+  zkr__unhold(slot);
+  if (again) return ZKR_ECLOSING;
   if (zkr__in_callback) {
     /* Inside a callback this thread is one of a member's completion
      * threads, which zookeeper_close must join: hand the close to a thread
      * of its own that finishes after this callback returns. */
-    z->closing = 1;
     pthread_t t;
     pthread_attr_t at;
     pthread_attr_init(&at);
@@ -328,6 +368,10 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
   pthread_mutex_init(&z->cb_mu, &ra);
   pthread_mutexattr_destroy(&ra);
   pthread_mutex_init(&z->mon_mu, NULL);
+  if ((z->reg_slot = zkr__registry_add(z)) < 0) {
+    destroy(z);
+    return ZKR_ENOMEM;
+  }
   z->leader = -1;
   z->last_leader = -1;
   z->gate_cur = -1;
@@ -367,8 +411,12 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
     zkr__host_format(&m->host, NULL, m->address, sizeof m->address);
     size_t len = sizeof m->address + (z->hosts.chroot ? strlen(z->hosts.chroot) : 0);
     if (m->keeper) continue; /* sessions are moved in, never opened */
+    /* libzookeeper_mt 3.8 splits "host:port" at the last ':' and cannot
+     * resolve "[::1]": its connect string takes an IPv6 address bare. */
+    zkr__host_t bare = m->host;
+    bare.ipv6 = 0;
     if (!(m->connect = malloc(len))) rc = ZKR_ENOMEM;
-    else zkr__host_format(&m->host, z->hosts.chroot, m->connect, len);
+    else zkr__host_format(&bare, z->hosts.chroot, m->connect, len);
   }
   if (rc == ZOK) rc = zkr__monitor_start(z);
   for (size_t i = 0; rc == ZOK && i < z->n; i++)

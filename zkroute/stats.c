@@ -7,8 +7,8 @@
 
 #include "internal.h"
 
-int zkr_stats(zkr_t *z, zkr_stats_t **out) {
-  if (!z || !out) return ZBADARGUMENTS;
+static int stats_held(zkr_t *z, zkr_stats_t **out) {
+  if (!out) return ZBADARGUMENTS;
   *out = NULL;
   zkr_stats_t *s = calloc(1, sizeof *s + z->n * sizeof s->members[0]);
   if (!s) return ZKR_ENOMEM;
@@ -52,5 +52,7 @@ int zkr_stats(zkr_t *z, zkr_stats_t **out) {
   *out = s;
   return ZOK;
 }
+
+int zkr_stats(zkr_t *z, zkr_stats_t **out) { ZKR__HELD(z, stats_held(z, out)); }
 
 void zkr_stats_free(zkr_stats_t *s) { free(s); }

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# CI stage (scripts/test.sh): builds a copy of the tree with sanitizers and
+# runs its tests there, so the in-tree build a user has is never touched.
+#
+#   scripts/sanitize.sh asan   ./configure --enable-sanitizers (ASan+UBSan),
+#                              then `make check`: unit and integration tests
+#   scripts/sanitize.sh tsan   ./configure --enable-tsan (ThreadSanitizer),
+#                              then the unit tests but faultproxy-bench (a
+#                              timing benchmark of a single-threaded tool)
+#                              and the integration tests
+#
+# The copy holds the files git knows plus untracked, unignored ones (so
+# uncommitted work is tested too); without git, the whole tree after a
+# `make distclean` in the copy.  Suppressions and sanitizer options come
+# from Makefile.am (AM_TESTS_ENVIRONMENT) and tests/*.supp.  Set
+# ZKR_KEEP_BUILD=1 to keep the copy (its path is printed).
+set -euo pipefail
+mode=${1:?usage: scripts/sanitize.sh asan|tsan}
+cd "$(dirname "$0")/.."
+case $mode in
+asan) flags=--enable-sanitizers ;;
+tsan) flags=--enable-tsan ;;
+*) echo "sanitize.sh: unknown mode $mode" >&2; exit 2 ;;
+esac
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/zkr-$mode.XXXXXX")
+# shellcheck disable=SC2317 # run by the EXIT trap
+cleanup() { [ "${ZKR_KEEP_BUILD:-0}" = 1 ] && echo "sanitize: kept $work" || rm -rf "$work"; }
+trap cleanup EXIT
+if git rev-parse --git-dir >/dev/null 2>&1; then
+  git ls-files -z --cached --others --exclude-standard |
+    while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+    tar -cf - --null -T - | tar -xf - -C "$work"
+else
+  cp -a . "$work"
+  if [ -f "$work/Makefile" ]; then make -C "$work" distclean >/dev/null; fi
+fi
+
+cd "$work"
+echo "sanitize: $mode build in $work"
+autoreconf -fi >/dev/null 2>&1
+./configure -q $flags ${ZKR_CONFIGURE_FLAGS:-}
+make -j"$(nproc)" >/dev/null
+# Sanitized code is slower: Check's per-test timeouts stretch to match.
+export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-3}
+status=0
+if [ "$mode" = asan ]; then
+  # One test at a time: faultproxy-bench measures delays, and sharing two
+  # cores with the integration tests under ASan makes those measurements
+  # (not the code) miss.
+  make -j"$(nproc)" check TESTS= TEST_SUITE_LOG=build.log >/dev/null
+  make check || status=$?
+else
+  # shellcheck disable=SC2016 # expanded by make, not the shell
+  make -j"$(nproc)" check TESTS= TEST_SUITE_LOG=build.log >/dev/null
+  make check TESTS='$(UNIT_TESTS) tests/integration.sh' || status=$?
+fi
+
+# What the sanitizers said, whatever the outcome.  (grep finds nothing in
+# a clean run: every grep here is allowed to fail.)
+logs=()
+for f in tests/*.log; do [ "$f" = tests/test-suite.log ] || logs+=("$f"); done
+reports=$(cat "${logs[@]}" 2>/dev/null |
+  grep -c -E '^(==[0-9]+==ERROR: |WARNING: ThreadSanitizer)|runtime error: ' || true)
+echo "sanitize: $mode: ${reports:-0} sanitizer report(s) in ${#logs[@]} test logs"
+cat "${logs[@]}" 2>/dev/null | grep -A4 -E 'Suppressions used|Matched [0-9]+ suppressions' |
+  grep -E '^ *[0-9]+ +[0-9]* *[a-z_]+' | sed 's/^/sanitize: suppressed: /' || true
+grep -h "Checks" "${logs[@]}" 2>/dev/null | sed 's/^/sanitize: /' || true
+if [ "$status" -ne 0 ]; then
+  for f in "${logs[@]}"; do
+    if grep -q ":test-result: \(FAIL\|ERROR\)" "${f%.log}.trs" 2>/dev/null; then
+      echo "==== $f"
+      grep -v "ZOO_" "$f" | tail -n 120
+    fi
+  done
+fi
+[ "${reports:-0}" -eq 0 ] || status=1
+exit $status

@@ -1,0 +1,86 @@
+/* libFuzzer target: the host list parser (zkroute/hosts.c), the first
+ * thing zkroute does with a string it did not write.
+ *
+ * Invariants checked on every input, besides "no crash, no leak, no UB":
+ * - an error leaves the list empty and is one of the documented codes;
+ * - a parsed list has 1..ZKR__HOSTS_MAX_MEMBERS members, each with a
+ *   non-empty name of allowed characters and a port in 1..65535, no two
+ *   alike, and a chroot that is NULL or a valid absolute path;
+ * - formatting the members back (zkr__host_format) and parsing the result
+ *   gives the same list: what zkroute prints, it reads back. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hosts.h"
+#include "zkroute.h"
+
+static int documented(int rc) {
+  switch (rc) {
+  case ZKR_EHOSTS_EMPTY: case ZKR_EHOSTS_SPACE: case ZKR_EHOSTS_EMPTY_ENTRY:
+  case ZKR_EHOSTS_NO_PORT: case ZKR_EHOSTS_BAD_PORT: case ZKR_EHOSTS_BAD_HOST:
+  case ZKR_EHOSTS_BAD_IPV6: case ZKR_EHOSTS_DUPLICATE: case ZKR_EHOSTS_BAD_CHROOT:
+  case ZKR_EHOSTS_TOO_MANY: case ZKR_EHOSTS_TOO_LONG:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+static void check_list(const zkr__hostlist_t *l) {
+  if (l->n < 1 || l->n > ZKR__HOSTS_MAX_MEMBERS) abort();
+  for (size_t i = 0; i < l->n; i++) {
+    const zkr__host_t *h = &l->v[i];
+    size_t len = strnlen(h->name, sizeof h->name);
+    if (len == 0 || len > ZKR__HOST_NAME_MAX) abort();
+    if (h->port < 1 || h->port > 65535) abort();
+    if (!h->ipv6 && strchr(h->name, ':')) abort();
+    if (strchr(h->name, ',') || strchr(h->name, '/') || strchr(h->name, '[')) abort();
+  }
+  if (l->chroot && (l->chroot[0] != '/' || strcmp(l->chroot, "/") == 0)) abort();
+}
+
+static int same(const zkr__hostlist_t *a, const zkr__hostlist_t *b) {
+  if (a->n != b->n) return 0;
+  if (!a->chroot != !b->chroot || (a->chroot && strcmp(a->chroot, b->chroot))) return 0;
+  for (size_t i = 0; i < a->n; i++)
+    if (strcmp(a->v[i].name, b->v[i].name) || a->v[i].port != b->v[i].port ||
+        a->v[i].ipv6 != b->v[i].ipv6)
+      return 0;
+  return 1;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  char *s = malloc(size + 1);
+  if (!s) return 0;
+  memcpy(s, data, size);
+  s[size] = '\0';
+  zkr__hostlist_t l;
+  int rc = zkr__hosts_parse(s, &l);
+  if (rc != ZOK) {
+    if (!documented(rc) || l.v || l.n || l.chroot) abort();
+  } else {
+    check_list(&l);
+    /* Round trip. */
+    size_t cap = l.n * (ZKR__HOST_NAME_MAX + 16) + (l.chroot ? strlen(l.chroot) : 0) + 1;
+    char *out = malloc(cap), *p = out;
+    for (size_t i = 0; i < l.n; i++) {
+      if (i) *p++ = ',';
+      int n = zkr__host_format(&l.v[i], i + 1 == l.n ? l.chroot : NULL, p,
+                               cap - (size_t)(p - out));
+      if (n < 0) abort();
+      p += n;
+    }
+    zkr__hostlist_t l2;
+    if (zkr__hosts_parse(out, &l2) != ZOK || !same(&l, &l2)) {
+      fprintf(stderr, "round trip: \"%s\" -> \"%s\"\n", s, out);
+      abort();
+    }
+    zkr__hosts_free(&l2);
+    free(out);
+  }
+  zkr__hosts_free(&l);
+  free(s);
+  return 0;
+}

@@ -54,14 +54,14 @@ if [ "${ZKR_SKIP_ROBUSTNESS:-0}" != 1 ]; then
   stage fuzz make fuzz FUZZ_SECONDS="${ZKR_FUZZ_SECONDS:-60}"
 fi
 
-# Closing lines: every Check suite's checks (unit and integration), then
-# the test programs as the harness counted them (TAP scripts included) and
-# the compose validation, then the robustness stages.
+# Closing lines: the robustness stages, every Check suite's checks (unit
+# and integration), then the test programs as the harness counted them (TAP
+# scripts included) and the compose validation.
+[ -z "$robustness" ] || echo "robustness:${robustness%,}"
 grep -h "^[0-9]*%: Checks:" tests/*.log 2>/dev/null | awk -F'[:,] *' '
   { print; checks += $3; bad += $5 + $7 }
   END { printf "checks: %d passed, %d failed\n", checks - bad, bad }'
 awk -v c="$compose" '/^# PASS:/ { p = $3 } /^# (FAIL|ERROR|XPASS):/ { f += $3 }
   END { printf "programs: %d passed, %d failed\n", p + (c == 0), f + (c != 0) }' \
   test-suite.log 2>/dev/null || true
-[ -z "$robustness" ] || echo "robustness:${robustness%,}"
 exit $status

@@ -27,6 +27,10 @@ int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
     m->auth_pending--;
     return ZKR_EINIT;
   }
+  /* A member's host string names one server: re-resolving it on every
+   * turn of the I/O loop (libzookeeper_mt's default) only burns client CPU
+   * (docs/benchmarks.md); it is still resolved on connection loss. */
+  if (zkr__zk->set_resolution_delay) zkr__zk->set_resolution_delay(zh, -1);
   pthread_rwlock_wrlock(&m->zh_lock);
   zhandle_t *old = m->zh;
   m->zh = zh;

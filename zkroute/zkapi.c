@@ -20,6 +20,7 @@ const zkr__zk_t zkr__zk_real = {
     .awget_children2 = zoo_awget_children2,
     .aget_acl = zoo_aget_acl,
     .async = zoo_async,
+    .set_resolution_delay = zoo_set_servers_resolution_delay,
 };
 
 const zkr__zk_t *zkr__zk = &zkr__zk_real;

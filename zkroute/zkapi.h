@@ -52,6 +52,7 @@ typedef struct zkr__zk {
                   const void *data);
   int (*async)(zhandle_t *zh, const char *path, string_completion_t completion,
                const void *data);
+  int (*set_resolution_delay)(zhandle_t *zh, int delay_ms);
 } zkr__zk_t;
 
 /* The table in force; never NULL. */

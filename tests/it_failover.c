@@ -46,7 +46,7 @@ static int stock_set(zhandle_t *zh, const char *path, const char *v) {
 typedef struct {
   zkr_t *z;
   char path[128];
-  volatile int stop;
+  _Atomic int stop; /* set by the test thread, read by the writer */
   /* Per write, in issue order. */
   int n;
   int rc[20000];
@@ -464,7 +464,9 @@ END_TEST
 
 /* ---- a refused credential: ZAUTHFAILED, virtual AUTH_FAILED ---- */
 
-static void auth_cb(int rc, const void *data) { *(int *)data = rc + 1000; }
+static void auth_cb(int rc, const void *data) {
+  __atomic_store_n((int *)data, rc + 1000, __ATOMIC_SEQ_CST);
+}
 
 START_TEST(auth_failure_reported) {
   session_t seen = {0};

@@ -683,7 +683,9 @@ START_TEST(history_under_faults) {
     c->op = zkh_invoke(run.h, 0, ZKH_CREATE, k, -1);
     char v[64];
     int vn = zkh_value(run.h, c->op, v, sizeof v);
+    pthread_mutex_lock(&setup_w.mu); /* completions decrement it under mu */
     setup_w.writes_out++;
+    pthread_mutex_unlock(&setup_w.mu);
     ck_assert_int_eq(zkr_acreate2(z, run.path[k], v, vn, &ZOO_OPEN_ACL_UNSAFE, 0, on_create, c), ZOK);
   }
   for (uint64_t end = it_now_ms() + 10000;

@@ -90,6 +90,7 @@ typedef struct cfg {
   zkr_options_t opts;
   char opt_text[1024]; /* the -o options, for the report */
   const char *prefix, *out_dir, *label, *targets;
+  const char *pool_trace; /* --pool-trace FILE */
   uint64_t seed;
   char *command;
 } cfg_t;
@@ -477,6 +478,51 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
+/* --pool-trace: a thread that samples zkr_stats every 10 ms and appends a
+ * line for every change of a member's read-pool membership, ejection count
+ * or connection, with the EWMAs and sample counts of all members. */
+typedef struct tracer {
+  run_t *r;
+  FILE *f;
+  pthread_t th;
+  uint64_t t0;
+} tracer_t;
+
+static void *tracer_main(void *arg) {
+  tracer_t *tr = arg;
+  int last_pool[MAXM], last_conn[MAXM];
+  uint64_t last_ej[MAXM];
+  for (int i = 0; i < MAXM; i++) last_pool[i] = last_conn[i] = -1, last_ej[i] = UINT64_MAX;
+  while (!atomic_load(&tr->r->stop)) {
+    zkr_stats_t *s = NULL;
+    if (zkr_stats(tr->r->z, &s) == ZOK) {
+      int changed = 0;
+      for (int i = 0; i < s->n_members && i < MAXM; i++) {
+        const zkr_member_stats_t *m = &s->members[i];
+        if (m->in_read_pool != last_pool[i] || m->connected != last_conn[i] || m->ejections != last_ej[i])
+          changed = 1;
+        last_pool[i] = m->in_read_pool;
+        last_conn[i] = m->connected;
+        last_ej[i] = m->ejections;
+      }
+      if (changed) {
+        fprintf(tr->f, "%9.3f", (double)(now_ns() - tr->t0) / 1e9);
+        for (int i = 0; i < s->n_members && i < MAXM; i++) {
+          const zkr_member_stats_t *m = &s->members[i];
+          fprintf(tr->f, "  m%d %s%s pool=%d ewma=%.1f samples=%llu ej=%llu", i + 1,
+                  zkr_role_name(m->role), m->connected ? "" : "(down)", m->in_read_pool, m->ewma_ms,
+                  (unsigned long long)m->samples, (unsigned long long)m->ejections);
+        }
+        fputc('\n', tr->f);
+        fflush(tr->f);
+      }
+      zkr_stats_free(s);
+    }
+    sleep_s(0.01);
+  }
+  return NULL;
+}
+
 static void plain_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
   (void)zh;
   (void)path;
@@ -667,6 +713,14 @@ static int run_trial(const cfg_t *c, const policy_t *p, char **paths, const char
     started++;
   }
   int ok = started == c->workers;
+  tracer_t tracer = {.r = &r};
+  int tracing = 0;
+  if (ok && t && c->pool_trace && r.z && (tracer.f = fopen(c->pool_trace, "a"))) {
+    tracer.t0 = now_ns();
+    fprintf(tracer.f, "# %s, time from the start of the warm-up (s); measured window %.0f..%.0f s\n",
+            p->name, c->warmup, c->warmup + secs);
+    tracing = pthread_create(&tracer.th, NULL, tracer_main, &tracer) == 0;
+  }
   if (ok) run_phase(&r, pg, "warm-up", t ? c->warmup : secs);
   uint64_t m0[N_OPS][MAXM] = {{0}}, m1[N_OPS][MAXM] = {{0}};
   health_snap_t h0 = {{0}, {0}};
@@ -694,6 +748,8 @@ static int run_trial(const cfg_t *c, const policy_t *p, char **paths, const char
   }
   atomic_store(&r.stop, 1);
   for (int i = 0; i < started; i++) pthread_join(w[i].th, NULL);
+  if (tracing) pthread_join(tracer.th, NULL);
+  if (tracer.f) fclose(tracer.f);
   if (ok && t && !interrupted) {
     recv_counts(c, rv1);
     t->load_end = loadavg1();
@@ -1444,6 +1500,7 @@ static const char usage_text[] =
     "                        closed loop, no pacing); for CPU per op at equal load\n"
     "      --sticky-member N pin `sticky` to member N (1-based, as in HOSTS)\n"
     "      --degraded-member N  mark member N as degraded in the report\n"
+    "      --pool-trace FILE append every read-pool change of zkroute trials to FILE\n"
     "      --watch-pids LIST also report the CPU per operation of these processes\n"
     "                        (comma-separated PID or NAME=PID: the servers, the proxy)\n"
     "  -o KEY=VALUE          zkroute option for the routed policies (repeatable)\n"
@@ -1546,7 +1603,7 @@ static void apply_option(cfg_t *c, const char *kv) {
 }
 
 enum { O_WARMUP = 256, O_RATE, O_PREWARM, O_API, O_STICKY, O_DEGRADED, O_PREFIX, O_NOSETUP, O_OUT,
-       O_LABEL, O_TARGETS, O_ORDER, O_PAUSE, O_SEED, O_PIDS };
+       O_LABEL, O_TARGETS, O_ORDER, O_PAUSE, O_SEED, O_PIDS, O_TRACE };
 
 static const struct option long_opts[] = {
     {"policies", required_argument, NULL, 'p'},
@@ -1571,6 +1628,7 @@ static const struct option long_opts[] = {
     {"pause", required_argument, NULL, O_PAUSE},
     {"seed", required_argument, NULL, O_SEED},
     {"watch-pids", required_argument, NULL, O_PIDS},
+    {"pool-trace", required_argument, NULL, O_TRACE},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -1668,6 +1726,7 @@ static void parse_args(cfg_t *c, int argc, char **argv) {
       free(dup);
       break;
     }
+    case O_TRACE: c->pool_trace = optarg; break;
     case 'q': c->quiet = 1; break;
     case 'v': c->verbose++; break;
     case 'h': fputs(usage_text, stdout); exit(EXIT_SUCCESS);

@@ -75,8 +75,11 @@ for f in tests/*.log; do [ "$f" = tests/test-suite.log ] || logs+=("$f"); done
 reports=$(cat "${logs[@]}" 2>/dev/null |
   grep -c -E '^(==[0-9]+==ERROR: |WARNING: ThreadSanitizer)|runtime error: ' || true)
 echo "sanitize: $mode: ${reports:-0} sanitizer report(s) in ${#logs[@]} test logs"
+# LSan lists "count bytes template", TSan "count template": summed per
+# template over every process.
 cat "${logs[@]}" 2>/dev/null | grep -A4 -E 'Suppressions used|Matched [0-9]+ suppressions' |
-  grep -E '^ *[0-9]+ +[0-9]* *[a-z_]+' | sed 's/^/sanitize: suppressed: /' || true
+  grep -E '^ *[0-9]+ +[0-9]* *[a-z_]+' |
+  awk '{ n[$NF] += $1 } END { for (t in n) printf "sanitize: suppressed %d times: %s\n", n[t], t }' || true
 grep -h "Checks" "${logs[@]}" 2>/dev/null | sed 's/^/sanitize: /' || true
 if [ "$status" -ne 0 ]; then
   for f in "${logs[@]}"; do

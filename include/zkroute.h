@@ -107,6 +107,8 @@ typedef struct zkr_options {
   /* Health (DESIGN.md section 6; docs/health.md). */
   double ewma_half_life_ms; /* latency EWMA half-life (default 1000) */
   double eject_ratio;     /* eject above ratio x pool median (default 3) */
+  double readmit_ratio;   /* a probe is good below ratio x pool median
+                             (default 2; at most eject_ratio) */
   double eject_floor_ms;  /* ... and above median + floor (default 2) */
   int min_samples;        /* samples before a member can be judged */
   int probe_ms;           /* probe period of an ejected member */

@@ -13,8 +13,12 @@ cd "$(dirname "$0")/.."
 ZKR_EXTRA_PACKAGES="docker-compose clang libclang-rt-14-dev valgrind git ${ZKR_EXTRA_PACKAGES:-}" \
   scripts/setup.sh
 
+# Everything the stages print also goes to $out, from which the closing
+# lines pick what failed (CI shows the end of the output).
+out=$(mktemp "${TMPDIR:-/tmp}/zkr-test.XXXXXX")
+trap 'rm -f "$out"' EXIT
 status=0
-make -j"$(nproc)" check || status=$?
+make -j"$(nproc)" check 2>&1 | tee -a "$out" || status=${PIPESTATUS[0]}
 if [ $status -ne 0 ]; then
   # Show what failed: the harness keeps each test's output in its log.
   for f in tests/*.log; do
@@ -39,7 +43,7 @@ stage() { # stage NAME CMD...
   local name=$1 t0=$SECONDS rc=0
   shift
   echo "==== $name"
-  "$@" || rc=$?
+  "$@" 2>&1 | tee -a "$out" || rc=${PIPESTATUS[0]}
   if [ $rc -eq 0 ]; then
     robustness+=" $name ok ($((SECONDS - t0)) s),"
   else
@@ -64,4 +68,11 @@ grep -h "^[0-9]*%: Checks:" tests/*.log 2>/dev/null | awk -F'[:,] *' '
 awk -v c="$compose" '/^# PASS:/ { p = $3 } /^# (FAIL|ERROR|XPASS):/ { f += $3 }
   END { printf "programs: %d passed, %d failed\n", p + (c == 0), f + (c != 0) }' \
   test-suite.log 2>/dev/null || true
+if [ $status -ne 0 ]; then
+  # What failed, from every stage: Check assertions, TAP checks, sanitizer
+  # and valgrind verdicts.
+  echo "failures:"
+  grep -a -E ':[0-9]+:[EF]:|^not ok|^==[0-9]+==ERROR: |WARNING: ThreadSanitizer|runtime error: |^(FAIL|ERROR): |^valgrind: .*(exit|failed)|^sanitize: .*[1-9][0-9]* sanitizer report|FAILED' \
+    "$out" | sort | uniq -c | sort -rn | head -n 40 || true
+fi
 exit $status

@@ -96,6 +96,7 @@ START_TEST(test_cfg_defaults) {
   ck_assert_double_eq(c.half_life_ms, 1000.0);
   ck_assert_double_eq(c.eject_ratio, 3.0);
   ck_assert_double_eq(c.eject_floor_ms, 2.0);
+  ck_assert_double_eq(c.readmit_ratio, 2.0);
   ck_assert_uint_eq(c.min_samples, 10);
   ck_assert_uint_eq(c.probe_ms, 200);
   ck_assert_uint_eq(c.reinstate_k, 3);
@@ -112,6 +113,7 @@ START_TEST(test_cfg_defaults) {
   zkr__health_cfg_defaults(&d);
   ck_assert_double_eq(d.half_life_ms, 250);
   ck_assert_double_eq(d.eject_ratio, 2);
+  ck_assert_double_eq(d.readmit_ratio, 2); /* default, not above eject */
   ck_assert_double_eq(d.eject_floor_ms, 2.0);
   ck_assert_uint_eq(d.min_samples, 4);
   ck_assert_uint_eq(d.reinstate_k, 1);
@@ -121,6 +123,16 @@ START_TEST(test_cfg_defaults) {
   zkr__health_cfg_t bad = c;
   bad.eject_ratio = 0.5;
   ck_assert(!zkr__health_cfg_valid(&bad));
+  bad = c;
+  bad.readmit_ratio = 3.5; /* above eject_ratio: no hysteresis but inverted */
+  ck_assert(!zkr__health_cfg_valid(&bad));
+  bad = c;
+  bad.readmit_ratio = 0.9;
+  ck_assert(!zkr__health_cfg_valid(&bad));
+  zkr__health_cfg_t capped = {.eject_ratio = 1.5};
+  zkr__health_cfg_defaults(&capped); /* default 2 capped at eject_ratio */
+  ck_assert_double_eq(capped.readmit_ratio, 1.5);
+  ck_assert(zkr__health_cfg_valid(&capped));
   bad = c;
   bad.half_life_ms = -1;
   ck_assert(!zkr__health_cfg_valid(&bad));
@@ -541,6 +553,48 @@ START_TEST(test_reinstate_after_k_good_probes) {
 }
 END_TEST
 
+/* Hysteresis: a member that was ejected at more than 3x the pool median
+ * needs probes under 2x to come back.  The scene of docs/benchmarks.md
+ * section 4.2: healthy members at 12 ms under load, the degraded one's
+ * probes at 30 ms (2.5x): never readmitted, where with one threshold
+ * (36 ms) it would be back after three probes. */
+START_TEST(test_readmit_hysteresis) {
+  pool_t pl;
+  pool_init(&pl, 3, 0);
+  feed(&pl, 0, 0, 12.0, 20);
+  feed(&pl, 1, 0, 12.0, 20);
+  feed(&pl, 2, 0, 40.0, 20);
+  ck_assert_int_eq(pool_eval(&pl, 0), 1);
+  ck_assert(!pl.h[2].in_pool);
+  ck_assert_double_eq_tol(zkr__health_readmit_threshold(&pl.c, 12.0), 24.0, TOL);
+  ck_assert_double_eq_tol(zkr__health_threshold(&pl.c, 12.0), 36.0, TOL);
+  uint64_t t = SEC(1); /* minimum time out over */
+  for (int i = 0; i < 10; i++, t += MS(200))
+    ck_assert_int_eq(probe(&pl, 2, t, 30.0, 1), 0);
+  ck_assert(!pl.h[2].in_pool);
+  ck_assert_uint_eq(pl.h[2].good_probes, 0);
+  /* Under 24 ms: back after reinstate_k probes. */
+  ck_assert_int_eq(probe(&pl, 2, t, 20.0, 1), 0);
+  ck_assert_int_eq(probe(&pl, 2, t + MS(200), 20.0, 1), 0);
+  ck_assert_int_eq(probe(&pl, 2, t + MS(400), 20.0, 1), 1);
+  ck_assert(pl.h[2].in_pool);
+
+  /* readmit_ratio = eject_ratio: the old single threshold, 30 ms is good. */
+  pool_init(&pl, 3, 0);
+  pl.c.readmit_ratio = pl.c.eject_ratio;
+  feed(&pl, 0, 0, 12.0, 20);
+  feed(&pl, 1, 0, 12.0, 20);
+  feed(&pl, 2, 0, 40.0, 20);
+  ck_assert_int_eq(pool_eval(&pl, 0), 1);
+  t = SEC(1);
+  ck_assert_int_eq(probe(&pl, 2, t, 30.0, 1), 0);
+  ck_assert_int_eq(probe(&pl, 2, t + MS(200), 30.0, 1), 0);
+  ck_assert_int_eq(probe(&pl, 2, t + MS(400), 30.0, 1), 1);
+  /* The floor still applies at small medians: 0.3 ms median, bar 2.3 ms. */
+  ck_assert_double_eq_tol(zkr__health_readmit_threshold(&pl.c, 0.3), 2.3, TOL);
+}
+END_TEST
+
 START_TEST(test_bad_probe_resets_count) {
   pool_t pl;
   pool_init(&pl, 2, 0);
@@ -899,6 +953,7 @@ static Suite *health_suite(void) {
   tcase_add_test(tc, test_disconnect_and_reconnect);
   tcase_add_test(tc, test_reconnect_keeps_min_out);
   tcase_add_test(tc, test_rescue_empty_pool);
+  tcase_add_test(tc, test_readmit_hysteresis);
   tcase_add_test(tc, test_out_time_accounting);
   tcase_add_test(tc, test_scenario_degrade_and_recover);
   tcase_add_test(tc, test_scenario_both_slow);

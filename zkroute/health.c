@@ -16,6 +16,10 @@ void zkr__health_cfg_defaults(zkr__health_cfg_t *c) {
     c->half_life_ms = ZKR__HEALTH_DEF_HALF_LIFE_MS;
   if (c->eject_ratio == 0)
     c->eject_ratio = ZKR__HEALTH_DEF_EJECT_RATIO;
+  if (c->readmit_ratio == 0)
+    c->readmit_ratio = ZKR__HEALTH_DEF_READMIT_RATIO;
+  if (c->readmit_ratio > c->eject_ratio)
+    c->readmit_ratio = c->eject_ratio;
   if (c->eject_floor_ms == 0)
     c->eject_floor_ms = ZKR__HEALTH_DEF_EJECT_FLOOR_MS;
   if (c->min_samples == 0)
@@ -38,6 +42,9 @@ int zkr__health_cfg_valid(const zkr__health_cfg_t *c) {
   if (!isfinite(c->half_life_ms) || c->half_life_ms <= 0)
     return 0;
   if (!isfinite(c->eject_ratio) || c->eject_ratio < 1)
+    return 0;
+  if (!isfinite(c->readmit_ratio) || c->readmit_ratio < 1 ||
+      c->readmit_ratio > c->eject_ratio)
     return 0;
   if (!isfinite(c->eject_floor_ms) || c->eject_floor_ms < 0)
     return 0;
@@ -163,6 +170,12 @@ int zkr__health_set_usable(zkr__health_t *h, int usable, uint64_t now_ns) {
 
 double zkr__health_threshold(const zkr__health_cfg_t *c, double median_ms) {
   double rel = c->eject_ratio * median_ms;
+  double abs = median_ms + c->eject_floor_ms;
+  return rel > abs ? rel : abs;
+}
+
+double zkr__health_readmit_threshold(const zkr__health_cfg_t *c, double median_ms) {
+  double rel = c->readmit_ratio * median_ms;
   double abs = median_ms + c->eject_floor_ms;
   return rel > abs ? rel : abs;
 }
@@ -297,7 +310,7 @@ int zkr__health_probe_result(zkr__health_t *h, const zkr__health_cfg_t *c,
     return 0;
   }
   int good = pool_median_ms < 0 ||
-             latency_ms < zkr__health_threshold(c, pool_median_ms);
+             latency_ms < zkr__health_readmit_threshold(c, pool_median_ms);
   if (!good) {
     add_sample(h, c, now_ns, latency_ms);
     h->good_probes = 0;

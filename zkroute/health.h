@@ -40,9 +40,14 @@
  * - Probing.  A member that is usable but out of the pool is probed every
  *   probe_ms with a real sync+exists on its own session (the caller sends
  *   it; see zkr__health_probe_due / _sent / _result).  A probe is good when
- *   it succeeded and its latency is below the ejection threshold computed
- *   against the current pool median (any successful probe is good when the
- *   pool has no judged member).  A failed or slow probe resets the count.
+ *   it succeeded and its latency is below the readmission threshold,
+ *       max(readmit_ratio * median, median + eject_floor_ms),
+ *   computed against the current pool median (any successful probe is good
+ *   when the pool has no judged member).  A failed or slow probe resets the
+ *   count.  readmit_ratio (2) is below eject_ratio (3): hysteresis.  Under
+ *   load, queueing inflates the healthy members' latency until a degraded
+ *   member is only about eject_ratio times slower; with one threshold it was
+ *   ejected and readmitted over and over (docs/benchmarks.md, section 4.2).
  *
  * - Reinstatement.  After reinstate_k consecutive good probes, and once the
  *   member's minimum time out has passed, it is back in the pool.  Its EWMA
@@ -77,6 +82,8 @@
  *                           averages hundreds of samples under load.
  *   eject_ratio      3.0    relative threshold: a member three times slower
  *                           than its peers costs more than it brings.
+ *   readmit_ratio    2.0    relative bar of a good probe; capped at
+ *                           eject_ratio (equal: no hysteresis).
  *   eject_floor_ms   2.0    absolute threshold above the median: loopback
  *                           medians of ~0.3 ms would otherwise eject at
  *                           0.9 ms, well inside normal jitter.
@@ -120,6 +127,7 @@
 
 #define ZKR__HEALTH_DEF_HALF_LIFE_MS 1000.0
 #define ZKR__HEALTH_DEF_EJECT_RATIO 3.0
+#define ZKR__HEALTH_DEF_READMIT_RATIO 2.0
 #define ZKR__HEALTH_DEF_EJECT_FLOOR_MS 2.0
 #define ZKR__HEALTH_DEF_MIN_SAMPLES 10u
 #define ZKR__HEALTH_DEF_PROBE_MS 200u
@@ -131,6 +139,8 @@
 typedef struct zkr__health_cfg {
   double half_life_ms;     /* EWMA half-life */
   double eject_ratio;      /* eject above ratio x reference median */
+  double readmit_ratio;    /* a probe is good below ratio x pool median
+                              (capped at eject_ratio) */
   double eject_floor_ms;   /* ... and above reference median + floor */
   unsigned min_samples;    /* samples before judging / being a reference */
   unsigned probe_ms;       /* probe period while out of the pool */
@@ -211,6 +221,9 @@ double zkr__health_pool_median(zkr__health_t *const *members, size_t n,
 /* The ejection threshold for a reference median:
  * max(eject_ratio * median, median + eject_floor_ms). */
 double zkr__health_threshold(const zkr__health_cfg_t *c, double median_ms);
+/* The bar a probe must stay under to count as good: readmit_ratio in place
+ * of eject_ratio, same floor. */
+double zkr__health_readmit_threshold(const zkr__health_cfg_t *c, double median_ms);
 
 /* 1 when a probe should be sent now: usable, out of the pool, no probe in
  * flight, and probe_ms passed since the last one (or since the ejection or

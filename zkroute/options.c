@@ -42,6 +42,9 @@ static const opt_t opt_table[] = {
      "half-life of the per-member latency EWMA (time-based decay)"},
     {"eject_ratio", OPT_DOUBLE, OFF(eject_ratio), 1.01, 1000, 3,
      "eject a member whose EWMA exceeds this many times the pool median"},
+    {"readmit_ratio", OPT_DOUBLE, OFF(readmit_ratio), 1.01, 1000, 2,
+     "a probe of an ejected member is good below this many times the pool median "
+     "(and the median + eject_floor_ms); capped at eject_ratio"},
     {"eject_floor_ms", OPT_DOUBLE, OFF(eject_floor_ms), 0.01, 60000, 2,
      "... and exceeds the median by at least this much, so jitter never ejects"},
     {"min_samples", OPT_INT, OFF(min_samples), 1, 1000000, 10,

@@ -8,6 +8,7 @@
 void zkr__health_cfg_from_options(zkr__health_cfg_t *c, const zkr_options_t *o) {
   c->half_life_ms = o->ewma_half_life_ms;
   c->eject_ratio = o->eject_ratio;
+  c->readmit_ratio = o->readmit_ratio;
   c->eject_floor_ms = o->eject_floor_ms;
   c->min_samples = (unsigned)o->min_samples;
   c->probe_ms = (unsigned)o->probe_ms;

@@ -82,6 +82,8 @@ cat "${logs[@]}" 2>/dev/null | grep -A4 -E 'Suppressions used|Matched [0-9]+ sup
   awk '{ n[$NF] += $1 } END { for (t in n) printf "sanitize: suppressed %d times: %s\n", n[t], t }' || true
 grep -h "Checks" "${logs[@]}" 2>/dev/null | sed 's/^/sanitize: /' || true
 if [ "$status" -ne 0 ]; then
+  # The failed checks first (the logs' tails below may not reach them).
+  grep -h -a -E ':[0-9]+:[EF]:' "${logs[@]}" 2>/dev/null | sed 's/^/sanitize: failed: /' || true
   for f in "${logs[@]}"; do
     if grep -q ":test-result: \(FAIL\|ERROR\)" "${f%.log}.trs" 2>/dev/null; then
       echo "==== $f"

@@ -23,7 +23,11 @@ if [ $status -ne 0 ]; then
   # Show what failed: the harness keeps each test's output in its log.
   for f in tests/*.log; do
     [ "$f" = tests/test-suite.log ] && continue
-    grep -q ":test-result: \(FAIL\|ERROR\)" "${f%.log}.trs" 2>/dev/null && { echo "==== $f"; tail -n 80 "$f"; }
+    grep -q ":test-result: \(FAIL\|ERROR\)" "${f%.log}.trs" 2>/dev/null && {
+      echo "==== $f"
+      grep -a -E ':[0-9]+:[EF]:|^=== .* FAILED' "$f" || true
+      grep -a -v "ZOO_" "$f" | tail -n 80
+    }
   done
 fi
 

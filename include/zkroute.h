@@ -121,6 +121,12 @@ typedef struct zkr_options {
                              (default: a third of the session timeout) */
   /* Policy boltzmann (DESIGN.md section 7; docs/benchmarks.md). */
   double boltzmann_temperature; /* softmax temperature in ms (default 1) */
+  /* Hedged reads (DESIGN.md section 7; docs/hedging.md). */
+  int hedge;              /* 1 on (default), -1 off */
+  double hedge_floor_ms;  /* lowest hedge delay (default 5) */
+  double hedge_percentile; /* delay = this percentile of recent reads (95) */
+  double hedge_max_pct;   /* hedges per 100 hedgeable reads, at most (5) */
+  int hedge_burst;        /* hedges that may go at once after a quiet spell (20) */
 } zkr_options_t;
 
 #define ZKR_OPTIONS_INIT {.version = ZKR_OPTIONS_VERSION}
@@ -336,6 +342,17 @@ typedef struct zkr_stats {
   int write_member;      /* index of the write session, -1 none */
   int policy;            /* zkr_policy_t in force */
   uint64_t leader_changes;
+  /* Hedged reads (docs/hedging.md).  A hedge is a second sync+read of an
+   * unanswered read, on another member of the read pool. */
+  int hedging;               /* 1: hedge option on and policy hybrid */
+  double hedge_delay_ms;     /* current hedge delay */
+  uint64_t hedge_eligible;   /* reads sent that could be hedged */
+  uint64_t hedges_sent;      /* second requests sent */
+  uint64_t hedges_won;       /* ... whose reply was the one delivered */
+  uint64_t hedges_capped;    /* hedges due but refused by hedge_max_pct */
+  uint64_t hedges_no_member; /* hedges due with no other pool member */
+  uint64_t hedge_discarded;  /* replies dropped: the loser of each pair, and
+                                an error while the other request was pending */
   zkr_member_stats_t members[]; /* n_members entries */
 } zkr_stats_t;
 

@@ -230,6 +230,35 @@ START_TEST(boltzmann_skips_unusable_and_is_reproducible) {
 }
 END_TEST
 
+/* Hedge targets: uniform over the other pool members (random, not the
+ * next in the rotation nor the fastest), never the primary, an ejected or
+ * disconnected member or the leader; -1 when the pool has no other. */
+START_TEST(hedge_target_is_random_other_pool_member) {
+  setup(5, ZKR_POLICY_HYBRID);
+  fake_in_pool[2] = 0; /* ejected */
+  set_ewma(-1, 1, 1);
+  members[3].health.ewma_ms = 1;
+  members[4].health.ewma_ms = 50;
+  int hits[5] = {0}, changes = 0, last = -1;
+  for (int i = 0; i < 30000; i++) {
+    int m = zkr__policy_hedge_member(&z, 1);
+    ck_assert_int_ge(m, 0);
+    hits[m]++;
+    changes += m != last;
+    last = m;
+  }
+  ck_assert_int_eq(hits[0] + hits[1] + hits[2], 0);
+  /* Members 3 and 4 alike, although 4 is much slower. */
+  ck_assert_int_gt(hits[3], 14000);
+  ck_assert_int_gt(hits[4], 14000);
+  /* Not an alternation: about half of the draws repeat the last one. */
+  ck_assert_int_lt(changes, 17000);
+  ck_assert_int_gt(changes, 13000);
+  fake_in_pool[3] = fake_in_pool[4] = 0;
+  ck_assert_int_eq(zkr__policy_hedge_member(&z, 1), -1);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("policy");
   TCase *tc = tcase_create("pure");
@@ -246,6 +275,7 @@ int main(void) {
   tcase_add_test(tc, boltzmann_weights_follow_exp_of_latency);
   tcase_add_test(tc, boltzmann_unsampled_member_counts_at_the_mean);
   tcase_add_test(tc, boltzmann_skips_unusable_and_is_reproducible);
+  tcase_add_test(tc, hedge_target_is_random_other_pool_member);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

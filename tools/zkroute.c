@@ -227,6 +227,16 @@ static void print_table(FILE *f, zkr_t *z, const zkr_stats_t *s) {
   fprintf(f, "  policy: %s  leader changes: %llu  session: %s\n",
           zkr_policy_name(s->policy), (unsigned long long)s->leader_changes,
           state_name(zkr_state(z)));
+  if (s->hedging)
+    fprintf(f, "hedging: on  delay: %.2f ms  eligible: %llu  sent: %llu  won: %llu"
+               "  capped: %llu  no member: %llu  discarded: %llu\n",
+            s->hedge_delay_ms, (unsigned long long)s->hedge_eligible,
+            (unsigned long long)s->hedges_sent, (unsigned long long)s->hedges_won,
+            (unsigned long long)s->hedges_capped,
+            (unsigned long long)s->hedges_no_member,
+            (unsigned long long)s->hedge_discarded);
+  else
+    fprintf(f, "hedging: off\n");
 }
 
 /* A JSON string; addresses come from a strictly parsed host list, but
@@ -275,6 +285,15 @@ static void print_json(FILE *f, zkr_t *z, const zkr_stats_t *s, int ready) {
           s->write_member);
   fprintf(f, "  \"policy\": \"%s\",\n  \"leader_changes\": %llu,\n",
           zkr_policy_name(s->policy), (unsigned long long)s->leader_changes);
+  fprintf(f, "  \"hedge\": {\"on\": %s, \"delay_ms\": ", s->hedging ? "true" : "false");
+  if (s->hedge_delay_ms >= 0) fprintf(f, "%.3f", s->hedge_delay_ms);
+  else fputs("null", f);
+  fprintf(f, ", \"eligible\": %llu, \"sent\": %llu, \"won\": %llu, \"capped\": %llu"
+             ", \"no_member\": %llu, \"discarded\": %llu},\n",
+          (unsigned long long)s->hedge_eligible, (unsigned long long)s->hedges_sent,
+          (unsigned long long)s->hedges_won, (unsigned long long)s->hedges_capped,
+          (unsigned long long)s->hedges_no_member,
+          (unsigned long long)s->hedge_discarded);
   fputs("  \"members\": [\n", f);
   for (int i = 0; i < s->n_members; i++) {
     json_member(f, &s->members[i], i);

@@ -218,7 +218,7 @@ void zkr__op_complete_dropped(zkr_t *z, zhandle_t *zh) {
 
 /* Replies that came from a server (as opposed to the client library giving
  * up): they measure the member's latency. */
-static int server_answered(int rc) {
+int zkr__op_server_answered(int rc) {
   return rc == ZOK || rc == ZNONODE || rc == ZNOAUTH || rc == ZBADVERSION ||
          rc == ZNODEEXISTS || rc == ZNOTEMPTY || rc == ZNOCHILDRENFOREPHEMERALS;
 }
@@ -242,9 +242,12 @@ static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
     double ms = (double)(now - op->start_ns) / 1e6;
     if (op->probe)
       zkr__pool_probe_result(m, now, ms, rc == ZOK || rc == ZNONODE);
-    else if (!op->is_write && op->type != ZKR__OP_SYNC && server_answered(rc))
+    else if (!op->is_write && op->type != ZKR__OP_SYNC && zkr__op_server_answered(rc))
       zkr__member_sample(m, now, ms);
-    if (rc != ZOK && !server_answered(rc) && rc != ZCLOSING) m->errors++;
+    /* The hedge delay follows the first requests of hedgeable reads: what
+     * a read costs without a hedge. */
+    if (op->h_armed && zkr__op_server_answered(rc)) zkr__hedger_sample(z, ms);
+    if (rc != ZOK && !zkr__op_server_answered(rc) && rc != ZCLOSING) m->errors++;
     if (connection_trouble(rc) && op->is_write) zkr__monitor_kick(z);
     if (op->watch && op->watch_reused) {
       op->watch = NULL; /* it was armed before and stays so */
@@ -269,6 +272,10 @@ static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
  * so that writes it lets go to a new session cannot complete before this
  * one's callback ran (completions stay in issue order). */
 static void op_release(zkr__op_t *op) {
+  if (op->is_hedge || op->h_armed) {
+    zkr__hedger_release(op); /* never gated */
+    return;
+  }
   if (op->gated && op->member >= 0) zkr__gate_done(op->z);
   zkr__op_free(op);
 }
@@ -280,70 +287,73 @@ static void op_release(zkr__op_t *op) {
     zkr__callback_leave(op->z); \
   } while (0)
 
+/* The start of every completion: `a` is the request that completed, op
+ * the operation whose application completion this reply runs, or NULL when
+ * the reply is discarded (the other request of a hedged read won; see
+ * hedger.c).  Replies are passed to the application straight from
+ * ZooKeeper's buffers, during the completion, as for an unhedged read: the
+ * loser's buffers are never looked at, and ZooKeeper frees both. */
+#define CLAIM(stat_)                                  \
+  zkr__op_t *a = (zkr__op_t *)data;                   \
+  rc = op_finish(a, rc, (stat_));                     \
+  zkr__op_t *op = zkr__hedger_claim(a, rc)
+
 static void done_void(int rc, const void *data) {
-  zkr__op_t *op = (zkr__op_t *)data;
-  rc = op_finish(op, rc, NULL);
-  if (op->cb.v) CALL_USER(op->cb.v(rc, op->data));
-  op_release(op);
+  CLAIM(NULL);
+  if (op && op->cb.v) CALL_USER(op->cb.v(rc, op->data));
+  op_release(a);
 }
 
 static void done_stat(int rc, const struct Stat *stat, const void *data) {
-  zkr__op_t *op = (zkr__op_t *)data;
-  rc = op_finish(op, rc, stat);
-  if (op->cb.stat) CALL_USER(op->cb.stat(rc, rc == ZOK ? stat : NULL, op->data));
-  op_release(op);
+  CLAIM(stat);
+  if (op && op->cb.stat) CALL_USER(op->cb.stat(rc, rc == ZOK ? stat : NULL, op->data));
+  op_release(a);
 }
 
 static void done_data(int rc, const char *value, int value_len,
                       const struct Stat *stat, const void *data) {
-  zkr__op_t *op = (zkr__op_t *)data;
-  rc = op_finish(op, rc, stat);
-  if (op->cb.data)
+  CLAIM(stat);
+  if (op && op->cb.data)
     CALL_USER(op->cb.data(rc, value, value_len, rc == ZOK ? stat : NULL, op->data));
-  op_release(op);
+  op_release(a);
 }
 
 /* get_children is sent as get_children2: the Stat lets a child watch be
  * re-armed with a comparison (watch.c); the application gets no Stat. */
 static void done_strings(int rc, const struct String_vector *strings,
                          const struct Stat *stat, const void *data) {
-  zkr__op_t *op = (zkr__op_t *)data;
-  rc = op_finish(op, rc, stat);
-  if (op->cb.strings) CALL_USER(op->cb.strings(rc, strings, op->data));
-  op_release(op);
+  CLAIM(stat);
+  if (op && op->cb.strings) CALL_USER(op->cb.strings(rc, strings, op->data));
+  op_release(a);
 }
 
 static void done_strings_stat(int rc, const struct String_vector *strings,
                               const struct Stat *stat, const void *data) {
-  zkr__op_t *op = (zkr__op_t *)data;
-  rc = op_finish(op, rc, stat);
-  if (op->cb.strings_stat)
+  CLAIM(stat);
+  if (op && op->cb.strings_stat)
     CALL_USER(op->cb.strings_stat(rc, strings, rc == ZOK ? stat : NULL, op->data));
-  op_release(op);
+  op_release(a);
 }
 
 static void done_string(int rc, const char *value, const void *data) {
-  zkr__op_t *op = (zkr__op_t *)data;
-  rc = op_finish(op, rc, NULL);
-  if (op->cb.string) CALL_USER(op->cb.string(rc, value, op->data));
-  op_release(op);
+  CLAIM(NULL);
+  if (op && op->cb.string) CALL_USER(op->cb.string(rc, value, op->data));
+  op_release(a);
 }
 
 static void done_string_stat(int rc, const char *value,
                              const struct Stat *stat, const void *data) {
-  zkr__op_t *op = (zkr__op_t *)data;
-  rc = op_finish(op, rc, stat);
-  if (op->cb.string_stat)
+  CLAIM(stat);
+  if (op && op->cb.string_stat)
     CALL_USER(op->cb.string_stat(rc, value, rc == ZOK ? stat : NULL, op->data));
-  op_release(op);
+  op_release(a);
 }
 
 static void done_acl(int rc, struct ACL_vector *acl, struct Stat *stat,
                      const void *data) {
-  zkr__op_t *op = (zkr__op_t *)data;
-  rc = op_finish(op, rc, stat);
-  if (op->cb.acl) CALL_USER(op->cb.acl(rc, acl, rc == ZOK ? stat : NULL, op->data));
-  op_release(op);
+  CLAIM(stat);
+  if (op && op->cb.acl) CALL_USER(op->cb.acl(rc, acl, rc == ZOK ? stat : NULL, op->data));
+  op_release(a);
 }
 
 /* Completes an operation that was accepted (the caller got ZOK) but can no
@@ -364,6 +374,30 @@ void zkr__op_complete_error(zkr__op_t *op, int rc) {
   case ZKR__OP_GET_CHILDREN2: done_strings_stat(rc, NULL, NULL, op); break;
   case ZKR__OP_GET_ACL: done_acl(rc, NULL, NULL, op); break;
   case ZKR__OP_SYNC: done_string(rc, NULL, op); break;
+  }
+}
+
+/* Runs the application's completion of a read with rc and no result,
+ * nothing else: for a hedged read whose held-back error became its outcome
+ * (hedger.c) after both requests' own bookkeeping was done. */
+void zkr__op_call_user_error(zkr__op_t *op, int rc) {
+  switch (op->type) {
+  case ZKR__OP_EXISTS:
+    if (op->cb.stat) CALL_USER(op->cb.stat(rc, NULL, op->data));
+    break;
+  case ZKR__OP_GET:
+    if (op->cb.data) CALL_USER(op->cb.data(rc, NULL, -1, NULL, op->data));
+    break;
+  case ZKR__OP_GET_CHILDREN:
+    if (op->cb.strings) CALL_USER(op->cb.strings(rc, NULL, op->data));
+    break;
+  case ZKR__OP_GET_CHILDREN2:
+    if (op->cb.strings_stat) CALL_USER(op->cb.strings_stat(rc, NULL, NULL, op->data));
+    break;
+  case ZKR__OP_GET_ACL:
+    if (op->cb.acl) CALL_USER(op->cb.acl(rc, NULL, NULL, op->data));
+    break;
+  default: break; /* never hedged */
   }
 }
 
@@ -421,6 +455,14 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
    * another thread and free it before send_request even returns. */
   int is_write = op->is_write;
   int is_read = !is_write && op->type != ZKR__OP_SYNC && !op->probe;
+  /* A hedgeable read is held by its reply and by its entry in the hedge
+   * queue (hedger.c): its completion cannot free it while it is queued. */
+  int hedged = op->hedge_ok && op->z->hedger;
+  if (hedged) {
+    op->h_armed = 1;
+    op->h_refs = 2;
+    op->h_attempts = 1;
+  }
   pthread_rwlock_rdlock(&m->zh_lock);
   zhandle_t *zh = m->zh;
   if (!zh) {
@@ -445,10 +487,12 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
   if (rc == ZOK) {
     if (is_write) m->writes++;
     else if (is_read) m->reads++;
+    if (hedged) zkr__hedger_sent(op);
   } else {
     if (zh) out_remove(op);
     op->member = -1;
     m->errors++;
+    op->h_armed = op->h_refs = op->h_attempts = 0;
   }
   return rc;
 }

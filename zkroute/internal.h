@@ -13,6 +13,7 @@
 #include "zkroute.h"
 #include "hosts.h"
 #include "health.h"
+#include "hedge.h"
 #include "zkapi.h"
 
 /* ---- time (clock.c is too small for a file: inline) ---- */
@@ -128,6 +129,24 @@ typedef struct zkr__op {
 
   int probe;      /* a health probe of an ejected member, not the app's */
 
+  /* Hedged reads (hedger.c).  A hedgeable read is the primary: it carries
+   * the application's completion, which runs once, with the first reply of
+   * either request.  Its hedge is an op of its own (is_hedge, primary set)
+   * sent to another member, with no completion of its own.  The h_ fields
+   * of the primary are guarded by the hedger's mutex once it is sent. */
+  int hedge_ok;   /* primary: may be hedged (router.c) */
+  int h_armed;    /* primary sent with hedging armed (set before the send,
+                     never changed after it) */
+  int is_hedge;   /* the second request of primary */
+  struct zkr__op *primary;
+  int h_refs;     /* primary's reply, its queue entry, its hedge */
+  int h_attempts; /* requests sent whose completion has not run */
+  int h_delivered; /* the application's completion ran or is running */
+  int h_queued;   /* waits in the hedger's queue */
+  int h_deferred_rc; /* an error reply held back while the other was pending */
+  uint64_t hedge_at_ns;
+  struct zkr__op *hq_prev, *hq_next;
+
   struct zkr__op *next; /* write gate queue */
   /* Outstanding list (completion.c): every operation handed to ZooKeeper
    * until its completion runs, so close can complete those that
@@ -176,6 +195,7 @@ struct zkr {
   /* Reads (policy.c). */
   _Atomic unsigned rr;
   _Atomic int sticky;
+  _Atomic uint64_t hedge_draws; /* counter behind the hedge target draw */
 
   /* In-flight write paths (inflight.c). */
   struct zkr__inflight *inflight;
@@ -204,6 +224,9 @@ struct zkr {
   int mon_kick;
 
   int reg_slot;            /* its slot in the registry (registry.c), -1 none */
+
+  /* Hedged reads (hedger.c); NULL when hedging is off. */
+  struct zkr__hedger *hedger;
 };
 
 /* ---- member.c ---- */
@@ -238,6 +261,7 @@ void zkr__monitor_kick(struct zkr *z);
 /* ---- policy.c ---- */
 int zkr__policy_read_member(struct zkr *z);
 int zkr__policy_write_member(struct zkr *z);
+int zkr__policy_hedge_member(struct zkr *z, int exclude);
 
 /* ---- router.c ---- */
 int zkr__route(zkr__op_t *op);
@@ -256,6 +280,20 @@ void zkr__op_complete_error(zkr__op_t *op, int rc);
 void zkr__op_complete_abandoned(struct zkr *z);
 void zkr__op_complete_dropped(struct zkr *z, zhandle_t *zh);
 int zkr__probe(zkr__member_t *m);
+
+void zkr__op_call_user_error(zkr__op_t *op, int rc);
+int zkr__op_server_answered(int rc);
+
+/* ---- hedger.c ---- */
+int zkr__hedger_new(struct zkr *z);   /* ZOK, ZKR_ENOMEM or ZKR_ETHREAD */
+void zkr__hedger_stop(struct zkr *z); /* joins its thread; queue stays */
+void zkr__hedger_free(struct zkr *z);
+int zkr__hedger_eligible(const zkr__op_t *op);
+void zkr__hedger_sent(zkr__op_t *op);
+void zkr__hedger_sample(struct zkr *z, double ms);
+zkr__op_t *zkr__hedger_claim(zkr__op_t *op, int rc);
+void zkr__hedger_release(zkr__op_t *op);
+void zkr__hedger_stats(struct zkr *z, zkr_stats_t *s);
 
 /* ---- inflight.c ---- */
 struct zkr__inflight *zkr__inflight_new(void);

@@ -65,6 +65,17 @@ static const opt_t opt_table[] = {
     {"boltzmann_temperature", OPT_DOUBLE, OFF(boltzmann_temperature), 0.001, 1000000, 1,
      "policy boltzmann: softmax temperature in ms; a member L ms slower than the "
      "fastest gets exp(-L/T) times its share"},
+    {"hedge", OPT_SWITCH, OFF(hedge), -1, 1, 1,
+     "on: a read without a watch that has no reply after the hedge delay is sent "
+     "once more to another read-pool member, chosen at random (policy hybrid)"},
+    {"hedge_floor_ms", OPT_DOUBLE, OFF(hedge_floor_ms), 0.1, 600000, 5,
+     "lowest hedge delay, so loopback jitter does not hedge"},
+    {"hedge_percentile", OPT_DOUBLE, OFF(hedge_percentile), 50, 99.9, 95,
+     "hedge delay = this percentile of the last 256 read latencies of the pool"},
+    {"hedge_max_pct", OPT_DOUBLE, OFF(hedge_max_pct), 0.1, 100, 5,
+     "at most this many hedges per 100 hedgeable reads (extra load cap)"},
+    {"hedge_burst", OPT_INT, OFF(hedge_burst), 1, 1000000, 20,
+     "hedges the cap lets go at once after a quiet spell (token bucket size)"},
 };
 #undef OFF
 #define N_OPTS (sizeof opt_table / sizeof opt_table[0])

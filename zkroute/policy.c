@@ -129,6 +129,21 @@ int zkr__policy_read_member(zkr_t *z) {
   }
 }
 
+/* The target of a hedge (hedger.c): a member of the read pool other than
+ * exclude, drawn uniformly at random - not the fastest other member, so that
+ * a fault shared by a zone and its fastest path does not catch both
+ * requests every time.  -1 when the pool has no other member: a hedge does
+ * not go to the leader, which reads avoid (read_from_leader). */
+int zkr__policy_hedge_member(zkr_t *z, int exclude) {
+  int cand[ZKR_MAX_MEMBERS], n = 0;
+  for (size_t i = 0; i < z->n; i++)
+    if ((int)i != exclude && keep_read_pool(z, (int)i)) cand[n++] = (int)i;
+  if (n == 0) return -1;
+  uint64_t r = splitmix64(((uint64_t)(unsigned)z->opts.seed << 32) ^
+                          (0x68656467ULL + atomic_fetch_add(&z->hedge_draws, 1)));
+  return cand[r % (uint64_t)n];
+}
+
 /* Called with the write gate held (router.c), so gate_cur is stable. */
 int zkr__policy_write_member(zkr_t *z) {
   int m;

@@ -11,6 +11,9 @@
  *   "ordered": it passes the gate too and runs on the write session after
  *   that write (same-session FIFO gives read-your-writes).  Every other read
  *   is a sync+read on the member the policy picks.
+ * - A read that is neither pinned nor ordered, has no watch and runs under
+ *   hybrid may be hedged (hedger.c): its dispatch queues it for a second
+ *   sync+read on another pool member if no reply comes in time.
  * - When no member is usable (start-up, total outage), operations park
  *   until one is, or until the session timeout passes (ZCONNECTIONLOSS). */
 #include <stdlib.h>
@@ -135,6 +138,8 @@ int zkr__route(zkr__op_t *op) {
     return rc;
   } else if (!rr && reads_inflight_path(op)) {
     op->ordered = op->gated = 1;
+  } else {
+    op->hedge_ok = zkr__hedger_eligible(op);
   }
   pthread_mutex_lock(&z->gate_mu);
   if (z->closing) {

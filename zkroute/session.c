@@ -292,6 +292,7 @@ static void destroy(zkr_t *z) {
   zkr__watch_free_all(z);
   zkr__auth_free_all(z);
   zkr__inflight_free(z->inflight);
+  zkr__hedger_free(z);
   zkr__hosts_free(&z->hosts);
   pthread_mutex_destroy(&z->ctx_mu);
   pthread_mutex_destroy(&z->state_mu);
@@ -309,6 +310,9 @@ static void close_now(zkr_t *z) {
   zkr__env_close_hook(z, 0); /* ZKROUTE_STATS record, while still whole */
   z->closing = 1;
   zkr__monitor_stop(z);
+  /* No hedge is sent from here on; reads still waiting for theirs complete
+   * with their first request (ZCLOSING at the latest). */
+  zkr__hedger_stop(z);
   /* Parked operations never reached a server: ZCLOSING now. */
   zkr__gate_flush(z);
   for (size_t i = 0; i < 2 * z->n; i++) zkr__member_close(&z->members[i]);
@@ -418,6 +422,7 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
     if (!(m->connect = malloc(len))) rc = ZKR_ENOMEM;
     else zkr__host_format(&bare, z->hosts.chroot, m->connect, len);
   }
+  if (rc == ZOK) rc = zkr__hedger_new(z);
   if (rc == ZOK) rc = zkr__monitor_start(z);
   for (size_t i = 0; rc == ZOK && i < z->n; i++)
     rc = zkr__member_open(&z->members[i], (int)i, i == 0 ? clientid : NULL);

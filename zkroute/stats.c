@@ -19,6 +19,7 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
   pthread_mutex_lock(&z->gate_mu);
   s->write_member = z->gate_cur;
   pthread_mutex_unlock(&z->gate_mu);
+  zkr__hedger_stats(z, s);
   uint64_t now = zkr__now_ns();
   for (size_t i = 0; i < z->n; i++) {
     zkr__member_t *m = &z->members[i];

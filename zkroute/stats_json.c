@@ -58,9 +58,18 @@ int zkr_stats_json(zkr_t *z, char **out) {
   zkr__sb_t b = {0};
   zkr__sb_printf(&b,
                  "{\"n_members\":%d,\"leader\":%d,\"write_member\":%d,"
-                 "\"policy\":\"%s\",\"leader_changes\":%" PRIu64 ",\"members\":[",
+                 "\"policy\":\"%s\",\"leader_changes\":%" PRIu64 ",",
                  s->n_members, s->leader, s->write_member,
                  zkr_policy_name(s->policy), s->leader_changes);
+  zkr__sb_printf(&b, "\"hedge\":{\"on\":%s,", json_bool(s->hedging));
+  if (s->hedge_delay_ms >= 0) zkr__sb_printf(&b, "\"delay_ms\":%.3f,", s->hedge_delay_ms);
+  else zkr__sb_printf(&b, "\"delay_ms\":null,");
+  zkr__sb_printf(&b,
+                 "\"eligible\":%" PRIu64 ",\"sent\":%" PRIu64 ",\"won\":%" PRIu64
+                 ",\"capped\":%" PRIu64 ",\"no_member\":%" PRIu64
+                 ",\"discarded\":%" PRIu64 "},\"members\":[",
+                 s->hedge_eligible, s->hedges_sent, s->hedges_won, s->hedges_capped,
+                 s->hedges_no_member, s->hedge_discarded);
   for (int i = 0; i < s->n_members; i++) {
     const zkr_member_stats_t *m = &s->members[i];
     zkr__sb_printf(&b, "%s{\"address\":", i ? "," : "");

@@ -1,0 +1,138 @@
+/* Unit tests of the pure part of hedged reads (zkroute/hedge.c): the
+ * adaptive delay (percentile of the recent window, floor, warm-up) and the
+ * load cap (token bucket).  No server, no clock, no threads. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "hedge.h"
+
+static const zkr__hedge_cfg_t CFG = {
+    .floor_ms = 5, .percentile = 95, .max_pct = 5, .burst = 20};
+
+START_TEST(delay_is_the_percentile) {
+  float v[100];
+  for (int i = 0; i < 100; i++) v[i] = (float)(100 - i); /* 100 .. 1, any order */
+  ck_assert(zkr__hedge_delay_of(&CFG, v, 100) == 95.0);
+  zkr__hedge_cfg_t c = CFG;
+  c.percentile = 50;
+  ck_assert(zkr__hedge_delay_of(&c, v, 100) == 50.0);
+  c.percentile = 99.9;
+  ck_assert(zkr__hedge_delay_of(&c, v, 100) == 100.0);
+  /* The input is not reordered. */
+  ck_assert(v[0] == 100.0f && v[99] == 1.0f);
+}
+END_TEST
+
+START_TEST(delay_has_a_floor) {
+  float v[50];
+  for (int i = 0; i < 50; i++) v[i] = 1.0f;
+  ck_assert(zkr__hedge_delay_of(&CFG, v, 50) == 5.0);
+  /* Too few samples: the floor, whatever they say. */
+  for (int i = 0; i < 50; i++) v[i] = 40.0f;
+  ck_assert(zkr__hedge_delay_of(&CFG, v, ZKR__HEDGE_MIN_SAMPLES - 1) == 5.0);
+  ck_assert(zkr__hedge_delay_of(&CFG, v, ZKR__HEDGE_MIN_SAMPLES) == 40.0);
+}
+END_TEST
+
+/* One slow read in twenty-five is above the 95th percentile: the delay
+ * stays at the fast reads' level, so the slow ones are hedged. */
+START_TEST(window_follows_recent_reads) {
+  zkr__hedge_window_t w;
+  zkr__hedge_window_init(&w, &CFG);
+  ck_assert(w.delay_ms == 5.0);
+  for (int i = 0; i < 400; i++) zkr__hedge_window_add(&w, &CFG, i % 25 == 0 ? 200 : 8);
+  ck_assert_uint_eq(w.n, ZKR__HEDGE_WINDOW);
+  ck_assert(w.delay_ms == 8.0);
+  /* The machine gets slower: the window (256 reads) forgets the old level
+   * within one window plus one recompute period. */
+  for (int i = 0; i < ZKR__HEDGE_WINDOW + ZKR__HEDGE_RECOMPUTE; i++)
+    zkr__hedge_window_add(&w, &CFG, 30);
+  ck_assert(w.delay_ms == 30.0);
+  /* Not recomputed on every sample. */
+  for (int i = 0; i < ZKR__HEDGE_RECOMPUTE - 1; i++) zkr__hedge_window_add(&w, &CFG, 1000);
+  ck_assert(w.delay_ms == 30.0);
+  /* Nonsense is ignored. */
+  unsigned n = w.n, next = w.next;
+  zkr__hedge_window_add(&w, &CFG, NAN);
+  zkr__hedge_window_add(&w, &CFG, -1);
+  ck_assert_uint_eq(w.next, next);
+  ck_assert_uint_eq(w.n, n);
+}
+END_TEST
+
+START_TEST(window_warms_up_at_min_samples) {
+  zkr__hedge_window_t w;
+  zkr__hedge_window_init(&w, &CFG);
+  for (int i = 0; i < ZKR__HEDGE_MIN_SAMPLES - 1; i++) zkr__hedge_window_add(&w, &CFG, 50);
+  ck_assert(w.delay_ms == 5.0);
+  zkr__hedge_window_add(&w, &CFG, 50);
+  ck_assert(w.delay_ms == 50.0);
+}
+END_TEST
+
+/* The cap: at every instant, hedges <= 5 % of the reads so far. */
+START_TEST(cap_holds_at_every_instant) {
+  zkr__hedge_budget_t b = {0};
+  long reads = 0, hedges = 0;
+  for (int i = 0; i < 100000; i++) {
+    zkr__hedge_budget_read(&b, &CFG);
+    reads++;
+    /* Every read wants a hedge (the worst case: everything is slow). */
+    if (zkr__hedge_budget_take(&b)) hedges++;
+    ck_assert_int_le(hedges * 100, reads * 5);
+  }
+  ck_assert_int_eq(hedges, 5000);
+}
+END_TEST
+
+START_TEST(cap_starts_empty) {
+  zkr__hedge_budget_t b = {0};
+  ck_assert_int_eq(zkr__hedge_budget_take(&b), 0);
+  for (int i = 0; i < 19; i++) zkr__hedge_budget_read(&b, &CFG);
+  ck_assert_int_eq(zkr__hedge_budget_take(&b), 0);
+  zkr__hedge_budget_read(&b, &CFG); /* the 20th read: one whole token */
+  ck_assert_int_eq(zkr__hedge_budget_take(&b), 1);
+  ck_assert_int_eq(zkr__hedge_budget_take(&b), 0);
+}
+END_TEST
+
+/* After a long quiet spell only `burst` hedges can go at once; then the
+ * rate is max_pct again. */
+START_TEST(cap_burst_is_bounded) {
+  zkr__hedge_budget_t b = {0};
+  for (int i = 0; i < 100000; i++) zkr__hedge_budget_read(&b, &CFG);
+  int burst = 0;
+  while (zkr__hedge_budget_take(&b)) burst++;
+  ck_assert_int_eq(burst, 20);
+  int more = 0;
+  for (int i = 0; i < 1000; i++) {
+    zkr__hedge_budget_read(&b, &CFG);
+    more += zkr__hedge_budget_take(&b);
+  }
+  ck_assert_int_eq(more, 50);
+}
+END_TEST
+
+static Suite *hedge_suite(void) {
+  Suite *s = suite_create("hedge");
+  TCase *tc = tcase_create("pure");
+  tcase_set_timeout(tc, 10);
+  tcase_add_test(tc, delay_is_the_percentile);
+  tcase_add_test(tc, delay_has_a_floor);
+  tcase_add_test(tc, window_follows_recent_reads);
+  tcase_add_test(tc, window_warms_up_at_min_samples);
+  tcase_add_test(tc, cap_holds_at_every_instant);
+  tcase_add_test(tc, cap_starts_empty);
+  tcase_add_test(tc, cap_burst_is_bounded);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(hedge_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

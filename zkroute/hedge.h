@@ -1,0 +1,62 @@
+/* Hedged reads, the pure part (DESIGN.md section 7, "beyond the paper";
+ * docs/hedging.md): the adaptive hedge delay and the cap on extra load.
+ * No I/O, no threads, no locks (the caller, hedger.c, holds its own mutex
+ * around every call), no clock: unit tests drive it with plain numbers.
+ *
+ * - Delay.  The last ZKR__HEDGE_WINDOW sync+read latencies of the read
+ *   pool (first attempts only, whichever member served them) are kept in a
+ *   ring.  The hedge delay is the configured percentile of that window
+ *   (nearest rank), never below floor_ms.  It is recomputed every
+ *   ZKR__HEDGE_RECOMPUTE samples, not on every read: a sort of 256 floats
+ *   per 16 reads keeps the completion path short.  Until the window holds
+ *   ZKR__HEDGE_MIN_SAMPLES samples the delay is the floor.
+ * - Cap.  A token bucket fed by reads: every read that could be hedged adds
+ *   max_pct / 100 of a token, up to burst tokens; a hedge spends one whole
+ *   token.  The bucket starts empty, so at every instant
+ *       hedges sent <= max_pct / 100 * hedgeable reads so far,
+ *   and after a quiet spell at most `burst` hedges can go at once, which is
+ *   what lets hedging act in the first moments of a fault. */
+#ifndef ZKR_HEDGE_H
+#define ZKR_HEDGE_H
+
+#include <stdint.h>
+
+#define ZKR__HEDGE_WINDOW 256
+#define ZKR__HEDGE_RECOMPUTE 16
+#define ZKR__HEDGE_MIN_SAMPLES 20
+
+typedef struct zkr__hedge_cfg {
+  double floor_ms;   /* lowest hedge delay */
+  double percentile; /* of the window, 50..99.9 */
+  double max_pct;    /* hedges per 100 hedgeable reads, at most */
+  double burst;      /* bucket size in hedges */
+} zkr__hedge_cfg_t;
+
+typedef struct zkr__hedge_window {
+  float v[ZKR__HEDGE_WINDOW];
+  unsigned n;      /* samples held, <= ZKR__HEDGE_WINDOW */
+  unsigned next;   /* ring position of the next sample */
+  unsigned since;  /* samples since the delay was computed */
+  double delay_ms; /* current hedge delay */
+} zkr__hedge_window_t;
+
+typedef struct zkr__hedge_budget {
+  double tokens;
+} zkr__hedge_budget_t;
+
+/* The hedge delay for the n latencies in v (any order; v is not changed):
+ * max(floor_ms, the percentile's nearest-rank value); floor_ms when n is
+ * below ZKR__HEDGE_MIN_SAMPLES. */
+double zkr__hedge_delay_of(const zkr__hedge_cfg_t *c, const float *v, unsigned n);
+
+void zkr__hedge_window_init(zkr__hedge_window_t *w, const zkr__hedge_cfg_t *c);
+/* Adds one latency (ms); recomputes w->delay_ms when due. */
+void zkr__hedge_window_add(zkr__hedge_window_t *w, const zkr__hedge_cfg_t *c,
+                           double ms);
+
+/* One hedgeable read was sent: the bucket gains max_pct / 100. */
+void zkr__hedge_budget_read(zkr__hedge_budget_t *b, const zkr__hedge_cfg_t *c);
+/* Spends one token if there is one: 1 (a hedge may go) or 0 (capped). */
+int zkr__hedge_budget_take(zkr__hedge_budget_t *b);
+
+#endif

@@ -1,5 +1,6 @@
 /* Unit tests of the pure part of hedged reads (zkroute/hedge.c): the
- * adaptive delay (percentile of the recent window, floor, warm-up) and the
+ * adaptive delay (per-member percentile of the recent window, lower
+ * median over members, floor, warm-up) and the
  * load cap (token bucket).  No server, no clock, no threads. */
 #include <check.h>
 #include <math.h>
@@ -10,48 +11,57 @@
 static const zkr__hedge_cfg_t CFG = {
     .floor_ms = 5, .percentile = 95, .max_pct = 5, .burst = 20};
 
-START_TEST(delay_is_the_percentile) {
+START_TEST(mark_is_the_percentile) {
   float v[100];
   for (int i = 0; i < 100; i++) v[i] = (float)(100 - i); /* 100 .. 1, any order */
-  ck_assert(zkr__hedge_delay_of(&CFG, v, 100) == 95.0);
+  ck_assert(zkr__hedge_mark_of(&CFG, v, 100) == 95.0);
   zkr__hedge_cfg_t c = CFG;
   c.percentile = 50;
-  ck_assert(zkr__hedge_delay_of(&c, v, 100) == 50.0);
+  ck_assert(zkr__hedge_mark_of(&c, v, 100) == 50.0);
   c.percentile = 99.9;
-  ck_assert(zkr__hedge_delay_of(&c, v, 100) == 100.0);
+  ck_assert(zkr__hedge_mark_of(&c, v, 100) == 100.0);
   /* The input is not reordered. */
   ck_assert(v[0] == 100.0f && v[99] == 1.0f);
+  /* Too few samples: no mark. */
+  ck_assert(zkr__hedge_mark_of(&CFG, v, ZKR__HEDGE_MIN_SAMPLES - 1) == -1);
 }
 END_TEST
 
-START_TEST(delay_has_a_floor) {
-  float v[50];
-  for (int i = 0; i < 50; i++) v[i] = 1.0f;
-  ck_assert(zkr__hedge_delay_of(&CFG, v, 50) == 5.0);
-  /* Too few samples: the floor, whatever they say. */
-  for (int i = 0; i < 50; i++) v[i] = 40.0f;
-  ck_assert(zkr__hedge_delay_of(&CFG, v, ZKR__HEDGE_MIN_SAMPLES - 1) == 5.0);
-  ck_assert(zkr__hedge_delay_of(&CFG, v, ZKR__HEDGE_MIN_SAMPLES) == 40.0);
+START_TEST(delay_is_lower_median_with_floor) {
+  double none[3] = {-1, -1, -1};
+  ck_assert(zkr__hedge_delay(&CFG, none, 3) == 5.0);
+  /* One healthy follower (8 ms), one slow (300 ms): the healthy one's mark,
+   * so the slow one's reads are hedged. */
+  double two[3] = {-1, 8, 300};
+  ck_assert(zkr__hedge_delay(&CFG, two, 3) == 8.0);
+  /* Four followers, one unusually fast, one slow: the second lowest. */
+  double four[5] = {-1, 2, 9, 10, 300};
+  ck_assert(zkr__hedge_delay(&CFG, four, 5) == 9.0);
+  /* Everything fast: the floor. */
+  double fast[3] = {1, 1, 1};
+  ck_assert(zkr__hedge_delay(&CFG, fast, 3) == 5.0);
 }
 END_TEST
 
-/* One slow read in twenty-five is above the 95th percentile: the delay
+/* One slow read in twenty-five is above the 95th percentile: the mark
  * stays at the fast reads' level, so the slow ones are hedged. */
 START_TEST(window_follows_recent_reads) {
   zkr__hedge_window_t w;
-  zkr__hedge_window_init(&w, &CFG);
-  ck_assert(w.delay_ms == 5.0);
+  zkr__hedge_window_init(&w);
+  ck_assert(w.mark_ms == -1);
   for (int i = 0; i < 400; i++) zkr__hedge_window_add(&w, &CFG, i % 25 == 0 ? 200 : 8);
   ck_assert_uint_eq(w.n, ZKR__HEDGE_WINDOW);
-  ck_assert(w.delay_ms == 8.0);
-  /* The machine gets slower: the window (256 reads) forgets the old level
+  ck_assert(w.mark_ms == 8.0);
+  /* The member gets slower: the window (256 reads) forgets the old level
    * within one window plus one recompute period. */
   for (int i = 0; i < ZKR__HEDGE_WINDOW + ZKR__HEDGE_RECOMPUTE; i++)
     zkr__hedge_window_add(&w, &CFG, 30);
-  ck_assert(w.delay_ms == 30.0);
+  ck_assert(w.mark_ms == 30.0);
   /* Not recomputed on every sample. */
-  for (int i = 0; i < ZKR__HEDGE_RECOMPUTE - 1; i++) zkr__hedge_window_add(&w, &CFG, 1000);
-  ck_assert(w.delay_ms == 30.0);
+  for (int i = 0; i < ZKR__HEDGE_RECOMPUTE - 1; i++)
+    ck_assert_int_eq(zkr__hedge_window_add(&w, &CFG, 1000), 0);
+  ck_assert(w.mark_ms == 30.0);
+  ck_assert_int_eq(zkr__hedge_window_add(&w, &CFG, 1000), 1);
   /* Nonsense is ignored. */
   unsigned n = w.n, next = w.next;
   zkr__hedge_window_add(&w, &CFG, NAN);
@@ -63,11 +73,11 @@ END_TEST
 
 START_TEST(window_warms_up_at_min_samples) {
   zkr__hedge_window_t w;
-  zkr__hedge_window_init(&w, &CFG);
+  zkr__hedge_window_init(&w);
   for (int i = 0; i < ZKR__HEDGE_MIN_SAMPLES - 1; i++) zkr__hedge_window_add(&w, &CFG, 50);
-  ck_assert(w.delay_ms == 5.0);
-  zkr__hedge_window_add(&w, &CFG, 50);
-  ck_assert(w.delay_ms == 50.0);
+  ck_assert(w.mark_ms == -1);
+  ck_assert_int_eq(zkr__hedge_window_add(&w, &CFG, 50), 1);
+  ck_assert(w.mark_ms == 50.0);
 }
 END_TEST
 
@@ -118,8 +128,8 @@ static Suite *hedge_suite(void) {
   Suite *s = suite_create("hedge");
   TCase *tc = tcase_create("pure");
   tcase_set_timeout(tc, 10);
-  tcase_add_test(tc, delay_is_the_percentile);
-  tcase_add_test(tc, delay_has_a_floor);
+  tcase_add_test(tc, mark_is_the_percentile);
+  tcase_add_test(tc, delay_is_lower_median_with_floor);
   tcase_add_test(tc, window_follows_recent_reads);
   tcase_add_test(tc, window_warms_up_at_min_samples);
   tcase_add_test(tc, cap_holds_at_every_instant);

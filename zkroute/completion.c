@@ -244,9 +244,9 @@ static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
       zkr__pool_probe_result(m, now, ms, rc == ZOK || rc == ZNONODE);
     else if (!op->is_write && op->type != ZKR__OP_SYNC && zkr__op_server_answered(rc))
       zkr__member_sample(m, now, ms);
-    /* The hedge delay follows the first requests of hedgeable reads: what
-     * a read costs without a hedge. */
-    if (op->h_armed && zkr__op_server_answered(rc)) zkr__hedger_sample(z, ms);
+    /* The hedge delay follows the first requests of hedgeable reads, per
+     * member: what a read costs without a hedge. */
+    if (op->h_armed && zkr__op_server_answered(rc)) zkr__hedger_sample(z, op->member, ms);
     if (rc != ZOK && !zkr__op_server_answered(rc) && rc != ZCLOSING) m->errors++;
     if (connection_trouble(rc) && op->is_write) zkr__monitor_kick(z);
     if (op->watch && op->watch_reused) {

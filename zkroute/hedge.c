@@ -11,8 +11,8 @@ static int cmp_float(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-double zkr__hedge_delay_of(const zkr__hedge_cfg_t *c, const float *v, unsigned n) {
-  if (n < ZKR__HEDGE_MIN_SAMPLES || n > ZKR__HEDGE_WINDOW) return c->floor_ms;
+double zkr__hedge_mark_of(const zkr__hedge_cfg_t *c, const float *v, unsigned n) {
+  if (n < ZKR__HEDGE_MIN_SAMPLES || n > ZKR__HEDGE_WINDOW) return -1;
   float s[ZKR__HEDGE_WINDOW];
   memcpy(s, v, n * sizeof *s);
   qsort(s, n, sizeof *s, cmp_float);
@@ -21,26 +21,41 @@ double zkr__hedge_delay_of(const zkr__hedge_cfg_t *c, const float *v, unsigned n
   double rank = ceil(c->percentile / 100.0 * n);
   unsigned k = rank < 1 ? 0 : (unsigned)rank - 1;
   if (k >= n) k = n - 1;
-  double d = s[k];
-  return d > c->floor_ms ? d : c->floor_ms;
+  return s[k];
 }
 
-void zkr__hedge_window_init(zkr__hedge_window_t *w, const zkr__hedge_cfg_t *c) {
+void zkr__hedge_window_init(zkr__hedge_window_t *w) {
   memset(w, 0, sizeof *w);
-  w->delay_ms = c->floor_ms;
+  w->mark_ms = -1;
 }
 
-void zkr__hedge_window_add(zkr__hedge_window_t *w, const zkr__hedge_cfg_t *c,
-                           double ms) {
-  if (!(ms >= 0) || !isfinite(ms)) return;
+int zkr__hedge_window_add(zkr__hedge_window_t *w, const zkr__hedge_cfg_t *c,
+                          double ms) {
+  if (!(ms >= 0) || !isfinite(ms)) return 0;
   w->v[w->next] = (float)ms;
   w->next = (w->next + 1) % ZKR__HEDGE_WINDOW;
   if (w->n < ZKR__HEDGE_WINDOW) w->n++;
   /* The ring's order does not matter to a percentile. */
-  if (++w->since >= ZKR__HEDGE_RECOMPUTE || w->n == ZKR__HEDGE_MIN_SAMPLES) {
-    w->since = 0;
-    w->delay_ms = zkr__hedge_delay_of(c, w->v, w->n);
-  }
+  if (++w->since < ZKR__HEDGE_RECOMPUTE && w->n != ZKR__HEDGE_MIN_SAMPLES) return 0;
+  w->since = 0;
+  w->mark_ms = zkr__hedge_mark_of(c, w->v, w->n);
+  return 1;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double zkr__hedge_delay(const zkr__hedge_cfg_t *c, const double *marks, unsigned n) {
+  double known[64];
+  unsigned k = 0;
+  for (unsigned i = 0; i < n && k < 64; i++)
+    if (marks[i] >= 0) known[k++] = marks[i];
+  if (k == 0) return c->floor_ms;
+  qsort(known, k, sizeof *known, cmp_double);
+  double d = known[(k - 1) / 2]; /* lower median */
+  return d > c->floor_ms ? d : c->floor_ms;
 }
 
 void zkr__hedge_budget_read(zkr__hedge_budget_t *b, const zkr__hedge_cfg_t *c) {

@@ -3,13 +3,19 @@
  * No I/O, no threads, no locks (the caller, hedger.c, holds its own mutex
  * around every call), no clock: unit tests drive it with plain numbers.
  *
- * - Delay.  The last ZKR__HEDGE_WINDOW sync+read latencies of the read
- *   pool (first attempts only, whichever member served them) are kept in a
- *   ring.  The hedge delay is the configured percentile of that window
- *   (nearest rank), never below floor_ms.  It is recomputed every
- *   ZKR__HEDGE_RECOMPUTE samples, not on every read: a sort of 256 floats
- *   per 16 reads keeps the completion path short.  Until the window holds
- *   ZKR__HEDGE_MIN_SAMPLES samples the delay is the floor.
+ * - Delay.  For every member, the last ZKR__HEDGE_WINDOW sync+read
+ *   latencies of the reads it served first (not hedges) are kept in a ring,
+ *   and the configured percentile of that window (nearest rank) is its
+ *   "slow read" mark, recomputed every ZKR__HEDGE_RECOMPUTE samples (a sort
+ *   of 256 floats per 16 reads keeps the completion path short) and known
+ *   once the window holds ZKR__HEDGE_MIN_SAMPLES samples.  The hedge delay
+ *   is the LOWER median of the members' marks, never below floor_ms (the
+ *   floor alone while no member has a mark).  Per member, not over the
+ *   pool's reads mixed: with two followers, one of them slow, half of all
+ *   reads are slow and the 95th percentile of the mix is the slow member's
+ *   latency, so hedging would switch itself off in exactly the fault it is
+ *   for.  The lower median is the healthy member's mark there, and with
+ *   many members it is not pulled down by one unusually fast member.
  * - Cap.  A token bucket fed by reads: every read that could be hedged adds
  *   max_pct / 100 of a token, up to burst tokens; a hedge spends one whole
  *   token.  The bucket starts empty, so at every instant
@@ -36,23 +42,26 @@ typedef struct zkr__hedge_window {
   float v[ZKR__HEDGE_WINDOW];
   unsigned n;      /* samples held, <= ZKR__HEDGE_WINDOW */
   unsigned next;   /* ring position of the next sample */
-  unsigned since;  /* samples since the delay was computed */
-  double delay_ms; /* current hedge delay */
+  unsigned since;  /* samples since the mark was computed */
+  double mark_ms;  /* the percentile of the window, -1 until known */
 } zkr__hedge_window_t;
 
 typedef struct zkr__hedge_budget {
   double tokens;
 } zkr__hedge_budget_t;
 
-/* The hedge delay for the n latencies in v (any order; v is not changed):
- * max(floor_ms, the percentile's nearest-rank value); floor_ms when n is
- * below ZKR__HEDGE_MIN_SAMPLES. */
-double zkr__hedge_delay_of(const zkr__hedge_cfg_t *c, const float *v, unsigned n);
+/* The percentile's nearest-rank value of the n latencies in v (any order;
+ * v is not changed); -1 when n is below ZKR__HEDGE_MIN_SAMPLES. */
+double zkr__hedge_mark_of(const zkr__hedge_cfg_t *c, const float *v, unsigned n);
 
-void zkr__hedge_window_init(zkr__hedge_window_t *w, const zkr__hedge_cfg_t *c);
-/* Adds one latency (ms); recomputes w->delay_ms when due. */
-void zkr__hedge_window_add(zkr__hedge_window_t *w, const zkr__hedge_cfg_t *c,
-                           double ms);
+void zkr__hedge_window_init(zkr__hedge_window_t *w);
+/* Adds one latency (ms); returns 1 when it recomputed w->mark_ms. */
+int zkr__hedge_window_add(zkr__hedge_window_t *w, const zkr__hedge_cfg_t *c,
+                          double ms);
+
+/* The hedge delay from the n members' marks (-1: none yet): max(floor_ms,
+ * lower median of the known marks); floor_ms when none is known. */
+double zkr__hedge_delay(const zkr__hedge_cfg_t *c, const double *marks, unsigned n);
 
 /* One hedgeable read was sent: the bucket gains max_pct / 100. */
 void zkr__hedge_budget_read(zkr__hedge_budget_t *b, const zkr__hedge_cfg_t *c);

@@ -34,7 +34,9 @@ struct zkr__hedger {
   pthread_t th;
   int started, stop;
   zkr__hedge_cfg_t cfg;
-  zkr__hedge_window_t win;
+  zkr__hedge_window_t *win; /* one per member */
+  double *marks;            /* each window's mark */
+  double delay_ms;          /* the hedge delay now */
   zkr__hedge_budget_t budget;
   zkr__op_t *head, *tail; /* by hedge_at_ns */
   uint64_t eligible, sent, won, capped, no_member, discarded;
@@ -147,7 +149,19 @@ int zkr__hedger_new(zkr_t *z) {
   h->cfg.percentile = z->opts.hedge_percentile;
   h->cfg.max_pct = z->opts.hedge_max_pct;
   h->cfg.burst = z->opts.hedge_burst;
-  zkr__hedge_window_init(&h->win, &h->cfg);
+  h->win = calloc(z->n, sizeof *h->win);
+  h->marks = calloc(z->n, sizeof *h->marks);
+  if (!h->win || !h->marks) {
+    free(h->win);
+    free(h->marks);
+    free(h);
+    return ZKR_ENOMEM;
+  }
+  for (size_t i = 0; i < z->n; i++) {
+    zkr__hedge_window_init(&h->win[i]);
+    h->marks[i] = -1;
+  }
+  h->delay_ms = zkr__hedge_delay(&h->cfg, h->marks, (unsigned)z->n);
   pthread_mutex_init(&h->mu, NULL);
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
@@ -178,6 +192,8 @@ void zkr__hedger_free(zkr_t *z) {
   if (!h) return;
   pthread_mutex_destroy(&h->mu);
   pthread_cond_destroy(&h->cv);
+  free(h->win);
+  free(h->marks);
   free(h);
   z->hedger = NULL;
 }
@@ -213,7 +229,7 @@ void zkr__hedger_sent(zkr__op_t *op) {
   h->eligible++;
   zkr__hedge_budget_read(&h->budget, &h->cfg);
   if (op->h_attempts > 0 && !h->stop) {
-    op->hedge_at_ns = op->start_ns + (uint64_t)(h->win.delay_ms * 1e6);
+    op->hedge_at_ns = op->start_ns + (uint64_t)(h->delay_ms * 1e6);
     enqueue(h, op);
     if (h->head == op) pthread_cond_signal(&h->cv);
   } else {
@@ -223,10 +239,14 @@ void zkr__hedger_sent(zkr__op_t *op) {
   if (last) zkr__op_free(op);
 }
 
-void zkr__hedger_sample(zkr_t *z, double ms) {
+void zkr__hedger_sample(zkr_t *z, int member, double ms) {
   struct zkr__hedger *h = z->hedger;
+  if (member < 0 || (size_t)member >= z->n) return;
   pthread_mutex_lock(&h->mu);
-  zkr__hedge_window_add(&h->win, &h->cfg, ms);
+  if (zkr__hedge_window_add(&h->win[member], &h->cfg, ms)) {
+    h->marks[member] = h->win[member].mark_ms;
+    h->delay_ms = zkr__hedge_delay(&h->cfg, h->marks, (unsigned)z->n);
+  }
   pthread_mutex_unlock(&h->mu);
 }
 
@@ -275,7 +295,7 @@ void zkr__hedger_stats(zkr_t *z, zkr_stats_t *s) {
   s->hedge_delay_ms = -1;
   if (!h) return;
   pthread_mutex_lock(&h->mu);
-  s->hedge_delay_ms = h->win.delay_ms;
+  s->hedge_delay_ms = h->delay_ms;
   s->hedge_eligible = h->eligible;
   s->hedges_sent = h->sent;
   s->hedges_won = h->won;

@@ -290,7 +290,7 @@ void zkr__hedger_stop(struct zkr *z); /* joins its thread; queue stays */
 void zkr__hedger_free(struct zkr *z);
 int zkr__hedger_eligible(const zkr__op_t *op);
 void zkr__hedger_sent(zkr__op_t *op);
-void zkr__hedger_sample(struct zkr *z, double ms);
+void zkr__hedger_sample(struct zkr *z, int member, double ms);
 zkr__op_t *zkr__hedger_claim(zkr__op_t *op, int rc);
 void zkr__hedger_release(zkr__op_t *op);
 void zkr__hedger_stats(struct zkr *z, zkr_stats_t *s);

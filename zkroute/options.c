@@ -71,7 +71,7 @@ static const opt_t opt_table[] = {
     {"hedge_floor_ms", OPT_DOUBLE, OFF(hedge_floor_ms), 0.1, 600000, 5,
      "lowest hedge delay, so loopback jitter does not hedge"},
     {"hedge_percentile", OPT_DOUBLE, OFF(hedge_percentile), 50, 99.9, 95,
-     "hedge delay = this percentile of the last 256 read latencies of the pool"},
+     "hedge delay = lower median over the pool members of this percentile of each member's last 256 read latencies"},
     {"hedge_max_pct", OPT_DOUBLE, OFF(hedge_max_pct), 0.1, 100, 5,
      "at most this many hedges per 100 hedgeable reads (extra load cap)"},
     {"hedge_burst", OPT_INT, OFF(hedge_burst), 1, 1000000, 20,

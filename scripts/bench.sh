@@ -18,6 +18,13 @@
 #                                     (BENCH_RATE ops/s, default 1000)
 #   scripts/bench.sh sweep [OUT]      steady state at 8, 16 and 64 workers
 #   scripts/bench.sh boltzmann [OUT]  steady and degraded, hybrid vs boltzmann
+#   scripts/bench.sh hedge [OUT]      hybrid with and without hedged reads,
+#                                     interleaved; a follower is degraded at
+#                                     the start of each window and healed after
+#                                     it, so the window is the first
+#                                     BENCH_WINDOW_S (2) seconds of the fault
+#                                     (docs/hedging.md); BENCH_HEDGE_OPTS adds
+#                                     -o options to the hedging variant
 # OUT defaults to bench-out/SCENARIO.  Extra zkroute-bench arguments go in
 # BENCH_ARGS (word-split), e.g. BENCH_ARGS='--trials 7 -w 48'.
 #
@@ -41,9 +48,9 @@ slow_jitter=${BENCH_SLOW_JITTER_MS:-2}
 extra=(${BENCH_ARGS:-})
 
 case $scenario in
-quick | steady | degraded | mix50 | cpu | sweep | boltzmann) ;;
+quick | steady | degraded | mix50 | cpu | sweep | boltzmann | hedge) ;;
 *)
-	sed -n '6,23s/^# \{0,1\}//p' "$0" >&2
+	sed -n '6,30s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 	;;
 esac
@@ -151,6 +158,18 @@ boltzmann)
 	run "$out/degraded" --label "boltzmann, one follower degraded by ${slow} ms ± ${slow_jitter} ms" \
 		-p hybrid,boltzmann,round_robin -w 32 -t 3 -d 20 --warmup 5 \
 		--degraded-member "$follower" || rc=$?
+	;;
+hedge)
+	# The fault starts with each measured window and is healed right after
+	# it (back to the base delay), so every trial measures the first
+	# seconds of a fresh fault, before and while ejection acts.
+	hopts=hybrid/hedge=on
+	[[ -n ${BENCH_HEDGE_OPTS:-} ]] && hopts+=/${BENCH_HEDGE_OPTS}
+	run "$out" --label "first ${BENCH_WINDOW_S:-2} s after one follower degrades by ${slow} ms ± ${slow_jitter} ms: hedging on vs off" \
+		-p "$hopts,hybrid/hedge=off" -w 32 -t "${BENCH_TRIALS:-7}" -d "${BENCH_WINDOW_S:-2}" --warmup 3 \
+		--prewarm 3 --pause 1 --degraded-member "$follower" \
+		--fault-cmd "bash '$ens' slow '$dir' $follower $slow $slow_jitter >/dev/null" \
+		--heal-cmd "bash '$ens' slow '$dir' $follower $delay 0 >/dev/null" || rc=$?
 	;;
 esac
 # 3: a target was missed; the report says which and by how much.

@@ -71,6 +71,7 @@ typedef struct policy {
   char name[32];
   kind_t kind;
   int zkr_policy; /* K_ROUTED: zkr_policy_t */
+  char opts[160]; /* K_ROUTED: its own -o options, "k=v/k=v" (NAME/k=v...) */
 } policy_t;
 
 typedef struct cfg {
@@ -91,6 +92,7 @@ typedef struct cfg {
   char opt_text[1024]; /* the -o options, for the report */
   const char *prefix, *out_dir, *label, *targets;
   const char *pool_trace; /* --pool-trace FILE */
+  const char *fault_cmd, *heal_cmd; /* run at the start / end of each window */
   uint64_t seed;
   char *command;
 } cfg_t;
@@ -327,6 +329,8 @@ typedef struct trial {
   int in_pool[MAXM];  /* routed: in the read pool at the end */
   uint64_t ejections[MAXM]; /* routed: latency ejections in the window */
   double out_ms[MAXM];      /* routed: time out of the read pool in it */
+  int hedging;              /* routed: hedged reads on */
+  uint64_t h_elig, h_sent, h_won, h_capped; /* hedge counters in the window */
 } trial_t;
 
 typedef struct samples {
@@ -558,6 +562,13 @@ static int open_client(run_t *r, int *oracle_member) {
   if (p->kind == K_ROUTED) {
     zkr_options_t o = c->opts;
     o.policy = p->zkr_policy;
+    char kvs[sizeof p->opts], *save = NULL;
+    snprintf(kvs, sizeof kvs, "%s", p->opts);
+    for (char *kv = strtok_r(kvs, "/", &save); kv; kv = strtok_r(NULL, "/", &save)) {
+      char *eq = strchr(kv, '=');
+      if (eq) *eq = '\0';
+      if (!eq || zkr_options_set(&o, kv, eq + 1) != ZOK) die("%s: bad option %s", p->name, kv);
+    }
     if (p->zkr_policy == ZKR_POLICY_STICKY && c->sticky_member >= 0)
       o.seed = seed_for_member(c->sticky_member, (int)c->hl.n);
     int rc = zkr_init_opts(&r->z, c->hosts, NULL, RECV_TIMEOUT_MS, NULL, NULL, 0, &o);
@@ -735,6 +746,16 @@ static int run_trial(const cfg_t *c, const policy_t *p, char **paths, const char
     else member0 = p->kind == K_ORACLE ? oracle_member : connected_member(c, r.zh);
     t->leader = find_leader(c, NULL);
     for (int i = 0; i < c->npids; i++) pc0[i] = pid_cpu_seconds(c->pids[i]);
+    if (c->fault_cmd && system(c->fault_cmd) != 0) warn("--fault-cmd failed: %s", c->fault_cmd);
+    zkr_stats_t *hs0 = NULL;
+    if (r.z && zkr_stats(r.z, &hs0) == ZOK) {
+      t->hedging = hs0->hedging;
+      t->h_elig = hs0->hedge_eligible;
+      t->h_sent = hs0->hedges_sent;
+      t->h_won = hs0->hedges_won;
+      t->h_capped = hs0->hedges_capped;
+      zkr_stats_free(hs0);
+    }
     cpu0 = cpu_seconds(&csw0);
     t0 = now_ns();
     t1 = t0 + (uint64_t)(secs * 1e9);
@@ -745,6 +766,15 @@ static int run_trial(const cfg_t *c, const policy_t *p, char **paths, const char
     cpu1 = cpu_seconds(&csw1);
     for (int i = 0; i < c->npids; i++) pc1[i] = pid_cpu_seconds(c->pids[i]);
     if (r.z) stats_ops(r.z, m1, NULL, t, &h0);
+    zkr_stats_t *hs1 = NULL;
+    if (r.z && zkr_stats(r.z, &hs1) == ZOK) {
+      t->h_elig = hs1->hedge_eligible - t->h_elig;
+      t->h_sent = hs1->hedges_sent - t->h_sent;
+      t->h_won = hs1->hedges_won - t->h_won;
+      t->h_capped = hs1->hedges_capped - t->h_capped;
+      zkr_stats_free(hs1);
+    }
+    if (c->heal_cmd && system(c->heal_cmd) != 0) warn("--heal-cmd failed: %s", c->heal_cmd);
   }
   atomic_store(&r.stop, 1);
   for (int i = 0; i < started; i++) pthread_join(w[i].th, NULL);
@@ -1221,6 +1251,12 @@ static void write_markdown(FILE *f, const report_t *R) {
                 d + 1, (unsigned long long)T[t].ejections[d],
                 T[t].seconds > 0 ? T[t].out_ms[d] / (T[t].seconds * 10) : 0);
       }
+      if (c->pol[p].kind == K_ROUTED && T[t].hedging)
+        fprintf(f, " (hedges %llu = %.1f %% of %llu hedgeable reads, won %llu, capped %llu)",
+                (unsigned long long)T[t].h_sent,
+                T[t].h_elig ? 100.0 * (double)T[t].h_sent / (double)T[t].h_elig : 0.0,
+                (unsigned long long)T[t].h_elig, (unsigned long long)T[t].h_won,
+                (unsigned long long)T[t].h_capped);
       if (T[t].first_err)
         fprintf(f, " (%llu errors, first %s)",
                 (unsigned long long)(T[t].err[OP_READ] + T[t].err[OP_WRITE]),
@@ -1486,7 +1522,8 @@ static const char usage_text[] =
     "                        hybrid,round_robin,oracle,sticky,stock); any of hybrid,\n"
     "                        round_robin, leader_only, sticky, boltzmann (zkroute) and\n"
     "                        stock (plain session, random server), oracle (plain\n"
-    "                        session on the leader)\n"
+    "                        session on the leader); NAME/KEY=VALUE/... gives a routed\n"
+    "                        policy options of its own (hybrid,hybrid/hedge=off)\n"
     "  -w, --workers N       closed-loop worker threads (default 32)\n"
     "  -d, --duration S      measured seconds per trial (default 20)\n"
     "      --warmup S        unmeasured seconds before each trial (default 5)\n"
@@ -1501,6 +1538,9 @@ static const char usage_text[] =
     "      --sticky-member N pin `sticky` to member N (1-based, as in HOSTS)\n"
     "      --degraded-member N  mark member N as degraded in the report\n"
     "      --pool-trace FILE append every read-pool change of zkroute trials to FILE\n"
+    "      --fault-cmd CMD   shell command run just before each measured window (a\n"
+    "                        fault that starts with the window: its first seconds)\n"
+    "      --heal-cmd CMD    shell command run right after each measured window\n"
     "      --watch-pids LIST also report the CPU per operation of these processes\n"
     "                        (comma-separated PID or NAME=PID: the servers, the proxy)\n"
     "  -o KEY=VALUE          zkroute option for the routed policies (repeatable)\n"
@@ -1549,11 +1589,24 @@ static void add_policy(cfg_t *c, const char *name) {
   }
   policy_t *p = &c->pol[c->npol];
   memset(p, 0, sizeof *p);
+  if (strlen(name) >= sizeof p->name) {
+    fprintf(stderr, "zkroute-bench: policy name '%s' is too long\n", name);
+    exit(EXIT_USAGE);
+  }
   snprintf(p->name, sizeof p->name, "%s", name);
+  /* NAME/KEY=VALUE/...: a routed policy with options of its own, e.g.
+   * hybrid/hedge=off next to hybrid in one interleaved run. */
+  char base[32];
+  snprintf(base, sizeof base, "%s", name);
+  char *slash = strchr(base, '/');
+  if (slash) {
+    *slash = '\0';
+    snprintf(p->opts, sizeof p->opts, "%s", strchr(name, '/') + 1);
+  }
   zkr_options_t probe = ZKR_OPTIONS_INIT;
-  if (strcmp(name, "stock") == 0) p->kind = K_STOCK;
-  else if (strcmp(name, "oracle") == 0) p->kind = K_ORACLE;
-  else if (zkr_options_set(&probe, "policy", name) == ZOK) {
+  if (strcmp(base, "stock") == 0 && !slash) p->kind = K_STOCK;
+  else if (strcmp(base, "oracle") == 0 && !slash) p->kind = K_ORACLE;
+  else if (zkr_options_set(&probe, "policy", base) == ZOK) {
     p->kind = K_ROUTED;
     p->zkr_policy = probe.policy;
   } else {
@@ -1603,7 +1656,7 @@ static void apply_option(cfg_t *c, const char *kv) {
 }
 
 enum { O_WARMUP = 256, O_RATE, O_PREWARM, O_API, O_STICKY, O_DEGRADED, O_PREFIX, O_NOSETUP, O_OUT,
-       O_LABEL, O_TARGETS, O_ORDER, O_PAUSE, O_SEED, O_PIDS, O_TRACE };
+       O_LABEL, O_TARGETS, O_ORDER, O_PAUSE, O_SEED, O_PIDS, O_TRACE, O_FAULT, O_HEAL };
 
 static const struct option long_opts[] = {
     {"policies", required_argument, NULL, 'p'},
@@ -1629,6 +1682,8 @@ static const struct option long_opts[] = {
     {"seed", required_argument, NULL, O_SEED},
     {"watch-pids", required_argument, NULL, O_PIDS},
     {"pool-trace", required_argument, NULL, O_TRACE},
+    {"fault-cmd", required_argument, NULL, O_FAULT},
+    {"heal-cmd", required_argument, NULL, O_HEAL},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -1727,6 +1782,8 @@ static void parse_args(cfg_t *c, int argc, char **argv) {
       break;
     }
     case O_TRACE: c->pool_trace = optarg; break;
+    case O_FAULT: c->fault_cmd = optarg; break;
+    case O_HEAL: c->heal_cmd = optarg; break;
     case 'q': c->quiet = 1; break;
     case 'v': c->verbose++; break;
     case 'h': fputs(usage_text, stdout); exit(EXIT_SUCCESS);

@@ -334,6 +334,9 @@ typedef struct zkr_member_stats {
   uint64_t srvr_polls, srvr_failures;
   uint64_t rescues;      /* times its session was re-attached elsewhere */
   int hosted_on;         /* member whose server holds its session now */
+  uint64_t hedges;       /* hedge sync+read pairs sent to it (docs/hedging.md);
+                            not in reads or syncs, which count the
+                            application's reads sent to it first */
 } zkr_member_stats_t;
 
 typedef struct zkr_stats {

@@ -454,7 +454,8 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
   /* Read before sending: once ZooKeeper has op, its completion may run on
    * another thread and free it before send_request even returns. */
   int is_write = op->is_write;
-  int is_read = !is_write && op->type != ZKR__OP_SYNC && !op->probe;
+  int is_read = !is_write && op->type != ZKR__OP_SYNC && !op->probe && !op->is_hedge;
+  int is_hedge = op->is_hedge;
   /* A hedgeable read is held by its reply and by its entry in the hedge
    * queue (hedger.c): its completion cannot free it while it is queued. */
   int hedged = op->hedge_ok && op->z->hedger;
@@ -479,7 +480,7 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
        * in order, so the read after it sees everything the sync saw. */
       const char *sp = op->type == ZKR__OP_MULTI ? "/" : op->path;
       rc = zkr__zk->async(zh, sp, pre_sync_done, NULL);
-      if (rc == ZOK) m->syncs++;
+      if (rc == ZOK && !is_hedge) m->syncs++;
     }
     if (rc == ZOK) rc = send_request(op, zh);
   }
@@ -487,6 +488,7 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
   if (rc == ZOK) {
     if (is_write) m->writes++;
     else if (is_read) m->reads++;
+    else if (is_hedge) m->hedges++;
     if (hedged) zkr__hedger_sent(op);
   } else {
     if (zh) out_remove(op);

@@ -56,6 +56,7 @@ typedef struct zkr__member {
 
   _Atomic uint64_t reads, writes, syncs, errors, srvr_polls, srvr_failures;
   _Atomic uint64_t rescues;
+  _Atomic uint64_t hedges;  /* hedge requests sent to it (hedger.c) */
   _Atomic int outstanding;  /* operations sent and not completed */
   _Atomic uint64_t progress_ns; /* last completion, or start of being busy */
   uint64_t nudged_ns;       /* last nudge (monitor) */

@@ -42,6 +42,7 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
     ms->srvr_failures = m->srvr_failures;
     ms->rescues = m->rescues;
     ms->hosted_on = m->hosted_on;
+    ms->hedges = m->hedges;
     pthread_mutex_lock(&m->health_mu);
     ms->in_read_pool = ms->connected && m->health.in_pool && zkr__policy_read_candidate(z, m);
     ms->samples = m->health.samples;

@@ -89,9 +89,9 @@ int zkr_stats_json(zkr_t *z, char **out) {
     zkr__sb_printf(&b,
                    "\"ejections\":%" PRIu64 ",\"out_of_pool_ms\":%.1f,"
                    "\"srvr_polls\":%" PRIu64 ",\"srvr_failures\":%" PRIu64
-                   ",\"rescues\":%" PRIu64 ",\"hosted_on\":%d}",
+                   ",\"rescues\":%" PRIu64 ",\"hosted_on\":%d,\"hedges\":%" PRIu64 "}",
                    m->ejections, m->out_of_pool_ms, m->srvr_polls,
-                   m->srvr_failures, m->rescues, m->hosted_on);
+                   m->srvr_failures, m->rescues, m->hosted_on, m->hedges);
   }
   zkr__sb_printf(&b, "]}");
   zkr_stats_free(s);

@@ -58,9 +58,13 @@ int zkr_stats_json(zkr_t *z, char **out) {
   zkr__sb_t b = {0};
   zkr__sb_printf(&b,
                  "{\"n_members\":%d,\"leader\":%d,\"write_member\":%d,"
-                 "\"policy\":\"%s\",\"leader_changes\":%" PRIu64 ",\"members\":[",
+                 "\"policy\":\"%s\",\"leader_changes\":%" PRIu64 ","
+                 "\"selector\":%s,\"selector_picks\":%" PRIu64
+                 ",\"selector_fallbacks\":%" PRIu64 ",\"members\":[",
                  s->n_members, s->leader, s->write_member,
-                 zkr_policy_name(s->policy), s->leader_changes);
+                 zkr_policy_name(s->policy), s->leader_changes,
+                 json_bool(s->has_selector), s->selector_picks,
+                 s->selector_fallbacks);
   for (int i = 0; i < s->n_members; i++) {
     const zkr_member_stats_t *m = &s->members[i];
     zkr__sb_printf(&b, "%s{\"address\":", i ? "," : "");
@@ -80,9 +84,12 @@ int zkr_stats_json(zkr_t *z, char **out) {
     zkr__sb_printf(&b,
                    "\"ejections\":%" PRIu64 ",\"out_of_pool_ms\":%.1f,"
                    "\"srvr_polls\":%" PRIu64 ",\"srvr_failures\":%" PRIu64
-                   ",\"rescues\":%" PRIu64 ",\"hosted_on\":%d}",
+                   ",\"rescues\":%" PRIu64 ",\"hosted_on\":%d,\"zone\":",
                    m->ejections, m->out_of_pool_ms, m->srvr_polls,
                    m->srvr_failures, m->rescues, m->hosted_on);
+    zkr__sb_json_str(&b, m->zone);
+    zkr__sb_printf(&b, ",\"outstanding\":%d,\"selector_picks\":%" PRIu64 "}",
+                   m->outstanding, m->selector_picks);
   }
   zkr__sb_printf(&b, "]}");
   zkr_stats_free(s);

@@ -18,6 +18,9 @@
 #                                     (BENCH_RATE ops/s, default 1000)
 #   scripts/bench.sh sweep [OUT]      steady state at 8, 16 and 64 workers
 #   scripts/bench.sh boltzmann [OUT]  steady and degraded, hybrid vs boltzmann
+#   scripts/bench.sh selectors [OUT]  steady state, 80/20 then 100 % reads:
+#                                     hybrid vs leader_read_weight=0.33 vs p2c
+#                                     (docs/selectors.md; about 11 minutes)
 # OUT defaults to bench-out/SCENARIO.  Extra zkroute-bench arguments go in
 # BENCH_ARGS (word-split), e.g. BENCH_ARGS='--trials 7 -w 48'.
 #
@@ -41,9 +44,9 @@ slow_jitter=${BENCH_SLOW_JITTER_MS:-2}
 extra=(${BENCH_ARGS:-})
 
 case $scenario in
-quick | steady | degraded | mix50 | cpu | sweep | boltzmann) ;;
+quick | steady | degraded | mix50 | cpu | sweep | boltzmann | selectors) ;;
 *)
-	sed -n '6,23s/^# \{0,1\}//p' "$0" >&2
+	sed -n '6,26s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 	;;
 esac
@@ -151,6 +154,13 @@ boltzmann)
 	run "$out/degraded" --label "boltzmann, one follower degraded by ${slow} ms ± ${slow_jitter} ms" \
 		-p hybrid,boltzmann,round_robin -w 32 -t 3 -d 20 --warmup 5 \
 		--degraded-member "$follower" || rc=$?
+	;;
+selectors)
+	for mix in 80 100; do
+		run "$out/r$mix" --label "read selection, steady state, 1 ms links, $mix % reads" -r "$mix" \
+			-p hybrid,hybrid+leader_read_weight=0.33,p2c -w 32 -t "${BENCH_TRIALS:-5}" \
+			-d "${BENCH_SECONDS:-15}" --warmup 3 --prewarm 5 || rc=$?
+	done
 	;;
 esac
 # 3: a target was missed; the report says which and by how much.

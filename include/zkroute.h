@@ -127,13 +127,24 @@ typedef struct zkr_options {
   double hedge_percentile; /* delay = this percentile of recent reads (95) */
   double hedge_max_pct;   /* hedges per 100 hedgeable reads, at most (5) */
   int hedge_burst;        /* hedges that may go at once after a quiet spell (20) */
+  /* Read selection (docs/selectors.md). */
+  double leader_read_weight; /* share of hybrid's reads the leader serves,
+                                0..1 (default 0: none while a follower is
+                                usable) */
+  char zones[1024];       /* zone label of each member: "a,a,b" in host list
+                             order, or "host:port=a,..." (default: none) */
+  char local_zone[32];    /* the client's zone, for zkr_selector_same_zone
+                             (default: none) */
 } zkr_options_t;
 
 #define ZKR_OPTIONS_INIT {.version = ZKR_OPTIONS_VERSION}
 
 /* Sets one option from text ("policy", "round_robin").  Serves the CLI,
  * the benchmark and environment variables.  Returns ZOK, ZKR_EOPTION
- * (unknown key), ZKR_EOPTION_VALUE or ZBADARGUMENTS (NULL argument). */
+ * (unknown key), ZKR_EOPTION_VALUE or ZBADARGUMENTS (NULL argument).  The
+ * text options (zones, local_zone) are copied into the struct and checked
+ * for syntax here; whether zones names the members of the host list is
+ * checked by zkr_init_opts() (ZKR_EZONES_*). */
 ZKR_API int zkr_options_set(zkr_options_t *opts, const char *key,
                             const char *value);
 
@@ -157,6 +168,7 @@ ZKR_API zkr_t *zkr_init(const char *host, watcher_fn fn, int recv_timeout,
 
 /* As zkr_init() with options (NULL: all defaults).  Returns ZOK and sets
  * *out, or a ZKR_EHOSTS_* code, ZKR_EOPTION_VALUE, ZKR_EOPTIONS_VERSION,
+ * a ZKR_EZONES_* code (the zones option does not fit the host list),
  * ZKR_ENOMEM, ZKR_EINIT, ZKR_ETHREAD, ZBADARGUMENTS (NULL host or out). */
 ZKR_API int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
                           int recv_timeout, const clientid_t *clientid,
@@ -316,6 +328,76 @@ ZKR_API int zkr_wget_children2(zkr_t *z, const char *path,
 ZKR_API int zkr_get_acl(zkr_t *z, const char *path, struct ACL_vector *acl,
                         struct Stat *stat);
 
+/* ---- read selection (docs/selectors.md) ---- */
+
+/* What a read selector sees of one member.  Filled by zkroute for each
+ * call of the selector, in an array on the calling thread's stack: valid
+ * only during that call (copy what you keep). */
+typedef struct zkr_member_info {
+  int index;             /* member index, as in zkr_stats() */
+  const char *address;   /* "host:port" as given in the host list */
+  zkr_role_t role;       /* from the last srvr reply */
+  const char *zone;      /* zone label from the zones option, "" none */
+  int local;             /* zone is the local_zone option (both non-empty) */
+  int usable;            /* session connected and authenticated: a pick of
+                            this member is accepted */
+  int in_pool;           /* in the read pool: a usable, healthy read
+                            candidate (follower, observer; the leader only
+                            with read_from_leader or leader_read_weight) */
+  int is_leader;         /* the member zkroute takes for the leader */
+  double ewma_ms;        /* sync+read latency EWMA, -1 before a sample */
+  int outstanding;       /* requests sent on its session, not completed
+                            (reads, writes, probes) */
+} zkr_member_info_t;
+
+/* Picks the member for one read: returns an index into members (0..n-1).
+ * Anything else (-1, out of range), or a member that is not usable, means
+ * "use the default policy" (counted as a fallback in zkr_stats()).
+ * Threads: called on whichever thread routes the read - the thread calling
+ * a zkr_ read, a ZooKeeper completion thread (a read issued from a
+ * completion, or one that was parked), or zkroute's monitor thread - and
+ * possibly on several threads at once, so it must be thread-safe with
+ * respect to ctx.  It runs inside zkroute's routing critical section: it
+ * must be quick and must not block; any zkr_ call from inside it returns
+ * ZKR_EINCALLBACK (calls that return no code return what they return for
+ * NULL).  members and the strings it points to belong to zkroute. */
+typedef int (*zkr_read_selector_fn)(const zkr_member_info_t *members, int n,
+                                    void *ctx);
+
+/* Installs fn (with ctx) as the read selector of z; fn NULL restores the
+ * default policy.  Applies to reads the policy places: not to a read of a
+ * path that a write of this handle has in flight (it follows the write, for
+ * read-your-writes), nor to a watch set again where it lives.  When it
+ * returns, no call of the previous selector is running or will start: its
+ * ctx may be freed.  Returns ZOK, ZBADARGUMENTS (NULL handle),
+ * ZKR_ECLOSING/ZKR_ECLOSED, or ZKR_EINCALLBACK from inside a selector. */
+ZKR_API int zkr_set_read_selector(zkr_t *z, zkr_read_selector_fn fn,
+                                  void *ctx);
+
+/* Context of the ready-made selectors (NULL: every field its default).
+ * One context may serve any number of handles and threads. */
+typedef struct zkr_selector_ctx {
+  const char *zone;      /* same_zone: zone to prefer; NULL: the members
+                            flagged local (the local_zone option) */
+  uint64_t seed;         /* random draws: seed (0: a fixed constant); the
+                            draw counter next to it is advanced atomically */
+  uint64_t draws;        /* zkroute's counter; leave it 0 */
+} zkr_selector_ctx_t;
+
+/* Power of two choices: draws two distinct members of the read pool and
+ * takes the one with the lower load, load = (outstanding + 1) x latency
+ * EWMA (a member without a sample counts at the mean of those with one).
+ * Returns -1 (the default policy) when the pool is empty.  ctx: a
+ * zkr_selector_ctx_t or NULL (draws from a shared counter). */
+ZKR_API int zkr_selector_p2c(const zkr_member_info_t *members, int n,
+                             void *ctx);
+
+/* Same zone: as zkr_selector_p2c over the read-pool members of one zone
+ * (ctx->zone, or the local_zone option); -1 (the default policy, over
+ * every zone) when none of them is in the pool. */
+ZKR_API int zkr_selector_same_zone(const zkr_member_info_t *members, int n,
+                                   void *ctx);
+
 /* ---- statistics ---- */
 typedef struct zkr_member_stats {
   char address[300];     /* "host:port" as given */
@@ -337,6 +419,9 @@ typedef struct zkr_member_stats {
   uint64_t hedges;       /* hedge sync+read pairs sent to it (docs/hedging.md);
                             not in reads or syncs, which count the
                             application's reads sent to it first */
+  char zone[32];         /* zone label (zones option), "" none */
+  int outstanding;       /* requests sent, not completed */
+  uint64_t selector_picks; /* reads the read selector sent here */
 } zkr_member_stats_t;
 
 typedef struct zkr_stats {
@@ -356,6 +441,10 @@ typedef struct zkr_stats {
   uint64_t hedges_no_member; /* hedges due with no other pool member */
   uint64_t hedge_discarded;  /* replies dropped: the loser of each pair, and
                                 an error while the other request was pending */
+  int has_selector;      /* a read selector is installed */
+  uint64_t selector_picks;     /* reads placed by the selector */
+  uint64_t selector_fallbacks; /* selector said -1, out of range or an
+                                  unusable member: default policy */
   zkr_member_stats_t members[]; /* n_members entries */
 } zkr_stats_t;
 

@@ -30,6 +30,9 @@
   X(EOPTION, -1040, "unknown option name")                                     \
   X(EOPTION_VALUE, -1041, "bad option value")                                  \
   X(EOPTIONS_VERSION, -1042, "options struct version not supported")          \
+  X(EZONES_MEMBER, -1043, "zones option names a member not in the host list")  \
+  X(EZONES_COUNT, -1044, "zones option has not one label per member")          \
+  X(EZONES_DUPLICATE, -1045, "zones option labels a member twice")             \
   X(ENOMEMBER, -1050, "no usable member session")                              \
   X(EINIT, -1051, "could not create a member session")                         \
   X(ETHREAD, -1052, "could not start a thread")                                \

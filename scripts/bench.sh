@@ -24,7 +24,11 @@
 #                                     it, so the window is the first
 #                                     BENCH_WINDOW_S (2) seconds of the fault
 #                                     (docs/hedging.md); BENCH_HEDGE_OPTS adds
-#                                     -o options to the hedging variant
+#                                     options to the hedging variant
+#                                     (key=value+key=value)
+#   scripts/bench.sh selectors [OUT]  steady state, 80/20 then 100 % reads:
+#                                     hybrid vs leader_read_weight=0.33 vs p2c
+#                                     (docs/selectors.md; about 11 minutes)
 # OUT defaults to bench-out/SCENARIO.  Extra zkroute-bench arguments go in
 # BENCH_ARGS (word-split), e.g. BENCH_ARGS='--trials 7 -w 48'.
 #
@@ -48,9 +52,9 @@ slow_jitter=${BENCH_SLOW_JITTER_MS:-2}
 extra=(${BENCH_ARGS:-})
 
 case $scenario in
-quick | steady | degraded | mix50 | cpu | sweep | boltzmann | hedge) ;;
+quick | steady | degraded | mix50 | cpu | sweep | boltzmann | hedge | selectors) ;;
 *)
-	sed -n '6,30s/^# \{0,1\}//p' "$0" >&2
+	sed -n '6,33s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 	;;
 esac
@@ -163,13 +167,19 @@ hedge)
 	# The fault starts with each measured window and is healed right after
 	# it (back to the base delay), so every trial measures the first
 	# seconds of a fresh fault, before and while ejection acts.
-	hopts=hybrid/hedge=on
-	[[ -n ${BENCH_HEDGE_OPTS:-} ]] && hopts+=/${BENCH_HEDGE_OPTS}
+	hopts=hybrid+hedge=on
+	[[ -n ${BENCH_HEDGE_OPTS:-} ]] && hopts+=+${BENCH_HEDGE_OPTS}
 	run "$out" --label "first ${BENCH_WINDOW_S:-2} s after one follower degrades by ${slow} ms ± ${slow_jitter} ms: hedging on vs off" \
-		-p "$hopts,hybrid/hedge=off" -w 32 -t "${BENCH_TRIALS:-7}" -d "${BENCH_WINDOW_S:-2}" --warmup 3 \
+		-p "$hopts,hybrid+hedge=off" -w 32 -t "${BENCH_TRIALS:-7}" -d "${BENCH_WINDOW_S:-2}" --warmup 3 \
 		--prewarm 3 --pause 1 --degraded-member "$follower" \
 		--fault-cmd "bash '$ens' slow '$dir' $follower $slow $slow_jitter >/dev/null" \
 		--heal-cmd "bash '$ens' slow '$dir' $follower $delay 0 >/dev/null" || rc=$?
+selectors)
+	for mix in 80 100; do
+		run "$out/r$mix" --label "read selection, steady state, 1 ms links, $mix % reads" -r "$mix" \
+			-p hybrid,hybrid+leader_read_weight=0.33,p2c -w 32 -t "${BENCH_TRIALS:-5}" \
+			-d "${BENCH_SECONDS:-15}" --warmup 3 --prewarm 5 || rc=$?
+	done
 	;;
 esac
 # 3: a target was missed; the report says which and by how much.

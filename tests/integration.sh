@@ -36,7 +36,7 @@ failed=0
 # --mode=execute valgrind ...).
 # ZKR_IT_SKIP names tests to leave out (scripts/sanitize.sh: the drop-in
 # test, whose uninstrumented programs cannot preload a sanitized library).
-for t in ${ZKR_IT_TESTS:-it_routing it_failover it_health it_history it_robust it_hedge it_dropin.sh}; do
+for t in ${ZKR_IT_TESTS:-it_routing it_failover it_health it_history it_robust it_hedge it_select it_dropin.sh}; do
   echo "=== $t"
   case " ${ZKR_IT_SKIP:-} " in *" $t "*) echo "=== $t SKIPPED (ZKR_IT_SKIP)"; continue ;; esac
   rc=0

@@ -103,6 +103,57 @@ START_TEST(error_names_and_texts) {
 }
 END_TEST
 
+START_TEST(zones_and_leader_weight_options) {
+  zkr_options_t o = ZKR_OPTIONS_INIT;
+  ck_assert_int_eq(zkr_options_set(&o, "leader_read_weight", "0.33"), ZOK);
+  ck_assert(o.leader_read_weight == 0.33);
+  ck_assert_int_eq(zkr_options_set(&o, "leader_read_weight", "1.5"), ZKR_EOPTION_VALUE);
+  ck_assert_int_eq(zkr_options_set(&o, "leader_read_weight", "-0.1"), ZKR_EOPTION_VALUE);
+  ck_assert_int_eq(zkr_options_set(&o, "zones", "a,a,b"), ZOK);
+  ck_assert_str_eq(o.zones, "a,a,b");
+  ck_assert_int_eq(zkr_options_set(&o, "zones", "h1:2181=eu-1,[::1]:2182=us.2"), ZOK);
+  ck_assert_str_eq(o.zones, "h1:2181=eu-1,[::1]:2182=us.2");
+  ck_assert_int_eq(zkr_options_set(&o, "local_zone", "eu-1"), ZOK);
+  ck_assert_str_eq(o.local_zone, "eu-1");
+  /* Strict syntax: each refusal leaves the old value. */
+  const char *bad[] = {"a,,b", "a,", ",a", "a b", "h1:2181=", "=a", "h:1=a=b",
+                       "h:1=a,b" /* mixed forms */, "a,h:1=b", "a/b",
+                       "0123456789012345678901234567890123" /* label > 31 */};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    ck_assert_int_eq(zkr_options_set(&o, "zones", bad[i]), ZKR_EOPTION_VALUE);
+  ck_assert_str_eq(o.zones, "h1:2181=eu-1,[::1]:2182=us.2");
+  char huge[2000];
+  memset(huge, 'a', sizeof huge - 1);
+  huge[sizeof huge - 1] = '\0';
+  ck_assert_int_eq(zkr_options_set(&o, "zones", huge), ZKR_EOPTION_VALUE);
+  ck_assert_int_eq(zkr_options_set(&o, "local_zone", "a,b"), ZKR_EOPTION_VALUE);
+  ck_assert_int_eq(zkr_options_set(&o, "local_zone", "a=b"), ZKR_EOPTION_VALUE);
+  ck_assert_int_eq(zkr_options_set(&o, "zones", ""), ZOK); /* none */
+  ck_assert_str_eq(o.zones, "");
+  /* The zones must fit the host list; checked before any session opens. */
+  zkr_t *z = (zkr_t *)1;
+  const char *hosts = "h1:2181,h2:2181,h3:2181";
+  zkr_options_set(&o, "zones", "a,b");
+  ck_assert_int_eq(zkr_init_opts(&z, hosts, NULL, 1000, NULL, NULL, 0, &o), ZKR_EZONES_COUNT);
+  zkr_options_set(&o, "zones", "a,b,c,d");
+  ck_assert_int_eq(zkr_init_opts(&z, hosts, NULL, 1000, NULL, NULL, 0, &o), ZKR_EZONES_COUNT);
+  zkr_options_set(&o, "zones", "h1:2181=a,h4:2181=b");
+  ck_assert_int_eq(zkr_init_opts(&z, hosts, NULL, 1000, NULL, NULL, 0, &o), ZKR_EZONES_MEMBER);
+  zkr_options_set(&o, "zones", "h1:2181=a,h2:2182=b");
+  ck_assert_int_eq(zkr_init_opts(&z, hosts, NULL, 1000, NULL, NULL, 0, &o), ZKR_EZONES_MEMBER);
+  zkr_options_set(&o, "zones", "h1:2181=a,H1:2181=b");
+  ck_assert_int_eq(zkr_init_opts(&z, hosts, NULL, 1000, NULL, NULL, 0, &o), ZKR_EZONES_DUPLICATE);
+  ck_assert_ptr_null(z);
+  /* A struct filled by hand gets the same syntax check. */
+  zkr_options_t h = ZKR_OPTIONS_INIT;
+  strcpy(h.zones, "a,,b");
+  ck_assert_int_eq(zkr_init_opts(&z, hosts, NULL, 1000, NULL, NULL, 0, &h), ZKR_EOPTION_VALUE);
+  memset(h.zones, 'a', sizeof h.zones); /* not terminated */
+  ck_assert_int_eq(zkr_init_opts(&z, hosts, NULL, 1000, NULL, NULL, 0, &h), ZKR_EOPTION_VALUE);
+  ck_assert_str_eq(zkr_err_name(ZKR_EZONES_MEMBER), "ZKR_EZONES_MEMBER");
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("options");
   TCase *tc = tcase_create("pure");
@@ -112,6 +163,7 @@ int main(void) {
   tcase_add_test(tc, init_checks_arguments);
   tcase_add_test(tc, null_handle_everywhere);
   tcase_add_test(tc, error_names_and_texts);
+  tcase_add_test(tc, zones_and_leader_weight_options);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -68,10 +68,11 @@ static const char *const op_name[N_OPS] = {"read", "write"};
 typedef enum { K_ROUTED, K_STOCK, K_ORACLE } kind_t;
 
 typedef struct policy {
-  char name[32];
+  char name[64];
   kind_t kind;
   int zkr_policy; /* K_ROUTED: zkr_policy_t */
-  char opts[160]; /* K_ROUTED: its own -o options, "k=v/k=v" (NAME/k=v...) */
+  zkr_read_selector_fn selector; /* K_ROUTED: p2c, same_zone; NULL none */
+  char opts[160]; /* K_ROUTED: "+key=value" options of this entry */
 } policy_t;
 
 typedef struct cfg {
@@ -556,26 +557,37 @@ static int wait_ready(run_t *r) {
   return 0;
 }
 
+/* A policy entry's own options: "+key=value+key=value" (see add_policy).
+ * Returns ZOK or the first error of zkr_options_set. */
+static int apply_entry_options(zkr_options_t *o, const char *text) {
+  char buf[sizeof ((policy_t *)0)->opts], *save = NULL;
+  snprintf(buf, sizeof buf, "%s", text);
+  for (char *kv = strtok_r(buf, "+", &save); kv; kv = strtok_r(NULL, "+", &save)) {
+    char *eq = strchr(kv, '=');
+    if (!eq) return ZKR_EOPTION;
+    *eq = '\0';
+    if (strcmp(kv, "policy") == 0) return ZKR_EOPTION;
+    int rc = zkr_options_set(o, kv, eq + 1);
+    if (rc != ZOK) return rc;
+  }
+  return ZOK;
+}
+
 static int open_client(run_t *r, int *oracle_member) {
   const cfg_t *c = r->c;
   const policy_t *p = r->p;
   if (p->kind == K_ROUTED) {
     zkr_options_t o = c->opts;
     o.policy = p->zkr_policy;
-    char kvs[sizeof p->opts], *save = NULL;
-    snprintf(kvs, sizeof kvs, "%s", p->opts);
-    for (char *kv = strtok_r(kvs, "/", &save); kv; kv = strtok_r(NULL, "/", &save)) {
-      char *eq = strchr(kv, '=');
-      if (eq) *eq = '\0';
-      if (!eq || zkr_options_set(&o, kv, eq + 1) != ZOK) die("%s: bad option %s", p->name, kv);
-    }
     if (p->zkr_policy == ZKR_POLICY_STICKY && c->sticky_member >= 0)
       o.seed = seed_for_member(c->sticky_member, (int)c->hl.n);
+    apply_entry_options(&o, p->opts); /* checked by add_policy */
     int rc = zkr_init_opts(&r->z, c->hosts, NULL, RECV_TIMEOUT_MS, NULL, NULL, 0, &o);
     if (rc != ZOK) {
       warn("%s: zkr_init_opts: %s", p->name, zkr_strerror(rc));
       return 0;
     }
+    if (p->selector) zkr_set_read_selector(r->z, p->selector, NULL);
     return 1;
   }
   char connect[ZKR__HOSTS_MAX_LEN + 1];
@@ -1482,6 +1494,11 @@ static void write_plots(const report_t *R) {
   fprintf(f, "set key top left box opaque\nset grid\nset datafile missing 'NaN'\n");
   fprintf(f, "n = %d\n", c->npol);
   for (int op = 0; op < N_OPS; op++) {
+    /* No samples of this kind (-r 100 or -r 0): gnuplot would fail on an
+     * empty range, so no chart for it. */
+    int any = 0;
+    for (int p = 0; p < c->npol; p++) any |= !isnan(R->sum[p].cdf[op][0]);
+    if (!any) continue;
     fprintf(f, "set output 'cdf-%s.png'\n", op_name[op]);
     fprintf(f, "set title '%s: %s latency CDF (median across trials)'\n", label, op_name[op]);
     fprintf(f, "set xlabel '%s latency (ms, log scale)'\nset ylabel 'fraction of operations'\n", op_name[op]);
@@ -1522,8 +1539,10 @@ static const char usage_text[] =
     "                        hybrid,round_robin,oracle,sticky,stock); any of hybrid,\n"
     "                        round_robin, leader_only, sticky, boltzmann (zkroute) and\n"
     "                        stock (plain session, random server), oracle (plain\n"
-    "                        session on the leader); NAME/KEY=VALUE/... gives a routed\n"
-    "                        policy options of its own (hybrid,hybrid/hedge=off)\n"
+    "                        session on the leader); p2c and same_zone (hybrid with\n"
+    "                        that read selector); an entry BASE+key=value+... gives\n"
+    "                        a routed entry options of its own, e.g.\n"
+    "                        hybrid+leader_read_weight=0.33\n"
     "  -w, --workers N       closed-loop worker threads (default 32)\n"
     "  -d, --duration S      measured seconds per trial (default 20)\n"
     "      --warmup S        unmeasured seconds before each trial (default 5)\n"
@@ -1590,27 +1609,35 @@ static void add_policy(cfg_t *c, const char *name) {
   policy_t *p = &c->pol[c->npol];
   memset(p, 0, sizeof *p);
   if (strlen(name) >= sizeof p->name) {
-    fprintf(stderr, "zkroute-bench: policy name '%s' is too long\n", name);
+    fprintf(stderr, "zkroute-bench: policy entry '%s' is too long\n", name);
     exit(EXIT_USAGE);
   }
   snprintf(p->name, sizeof p->name, "%s", name);
-  /* NAME/KEY=VALUE/...: a routed policy with options of its own, e.g.
-   * hybrid/hedge=off next to hybrid in one interleaved run. */
-  char base[32];
+  /* BASE+key=value+...: a routed policy with options of its own. */
+  char base[sizeof p->name];
   snprintf(base, sizeof base, "%s", name);
-  char *slash = strchr(base, '/');
-  if (slash) {
-    *slash = '\0';
-    snprintf(p->opts, sizeof p->opts, "%s", strchr(name, '/') + 1);
+  char *plus = strchr(base, '+');
+  if (plus) {
+    *plus = '\0';
+    snprintf(p->opts, sizeof p->opts, "%s", plus + 1);
   }
   zkr_options_t probe = ZKR_OPTIONS_INIT;
-  if (strcmp(base, "stock") == 0 && !slash) p->kind = K_STOCK;
-  else if (strcmp(base, "oracle") == 0 && !slash) p->kind = K_ORACLE;
-  else if (zkr_options_set(&probe, "policy", base) == ZOK) {
+  if (!plus && strcmp(name, "stock") == 0) p->kind = K_STOCK;
+  else if (!plus && strcmp(name, "oracle") == 0) p->kind = K_ORACLE;
+  else if (strcmp(base, "p2c") == 0 || strcmp(base, "same_zone") == 0) {
+    /* hybrid with a ready-made read selector (docs/selectors.md) */
+    p->kind = K_ROUTED;
+    p->zkr_policy = ZKR_POLICY_HYBRID;
+    p->selector = base[0] == 'p' ? zkr_selector_p2c : zkr_selector_same_zone;
+  } else if (zkr_options_set(&probe, "policy", base) == ZOK) {
     p->kind = K_ROUTED;
     p->zkr_policy = probe.policy;
   } else {
     fprintf(stderr, "zkroute-bench: unknown policy '%s'\n", name);
+    exit(EXIT_USAGE);
+  }
+  if (p->kind == K_ROUTED && apply_entry_options(&probe, p->opts) != ZOK) {
+    fprintf(stderr, "zkroute-bench: policy '%s': bad +key=value option\n", name);
     exit(EXIT_USAGE);
   }
   for (int i = 0; i < c->npol; i++)

@@ -455,6 +455,8 @@ static void default_text(const char *name, double def, char *buf, size_t n) {
   else if (strcmp(name, "consistency") == 0)
     snprintf(buf, n, "%s", (int)def == ZKR_CONSISTENCY_LOCAL ? "local"
                                                              : "linearizable");
+  else if (zkr_options_set(&probe, name, "z.z") == ZOK) /* text: a label */
+    snprintf(buf, n, "(none)");
   else if (zkr_options_set(&probe, name, "on") == ZOK)
     snprintf(buf, n, "%s", def > 0 ? "on" : "off");
   else

@@ -65,6 +65,9 @@ typedef struct zkr__member {
 
   pthread_mutex_t health_mu; /* guards health */
   zkr__health_t health;
+
+  char zone[32];            /* zone label (selector.c), "" none */
+  _Atomic uint64_t selected; /* reads the read selector placed here */
 } zkr__member_t;
 
 /* ---- an operation, from the API call to its completion ---- */
@@ -197,6 +200,16 @@ struct zkr {
   _Atomic unsigned rr;
   _Atomic int sticky;
   _Atomic uint64_t hedge_draws; /* counter behind the hedge target draw */
+  _Atomic unsigned leader_rr; /* hybrid's leader_read_weight counter */
+
+  /* Read selector (selector.c): sel_on says whether to look at all;
+   * sel_lock (read-held while the selector runs) lets a new selector
+   * replace the old one only once no call of the old one is running. */
+  _Atomic int sel_on;
+  pthread_rwlock_t sel_lock;
+  zkr_read_selector_fn sel_fn;
+  void *sel_ctx;
+  _Atomic uint64_t sel_picks, sel_fallbacks;
 
   /* In-flight write paths (inflight.c). */
   struct zkr__inflight *inflight;
@@ -263,6 +276,11 @@ void zkr__monitor_kick(struct zkr *z);
 int zkr__policy_read_member(struct zkr *z);
 int zkr__policy_write_member(struct zkr *z);
 int zkr__policy_hedge_member(struct zkr *z, int exclude);
+
+/* ---- selector.c ---- */
+int zkr__selector_init(struct zkr *z);    /* zones option -> members */
+int zkr__selector_pick(struct zkr *z);    /* member, or -1: default policy */
+extern _Thread_local int zkr__in_selector;
 
 /* ---- router.c ---- */
 int zkr__route(zkr__op_t *op);
@@ -360,5 +378,13 @@ void zkr__unhold(int slot);
 /* ---- validation (api.c) ---- */
 int zkr__check_path(const char *path);
 int zkr__options_resolve(const zkr_options_t *in, zkr_options_t *out);
+
+/* ---- options.c: the zones option's syntax ---- */
+/* Splits the next entry of a zones string at *s ("addr=label" or "label",
+ * comma-separated): copies the address part ("" in the positional form)
+ * and the label, advances *s.  Returns 1 for an entry, 0 at the end, -1
+ * for a syntax error. */
+int zkr__zones_next(const char **s, char *addr, size_t addr_len, char *label,
+                    size_t label_len);
 
 #endif

@@ -11,7 +11,17 @@
 
 #include "internal.h"
 
-typedef enum { OPT_INT, OPT_DOUBLE, OPT_POLICY, OPT_CONSISTENCY, OPT_SWITCH } opt_kind_t;
+/* OPT_ZONES and OPT_ZONE are text, stored in the struct's char array (max
+ * holds its size): the zones list and one zone label. */
+typedef enum {
+  OPT_INT,
+  OPT_DOUBLE,
+  OPT_POLICY,
+  OPT_CONSISTENCY,
+  OPT_SWITCH,
+  OPT_ZONES,
+  OPT_ZONE
+} opt_kind_t;
 
 typedef struct {
   const char *name;
@@ -76,6 +86,15 @@ static const opt_t opt_table[] = {
      "at most this many hedges per 100 hedgeable reads (extra load cap)"},
     {"hedge_burst", OPT_INT, OFF(hedge_burst), 1, 1000000, 20,
      "hedges the cap lets go at once after a quiet spell (token bucket size)"},
+    {"leader_read_weight", OPT_DOUBLE, OFF(leader_read_weight), 0, 1, 0,
+     "policy hybrid: share of reads the leader serves (0..1; it also carries every "
+     "write); 0: the leader reads only when no follower is usable"},
+    {"zones", OPT_ZONES, OFF(zones), 0, sizeof(((zkr_options_t *)0)->zones), 0,
+     "zone label of each member: a,a,b (host list order) or host:port=a,...; "
+     "labels are 1-31 of A-Z a-z 0-9 . _ -"},
+    {"local_zone", OPT_ZONE, OFF(local_zone), 0, sizeof(((zkr_options_t *)0)->local_zone), 0,
+     "the client's zone: members labelled with it are the ones zkr_selector_same_zone "
+     "prefers"},
 };
 #undef OFF
 #define N_OPTS (sizeof opt_table / sizeof opt_table[0])
@@ -107,6 +126,61 @@ static int parse_double(const char *v, double min, double max, double *out) {
     return 0;
   *out = x;
   return 1;
+}
+
+/* ---- zones ---- */
+
+static int zone_label_ok(const char *l, size_t n) {
+  if (n == 0 || n > 31) return 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = l[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+      return 0;
+  }
+  return 1;
+}
+
+int zkr__zones_next(const char **s, char *addr, size_t addr_len, char *label,
+                    size_t label_len) {
+  const char *p = *s;
+  if (*p == '\0') return 0;
+  const char *end = strchr(p, ',');
+  if (!end) end = p + strlen(p);
+  const char *eq = memchr(p, '=', (size_t)(end - p));
+  const char *l = eq ? eq + 1 : p;
+  size_t an = eq ? (size_t)(eq - p) : 0, ln = (size_t)(end - l);
+  if (eq && (an == 0 || memchr(l, '=', ln))) return -1;
+  for (size_t i = 0; i < an; i++)
+    if ((unsigned char)p[i] <= ' ' || p[i] == 0x7f) return -1;
+  if (!zone_label_ok(l, ln) || an >= addr_len || ln >= label_len) return -1;
+  memcpy(addr, p, an);
+  addr[an] = '\0';
+  memcpy(label, l, ln);
+  label[ln] = '\0';
+  /* A trailing comma would be an empty last entry. */
+  if (*end == ',' && end[1] == '\0') return -1;
+  *s = *end ? end + 1 : end;
+  return 1;
+}
+
+/* Syntax of a whole zones list: every entry well formed, and all of one
+ * form (all "addr=label" or all positional labels). */
+static int zones_ok(const char *v) {
+  char addr[ZKR__HOST_NAME_MAX + 16], label[32];
+  int n = 0, addressed = 0, r;
+  while ((r = zkr__zones_next(&v, addr, sizeof addr, label, sizeof label)) == 1) {
+    if (n++ == 0) addressed = addr[0] != '\0';
+    else if (addressed != (addr[0] != '\0')) return 0;
+  }
+  return r == 0;
+}
+
+static int text_ok(opt_kind_t kind, const char *v, size_t size) {
+  size_t n = strnlen(v, size);
+  if (n >= size) return 0;
+  if (n == 0) return 1; /* none */
+  return kind == OPT_ZONE ? zone_label_ok(v, n) : zones_ok(v);
 }
 
 int zkr_options_set(zkr_options_t *opts, const char *key, const char *value) {
@@ -147,6 +221,12 @@ int zkr_options_set(zkr_options_t *opts, const char *key, const char *value) {
         return ZKR_EOPTION_VALUE;
       memcpy(field, &iv, sizeof iv);
       return ZOK;
+    case OPT_ZONES:
+    case OPT_ZONE:
+      if (!text_ok(o->kind, value, (size_t)o->max)) return ZKR_EOPTION_VALUE;
+      memset(field, 0, (size_t)o->max);
+      memcpy(field, value, strlen(value));
+      return ZOK;
     }
   }
   return ZKR_EOPTION;
@@ -173,7 +253,9 @@ int zkr__options_resolve(const zkr_options_t *in, zkr_options_t *out) {
   for (size_t i = 0; i < N_OPTS; i++) {
     const opt_t *t = &opt_table[i];
     char *field = (char *)&o + t->offset;
-    if (t->kind == OPT_DOUBLE) {
+    if (t->kind == OPT_ZONES || t->kind == OPT_ZONE) {
+      if (!text_ok(t->kind, field, (size_t)t->max)) return ZKR_EOPTION_VALUE;
+    } else if (t->kind == OPT_DOUBLE) {
       double v;
       memcpy(&v, field, sizeof v);
       if (v == 0) v = t->def;

@@ -1,7 +1,10 @@
 /* Policies: which member serves the next read or write (DESIGN.md section
- * 7).  hybrid sends writes to the leader and rotates reads over the read
- * pool (usable, healthy followers and observers); round_robin rotates every
- * operation over all usable members; leader_only uses the leader; sticky
+ * 7).  A read selector installed by the application (selector.c) is asked
+ * first; its fallback is the policy.  hybrid sends writes to the leader and
+ * rotates reads over the read pool (usable, healthy followers and
+ * observers; with leader_read_weight the leader takes that share of the
+ * reads); round_robin rotates every operation over all usable members;
+ * leader_only uses the leader; sticky
  * keeps one random member, as the stock client does; boltzmann draws a
  * member for every operation from a softmax over the latency EWMAs (the
  * latency-adaptive comparator of the benchmark).  Every policy falls
@@ -36,12 +39,32 @@ static int keep_usable(zkr_t *z, int i) {
 int zkr__policy_read_candidate(zkr_t *z, const zkr__member_t *m) {
   int role = m->role;
   return role == ZKR_ROLE_FOLLOWER || role == ZKR_ROLE_OBSERVER ||
-         (role == ZKR_ROLE_LEADER && z->opts.read_from_leader == 1);
+         (role == ZKR_ROLE_LEADER &&
+          (z->opts.read_from_leader == 1 || z->opts.leader_read_weight > 0));
 }
 
 static int keep_read_pool(zkr_t *z, int i) {
   zkr__member_t *m = &z->members[i];
   return zkr__policy_read_candidate(z, m) && zkr__member_in_pool(m);
+}
+
+/* With leader_read_weight, the leader's share is dealt by leader_share()
+ * and the rotation covers the other members of the pool. */
+static int keep_read_pool_but_leader(zkr_t *z, int i) {
+  return z->members[i].role != ZKR_ROLE_LEADER && keep_read_pool(z, i);
+}
+
+/* leader_read_weight w: read number k goes to the leader when
+ * floor((k + 1) w) > floor(k w), which gives it exactly the share w of
+ * any long run, evenly spread (no random streaks), while it is in the
+ * pool.  A leader the health model ejected gets none: its share goes to
+ * the followers. */
+static int leader_share(zkr_t *z) {
+  double w = z->opts.leader_read_weight;
+  unsigned k = atomic_fetch_add(&z->leader_rr, 1);
+  if (floor((k + 1.0) * w) <= floor(k * w)) return -1;
+  int l = z->leader;
+  return l >= 0 && keep_read_pool(z, l) ? l : -1;
 }
 
 /* The sticky member, replaced by a random usable one when it is lost (the
@@ -114,7 +137,8 @@ static int boltzmann(zkr_t *z) {
 }
 
 int zkr__policy_read_member(zkr_t *z) {
-  int m;
+  int m = zkr__selector_pick(z);
+  if (m >= 0) return m;
   switch (z->opts.policy) {
   case ZKR_POLICY_ROUND_ROBIN: return rotate(z, keep_usable);
   case ZKR_POLICY_BOLTZMANN: return boltzmann(z);
@@ -123,7 +147,12 @@ int zkr__policy_read_member(zkr_t *z) {
     m = leader_usable(z);
     return m >= 0 ? m : rotate(z, keep_usable);
   default:
-    m = rotate(z, keep_read_pool);
+    if (z->opts.leader_read_weight > 0) {
+      if ((m = leader_share(z)) >= 0) return m;
+      m = rotate(z, keep_read_pool_but_leader);
+    } else {
+      m = rotate(z, keep_read_pool);
+    }
     if (m < 0) m = leader_usable(z);
     return m >= 0 ? m : rotate(z, keep_usable);
   }

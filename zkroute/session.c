@@ -303,6 +303,7 @@ static void destroy(zkr_t *z) {
   pthread_mutex_destroy(&z->cb_mu);
   pthread_mutex_destroy(&z->mon_mu);
   pthread_cond_destroy(&z->mon_cv);
+  pthread_rwlock_destroy(&z->sel_lock);
   free(z);
 }
 
@@ -372,6 +373,7 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
   pthread_mutex_init(&z->cb_mu, &ra);
   pthread_mutexattr_destroy(&ra);
   pthread_mutex_init(&z->mon_mu, NULL);
+  pthread_rwlock_init(&z->sel_lock, NULL);
   if ((z->reg_slot = zkr__registry_add(z)) < 0) {
     destroy(z);
     return ZKR_ENOMEM;
@@ -423,6 +425,7 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
     else zkr__host_format(&bare, z->hosts.chroot, m->connect, len);
   }
   if (rc == ZOK) rc = zkr__hedger_new(z);
+  if (rc == ZOK) rc = zkr__selector_init(z);
   if (rc == ZOK) rc = zkr__monitor_start(z);
   for (size_t i = 0; rc == ZOK && i < z->n; i++)
     rc = zkr__member_open(&z->members[i], (int)i, i == 0 ? clientid : NULL);

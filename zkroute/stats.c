@@ -16,6 +16,9 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
   s->leader = z->leader;
   s->policy = z->opts.policy;
   s->leader_changes = z->leader_changes;
+  s->has_selector = z->sel_on;
+  s->selector_picks = z->sel_picks;
+  s->selector_fallbacks = z->sel_fallbacks;
   pthread_mutex_lock(&z->gate_mu);
   s->write_member = z->gate_cur;
   pthread_mutex_unlock(&z->gate_mu);
@@ -43,6 +46,9 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
     ms->rescues = m->rescues;
     ms->hosted_on = m->hosted_on;
     ms->hedges = m->hedges;
+    memcpy(ms->zone, m->zone, sizeof ms->zone);
+    ms->outstanding = m->outstanding;
+    ms->selector_picks = m->selected;
     pthread_mutex_lock(&m->health_mu);
     ms->in_read_pool = ms->connected && m->health.in_pool && zkr__policy_read_candidate(z, m);
     ms->samples = m->health.samples;

@@ -67,9 +67,11 @@ int zkr_stats_json(zkr_t *z, char **out) {
   zkr__sb_printf(&b,
                  "\"eligible\":%" PRIu64 ",\"sent\":%" PRIu64 ",\"won\":%" PRIu64
                  ",\"capped\":%" PRIu64 ",\"no_member\":%" PRIu64
-                 ",\"discarded\":%" PRIu64 "},\"members\":[",
+                 ",\"discarded\":%" PRIu64 "},\"selector\":%s,\"selector_picks\":%" PRIu64
+                 ",\"selector_fallbacks\":%" PRIu64 ",\"members\":[",
                  s->hedge_eligible, s->hedges_sent, s->hedges_won, s->hedges_capped,
-                 s->hedges_no_member, s->hedge_discarded);
+                 s->hedges_no_member, s->hedge_discarded, json_bool(s->has_selector),
+                 s->selector_picks, s->selector_fallbacks);
   for (int i = 0; i < s->n_members; i++) {
     const zkr_member_stats_t *m = &s->members[i];
     zkr__sb_printf(&b, "%s{\"address\":", i ? "," : "");
@@ -89,9 +91,13 @@ int zkr_stats_json(zkr_t *z, char **out) {
     zkr__sb_printf(&b,
                    "\"ejections\":%" PRIu64 ",\"out_of_pool_ms\":%.1f,"
                    "\"srvr_polls\":%" PRIu64 ",\"srvr_failures\":%" PRIu64
-                   ",\"rescues\":%" PRIu64 ",\"hosted_on\":%d,\"hedges\":%" PRIu64 "}",
+                   ",\"rescues\":%" PRIu64 ",\"hosted_on\":%d,\"hedges\":%" PRIu64
+                   ",\"zone\":",
                    m->ejections, m->out_of_pool_ms, m->srvr_polls,
                    m->srvr_failures, m->rescues, m->hosted_on, m->hedges);
+    zkr__sb_json_str(&b, m->zone);
+    zkr__sb_printf(&b, ",\"outstanding\":%d,\"selector_picks\":%" PRIu64 "}",
+                   m->outstanding, m->selector_picks);
   }
   zkr__sb_printf(&b, "]}");
   zkr_stats_free(s);

@@ -290,7 +290,17 @@ START_TEST(expiry_with_ephemeral_expires_virtual_session) {
   ck_assert_int_eq(zkr_create(z, path, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0), ZOK);
   int leader = member_of_role(z, ZKR_ROLE_LEADER);
   ck_assert_int_eq(it_ensemble("kill", leader), 0);
-  it_sleep_ms(4000); /* twice the session timeout */
+  /* Restart the member only once the ensemble has expired the session (its
+   * ephemeral is gone): the session timeout runs from the new leader's
+   * start, and an election slower than the timeout would otherwise let the
+   * member session reconnect in time. */
+  zhandle_t *stock = it_stock();
+  uint64_t gone_by = it_now_ms() + 20000;
+  int ex;
+  while ((ex = zoo_exists(stock, path, 0, NULL)) != ZNONODE && it_now_ms() < gone_by)
+    it_sleep_ms(100);
+  ck_assert_int_eq(ex, ZNONODE);
+  zookeeper_close(stock);
   ck_assert_int_eq(it_ensemble("restart", leader), 0);
   uint64_t deadline = it_now_ms() + 15000;
   while (zkr_state(z) != ZOO_EXPIRED_SESSION_STATE && it_now_ms() < deadline)

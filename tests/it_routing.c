@@ -434,6 +434,41 @@ static void node_watcher(zhandle_t *zh, int type, int state, const char *path,
   __atomic_add_fetch(&w->fired, 1, __ATOMIC_SEQ_CST);
 }
 
+/* The same watch set again (same path, watcher and context) while its
+ * event is on the way: the read that sets it again joins the armed record.
+ * With synchronous calls each set follows a watched read, and the sync
+ * before that read makes the server process it after the previous set: its
+ * event comes first, then the reply, and the server holds a new watch.  So
+ * every set fires exactly one event, and the record must outlive the event
+ * for the read that re-registered it (this was a use after free). */
+START_TEST(watch_set_again_while_it_fires) {
+  zkr_t *z = it_open(NULL, NULL, NULL);
+  char path[128], buf[16];
+  it_path(path, sizeof path, "wagain");
+  ck_assert_int_eq(zkr_create(z, path, "0", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+  static watch_seen_t w;
+  memset(&w, 0, sizeof w);
+  enum { N = 300 };
+  for (int i = 0; i < N; i++) {
+    int len = sizeof buf;
+    ck_assert_int_eq(zkr_wget(z, path, node_watcher, &w, buf, &len, NULL), ZOK);
+    char v[16];
+    int n = snprintf(v, sizeof v, "%d", i + 1);
+    ck_assert_int_eq(zkr_set(z, path, v, n, -1), ZOK);
+  }
+  uint64_t deadline = it_now_ms() + 10000;
+  while (__atomic_load_n(&w.fired, __ATOMIC_SEQ_CST) < N && it_now_ms() < deadline)
+    it_sleep_ms(5);
+  ck_assert_int_eq(__atomic_load_n(&w.fired, __ATOMIC_SEQ_CST), N);
+  ck_assert_int_eq(w.type, ZOO_CHANGED_EVENT);
+  /* Nothing is armed any more: another change fires nothing. */
+  ck_assert_int_eq(zkr_set(z, path, "x", 1, -1), ZOK);
+  it_sleep_ms(300);
+  ck_assert_int_eq(__atomic_load_n(&w.fired, __ATOMIC_SEQ_CST), N);
+  zkr_close(z);
+}
+END_TEST
+
 START_TEST(watch_with_application_handle) {
   zkr_t *z = it_open(NULL, NULL, NULL);
   zhandle_t *stock = it_stock();
@@ -540,6 +575,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, acl_digest_auth_every_member);
   tcase_add_test(tc, virtual_session_events);
   tcase_add_test(tc, watch_with_application_handle);
+  tcase_add_test(tc, watch_set_again_while_it_fires);
   tcase_add_test(tc, close_with_ops_in_flight);
   tcase_add_test(tc, policy_leader_only_and_round_robin);
   suite_add_tcase(s, tc);

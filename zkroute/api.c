@@ -308,10 +308,11 @@ static int read_held(zkr_t *z, zkr__op_type_t type, const char *path,
      * ZooKeeper merges the two.  Not while a write of this handle to the
      * path is in flight: read-your-writes sends that read to the write
      * session (router.c), where a second registration it must be. */
+    int armed_on = -1;
     if (!zkr__inflight_contains(z->inflight, path) &&
-        (op->watch = zkr__watch_find(z, kind, path, watcher, wctx))) {
+        (op->watch = zkr__watch_find(z, kind, path, watcher, wctx, &armed_on))) {
       op->watch_reused = 1;
-      op->pin = op->watch->member;
+      op->pin = armed_on;
     } else if (!(op->watch = zkr__watch_new(z, watcher, wctx, kind, path))) {
       zkr__op_free(op);
       return ZKR_ENOMEM;

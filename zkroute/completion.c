@@ -144,6 +144,7 @@ static void free_multi(zkr__op_t *op) {
 void zkr__op_free(zkr__op_t *op) {
   if (!op) return;
   if (op->watch && !op->watch_reused) zkr__watch_discard(op->watch);
+  else if (op->watch) zkr__watch_reuse_done(op->watch, 0, -1, NULL);
   for (int i = 0; i < op->n_inflight; i++) free(op->inflight[i]);
   free(op->inflight);
   free(op->path);
@@ -249,10 +250,13 @@ static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
     if (op->h_armed && zkr__op_server_answered(rc)) zkr__hedger_sample(z, op->member, ms);
     if (rc != ZOK && !zkr__op_server_answered(rc) && rc != ZCLOSING) m->errors++;
     if (connection_trouble(rc) && op->is_write) zkr__monitor_kick(z);
+    int armed = rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE);
     if (op->watch && op->watch_reused) {
-      op->watch = NULL; /* it was armed before and stays so */
+      /* It was armed before: the same registration, or a new one if it
+       * fired meanwhile. */
+      zkr__watch_reuse_done(op->watch, armed, op->member, rc == ZOK ? stat : NULL);
+      op->watch = NULL;
     } else if (op->watch) {
-      int armed = rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE);
       if (armed) zkr__watch_armed(op->watch, op->member, rc == ZOK ? stat : NULL);
       else zkr__watch_discard(op->watch);
       op->watch = NULL;
@@ -261,6 +265,7 @@ static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
       m->ephemerals++;
   } else if (op->watch) {
     if (!op->watch_reused) zkr__watch_discard(op->watch);
+    else zkr__watch_reuse_done(op->watch, 0, -1, NULL);
     op->watch = NULL;
   }
   for (int i = 0; i < op->n_inflight; i++)

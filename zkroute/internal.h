@@ -328,7 +328,9 @@ enum {
   ZKR__W_ARMED,     /* live on member */
   ZKR__W_REARMING,  /* being set again on a replaced session */
   ZKR__W_LOST,      /* re-arm failed; the next replacement tries again */
-  ZKR__W_CONSUMED   /* event delivered by a re-arm; the server's is dropped */
+  ZKR__W_CONSUMED,  /* event delivered by a re-arm; the server's is dropped */
+  ZKR__W_FIRED      /* over (event delivered or session gone) while reads
+                       that set it again are in flight: kept for them */
 };
 struct zkr__watch {
   struct zkr *z;
@@ -338,6 +340,7 @@ struct zkr__watch {
   char *path;
   int member;       /* member session it is armed on */
   int state;        /* ZKR__W_*, under watch_mu */
+  int reuses;       /* reads in flight that set it again, under watch_mu */
   int existed;      /* the node as the arming read saw it */
   int64_t mzxid, pzxid;
   struct zkr__watch *prev, *next;
@@ -347,7 +350,9 @@ zkr__watch_t *zkr__watch_new(struct zkr *z, watcher_fn fn, void *ctx, int kind,
 void zkr__watch_armed(zkr__watch_t *w, int member, const struct Stat *stat);
 void zkr__watch_discard(zkr__watch_t *w);
 zkr__watch_t *zkr__watch_find(struct zkr *z, int kind, const char *path,
-                              watcher_fn fn, void *ctx);
+                              watcher_fn fn, void *ctx, int *member);
+void zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member,
+                           const struct Stat *stat);
 void zkr__watch_trampoline(zhandle_t *zh, int type, int state,
                            const char *path, void *ctx);
 void zkr__watch_rearm_member(struct zkr *z, zkr__member_t *m);

@@ -40,24 +40,32 @@ static void unlink_locked(zkr_t *z, zkr__watch_t *w) {
   if (w->next) w->next->prev = w->prev;
 }
 
-/* Takes w out of the registry and returns the state it was in. */
-static int unlink_record(zkr__watch_t *w) {
-  zkr_t *z = w->z;
-  pthread_mutex_lock(&z->watch_mu);
-  int state = w->state;
-  unlink_locked(z, w);
-  pthread_mutex_unlock(&z->watch_mu);
-  return state;
-}
-
 static void free_record(zkr__watch_t *w) {
   free(w->path);
   free(w);
 }
 
+/* The record's watch is over (its event came, or its session is gone).
+ * Returns 1 when the caller must free it: it is out of the registry.  A
+ * record that reads in flight set again (reuses) stays, as FIRED: each of
+ * those reads arms it anew or lets it go when it completes
+ * (zkr__watch_reuse_done).  Under watch_mu. */
+static int over_locked(zkr_t *z, zkr__watch_t *w) {
+  if (w->reuses > 0) {
+    if (w->state == ZKR__W_ARMED) z->members[w->member].watches--;
+    w->state = ZKR__W_FIRED;
+    return 0;
+  }
+  unlink_locked(z, w);
+  return 1;
+}
+
 static void drop(zkr__watch_t *w) {
-  unlink_record(w);
-  free_record(w);
+  zkr_t *z = w->z;
+  pthread_mutex_lock(&z->watch_mu);
+  int gone = over_locked(z, w);
+  pthread_mutex_unlock(&z->watch_mu);
+  if (gone) free_record(w);
 }
 
 static void remember(zkr__watch_t *w, const struct Stat *stat) {
@@ -91,9 +99,11 @@ static int same_table(const zkr__watch_t *w, int kind) {
 
 /* An armed record with the same path, watcher table, watcher and context,
  * or NULL.  Only one whose member is usable: a pinned read must have
- * somewhere to go.  Linear in the armed watches of the handle. */
+ * somewhere to go.  Linear in the armed watches of the handle.  A record
+ * found counts one more reuse (the caller's read, which must end with
+ * zkr__watch_reuse_done) and *member is where it is armed. */
 zkr__watch_t *zkr__watch_find(zkr_t *z, int kind, const char *path,
-                              watcher_fn fn, void *ctx) {
+                              watcher_fn fn, void *ctx, int *member) {
   zkr__watch_t *found = NULL;
   pthread_mutex_lock(&z->watch_mu);
   for (zkr__watch_t *w = z->watch_list; w && !found; w = w->next)
@@ -101,8 +111,39 @@ zkr__watch_t *zkr__watch_find(zkr_t *z, int kind, const char *path,
         w->ctx == ctx && strcmp(w->path, path) == 0 &&
         !z->members[w->member].keeper && zkr__member_usable(&z->members[w->member]))
       found = w;
+  if (found) {
+    found->reuses++;
+    *member = found->member;
+  }
   pthread_mutex_unlock(&z->watch_mu);
   return found;
+}
+
+/* A read that set the record w again completed (armed: ZooKeeper
+ * registered its watch, on member; stat as it saw the node).  While the
+ * record is still armed the two registrations are one (ZooKeeper merges
+ * them).  If the watch fired meanwhile, the event came before this read's
+ * reply, so the server processed the read after the change and holds a
+ * new watch: the record is armed again for it. */
+void zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member,
+                           const struct Stat *stat) {
+  zkr_t *z = w->z;
+  int gone = 0;
+  pthread_mutex_lock(&z->watch_mu);
+  w->reuses--;
+  if (w->state == ZKR__W_FIRED) {
+    if (armed) {
+      w->member = member;
+      w->state = ZKR__W_ARMED;
+      remember(w, stat);
+      z->members[member].watches++;
+    } else if (w->reuses == 0) {
+      unlink_locked(z, w);
+      gone = 1;
+    }
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+  if (gone) free_record(w);
 }
 
 /* The read failed and ZooKeeper did not register the watch. */
@@ -140,8 +181,13 @@ void zkr__watch_trampoline(zhandle_t *zh, int type, int state,
   }
   /* Data and child watches fire once.  A record whose event was already
    * delivered by a re-arm (consumed) only waited for this to go. */
-  if (unlink_record(w) != ZKR__W_CONSUMED) deliver(w, type);
-  free_record(w);
+  zkr_t *z = w->z;
+  pthread_mutex_lock(&z->watch_mu);
+  int consumed = w->state == ZKR__W_CONSUMED;
+  int gone = over_locked(z, w);
+  pthread_mutex_unlock(&z->watch_mu);
+  if (!consumed) deliver(w, type);
+  if (gone) free_record(w);
 }
 
 /* ---- re-arming after a session was replaced ---- */
@@ -175,9 +221,11 @@ static void rearmed(zkr__watch_t *w, int rc, const struct Stat *st) {
   if (!rearm_ok) {
     /* A data or child watch on a node that is gone: no watch is set, the
      * deletion is the application's event. */
-    unlink_record(w);
+    pthread_mutex_lock(&z->watch_mu);
+    int gone = over_locked(z, w);
+    pthread_mutex_unlock(&z->watch_mu);
     if (event) deliver(w, event);
-    free_record(w);
+    if (gone) free_record(w);
     return;
   }
   pthread_mutex_lock(&z->watch_mu);

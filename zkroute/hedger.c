@@ -204,11 +204,15 @@ void zkr__hedger_free(zkr_t *z) {
  * watch armed twice would fire twice, on two sessions) and without an
  * ordering duty (a read that follows an in-flight write runs on the write
  * session, where FIFO order is the point).  Writes never: ZooKeeper does
- * not deduplicate them.  A multi of checks is not hedged either: both
+ * not deduplicate them.  Nor while a read selector is installed.  A multi of checks is not hedged either: both
  * requests would write the caller's one results array. */
 int zkr__hedger_eligible(const zkr__op_t *op) {
   if (!op->z->hedger || op->is_write || op->ordered || op->gated ||
       op->pin >= 0 || op->watch || op->probe || op->is_hedge)
+    return 0;
+  /* A read selector decides where reads go (a zone, a member): a hedge to a
+   * random pool member would overrule it. */
+  if (atomic_load(&op->z->sel_on))
     return 0;
   switch (op->type) {
   case ZKR__OP_EXISTS:

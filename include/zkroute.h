@@ -121,6 +121,10 @@ typedef struct zkr_options {
                              (default: a third of the session timeout) */
   /* Policy boltzmann (DESIGN.md section 7; docs/benchmarks.md). */
   double boltzmann_temperature; /* softmax temperature in ms (default 1) */
+  /* Membership (docs/membership.md). */
+  int follow_config;      /* 1 on (default): read and watch /zookeeper/config
+                             and open/close member sessions to match it;
+                             -1 off: the connect string's members only */
 } zkr_options_t;
 
 #define ZKR_OPTIONS_INIT {.version = ZKR_OPTIONS_VERSION}
@@ -328,6 +332,8 @@ typedef struct zkr_member_stats {
   uint64_t srvr_polls, srvr_failures;
   uint64_t rescues;      /* times its session was re-attached elsewhere */
   int hosted_on;         /* member whose server holds its session now */
+  int removed;           /* left /zookeeper/config: takes no operation */
+  int64_t server_id;     /* N of server.N in /zookeeper/config, -1 unknown */
 } zkr_member_stats_t;
 
 typedef struct zkr_stats {
@@ -336,7 +342,15 @@ typedef struct zkr_stats {
   int write_member;      /* index of the write session, -1 none */
   int policy;            /* zkr_policy_t in force */
   uint64_t leader_changes;
-  zkr_member_stats_t members[]; /* n_members entries */
+  /* Membership (docs/membership.md).  follows_config: 1 following
+   * /zookeeper/config, 0 not read yet, -1 read but not followed (its
+   * client addresses are not the connect string's), -2 off (option, or
+   * a server without /zookeeper/config). */
+  int follows_config;
+  int64_t config_version;   /* version of the last config read, -1 none */
+  uint64_t config_reads, config_errors;
+  uint64_t members_added, members_removed;
+  zkr_member_stats_t members[]; /* n_members entries, removed ones too */
 } zkr_stats_t;
 
 /* Snapshot of the handle's statistics.  Returns ZOK and a malloc'd

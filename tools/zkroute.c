@@ -160,7 +160,8 @@ typedef char cell_t[320];
 static void member_cells(const zkr_member_stats_t *m, int i, cell_t *row) {
   snprintf(row[COL_INDEX], sizeof row[0], "%d", i);
   snprintf(row[COL_ADDRESS], sizeof row[0], "%s", m->address);
-  snprintf(row[COL_ROLE], sizeof row[0], "%s", zkr_role_name(m->role));
+  snprintf(row[COL_ROLE], sizeof row[0], "%s%s", zkr_role_name(m->role),
+           m->removed ? ",removed" : "");
   if (m->zxid >= 0)
     snprintf(row[COL_ZXID], sizeof row[0], "0x%llx",
              (unsigned long long)m->zxid);

@@ -65,6 +65,9 @@ static const opt_t opt_table[] = {
     {"boltzmann_temperature", OPT_DOUBLE, OFF(boltzmann_temperature), 0.001, 1000000, 1,
      "policy boltzmann: softmax temperature in ms; a member L ms slower than the "
      "fastest gets exp(-L/T) times its share"},
+    {"follow_config", OPT_SWITCH, OFF(follow_config), -1, 1, 1,
+     "on: read and watch /zookeeper/config, open sessions to added servers and close "
+     "those of removed ones (when its client addresses are the connect string's)"},
 };
 #undef OFF
 #define N_OPTS (sizeof opt_table / sizeof opt_table[0])

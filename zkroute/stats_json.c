@@ -58,9 +58,15 @@ int zkr_stats_json(zkr_t *z, char **out) {
   zkr__sb_t b = {0};
   zkr__sb_printf(&b,
                  "{\"n_members\":%d,\"leader\":%d,\"write_member\":%d,"
-                 "\"policy\":\"%s\",\"leader_changes\":%" PRIu64 ",\"members\":[",
+                 "\"policy\":\"%s\",\"leader_changes\":%" PRIu64 ","
+                 "\"follows_config\":%d,\"config_version\":%" PRId64 ","
+                 "\"config_reads\":%" PRIu64 ",\"config_errors\":%" PRIu64 ","
+                 "\"members_added\":%" PRIu64 ",\"members_removed\":%" PRIu64 ","
+                 "\"members\":[",
                  s->n_members, s->leader, s->write_member,
-                 zkr_policy_name(s->policy), s->leader_changes);
+                 zkr_policy_name(s->policy), s->leader_changes, s->follows_config,
+                 s->config_version, s->config_reads, s->config_errors,
+                 s->members_added, s->members_removed);
   for (int i = 0; i < s->n_members; i++) {
     const zkr_member_stats_t *m = &s->members[i];
     zkr__sb_printf(&b, "%s{\"address\":", i ? "," : "");
@@ -80,9 +86,11 @@ int zkr_stats_json(zkr_t *z, char **out) {
     zkr__sb_printf(&b,
                    "\"ejections\":%" PRIu64 ",\"out_of_pool_ms\":%.1f,"
                    "\"srvr_polls\":%" PRIu64 ",\"srvr_failures\":%" PRIu64
-                   ",\"rescues\":%" PRIu64 ",\"hosted_on\":%d}",
+                   ",\"rescues\":%" PRIu64 ",\"hosted_on\":%d,"
+                   "\"removed\":%s,\"server_id\":%" PRId64 "}",
                    m->ejections, m->out_of_pool_ms, m->srvr_polls,
-                   m->srvr_failures, m->rescues, m->hosted_on);
+                   m->srvr_failures, m->rescues, m->hosted_on,
+                   json_bool(m->removed), m->server_id);
   }
   zkr__sb_printf(&b, "]}");
   zkr_stats_free(s);

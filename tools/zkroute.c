@@ -228,6 +228,13 @@ static void print_table(FILE *f, zkr_t *z, const zkr_stats_t *s) {
   fprintf(f, "  policy: %s  leader changes: %llu  session: %s\n",
           zkr_policy_name(s->policy), (unsigned long long)s->leader_changes,
           state_name(zkr_state(z)));
+  /* Membership (docs/membership.md): only when there is something to say. */
+  if (s->follows_config == 1 || s->members_added || s->members_removed)
+    fprintf(f, "membership: follows /zookeeper/config version 0x%llx  added: %llu  removed: %llu\n",
+            (unsigned long long)s->config_version, (unsigned long long)s->members_added,
+            (unsigned long long)s->members_removed);
+  else if (s->follows_config == -1)
+    fprintf(f, "membership: /zookeeper/config names other addresses: not followed\n");
 }
 
 /* A JSON string; addresses come from a strictly parsed host list, but

@@ -135,6 +135,10 @@ typedef struct zkr_options {
                              order, or "host:port=a,..." (default: none) */
   char local_zone[32];    /* the client's zone, for zkr_selector_same_zone
                              (default: none) */
+  /* Membership (docs/membership.md). */
+  int follow_config;      /* 1 on (default): read and watch /zookeeper/config
+                             and open/close member sessions to match it;
+                             -1 off: the connect string's members only */
 } zkr_options_t;
 
 #define ZKR_OPTIONS_INIT {.version = ZKR_OPTIONS_VERSION}
@@ -422,6 +426,8 @@ typedef struct zkr_member_stats {
   char zone[32];         /* zone label (zones option), "" none */
   int outstanding;       /* requests sent, not completed */
   uint64_t selector_picks; /* reads the read selector sent here */
+  int removed;           /* left /zookeeper/config: takes no operation */
+  int64_t server_id;     /* N of server.N in /zookeeper/config, -1 unknown */
 } zkr_member_stats_t;
 
 typedef struct zkr_stats {
@@ -445,7 +451,15 @@ typedef struct zkr_stats {
   uint64_t selector_picks;     /* reads placed by the selector */
   uint64_t selector_fallbacks; /* selector said -1, out of range or an
                                   unusable member: default policy */
-  zkr_member_stats_t members[]; /* n_members entries */
+  /* Membership (docs/membership.md).  follows_config: 1 following
+   * /zookeeper/config, 0 not read yet, -1 read but not followed (its
+   * client addresses are not the connect string's), -2 off (option, or
+   * a server without /zookeeper/config). */
+  int follows_config;
+  int64_t config_version;   /* version of the last config read, -1 none */
+  uint64_t config_reads, config_errors;
+  uint64_t members_added, members_removed;
+  zkr_member_stats_t members[]; /* n_members entries, removed ones too */
 } zkr_stats_t;
 
 /* Snapshot of the handle's statistics.  Returns ZOK and a malloc'd

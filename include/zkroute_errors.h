@@ -36,7 +36,8 @@
   X(ENOMEMBER, -1050, "no usable member session")                              \
   X(EINIT, -1051, "could not create a member session")                         \
   X(ETHREAD, -1052, "could not start a thread")                                \
-  X(ETOOBIG, -1060, "value larger than the server's 1 MiB packet limit")
+  X(ETOOBIG, -1060, "value larger than the server's 1 MiB packet limit")  \
+  X(ECONFIG, -1070, "ensemble configuration (/zookeeper/config) not understood")
 
 typedef enum {
 #define ZKR_ERR_ENUM_(name, code, text) ZKR_##name = (code),

@@ -2,11 +2,22 @@
 # tests/ensemble.sh — run a real 3-node ZooKeeper ensemble on loopback for tests.
 #
 # Usage:
-#   ensemble.sh start DIR [--proxied]
+#   ensemble.sh start DIR [--proxied] [--members N] [--observers LIST] [--reconfig]
 #                                  create DIR/zk{1,2,3}, start 3 servers, wait until
 #                                  all serve and exactly one is leader, print the
 #                                  connect string (only that goes to stdout);
-#                                  --proxied: behind one faultproxy (see below)
+#                                  --proxied: behind one faultproxy (see below);
+#                                  --members N: N servers (1..9, default 3);
+#                                  --observers LIST: these members (e.g. "4" or
+#                                  "4,5") are observers, the rest voters;
+#                                  --reconfig: dynamic reconfiguration on
+#                                  (reconfigEnabled, superDigest of
+#                                  super:zkroute-test, dynamic config file;
+#                                  not with --proxied)
+#   ensemble.sh join DIR N         reconfig ensembles: start a new server N (its
+#                                  dynamic config: the current one plus itself
+#                                  as participant) and wait until it serves; a
+#                                  `reconfig -add` makes it a voter
 #   ensemble.sh stop DIR           SIGTERM (then SIGKILL) every member and the proxy,
 #                                  wait until gone
 #   ensemble.sh hosts DIR          print the connect string
@@ -32,9 +43,12 @@
 #   ensemble.sh delay-all DIR MS JITTER
 #                                  delay every link, both directions
 #
-# Member i (1..3) binds only 127.0.0.i: client port ${ZKR_TEST_PORT:-2181},
-# quorum 2888, election 3888.  Linux routes all of 127.0.0.0/8 to lo, so no
-# interface setup is needed.
+# Member i (1..3, or 1..N) binds only 127.0.0.i: client port
+# ${ZKR_TEST_PORT:-2181}, quorum 2888, election 3888.  Linux routes all of
+# 127.0.0.0/8 to lo, so no interface setup is needed.  Each server line of
+# the configs names the member's client address too ("server.i=
+# 127.0.0.i:2888:3888[:observer];127.0.0.i:PORT"), so /zookeeper/config
+# carries it (docs/membership.md); proxied, that is the real port PORT+10000.
 #
 # Proxied mode (start --proxied).  One faultproxy process ($FAULTPROXY,
 # default ./tests/faultproxy, else the faultproxy next to this script) carries
@@ -102,7 +116,10 @@
 # zoo.cfg (guards against pid reuse).  Nothing is ever killed by name.
 set -euo pipefail
 
-readonly N_MEMBERS=3
+N_MEMBERS=3    # --members; kept in DIR/ensemble.env
+OBSERVERS=''   # --observers, space separated
+RECONFIG=0     # --reconfig
+readonly SUPER_DIGEST='super:16OKu1uo6VC26GknztQhHbpbUcA=' # super:zkroute-test
 readonly QUORUM_PORT=2888
 readonly ELECTION_PORT=3888
 readonly REAL_CLIENT_OFFSET=10000 # proxied: server's client port = PORT + this
@@ -118,7 +135,7 @@ die() {
 }
 
 usage() {
-	sed -n '3,34s/^# \{0,1\}//p' "$0" >&2
+	sed -n '3,44s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 }
 
@@ -207,6 +224,9 @@ load_members() {
 			port) port=$v ;;
 			mode) MODE=$v ;;
 			control) FP_CONTROL=$v ;;
+			members) N_MEMBERS=$v ;;
+			observers) OBSERVERS=$v ;;
+			reconfig) RECONFIG=$v ;;
 			esac
 		done <"$dir/ensemble.env"
 	fi
@@ -372,13 +392,39 @@ launch_member() {
 	done
 }
 
-# write_config DIR I NET PORT MODE: member I's zoo.cfg.  Proxied: the server
-# listens for clients on PORT + REAL_CLIENT_OFFSET, and names every peer J
-# by the proxy address of link qIJ/eIJ.
+# is_observer I: member I was started as an observer (--observers).
+is_observer() {
+	[[ " $OBSERVERS " == *" $1 "* ]]
+}
+
+# server_line J NET PORT MODE I: the "server.J=..." line of member I's
+# config.  Proxied: member I names each peer J by the proxy address of link
+# qIJ/eIJ.  The client address after ';' is where J's server listens.
+server_line() {
+	local j=$1 net=$2 port=$3 mode=$4 i=$5 q=$QUORUM_PORT e=$ELECTION_PORT role=''
+	if [[ $mode == proxied ]]; then
+		port=$((port + REAL_CLIENT_OFFSET))
+		if [[ $j != "$i" ]]; then
+			q=$((QUORUM_PORT + PEER_PORT_STEP * i)) e=$((ELECTION_PORT + PEER_PORT_STEP * i))
+		fi
+	fi
+	if is_observer "$j"; then
+		role=:observer
+	elif ((RECONFIG)); then
+		role=:participant
+	fi
+	printf 'server.%d=%s.%d:%d:%d%s;%s.%d:%d\n' "$j" "$net" "$j" "$q" "$e" "$role" "$net" "$j" "$port"
+}
+
+# write_config DIR I NET PORT MODE [JOIN]: member I's zoo.cfg.  Proxied: the
+# server listens for clients on PORT + REAL_CLIENT_OFFSET.  Reconfig
+# ensembles keep the server lines in zoo.cfg.dynamic (ZooKeeper rewrites it
+# on every reconfiguration); with JOIN, that file is the current ensemble's
+# (read from member 1's latest dynamic file) plus member I as participant.
 write_config() {
-	local dir=$1 i=$2 net=$3 port=$4 mode=$5 mdir j
+	local dir=$1 i=$2 net=$3 port=$4 mode=$5 join=${6:-} mdir j real=$4 f
 	mdir=$(member_dir "$dir" "$i")
-	[[ $mode != proxied ]] || port=$((port + REAL_CLIENT_OFFSET))
+	[[ $mode != proxied ]] || real=$((port + REAL_CLIENT_OFFSET))
 	mkdir -p "$mdir/data"
 	printf '%s\n' "$i" >"$mdir/data/myid"
 	{
@@ -387,29 +433,51 @@ write_config() {
 			'tickTime=200' \
 			'initLimit=10' \
 			'syncLimit=5' \
-			"dataDir=$mdir/data" \
-			"clientPort=$port" \
-			"clientPortAddress=$net.$i" \
+			"dataDir=$mdir/data"
+		if ((RECONFIG)); then
+			printf '%s\n' \
+				'reconfigEnabled=true' \
+				'standaloneEnabled=false' \
+				"DigestAuthenticationProvider.superDigest=$SUPER_DIGEST" \
+				"dynamicConfigFile=$mdir/zoo.cfg.dynamic"
+		else
+			printf '%s\n' \
+				"clientPort=$real" \
+				"clientPortAddress=$net.$i" \
+				'reconfigEnabled=false'
+		fi
+		! is_observer "$i" || printf 'peerType=observer\n'
+		printf '%s\n' \
 			'quorumListenOnAllIPs=false' \
 			'minSessionTimeout=400' \
 			'maxSessionTimeout=60000' \
 			'maxClientCnxns=0' \
 			'4lw.commands.whitelist=*' \
 			'admin.enableServer=false' \
-			'reconfigEnabled=false' \
 			'preAllocSize=1000' \
 			'snapCount=10000' \
 			'autopurge.snapRetainCount=3' \
 			'autopurge.purgeInterval=0'
-		for ((j = 1; j <= N_MEMBERS; j++)); do
-			if [[ $mode == proxied && $j != "$i" ]]; then
-				printf 'server.%d=%s.%d:%d:%d\n' "$j" "$net" "$j" \
-					$((QUORUM_PORT + PEER_PORT_STEP * i)) $((ELECTION_PORT + PEER_PORT_STEP * i))
-			else
-				printf 'server.%d=%s.%d:%d:%d\n' "$j" "$net" "$j" "$QUORUM_PORT" "$ELECTION_PORT"
-			fi
-		done
+		if ! ((RECONFIG)); then
+			for ((j = 1; j <= N_MEMBERS; j++)); do
+				server_line "$j" "$net" "$port" "$mode" "$i"
+			done
+		fi
 	} >"$mdir/zoo.cfg"
+	((RECONFIG)) || return 0
+	if [[ -n $join ]]; then
+		# The newest dynamic file of member 1 holds the current config.
+		f=$(ls -t "$(member_dir "$dir" 1)"/zoo.cfg.dynamic* 2>/dev/null | head -n 1)
+		[[ -n $f ]] || die "no dynamic config in $(member_dir "$dir" 1)"
+		{
+			grep '^server\.' "$f" | grep -v "^server\.$i="
+			server_line "$i" "$net" "$port" "$mode" "$i"
+		} >"$mdir/zoo.cfg.dynamic"
+	else
+		for ((j = 1; j <= N_MEMBERS; j++)); do
+			server_line "$j" "$net" "$port" "$mode" "$i"
+		done >"$mdir/zoo.cfg.dynamic"
+	fi
 }
 
 # port_open HOST PORT: something accepts TCP connections there.
@@ -419,9 +487,8 @@ port_open() {
 }
 
 log_tails() {
-	local dir=$1 i mdir
-	for ((i = 1; i <= N_MEMBERS; i++)); do
-		mdir=$(member_dir "$dir" "$i")
+	local dir=$1 mdir
+	for mdir in "$dir"/zk[0-9]*; do
 		[[ -s $mdir/server.log ]] || continue
 		printf -- '--- tail of %s/server.log\n' "$mdir" >&2
 		tail -n 15 "$mdir/server.log" >&2
@@ -435,8 +502,12 @@ log_tails() {
 # stop_members DIR: SIGTERM all, SIGKILL survivors after STOP_GRACE, wait.
 stop_members() {
 	local dir=$1 i pid mdir rc=0
-	local -a pids=()
-	for ((i = 1; i <= N_MEMBERS; i++)); do
+	local -a pids=() ids=()
+	# Every member directory, joined ones too.
+	for mdir in "$dir"/zk[0-9]*; do
+		[[ -d $mdir ]] && ids+=("${mdir##*/zk}")
+	done
+	for i in "${ids[@]}"; do
 		mdir=$(member_dir "$dir" "$i")
 		if pid=$(member_pid "$dir" "$i"); then
 			kill -TERM "$pid" 2>/dev/null || true
@@ -453,7 +524,7 @@ stop_members() {
 			rc=1
 		}
 	done
-	for ((i = 1; i <= N_MEMBERS; i++)); do
+	for i in "${ids[@]}"; do
 		rm -f "$(member_dir "$dir" "$i")/pid"
 	done
 	return "$rc"
@@ -677,6 +748,11 @@ on_exit() {
 
 cmd_start() {
 	local dir=$1 mode=${2:-plain} net=${ZKR_TEST_NET:-127.0.0} port=${ZKR_TEST_PORT:-2181} i end pid
+	((N_MEMBERS >= 1 && N_MEMBERS <= 9)) || die "--members must be 1..9, got '$N_MEMBERS'"
+	for i in $OBSERVERS; do
+		[[ $i =~ ^[1-9]$ ]] && ((i <= N_MEMBERS)) || die "--observers: no member '$i' (1..$N_MEMBERS)"
+	done
+	((!RECONFIG)) || [[ $mode != proxied ]] || die "--reconfig does not go with --proxied"
 	if [[ -n ${ZKR_TEST_ENSEMBLE:-} ]]; then
 		load_members "$dir"
 		cmd_wait_leader_external
@@ -712,7 +788,8 @@ cmd_start() {
 			die "${hp% *}:${hp#* } is already in use (another ensemble? see ZKR_TEST_NET / ZKR_TEST_PORT)"
 		fi
 	done
-	printf 'net=%s\nport=%s\nmode=%s\n' "$net" "$port" "$mode" >"$dir/ensemble.env"
+	printf 'net=%s\nport=%s\nmode=%s\nmembers=%s\nobservers=%s\nreconfig=%s\n' \
+		"$net" "$port" "$mode" "$N_MEMBERS" "$OBSERVERS" "$RECONFIG" >"$dir/ensemble.env"
 	for ((i = 1; i <= N_MEMBERS; i++)); do
 		write_config "$dir" "$i" "$net" "$port" "$mode"
 	done
@@ -799,6 +876,7 @@ cmd_wait_leader() {
 
 # Resolve DIR and check N for the per-member subcommands.
 member_args() {
+	[[ ! -d $1 ]] || load_members "$1"
 	if ! [[ $2 =~ ^[1-9][0-9]*$ ]] || (($2 > N_MEMBERS)); then
 		die "member index must be 1..$N_MEMBERS, got '$2'"
 	fi
@@ -836,6 +914,40 @@ cmd_restart() {
 			die "member $N exited after restart (log: $mdir/server.log)"
 		fi
 		((SECONDS < end)) || die "member $N not serving ${TIMEOUT}s after restart (it needs a quorum: are the others up?)"
+		sleep 0.1
+	done
+}
+
+# cmd_join DIR N: start new server N of a reconfig ensemble; it serves (as a
+# non-voting learner) once it synced with the leader.  Later commands count
+# it as a member (members= in ensemble.env grows to N).
+cmd_join() {
+	local dir=$1 n=$2 mdir pid end m
+	[[ $n =~ ^[1-9]$ ]] || die "member index must be 1..9, got '$n'"
+	[[ -d $dir ]] || die "no such ensemble directory: $dir"
+	dir=$(cd "$dir" && pwd -P)
+	load_members "$dir"
+	((RECONFIG)) || die "join needs an ensemble started with --reconfig"
+	local net=${M_HOST[1]%.*} port=${M_PORT[1]}
+	if pid=$(member_pid "$dir" "$n"); then
+		die "member $n is already running (pid $pid)"
+	fi
+	write_config "$dir" "$n" "$net" "$port" plain join
+	if ((n > N_MEMBERS)); then
+		sed -i "s/^members=.*/members=$n/" "$dir/ensemble.env"
+	fi
+	launch_member "$dir" "$n"
+	mdir=$(member_dir "$dir" "$n")
+	pid=$(<"$mdir/pid")
+	end=$((SECONDS + TIMEOUT))
+	while :; do
+		m=$(mode_of "$net.$n" "$port")
+		[[ -z $m ]] || return 0
+		if ! pid_alive "$pid"; then
+			tail -n 15 "$mdir/server.log" >&2
+			die "member $n exited after join (log: $mdir/server.log)"
+		fi
+		((SECONDS < end)) || die "member $n not serving ${TIMEOUT}s after join"
 		sleep 0.1
 	done
 }
@@ -888,12 +1000,34 @@ main() {
 	shift
 	case $cmd in
 	start)
-		if (($# == 2)) && [[ $2 == --proxied ]]; then
-			cmd_start "$1" proxied
-		else
-			(($# == 1)) || usage
-			cmd_start "$1" plain
-		fi
+		(($# >= 1)) || usage
+		local sdir=$1 smode=plain
+		shift
+		while (($# > 0)); do
+			case $1 in
+			--proxied) smode=proxied ;;
+			--reconfig) RECONFIG=1 ;;
+			--members)
+				(($# >= 2)) || usage
+				[[ $2 =~ ^[0-9]+$ ]] || die "--members needs a number, got '$2'"
+				N_MEMBERS=$2
+				shift
+				;;
+			--observers)
+				(($# >= 2)) || usage
+				OBSERVERS=${2//,/ }
+				shift
+				;;
+			*) usage ;;
+			esac
+			shift
+		done
+		cmd_start "$sdir" "$smode"
+		;;
+	join)
+		(($# == 2)) || usage
+		need_fault_injection "$cmd"
+		cmd_join "$1" "$2"
 		;;
 	stop | hosts | leader | wait-leader)
 		(($# == 1)) || usage

@@ -14,6 +14,9 @@ static int fake_usable[ZKR_MAX_MEMBERS];
 static int fake_in_pool[ZKR_MAX_MEMBERS];
 
 int zkr__member_usable(const zkr__member_t *m) { return fake_usable[m->index]; }
+int zkr__member_observer(const zkr__member_t *m) {
+  return m->role == ZKR_ROLE_OBSERVER || m->cfg_observer;
+}
 int zkr__member_in_pool(zkr__member_t *m) {
   return fake_usable[m->index] && fake_in_pool[m->index];
 }
@@ -70,6 +73,36 @@ START_TEST(hybrid_skips_ejected_and_observer_counts) {
   ck_assert_int_eq(hits[0] + hits[2] + hits[3], 0);
   ck_assert_int_eq(hits[1], 50);
   ck_assert_int_eq(hits[4], 50);
+}
+END_TEST
+
+/* Observers serve reads, never writes: under every policy, with the
+ * leader gone, writes go to a voter, and wait (-1) when only observers are
+ * left.  An observer known from /zookeeper/config alone counts too. */
+START_TEST(observers_never_take_writes) {
+  static const int policies[] = {ZKR_POLICY_HYBRID, ZKR_POLICY_ROUND_ROBIN,
+                                 ZKR_POLICY_LEADER_ONLY, ZKR_POLICY_STICKY,
+                                 ZKR_POLICY_BOLTZMANN};
+  for (size_t p = 0; p < sizeof policies / sizeof policies[0]; p++) {
+    setup(5, policies[p]);
+    members[3].role = ZKR_ROLE_OBSERVER;
+    members[4].cfg_observer = 1;
+    for (int k = 0; k < 200; k++) {
+      int w = zkr__policy_write_member(&z);
+      ck_assert_msg(w >= 0 && w <= 2, "policy %d wrote to %d", policies[p], w);
+    }
+    fake_usable[0] = 0;
+    z.gate_cur = 3; /* even a write session that became an observer */
+    for (int k = 0; k < 200; k++) {
+      int w = zkr__policy_write_member(&z);
+      ck_assert_msg(w == 1 || w == 2, "policy %d wrote to %d", policies[p], w);
+    }
+    fake_usable[1] = fake_usable[2] = 0;
+    ck_assert_int_eq(zkr__policy_write_member(&z), -1);
+    /* Reads still reach the observers. */
+    int r = zkr__policy_read_member(&z);
+    ck_assert(r == 3 || r == 4);
+  }
 }
 END_TEST
 
@@ -529,6 +562,7 @@ int main(void) {
   tcase_add_test(tc, hybrid_reads_rotate_over_followers);
   tcase_add_test(tc, hybrid_skips_ejected_and_observer_counts);
   tcase_add_test(tc, hybrid_falls_back_to_leader_then_anyone);
+  tcase_add_test(tc, observers_never_take_writes);
   tcase_add_test(tc, hybrid_leader_in_pool_when_asked);
   tcase_add_test(tc, writes_without_leader_stay_on_current_session);
   tcase_add_test(tc, round_robin_uses_everyone_for_everything);

@@ -160,7 +160,8 @@ typedef char cell_t[320];
 static void member_cells(const zkr_member_stats_t *m, int i, cell_t *row) {
   snprintf(row[COL_INDEX], sizeof row[0], "%d", i);
   snprintf(row[COL_ADDRESS], sizeof row[0], "%s", m->address);
-  snprintf(row[COL_ROLE], sizeof row[0], "%s", zkr_role_name(m->role));
+  snprintf(row[COL_ROLE], sizeof row[0], "%s%s", zkr_role_name(m->role),
+           m->removed ? ",removed" : "");
   if (m->zxid >= 0)
     snprintf(row[COL_ZXID], sizeof row[0], "0x%llx",
              (unsigned long long)m->zxid);
@@ -237,6 +238,13 @@ static void print_table(FILE *f, zkr_t *z, const zkr_stats_t *s) {
             (unsigned long long)s->hedge_discarded);
   else
     fprintf(f, "hedging: off\n");
+  /* Membership (docs/membership.md): only when there is something to say. */
+  if (s->follows_config == 1 || s->members_added || s->members_removed)
+    fprintf(f, "membership: follows /zookeeper/config version 0x%llx  added: %llu  removed: %llu\n",
+            (unsigned long long)s->config_version, (unsigned long long)s->members_added,
+            (unsigned long long)s->members_removed);
+  else if (s->follows_config == -1)
+    fprintf(f, "membership: /zookeeper/config names other addresses: not followed\n");
 }
 
 /* A JSON string; addresses come from a strictly parsed host list, but

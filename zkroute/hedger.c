@@ -149,15 +149,17 @@ int zkr__hedger_new(zkr_t *z) {
   h->cfg.percentile = z->opts.hedge_percentile;
   h->cfg.max_pct = z->opts.hedge_max_pct;
   h->cfg.burst = z->opts.hedge_burst;
-  h->win = calloc(z->n, sizeof *h->win);
-  h->marks = calloc(z->n, sizeof *h->marks);
+  /* One per member slot: membership (membership.c) may fill slots up to
+   * cap while the handle lives. */
+  h->win = calloc(z->cap, sizeof *h->win);
+  h->marks = calloc(z->cap, sizeof *h->marks);
   if (!h->win || !h->marks) {
     free(h->win);
     free(h->marks);
     free(h);
     return ZKR_ENOMEM;
   }
-  for (size_t i = 0; i < z->n; i++) {
+  for (size_t i = 0; i < z->cap; i++) {
     zkr__hedge_window_init(&h->win[i]);
     h->marks[i] = -1;
   }

@@ -63,6 +63,12 @@ typedef struct zkr__member {
   _Atomic uint64_t nudges;
   _Atomic int draining;     /* to be replaced once outstanding is 0 */
 
+  /* Membership (membership.c). */
+  _Atomic int retired;      /* left /zookeeper/config: no new operation;
+                               its session closes once idle */
+  _Atomic int cfg_observer; /* ":observer" in /zookeeper/config */
+  _Atomic int64_t server_id; /* N of server.N, -1 unknown */
+
   pthread_mutex_t health_mu; /* guards health */
   zkr__health_t health;
 
@@ -164,7 +170,12 @@ struct zkr {
   zkr_options_t opts;
   zkr__health_cfg_t hcfg;
   zkr__hostlist_t hosts;
-  size_t n;                /* members; members[n..2n) are keeper slots */
+  /* Members live in members[0..n); n only grows (membership.c adds a
+   * member by filling slot n, then publishing n + 1), up to cap.  The
+   * keeper slot of member i is members[cap + i].  No slot ever moves, so
+   * an index stays valid for the life of the handle. */
+  _Atomic size_t n;
+  size_t cap;
   zkr__member_t *members;
 
   int recv_timeout;
@@ -241,6 +252,8 @@ struct zkr {
 
   /* Hedged reads (hedger.c); NULL when hedging is off. */
   struct zkr__hedger *hedger;
+  /* Membership that follows /zookeeper/config (membership.c). */
+  struct zkr__membership *ms;
 };
 
 /* ---- member.c ---- */
@@ -258,6 +271,16 @@ void zkr__health_tick(struct zkr *z, uint64_t now_ns);
 int zkr__policy_read_candidate(struct zkr *z, const zkr__member_t *m);
 void zkr__pool_probe_result(zkr__member_t *m, uint64_t now, double ms, int ok);
 void zkr__health_cfg_from_options(zkr__health_cfg_t *c, const zkr_options_t *o);
+
+int zkr__member_observer(const zkr__member_t *m);
+zkr__member_t *zkr__keeper_of(zkr__member_t *m);
+int zkr__member_setup(struct zkr *z, size_t i, const zkr__host_t *host);
+
+/* ---- membership.c ---- */
+int zkr__membership_new(struct zkr *z);
+void zkr__membership_free(struct zkr *z);
+void zkr__membership_tick(struct zkr *z);
+void zkr__membership_stats(struct zkr *z, zkr_stats_t *s);
 
 /* ---- session.c ---- */
 void zkr__session_update(struct zkr *z);

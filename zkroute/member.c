@@ -83,7 +83,43 @@ int zkr__member_usable(const zkr__member_t *m) {
   /* A suspect server (silent to srvr) only matters while the session is
    * on it: a rescued session lives on another server. */
   return m->state == ZOO_CONNECTED_STATE && m->joined && !m->expired &&
-         !m->draining && !(m->suspect && m->hosted_on == m->index);
+         !m->draining && !m->retired && !(m->suspect && m->hosted_on == m->index);
+}
+
+/* An observer (srvr said so, or /zookeeper/config did) serves reads and
+ * syncs and never takes a write directly (policy.c). */
+int zkr__member_observer(const zkr__member_t *m) {
+  return m->role == ZKR_ROLE_OBSERVER || m->cfg_observer;
+}
+
+zkr__member_t *zkr__keeper_of(zkr__member_t *m) {
+  return &m->z->members[m->z->cap + (size_t)(m->index % (int)m->z->cap)];
+}
+
+/* Fills slot i (a member, i < cap) and its keeper slot for host: address,
+ * connect string, health.  The slots' locks were made at init.  Returns
+ * ZOK or ZKR_ENOMEM. */
+int zkr__member_setup(zkr_t *z, size_t i, const zkr__host_t *host) {
+  uint64_t now = zkr__now_ns();
+  for (int k = 0; k < 2; k++) {
+    zkr__member_t *m = &z->members[i + (k ? z->cap : 0)];
+    m->host = *host;
+    m->zxid = -1;
+    m->server_id = -1;
+    m->hosted_on = (int)i;
+    zkr__health_init(&m->health, now);
+    zkr__host_format(&m->host, NULL, m->address, sizeof m->address);
+    if (m->keeper) continue; /* sessions are moved in, never opened */
+    size_t len = sizeof m->address + (z->hosts.chroot ? strlen(z->hosts.chroot) : 0);
+    /* libzookeeper_mt 3.8 splits "host:port" at the last ':' and cannot
+     * resolve "[::1]": its connect string takes an IPv6 address bare. */
+    zkr__host_t bare = m->host;
+    bare.ipv6 = 0;
+    free(m->connect);
+    if (!(m->connect = malloc(len))) return ZKR_ENOMEM;
+    zkr__host_format(&bare, z->hosts.chroot, m->connect, len);
+  }
+  return ZOK;
 }
 
 /* Health as the router sees it: in the read pool, or not. */
@@ -117,7 +153,7 @@ void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path,
   int current = zh == m->zh;
   pthread_rwlock_unlock(&m->zh_lock);
   if (!current && !m->keeper) {
-    zkr__member_t *k = &z->members[z->n + (size_t)m->index];
+    zkr__member_t *k = zkr__keeper_of(m);
     pthread_rwlock_rdlock(&k->zh_lock);
     current = zh == k->zh;
     pthread_rwlock_unlock(&k->zh_lock);
@@ -174,7 +210,7 @@ int zkr__member_client_id(zkr__member_t *m, clientid_t *out) {
  * ephemeral nodes with it).  Returns ZOK, or -1 when the slot is taken. */
 int zkr__member_keep(zkr__member_t *m) {
   zkr_t *z = m->z;
-  zkr__member_t *k = &z->members[z->n + (size_t)m->index];
+  zkr__member_t *k = zkr__keeper_of(m);
   pthread_rwlock_wrlock(&m->zh_lock);
   pthread_rwlock_wrlock(&k->zh_lock);
   int rc = -1;

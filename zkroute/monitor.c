@@ -129,7 +129,7 @@ static void rescue(zkr_t *z, zkr__member_t *m, uint64_t now) {
     if (zkr__member_open(m, t, &cid) != ZOK) return;
     m->rescues++;
     zkr__watch_rearm_member(z, m);
-  } else if (!m->keeper && m->hosted_on != m->index && serving(m) &&
+  } else if (!m->keeper && !m->retired && m->hosted_on != m->index && serving(m) &&
              (zkr__member_usable(m) || m->draining)) {
     /* Home again.  First drain: no new operation goes to the session, and
      * it is swapped only once nothing is in flight on it (closing it would
@@ -177,8 +177,10 @@ static void nudge(zkr_t *z, zkr__member_t *m, uint64_t now) {
 
 static void housekeeping(zkr_t *z) {
   uint64_t now = zkr__now_ns();
-  for (size_t i = 0; i < 2 * z->n && !z->mon_stop; i++) {
-    zkr__member_t *m = &z->members[i];
+  size_t n = z->n;
+  for (size_t j = 0; j < 2 * n && !z->mon_stop; j++) {
+    /* Members, then their keeper slots. */
+    zkr__member_t *m = &z->members[j < n ? j : z->cap + (j - n)];
     nudge(z, m, now);
     if (m->keeper) {
       /* A kept session is rescued like any other, never re-created. */
@@ -187,6 +189,7 @@ static void housekeeping(zkr_t *z) {
     }
     /* An expired session that held nothing is replaced silently; one that
      * held ephemerals or watches expired the virtual session instead. */
+    if (m->retired) continue; /* membership.c closes or moves it */
     if (m->expired && !z->expired) zkr__member_open(m, m->index, NULL);
     else if (!m->expired) rescue(z, m, now);
   }
@@ -208,6 +211,7 @@ static void *monitor_main(void *arg) {
       next_poll = zkr__now_ns() + (uint64_t)z->opts.leader_poll_ms * 1000000u;
     }
     housekeeping(z);
+    zkr__membership_tick(z);
     pthread_mutex_lock(&z->mon_mu);
     if (z->mon_stop || z->mon_kick) continue;
     uint64_t wake = zkr__now_ns() + TICK_MS * 1000000u;

@@ -95,6 +95,9 @@ static const opt_t opt_table[] = {
     {"local_zone", OPT_ZONE, OFF(local_zone), 0, sizeof(((zkr_options_t *)0)->local_zone), 0,
      "the client's zone: members labelled with it are the ones zkr_selector_same_zone "
      "prefers"},
+    {"follow_config", OPT_SWITCH, OFF(follow_config), -1, 1, 1,
+     "on: read and watch /zookeeper/config, open sessions to added servers and close "
+     "those of removed ones (when its client addresses are the connect string's)"},
 };
 #undef OFF
 #define N_OPTS (sizeof opt_table / sizeof opt_table[0])

@@ -33,6 +33,15 @@ static int keep_usable(zkr_t *z, int i) {
   return zkr__member_usable(&z->members[i]);
 }
 
+/* Writes never go to an observer directly (it would forward them). */
+static int keep_writable(zkr_t *z, int i) {
+  return keep_usable(z, i) && !zkr__member_observer(&z->members[i]);
+}
+
+static int writable(zkr_t *z, int m) {
+  return m >= 0 && !zkr__member_observer(&z->members[m]) ? m : rotate(z, keep_writable);
+}
+
 /* Read candidates are followers and observers (and the leader when the
  * options put it in the pool): the members hybrid reads from, and the
  * members the health model compares with each other. */
@@ -173,20 +182,21 @@ int zkr__policy_hedge_member(zkr_t *z, int exclude) {
   return cand[r % (uint64_t)n];
 }
 
-/* Called with the write gate held (router.c), so gate_cur is stable. */
+/* Called with the write gate held (router.c), so gate_cur is stable.
+ * Whatever the policy, an observer never gets a write: another usable
+ * member does, or the write waits (parked) until one is. */
 int zkr__policy_write_member(zkr_t *z) {
   int m;
   switch (z->opts.policy) {
-  case ZKR_POLICY_ROUND_ROBIN: return rotate(z, keep_usable);
-  case ZKR_POLICY_BOLTZMANN: return boltzmann(z);
-  case ZKR_POLICY_STICKY: return sticky(z);
+  case ZKR_POLICY_ROUND_ROBIN: return rotate(z, keep_writable);
+  case ZKR_POLICY_BOLTZMANN: return writable(z, boltzmann(z));
+  case ZKR_POLICY_STICKY: return writable(z, sticky(z));
   default:
     m = leader_usable(z);
-    if (m >= 0) return m;
+    if (m >= 0 && !zkr__member_observer(&z->members[m])) return m;
     /* Leader unknown or unreachable: stay on the current write session
      * while it works, else take any usable member. */
-    if (z->gate_cur >= 0 && zkr__member_usable(&z->members[z->gate_cur]))
-      return z->gate_cur;
-    return rotate(z, keep_usable);
+    if (z->gate_cur >= 0 && keep_writable(z, z->gate_cur)) return z->gate_cur;
+    return rotate(z, keep_writable);
   }
 }

@@ -20,34 +20,38 @@ void zkr__health_cfg_from_options(zkr__health_cfg_t *c, const zkr_options_t *o) 
   zkr__health_cfg_defaults(c);
 }
 
-static void lock_all(zkr_t *z) {
-  for (size_t i = 0; i < z->n; i++) pthread_mutex_lock(&z->members[i].health_mu);
+/* Locks the health of members [0, n) and returns n: the member count is
+ * read once, since membership.c may add a member meanwhile. */
+static size_t lock_all(zkr_t *z) {
+  size_t n = z->n;
+  for (size_t i = 0; i < n; i++) pthread_mutex_lock(&z->members[i].health_mu);
+  return n;
 }
 
-static void unlock_all(zkr_t *z) {
-  for (size_t i = z->n; i-- > 0;) pthread_mutex_unlock(&z->members[i].health_mu);
+static void unlock_all(zkr_t *z, size_t n) {
+  for (size_t i = n; i-- > 0;) pthread_mutex_unlock(&z->members[i].health_mu);
 }
 
 /* A probe's completion (completion.c): a good probe counts toward
  * reinstatement when it is under the threshold of the current pool. */
 void zkr__pool_probe_result(zkr__member_t *m, uint64_t now, double ms, int ok) {
   zkr_t *z = m->z;
-  zkr__health_t *pool[ZKR_MAX_MEMBERS];
+  zkr__health_t *pool[ZKR_MAX_MEMBERS] = {0};
   size_t n = 0;
-  lock_all(z);
-  for (size_t i = 0; i < z->n; i++)
+  size_t locked = lock_all(z);
+  for (size_t i = 0; i < locked; i++)
     if (zkr__policy_read_candidate(z, &z->members[i])) pool[n++] = &z->members[i].health;
   double median = zkr__health_pool_median(pool, n, &z->hcfg);
   zkr__health_probe_result(&m->health, &z->hcfg, now, ms, ok, median);
-  unlock_all(z);
+  unlock_all(z, locked);
 }
 
 void zkr__health_tick(zkr_t *z, uint64_t now) {
-  zkr__health_t *pool[ZKR_MAX_MEMBERS];
+  zkr__health_t *pool[ZKR_MAX_MEMBERS] = {0};
   zkr__member_t *due[ZKR_MAX_MEMBERS];
   size_t n = 0, nd = 0;
-  lock_all(z);
-  for (size_t i = 0; i < z->n; i++) {
+  size_t locked = lock_all(z);
+  for (size_t i = 0; i < locked; i++) {
     zkr__member_t *m = &z->members[i];
     if (!zkr__policy_read_candidate(z, m)) continue;
     pool[n++] = &m->health;
@@ -57,7 +61,7 @@ void zkr__health_tick(zkr_t *z, uint64_t now) {
     }
   }
   zkr__health_evaluate(pool, n, &z->hcfg, now);
-  unlock_all(z);
+  unlock_all(z, locked);
   for (size_t i = 0; i < nd; i++) {
     if (zkr__probe(due[i]) == ZOK) continue;
     pthread_mutex_lock(&due[i]->health_mu);

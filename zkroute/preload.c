@@ -234,6 +234,7 @@ static void pl_setup(void) {
   pl_table.awget_children2 = real.zoo_awget_children2;
   pl_table.aget_acl = real.zoo_aget_acl;
   pl_table.async = real.zoo_async;
+  pl_table.awgetconfig = real.zoo_awgetconfig;
   zkr__zk_use(&pl_table);
   zkr__env_destroy_hook = pl_destroyed;
 }

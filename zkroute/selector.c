@@ -73,9 +73,9 @@ int zkr_set_read_selector(zkr_t *z, zkr_read_selector_fn fn, void *ctx) {
   ZKR__HELD(z, set_held(z, fn, ctx));
 }
 
-static void describe(zkr_t *z, zkr_member_info_t *v) {
+static void describe(zkr_t *z, zkr_member_info_t *v, size_t n) {
   int leader = z->leader;
-  for (size_t i = 0; i < z->n; i++) {
+  for (size_t i = 0; i < n; i++) {
     zkr__member_t *m = &z->members[i];
     zkr_member_info_t *d = &v[i];
     d->index = (int)i;
@@ -100,9 +100,11 @@ int zkr__selector_pick(zkr_t *z) {
   int pick = -1, asked = 0;
   pthread_rwlock_rdlock(&z->sel_lock);
   if (z->sel_fn) {
-    describe(z, v);
+    /* One count for both: membership may publish a member meanwhile. */
+    size_t n = z->n;
+    describe(z, v, n);
     zkr__in_selector = 1;
-    pick = z->sel_fn(v, (int)z->n, z->sel_ctx);
+    pick = z->sel_fn(v, (int)n, z->sel_ctx);
     zkr__in_selector = 0;
     asked = 1;
   }

@@ -283,12 +283,13 @@ int zkr_recv_timeout(zkr_t *z) { ZKR__HELD(z, recv_timeout_held(z)); }
 static void destroy(zkr_t *z) {
   /* Lookups fail from here on, and calls still inside have left. */
   if (z->reg_slot >= 0) zkr__registry_remove(z->reg_slot, z);
-  for (size_t i = 0; i < 2 * z->n; i++) {
+  for (size_t i = 0; z->members && i < 2 * z->cap; i++) {
     pthread_rwlock_destroy(&z->members[i].zh_lock);
     pthread_mutex_destroy(&z->members[i].health_mu);
     free(z->members[i].connect);
   }
   free(z->members);
+  zkr__membership_free(z);
   zkr__watch_free_all(z);
   zkr__auth_free_all(z);
   zkr__inflight_free(z->inflight);
@@ -316,7 +317,10 @@ static void close_now(zkr_t *z) {
   zkr__hedger_stop(z);
   /* Parked operations never reached a server: ZCLOSING now. */
   zkr__gate_flush(z);
-  for (size_t i = 0; i < 2 * z->n; i++) zkr__member_close(&z->members[i]);
+  for (size_t i = 0; i < z->n; i++) {
+    zkr__member_close(&z->members[i]);
+    zkr__member_close(&z->members[z->cap + i]);
+  }
   /* No ZooKeeper thread runs any more: what zookeeper_close dropped gets
    * its ZCLOSING here, and nothing can have parked since (closing refuses). */
   zkr__op_complete_abandoned(z);
@@ -389,9 +393,23 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
   int rc = zkr__options_resolve(opts, &z->opts);
   if (rc == ZOK) rc = zkr__hosts_parse(host, &z->hosts);
   if (rc == ZOK && !(z->inflight = zkr__inflight_new())) rc = ZKR_ENOMEM;
-  /* Members, then as many keeper slots (member.c, zkr__member_keep). */
-  if (rc == ZOK && !(z->members = calloc(2 * z->hosts.n, sizeof *z->members)))
-    rc = ZKR_ENOMEM;
+  /* Member slots, then as many keeper slots (member.c, zkr__member_keep).
+   * Following /zookeeper/config needs room for members added later
+   * (membership.c): then every slot up to ZKR_MAX_MEMBERS is made now. */
+  if (rc == ZOK) {
+    z->cap = z->opts.follow_config == 1 ? ZKR_MAX_MEMBERS : z->hosts.n;
+    if (!(z->members = calloc(2 * z->cap, sizeof *z->members))) rc = ZKR_ENOMEM;
+  }
+  for (size_t i = 0; rc == ZOK && i < 2 * z->cap; i++) {
+    zkr__member_t *m = &z->members[i];
+    m->z = z;
+    m->index = (int)i;
+    m->keeper = i >= z->cap;
+    m->server_id = -1;
+    pthread_rwlock_init(&m->zh_lock, NULL);
+    pthread_mutex_init(&m->health_mu, NULL);
+  }
+  if (rc == ZOK) rc = zkr__membership_new(z);
   if (rc != ZOK) {
     destroy(z);
     return rc;
@@ -402,28 +420,8 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
   z->n = z->hosts.n;
   unsigned seed = (unsigned)z->opts.seed;
   z->sticky = rand_r(&seed) % (int)z->n;
-  uint64_t now = zkr__now_ns();
-  for (size_t i = 0; i < 2 * z->n; i++) {
-    zkr__member_t *m = &z->members[i];
-    m->z = z;
-    m->index = (int)i;
-    m->keeper = i >= z->n;
-    m->hosted_on = (int)(i % z->n);
-    m->host = z->hosts.v[i % z->n];
-    m->zxid = -1;
-    pthread_rwlock_init(&m->zh_lock, NULL);
-    pthread_mutex_init(&m->health_mu, NULL);
-    zkr__health_init(&m->health, now);
-    zkr__host_format(&m->host, NULL, m->address, sizeof m->address);
-    size_t len = sizeof m->address + (z->hosts.chroot ? strlen(z->hosts.chroot) : 0);
-    if (m->keeper) continue; /* sessions are moved in, never opened */
-    /* libzookeeper_mt 3.8 splits "host:port" at the last ':' and cannot
-     * resolve "[::1]": its connect string takes an IPv6 address bare. */
-    zkr__host_t bare = m->host;
-    bare.ipv6 = 0;
-    if (!(m->connect = malloc(len))) rc = ZKR_ENOMEM;
-    else zkr__host_format(&bare, z->hosts.chroot, m->connect, len);
-  }
+  for (size_t i = 0; rc == ZOK && i < z->n; i++)
+    rc = zkr__member_setup(z, i, &z->hosts.v[i]);
   if (rc == ZOK) rc = zkr__hedger_new(z);
   if (rc == ZOK) rc = zkr__selector_init(z);
   if (rc == ZOK) rc = zkr__monitor_start(z);

@@ -10,9 +10,11 @@
 static int stats_held(zkr_t *z, zkr_stats_t **out) {
   if (!out) return ZBADARGUMENTS;
   *out = NULL;
-  zkr_stats_t *s = calloc(1, sizeof *s + z->n * sizeof s->members[0]);
+  size_t n = z->n; /* once: membership.c may add a member meanwhile */
+  zkr_stats_t *s = calloc(1, sizeof *s + n * sizeof s->members[0]);
   if (!s) return ZKR_ENOMEM;
-  s->n_members = (int)z->n;
+  s->n_members = (int)n;
+  zkr__membership_stats(z, s);
   s->leader = z->leader;
   s->policy = z->opts.policy;
   s->leader_changes = z->leader_changes;
@@ -24,7 +26,7 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
   pthread_mutex_unlock(&z->gate_mu);
   zkr__hedger_stats(z, s);
   uint64_t now = zkr__now_ns();
-  for (size_t i = 0; i < z->n; i++) {
+  for (size_t i = 0; i < n; i++) {
     zkr__member_t *m = &z->members[i];
     zkr_member_stats_t *ms = &s->members[i];
     strncpy(ms->address, m->address, sizeof ms->address - 1);
@@ -49,6 +51,8 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
     memcpy(ms->zone, m->zone, sizeof ms->zone);
     ms->outstanding = m->outstanding;
     ms->selector_picks = m->selected;
+    ms->removed = m->retired;
+    ms->server_id = m->server_id;
     pthread_mutex_lock(&m->health_mu);
     ms->in_read_pool = ms->connected && m->health.in_pool && zkr__policy_read_candidate(z, m);
     ms->samples = m->health.samples;

@@ -21,6 +21,7 @@ const zkr__zk_t zkr__zk_real = {
     .aget_acl = zoo_aget_acl,
     .async = zoo_async,
     .set_resolution_delay = zoo_set_servers_resolution_delay,
+    .awgetconfig = zoo_awgetconfig,
 };
 
 const zkr__zk_t *zkr__zk = &zkr__zk_real;

@@ -53,6 +53,10 @@ typedef struct zkr__zk {
   int (*async)(zhandle_t *zh, const char *path, string_completion_t completion,
                const void *data);
   int (*set_resolution_delay)(zhandle_t *zh, int delay_ms);
+  /* NULL (a table that predates it): membership does not follow
+   * /zookeeper/config (membership.c). */
+  int (*awgetconfig)(zhandle_t *zh, watcher_fn watcher, void *watcherCtx,
+                     data_completion_t completion, const void *data);
 } zkr__zk_t;
 
 /* The table in force; never NULL. */

@@ -1,0 +1,333 @@
+/* Membership that follows the ensemble (DESIGN.md section 7): the monitor
+ * reads /zookeeper/config (a sync first, on the same session, pipelined),
+ * keeps a watch on it, and when dynamic reconfiguration adds or removes
+ * servers opens a member session for each new server and retires the
+ * members that left.  A retired member takes no new operation at once;
+ * its session closes when nothing is in flight on it (a session that holds
+ * ephemeral nodes or watches moves to a live server instead, as a rescue
+ * does, because closing it would end them).  docs/membership.md.
+ *
+ * The configuration is followed only when it describes the servers the
+ * connect string names: on the first read, every member must be the client
+ * address of a server line.  Otherwise (a proxy or load balancer in front,
+ * DNS names where the config has addresses, no client addresses in the
+ * config) the handle keeps its members and only reports the version.
+ *
+ * Threads: the monitor thread does everything here except the two
+ * ZooKeeper callbacks, which run on a member's completion thread, only
+ * store what they got under ms->mu and kick the monitor. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "zkconfig.h"
+
+struct zkr__membership {
+  pthread_mutex_t mu; /* guards buf, len, rc, got, watch_fired */
+  char *buf;          /* the last getconfig reply, not yet applied */
+  int len, rc, got;
+  int watch_fired;    /* the config changed, or its watch may be lost */
+
+  /* Monitor thread only. */
+  int inflight;       /* a sync+getconfig is on its way */
+  int on;             /* member whose session holds the watch, -1 none */
+  zhandle_t *on_zh;   /* ... and the zhandle it was set on */
+  uint64_t retry_ns;  /* no new read before this (after a failure) */
+
+  _Atomic int follows;        /* ZKR_CONFIG_* below */
+  _Atomic int64_t version;    /* last version seen, -1 none */
+  _Atomic uint64_t reads, errors, added, removed;
+};
+
+/* follows: whether the membership follows the configuration. */
+enum { CFG_UNKNOWN = 0, CFG_FOLLOWING = 1, CFG_NOT_FOLLOWED = -1, CFG_OFF = -2 };
+
+#define CONFIG_PATH "/zookeeper/config"
+#define RETRY_MS 500
+
+int zkr__membership_new(zkr_t *z) {
+  struct zkr__membership *ms = calloc(1, sizeof *ms);
+  if (!ms) return ZKR_ENOMEM;
+  pthread_mutex_init(&ms->mu, NULL);
+  ms->on = -1;
+  ms->version = -1;
+  ms->follows = z->opts.follow_config == 1 && zkr__zk->awgetconfig ? CFG_UNKNOWN : CFG_OFF;
+  z->ms = ms;
+  return ZOK;
+}
+
+void zkr__membership_free(zkr_t *z) {
+  struct zkr__membership *ms = z->ms;
+  if (!ms) return;
+  pthread_mutex_destroy(&ms->mu);
+  free(ms->buf);
+  free(ms);
+  z->ms = NULL;
+}
+
+/* ---- ZooKeeper callbacks (a member's completion thread) ---- */
+
+static void sync_done(int rc, const char *value, const void *data) {
+  (void)rc;
+  (void)value;
+  (void)data;
+}
+
+/* The watch on /zookeeper/config.  A data change means a new
+ * configuration; a session event means the watch may be gone (session
+ * lost, or the member was replaced), so the monitor reads again. */
+static void config_watcher(zhandle_t *zh, int type, int state, const char *path,
+                           void *ctx) {
+  (void)zh;
+  (void)state;
+  (void)path;
+  zkr_t *z = ctx;
+  if (z->closing) return;
+  if (type == ZOO_SESSION_EVENT && state == ZOO_CONNECTED_STATE) return;
+  pthread_mutex_lock(&z->ms->mu);
+  z->ms->watch_fired = 1;
+  pthread_mutex_unlock(&z->ms->mu);
+  zkr__monitor_kick(z);
+}
+
+static void config_done(int rc, const char *value, int len,
+                        const struct Stat *stat, const void *data) {
+  (void)stat;
+  zkr_t *z = (zkr_t *)data;
+  struct zkr__membership *ms = z->ms;
+  char *copy = NULL;
+  if (rc == ZOK && len > 0 && (copy = malloc((size_t)len))) memcpy(copy, value, (size_t)len);
+  pthread_mutex_lock(&ms->mu);
+  free(ms->buf);
+  ms->buf = copy;
+  ms->len = copy ? len : 0;
+  ms->rc = rc == ZOK && len > 0 && !copy ? ZKR_ENOMEM : rc;
+  ms->got = 1;
+  pthread_mutex_unlock(&ms->mu);
+  if (!z->closing) zkr__monitor_kick(z);
+}
+
+/* ---- reading ---- */
+
+/* Sends sync + getconfig (with the watch) on a usable member's session,
+ * the leader's preferred: it has the newest configuration. */
+static void read_config(zkr_t *z) {
+  struct zkr__membership *ms = z->ms;
+  size_t n = z->n;
+  int pick = -1, l = z->leader;
+  if (l >= 0 && zkr__member_usable(&z->members[l])) pick = l;
+  for (size_t i = 0; pick < 0 && i < n; i++)
+    if (zkr__member_usable(&z->members[i])) pick = (int)i;
+  if (pick < 0) return;
+  zkr__member_t *m = &z->members[pick];
+  pthread_rwlock_rdlock(&m->zh_lock);
+  int rc = ZINVALIDSTATE;
+  if (m->zh) {
+    /* Same session, in order: the read runs after the sync, so it sees
+     * at least what the leader had committed when the sync was sent. */
+    zkr__zk->async(m->zh, CONFIG_PATH, sync_done, NULL);
+    rc = zkr__zk->awgetconfig(m->zh, config_watcher, z, config_done, z);
+  }
+  zhandle_t *zh = m->zh;
+  pthread_rwlock_unlock(&m->zh_lock);
+  if (rc != ZOK) {
+    ms->retry_ns = zkr__now_ns() + RETRY_MS * 1000000ull;
+    return;
+  }
+  ms->inflight = 1;
+  ms->on = pick;
+  ms->on_zh = zh;
+  ms->reads++;
+}
+
+/* ---- applying ---- */
+
+static int find_member(zkr_t *z, const zkr__host_t *h) {
+  size_t n = z->n;
+  for (size_t i = 0; i < n; i++)
+    if (zkr__host_same(&z->members[i].host, h)) return (int)i;
+  return -1;
+}
+
+static const zkr__config_server_t *find_server(const zkr__config_t *c,
+                                               const zkr__host_t *h) {
+  for (size_t i = 0; i < c->n; i++)
+    if (c->v[i].has_client && zkr__host_same(&c->v[i].client, h)) return &c->v[i];
+  return NULL;
+}
+
+/* Takes member m out: no new operation from now on (usable() is false);
+ * operations in flight finish where they are. */
+static void retire(zkr_t *z, zkr__member_t *m) {
+  m->retired = 1;
+  pthread_mutex_lock(&m->health_mu);
+  zkr__health_set_usable(&m->health, 0, zkr__now_ns());
+  pthread_mutex_unlock(&m->health_mu);
+  zkr__session_update(z);
+  /* Writes parked behind it may go to the new write session. */
+  zkr__gate_flush(z);
+  z->ms->removed++;
+}
+
+/* A server (back) in the configuration: a new slot, or a retired one of
+ * the same address. */
+static void admit(zkr_t *z, const zkr__config_server_t *s) {
+  int i = find_member(z, &s->client);
+  zkr__member_t *m;
+  if (i >= 0) {
+    m = &z->members[i];
+    m->server_id = s->id;
+    m->cfg_observer = s->observer;
+    if (!m->retired) return;
+    m->retired = 0;
+    /* Its session was closed (idle), or moved to a live server (it held
+     * state): a new one at home, or the rescue brings it home. */
+    if (!m->zh) zkr__member_open(m, i, NULL);
+  } else {
+    size_t n = z->n;
+    if (n >= z->cap || zkr__member_setup(z, n, &s->client) != ZOK) {
+      z->ms->errors++;
+      return;
+    }
+    m = &z->members[n];
+    m->server_id = s->id;
+    m->cfg_observer = s->observer;
+    z->n = n + 1; /* published: other threads may route to it once usable */
+    if (zkr__member_open(m, (int)n, NULL) != ZOK) {
+      m->retired = 1;
+      z->ms->errors++;
+      return;
+    }
+  }
+  z->ms->added++;
+}
+
+static void apply(zkr_t *z, const char *buf, int len) {
+  struct zkr__membership *ms = z->ms;
+  zkr__config_t *c = malloc(sizeof *c);
+  if (!c) return;
+  if (zkr__config_parse(buf, (size_t)(len > 0 ? len : 0), c) != ZOK || c->n == 0) {
+    ms->errors++;
+    free(c);
+    return;
+  }
+  ms->version = c->version;
+  size_t n = z->n;
+  if (ms->follows == CFG_UNKNOWN) {
+    /* The first configuration decides: every member of the connect string
+     * must be a server's client address in it. */
+    int match = 1;
+    for (size_t i = 0; i < n && match; i++) match = find_server(c, &z->members[i].host) != NULL;
+    ms->follows = match ? CFG_FOLLOWING : CFG_NOT_FOLLOWED;
+  }
+  if (ms->follows != CFG_FOLLOWING) {
+    free(c);
+    return;
+  }
+  /* A configuration in which a server has no client address cannot be
+   * followed (its clients' address is unknown): keep what we have. */
+  for (size_t k = 0; k < c->n; k++) {
+    if (!c->v[k].has_client) {
+      ms->errors++;
+      free(c);
+      return;
+    }
+  }
+  for (size_t k = 0; k < c->n; k++) admit(z, &c->v[k]);
+  for (size_t i = 0; i < n; i++) {
+    zkr__member_t *m = &z->members[i];
+    if (!m->retired && !find_server(c, &m->host)) retire(z, m);
+  }
+  free(c);
+  /* New members' roles, and a leader that may have changed. */
+  zkr__monitor_kick(z);
+}
+
+/* ---- retired members ---- */
+
+/* A retired member's session goes once nothing is in flight on it: closed
+ * when it holds nothing, else moved to a live server (its ephemerals and
+ * watches stay) where it lives on, out of every pool. */
+static void settle_retired(zkr_t *z) {
+  size_t n = z->n;
+  for (size_t i = 0; i < n; i++) {
+    zkr__member_t *m = &z->members[i];
+    if (!m->retired || !m->zh || m->outstanding > 0) continue;
+    if (m->ephemerals > 0 || m->watches > 0) {
+      if (m->hosted_on != m->index) continue; /* moved already */
+      clientid_t cid;
+      int t = -1;
+      for (size_t k = 1; k < n && t < 0; k++) {
+        zkr__member_t *c = &z->members[(i + k) % n];
+        if (zkr__member_usable(c) && c->hosted_on == c->index) t = c->index;
+      }
+      if (t < 0 || !zkr__member_client_id(m, &cid)) continue;
+      if (zkr__member_open(m, t, &cid) == ZOK) {
+        m->rescues++;
+        zkr__watch_rearm_member(z, m);
+      }
+      continue;
+    }
+    pthread_rwlock_wrlock(&m->zh_lock);
+    zhandle_t *zh = m->zh;
+    m->zh = NULL;
+    pthread_rwlock_unlock(&m->zh_lock);
+    m->state = ZOO_NOTCONNECTED_STATE;
+    if (zh) {
+      zkr__zk->close(zh);
+      /* Anything sent to it in the meantime: outcome unknown. */
+      zkr__op_complete_dropped(z, zh);
+    }
+  }
+}
+
+/* ---- the monitor's turn ---- */
+
+void zkr__membership_tick(zkr_t *z) {
+  struct zkr__membership *ms = z->ms;
+  if (ms->follows == CFG_OFF || z->closing) return;
+  pthread_mutex_lock(&ms->mu);
+  int got = ms->got, rc = ms->rc, len = ms->len, fired = ms->watch_fired;
+  char *buf = ms->buf;
+  ms->buf = NULL;
+  ms->got = 0;
+  ms->watch_fired = 0;
+  pthread_mutex_unlock(&ms->mu);
+  uint64_t now = zkr__now_ns();
+  if (got) {
+    ms->inflight = 0;
+    if (rc == ZOK) {
+      apply(z, buf, len);
+    } else {
+      /* Connection loss and the like: read again, from another member if
+       * this one went (ZNONODE: a server older than 3.5, nothing to follow). */
+      if (rc == ZNONODE) ms->follows = CFG_OFF;
+      ms->errors++;
+      ms->on = -1;
+      ms->retry_ns = now + RETRY_MS * 1000000ull;
+    }
+    free(buf);
+  }
+  if (fired) ms->on = -1;
+  /* The watch lives on ms->on's session: gone with that session. */
+  if (ms->on >= 0) {
+    zkr__member_t *m = &z->members[ms->on];
+    pthread_rwlock_rdlock(&m->zh_lock);
+    int same = m->zh == ms->on_zh;
+    pthread_rwlock_unlock(&m->zh_lock);
+    if (!same || !zkr__member_usable(m)) ms->on = -1;
+  }
+  if (ms->on < 0 && !ms->inflight && now >= ms->retry_ns && ms->follows != CFG_OFF)
+    read_config(z);
+  if (ms->follows == CFG_FOLLOWING) settle_retired(z);
+}
+
+void zkr__membership_stats(zkr_t *z, zkr_stats_t *s) {
+  struct zkr__membership *ms = z->ms;
+  s->follows_config = ms->follows;
+  s->config_version = ms->version;
+  s->config_reads = ms->reads;
+  s->config_errors = ms->errors;
+  s->members_added = ms->added;
+  s->members_removed = ms->removed;
+}

@@ -132,8 +132,22 @@ START_TEST(selector_bad_answers_fall_back) {
   ck_assert_uint_eq(s1->selector_fallbacks - s0->selector_fallbacks, 400);
   ck_assert_uint_eq(s1->selector_picks - s0->selector_picks, 0);
   ck_assert_uint_eq(d[leader], 0);
-  ck_assert_uint_eq(d[f0], 200);
-  ck_assert_uint_eq(d[f1], 200);
+  ck_assert_uint_eq(d[f0] + d[f1], 400);
+  /* The default policy alternates over the read pool: an even split,
+   * unless the health model ejected a follower meanwhile (a busy machine
+   * can make a healthy one look slow for a moment; docs/health.md). */
+  uint64_t ejected = s1->members[f0].ejections - s0->members[f0].ejections +
+                     s1->members[f1].ejections - s0->members[f1].ejections;
+  printf("selector_bad_answers: fallback reads %llu/%llu/%llu, %llu ejection(s)\n",
+         (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)d[2],
+         (unsigned long long)ejected);
+  if (ejected == 0) {
+    ck_assert_uint_eq(d[f0], 200);
+    ck_assert_uint_eq(d[f1], 200);
+  } else {
+    ck_assert_uint_gt(d[f0], 0);
+    ck_assert_uint_gt(d[f1], 0);
+  }
   zkr_stats_free(s0);
   zkr_stats_free(s1);
   /* The selector insists on f1, whose server is gone: reads still

@@ -280,10 +280,12 @@ static void json_member(FILE *f, const zkr_member_stats_t *m, int i) {
   if (m->ewma_ms >= 0) fprintf(f, "%.3f", m->ewma_ms);
   else fputs("null", f);
   fprintf(f, ", \"ejections\": %llu, \"out_of_pool_ms\": %.3f"
-             ", \"srvr_polls\": %llu, \"srvr_failures\": %llu}",
+             ", \"srvr_polls\": %llu, \"srvr_failures\": %llu"
+             ", \"hedges\": %llu, \"removed\": %s, \"server_id\": %lld}",
           (unsigned long long)m->ejections, m->out_of_pool_ms,
           (unsigned long long)m->srvr_polls,
-          (unsigned long long)m->srvr_failures);
+          (unsigned long long)m->srvr_failures, (unsigned long long)m->hedges,
+          m->removed ? "true" : "false", (long long)m->server_id);
 }
 
 static void print_json(FILE *f, zkr_t *z, const zkr_stats_t *s, int ready) {
@@ -302,6 +304,12 @@ static void print_json(FILE *f, zkr_t *z, const zkr_stats_t *s, int ready) {
           (unsigned long long)s->hedges_won, (unsigned long long)s->hedges_capped,
           (unsigned long long)s->hedges_no_member,
           (unsigned long long)s->hedge_discarded);
+  fprintf(f, "  \"membership\": {\"follows_config\": %d, \"config_version\": ",
+          s->follows_config);
+  if (s->config_version >= 0) fprintf(f, "\"0x%llx\"", (unsigned long long)s->config_version);
+  else fputs("null", f);
+  fprintf(f, ", \"members_added\": %llu, \"members_removed\": %llu},\n",
+          (unsigned long long)s->members_added, (unsigned long long)s->members_removed);
   fputs("  \"members\": [\n", f);
   for (int i = 0; i < s->n_members; i++) {
     json_member(f, &s->members[i], i);

@@ -101,12 +101,6 @@ static int sticky(zkr_t *z) {
  * and this policy is the comparator that answers with weights alone.  Its
  * samples come from its reads, as for every policy.  The draw hashes the
  * seed option with a shared counter: lock-free and reproducible. */
-static uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
 
 static int boltzmann(zkr_t *z) {
   int cand[ZKR_MAX_MEMBERS], n = 0, known = 0;
@@ -135,7 +129,7 @@ static int boltzmann(zkr_t *z) {
   double t = z->opts.boltzmann_temperature > 0 ? z->opts.boltzmann_temperature : 1.0;
   double total = 0;
   for (int k = 0; k < n; k++) total += w[k] = exp(-(lat[k] - best) / t);
-  uint64_t r = splitmix64(((uint64_t)(unsigned)z->opts.seed << 32) ^
+  uint64_t r = zkr__mix64(((uint64_t)(unsigned)z->opts.seed << 32) ^
                           atomic_fetch_add(&z->rr, 1));
   double u = (double)(r >> 11) * 0x1p-53 * total;
   for (int k = 0; k < n; k++) {
@@ -177,7 +171,7 @@ int zkr__policy_hedge_member(zkr_t *z, int exclude) {
   for (size_t i = 0; i < z->n; i++)
     if ((int)i != exclude && keep_read_pool(z, (int)i)) cand[n++] = (int)i;
   if (n == 0) return -1;
-  uint64_t r = splitmix64(((uint64_t)(unsigned)z->opts.seed << 32) ^
+  uint64_t r = zkr__mix64(((uint64_t)(unsigned)z->opts.seed << 32) ^
                           (0x68656467ULL + atomic_fetch_add(&z->hedge_draws, 1)));
   return cand[r % (uint64_t)n];
 }

@@ -122,21 +122,14 @@ int zkr__selector_pick(zkr_t *z) {
 
 /* ---- ready-made selectors ---- */
 
-static uint64_t mix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
 /* One random number per call: a hash of the seed and a counter advanced
  * atomically, so threads sharing a context never draw the same number and
  * a test with a fixed seed is exact. */
 static uint64_t draw(zkr_selector_ctx_t *c) {
   static _Atomic uint64_t shared;
-  if (!c) return mix64(atomic_fetch_add(&shared, 1));
+  if (!c) return zkr__mix64(atomic_fetch_add(&shared, 1));
   uint64_t k = __atomic_fetch_add(&c->draws, 1, __ATOMIC_RELAXED);
-  return mix64(c->seed ^ mix64(k));
+  return zkr__mix64(c->seed ^ zkr__mix64(k));
 }
 
 /* p2c over the pool members for which zone is NULL or matches (zone ""

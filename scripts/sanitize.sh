@@ -61,10 +61,11 @@ else
   # shellcheck disable=SC2016 # expanded by make, not the shell
   make -j"$(nproc)" check TESTS= TEST_SUITE_LOG=build.log >/dev/null
   # Under TSan (5-15x slower) the fault tests' time targets (eject within
-  # 2 s, expiry, the history schedule) cannot hold: TSan runs the routing
-  # and robustness integration tests; the fault tests run in the normal
-  # and ASan builds.
-  ZKR_IT_TESTS=${ZKR_IT_TESTS:-it_routing it_robust} \
+  # 2 s, expiry, the history schedule) cannot hold: TSan runs the routing,
+  # robustness, hedging (the hedge thread; its one time check has a 10x
+  # margin) and read-selector integration tests; the fault tests run in
+  # the normal and ASan builds.
+  ZKR_IT_TESTS=${ZKR_IT_TESTS:-it_routing it_robust it_hedge it_select} \
     make check TESTS='$(UNIT_TESTS) tests/integration.sh' || status=$?
 fi
 

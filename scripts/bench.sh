@@ -18,6 +18,10 @@
 #                                     (BENCH_RATE ops/s, default 1000)
 #   scripts/bench.sh sweep [OUT]      steady state at 8, 16 and 64 workers
 #   scripts/bench.sh boltzmann [OUT]  steady and degraded, hybrid vs boltzmann
+#   scripts/bench.sh readmit [OUT]    degraded: hybrid (readmit_ratio 2) vs
+#                                     hybrid with readmit_ratio=3 (one bar
+#                                     for ejection and readmission) vs
+#                                     round_robin (docs/benchmarks.md)
 #   scripts/bench.sh hedge [OUT]      hybrid with and without hedged reads,
 #                                     interleaved; a follower is degraded at
 #                                     the start of each window and healed after
@@ -52,9 +56,9 @@ slow_jitter=${BENCH_SLOW_JITTER_MS:-2}
 extra=(${BENCH_ARGS:-})
 
 case $scenario in
-quick | steady | degraded | mix50 | cpu | sweep | boltzmann | hedge | selectors) ;;
+quick | steady | degraded | mix50 | cpu | sweep | boltzmann | hedge | selectors | readmit) ;;
 *)
-	sed -n '6,33s/^# \{0,1\}//p' "$0" >&2
+	sed -n '6,37s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 	;;
 esac
@@ -143,6 +147,12 @@ degraded)
 	run "$out" --label "one follower degraded by ${slow} ms ± ${slow_jitter} ms, 1 ms links, 80/20" \
 		-p hybrid,round_robin,oracle,sticky,stock -w 32 -t 5 -d 20 --warmup 5 \
 		--sticky-member "$follower" --degraded-member "$follower" --targets degraded || rc=$?
+	;;
+readmit)
+	degrade
+	run "$out" --label "one follower degraded by ${slow} ms ± ${slow_jitter} ms: readmission hysteresis" \
+		-p hybrid,hybrid+readmit_ratio=3,round_robin -w 32 -t "${BENCH_TRIALS:-5}" -d 20 --warmup 5 \
+		--degraded-member "$follower" --pool-trace "$out/pool-trace.txt" || rc=$?
 	;;
 cpu)
 	run "$out" --label "client CPU per operation at an equal paced load, 1 ms links" \

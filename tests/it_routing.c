@@ -106,7 +106,8 @@ START_TEST(reads_spread_over_followers) {
   ck_assert_int_eq(done, N);
   zkr_stats_t *s;
   ck_assert_int_eq(zkr_stats(z, &s), ZOK);
-  uint64_t reads[IT_MEMBERS];
+  uint64_t reads[IT_MEMBERS], ejected = 0;
+  for (int i = 0; i < IT_MEMBERS; i++) ejected += s->members[i].ejections - s0->members[i].ejections;
   for (int i = 0; i < IT_MEMBERS; i++) {
     reads[i] = s->members[i].reads - s0->members[i].reads;
     int64_t d = it_received(i) - before[i];
@@ -118,9 +119,17 @@ START_TEST(reads_spread_over_followers) {
       ck_assert_uint_eq(reads[i], 0);
       ck_assert_int_lt(d, N / 20);
     } else {
-      /* Within +-15 % of an even split, and every read was synced. */
-      ck_assert_uint_ge(reads[i], (uint64_t)(N / 2 * 0.85));
-      ck_assert_uint_le(reads[i], (uint64_t)(N / 2 * 1.15));
+      /* Within +-15 % of an even split, unless the health model ejected
+       * a follower meanwhile (3,000 reads queued at once on a slowed-down
+       * machine, as under valgrind, can make one look slow: then the
+       * other takes its share, as it should); every read was synced. */
+      if (ejected == 0) {
+        ck_assert_uint_ge(reads[i], (uint64_t)(N / 2 * 0.85));
+        ck_assert_uint_le(reads[i], (uint64_t)(N / 2 * 1.15));
+      } else {
+        printf("reads_spread: %llu ejection(s): the split is the health model's\n",
+               (unsigned long long)ejected);
+      }
       ck_assert_uint_eq(s->members[i].syncs - s0->members[i].syncs, reads[i]);
       /* The server saw a sync and a read for each. */
       ck_assert_int_ge(d, (int64_t)(2 * reads[i]));

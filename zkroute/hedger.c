@@ -127,12 +127,17 @@ static void *hedger_main(void *arg) {
     int deliver = p->h_attempts == 0 && !p->h_delivered;
     if (deliver) p->h_delivered = 1;
     int drc = p->h_deferred_rc;
-    int last = unref(p);
     pthread_mutex_unlock(&h->mu);
     zkr__op_free(s);
+    /* The queue entry's hold keeps p alive through the callback: the
+     * first request's reply may be releasing its own hold meanwhile. */
     if (deliver) zkr__op_call_user_error(p, drc);
-    if (last) zkr__op_free(p);
     pthread_mutex_lock(&h->mu);
+    if (unref(p)) {
+      pthread_mutex_unlock(&h->mu);
+      zkr__op_free(p);
+      pthread_mutex_lock(&h->mu);
+    }
   }
   pthread_mutex_unlock(&h->mu);
   return NULL;
@@ -286,12 +291,15 @@ zkr__op_t *zkr__hedger_claim(zkr__op_t *a, int rc) {
 
 /* After the completion: drops this reply's hold. */
 void zkr__hedger_release(zkr__op_t *a) {
-  zkr__op_t *p = a->is_hedge ? a->primary : a;
+  /* Read before the unref: once this reply's hold on the primary is
+   * dropped another thread may free it, and a may be the primary. */
+  int is_hedge = a->is_hedge;
+  zkr__op_t *p = is_hedge ? a->primary : a;
   struct zkr__hedger *h = a->z->hedger;
   pthread_mutex_lock(&h->mu);
   int last = unref(p);
   pthread_mutex_unlock(&h->mu);
-  if (a->is_hedge) zkr__op_free(a);
+  if (is_hedge) zkr__op_free(a);
   if (last) zkr__op_free(p);
 }
 

@@ -319,6 +319,7 @@ int zkr__route(zkr__op_t *op);
 void zkr__gate_done(struct zkr *z);
 void zkr__gate_flush(struct zkr *z);
 void zkr__gate_adopt_leader(struct zkr *z);
+int zkr__gate_current(struct zkr *z);
 void zkr__gate_expire(struct zkr *z, uint64_t older_than_ns);
 
 /* ---- completion.c ---- */

@@ -456,7 +456,7 @@ PL_EXPORT struct sockaddr *zookeeper_get_connected_host(zhandle_t *zh,
   pl_handle_t *h = routed(zh);
   if (!h) return REAL(zookeeper_get_connected_host)(zh, addr, addr_len);
   zkr_t *z = h->z;
-  int w = __atomic_load_n(&z->gate_cur, __ATOMIC_RELAXED);
+  int w = zkr__gate_current(z);
   if (w < 0) w = z->leader;
   if (w < 0 || (size_t)w >= z->n) w = 0;
   zkr__member_t *m = &z->members[w];

@@ -182,6 +182,14 @@ void zkr__gate_adopt_leader(zkr_t *z) {
   pthread_mutex_unlock(&z->gate_mu);
 }
 
+/* The write session's member, -1 none; for readers outside the gate. */
+int zkr__gate_current(zkr_t *z) {
+  pthread_mutex_lock(&z->gate_mu);
+  int w = z->gate_cur;
+  pthread_mutex_unlock(&z->gate_mu);
+  return w;
+}
+
 /* Sends parked operations, in order, as far as possible. */
 void zkr__gate_flush(zkr_t *z) {
   zkr__op_t *failed = NULL, **tail = &failed;

@@ -250,7 +250,7 @@ watcher_fn zkr_set_watcher(zkr_t *z, watcher_fn fn) {
 const clientid_t *zkr_client_id(zkr_t *z) {
   int slot = zkr__hold(z);
   if (slot < 0) return NULL;
-  int w = z->gate_cur, l = z->leader;
+  int w = zkr__gate_current(z), l = z->leader;
   if (w < 0 && l >= 0 && zkr__member_usable(&z->members[l])) w = l;
   /* No write session yet (the first CONNECTED event comes as soon as any
    * member connects): a connected member's id, not an unconnected one's 0,
@@ -267,7 +267,8 @@ const clientid_t *zkr_client_id(zkr_t *z) {
 }
 
 static int recv_timeout_held(zkr_t *z) {
-  int w = z->gate_cur >= 0 ? z->gate_cur : 0;
+  int w = zkr__gate_current(z);
+  if (w < 0) w = 0;
   zkr__member_t *m = &z->members[w];
   pthread_rwlock_rdlock(&m->zh_lock);
   int t = m->zh && m->state == ZOO_CONNECTED_STATE ? zkr__zk->recv_timeout(m->zh)

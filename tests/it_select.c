@@ -122,8 +122,7 @@ START_TEST(selector_fixed_follower_gets_all_reads) {
   ck_assert_int_eq(zkr_stats(z, &s1), ZOK);
   read_deltas(s0, s1, d);
   ck_assert_int_eq(s1->has_selector, 0);
-  ck_assert_uint_eq(d[f], 100);
-  ck_assert_uint_eq(d[follower(0)], 100);
+  check_default_split(s0, s1, d, follower(0), f, 200);
   zkr_stats_free(s0);
   zkr_stats_free(s1);
   zkr_close(z);

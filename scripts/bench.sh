@@ -184,6 +184,7 @@ hedge)
 		--prewarm 3 --pause 1 --degraded-member "$follower" \
 		--fault-cmd "bash '$ens' slow '$dir' $follower $slow $slow_jitter >/dev/null" \
 		--heal-cmd "bash '$ens' slow '$dir' $follower $delay 0 >/dev/null" || rc=$?
+	;;
 selectors)
 	for mix in 80 100; do
 		run "$out/r$mix" --label "read selection, steady state, 1 ms links, $mix % reads" -r "$mix" \

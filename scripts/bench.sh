@@ -29,7 +29,9 @@
 #                                     BENCH_WINDOW_S (2) seconds of the fault
 #                                     (docs/hedging.md); BENCH_HEDGE_OPTS adds
 #                                     options to the hedging variant
-#                                     (key=value+key=value)
+#                                     (key=value+key=value), a second one
+#                                     has hedge_max_pct=BENCH_HEDGE_RAISED_PCT
+#                                     (50); BENCH_WORKERS (32)
 #   scripts/bench.sh selectors [OUT]  steady state, 80/20 then 100 % reads:
 #                                     hybrid vs leader_read_weight=0.33 vs p2c
 #                                     (docs/selectors.md; about 11 minutes)
@@ -58,7 +60,7 @@ extra=(${BENCH_ARGS:-})
 case $scenario in
 quick | steady | degraded | mix50 | cpu | sweep | boltzmann | hedge | selectors | readmit) ;;
 *)
-	sed -n '6,37s/^# \{0,1\}//p' "$0" >&2
+	sed -n '6,39s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 	;;
 esac
@@ -177,10 +179,13 @@ hedge)
 	# The fault starts with each measured window and is healed right after
 	# it (back to the base delay), so every trial measures the first
 	# seconds of a fresh fault, before and while ejection acts.
+	# Three entries: the default cap (5 %), a raised one (so that the
+	# share of slow reads a fault makes, about half before ejection, can
+	# be hedged), and no hedging.
 	hopts=hybrid+hedge=on
 	[[ -n ${BENCH_HEDGE_OPTS:-} ]] && hopts+=+${BENCH_HEDGE_OPTS}
 	run "$out" --label "first ${BENCH_WINDOW_S:-2} s after one follower degrades by ${slow} ms ± ${slow_jitter} ms: hedging on vs off" \
-		-p "$hopts,hybrid+hedge=off" -w 32 -t "${BENCH_TRIALS:-7}" -d "${BENCH_WINDOW_S:-2}" --warmup 3 \
+		-p "$hopts,hybrid+hedge=on+hedge_max_pct=${BENCH_HEDGE_RAISED_PCT:-50},hybrid+hedge=off" -w "${BENCH_WORKERS:-32}" -t "${BENCH_TRIALS:-7}" -d "${BENCH_WINDOW_S:-2}" --warmup 3 \
 		--prewarm 3 --pause 1 --degraded-member "$follower" \
 		--fault-cmd "bash '$ens' slow '$dir' $follower $slow $slow_jitter >/dev/null" \
 		--heal-cmd "bash '$ens' slow '$dir' $follower $delay 0 >/dev/null" || rc=$?

@@ -175,7 +175,13 @@ START_TEST(selector_bad_answers_fall_back) {
          (unsigned long long)(s1->selector_fallbacks - s0->selector_fallbacks));
   ck_assert_uint_eq(s1->selector_fallbacks - s0->selector_fallbacks, 100);
   ck_assert_uint_eq(d[f1], 0);
-  ck_assert_uint_eq(d[f0], 100);
+  /* hybrid's fallback: f0 while it is in the read pool; the leader while
+   * the pool is empty (f0 ejected earlier on a busy machine and still
+   * serving its minimum time out, until the empty pool takes it back). */
+  if (s0->members[f0].in_read_pool && s1->members[f0].ejections == s0->members[f0].ejections)
+    ck_assert_uint_eq(d[f0], 100);
+  else
+    ck_assert_uint_eq(d[f0] + d[leader], 100);
   zkr_stats_free(s0);
   zkr_stats_free(s1);
   zkr_close(z);

@@ -18,6 +18,9 @@
 #                                     (BENCH_RATE ops/s, default 1000)
 #   scripts/bench.sh sweep [OUT]      steady state at 8, 16 and 64 workers
 #   scripts/bench.sh boltzmann [OUT]  steady and degraded, hybrid vs boltzmann
+#   scripts/bench.sh five [OUT]       5 members (BENCH_MEMBERS): steady state,
+#                                     then 100 % reads of 128 and 4096 bytes,
+#                                     hybrid vs leader_only
 #   scripts/bench.sh readmit [OUT]    degraded: hybrid (readmit_ratio 2) vs
 #                                     hybrid with readmit_ratio=3 (one bar
 #                                     for ejection and readmission) vs
@@ -42,7 +45,8 @@
 # tools/zkroute-bench), FAULTPROXY (default tests/faultproxy), ZKR_TEST_NET
 # (default 127.0.8, so it does not collide with the test ensemble),
 # BENCH_DELAY_MS (1), BENCH_SLOW_MS / BENCH_SLOW_JITTER_MS (8 / 2),
-# BENCH_TICK_MS (ZooKeeper tickTime, 2000; empty: the harness's 200).
+# BENCH_TICK_MS (ZooKeeper tickTime, 2000; empty: the harness's 200),
+# BENCH_MEMBERS (ensemble size: 3, or 5 for `five`).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 scenario=${1:-}
@@ -58,9 +62,9 @@ slow_jitter=${BENCH_SLOW_JITTER_MS:-2}
 extra=(${BENCH_ARGS:-})
 
 case $scenario in
-quick | steady | degraded | mix50 | cpu | sweep | boltzmann | hedge | selectors | readmit) ;;
+quick | steady | degraded | mix50 | cpu | sweep | boltzmann | hedge | selectors | readmit | five) ;;
 *)
-	sed -n '6,39s/^# \{0,1\}//p' "$0" >&2
+	sed -n '6,42s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 	;;
 esac
@@ -81,7 +85,9 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 mkdir -p "$out"
-hosts=$(bash "$ens" start "$dir" --proxied)
+members=${BENCH_MEMBERS:-3}
+[[ $scenario != five ]] || members=${BENCH_MEMBERS:-5}
+hosts=$(bash "$ens" start "$dir" --proxied --members "$members")
 # The harness's tickTime of 200 ms (fast failover tests) gives a follower
 # 1 s (syncLimit 5 ticks) before it is dropped; on this 2-core machine,
 # loaded by the bench itself and by other jobs, that ended measurements with
@@ -89,11 +95,11 @@ hosts=$(bash "$ens" start "$dir" --proxied)
 # tickTime, 2000 ms (syncLimit 10 s), as a production ensemble would have.
 tick=${BENCH_TICK_MS:-2000}
 if [[ -n $tick ]]; then
-	for i in 1 2 3; do bash "$ens" kill "$dir" "$i"; done
-	sed -i "s/^tickTime=.*/tickTime=$tick/" "$dir"/zk[123]/zoo.cfg
-	for i in 1 2; do bash "$ens" restart "$dir" "$i" --no-wait; done
-	bash "$ens" restart "$dir" 3 >/dev/null
-	for i in 1 2 3; do
+	for ((i = 1; i <= members; i++)); do bash "$ens" kill "$dir" "$i"; done
+	sed -i "s/^tickTime=.*/tickTime=$tick/" "$dir"/zk*/zoo.cfg
+	for ((i = 1; i < members; i++)); do bash "$ens" restart "$dir" "$i" --no-wait; done
+	bash "$ens" restart "$dir" "$members" >/dev/null
+	for ((i = 1; i <= members; i++)); do
 		for _ in $(seq 300); do
 			bash "$ens" srvr "${ZKR_TEST_NET}.$i" "${ZKR_TEST_PORT:-2181}" 2>/dev/null | grep -q '^Mode:' && break
 			sleep 0.1
@@ -117,7 +123,7 @@ degrade() {
 # The servers' and the proxy's CPU per operation are reported next to the
 # client's: this machine is CPU-bound, so they explain throughput.
 pids=''
-for i in 1 2 3; do
+for ((i = 1; i <= members; i++)); do
 	pids+="zk$i=$(bash "$ens" pid "$dir" "$i"),"
 done
 pids+="faultproxy=$(cat "$dir/faultproxy.pid")"
@@ -149,6 +155,16 @@ degraded)
 	run "$out" --label "one follower degraded by ${slow} ms ± ${slow_jitter} ms, 1 ms links, 80/20" \
 		-p hybrid,round_robin,oracle,sticky,stock -w 32 -t 5 -d 20 --warmup 5 \
 		--sticky-member "$follower" --degraded-member "$follower" --targets degraded || rc=$?
+	;;
+five)
+	# 5 members: the steady comparison, then pure reads (distributed
+	# linearizable reads vs all reads on the leader) at two value sizes.
+	run "$out/steady" --label "5 members, steady state, 1 ms links, 80/20" \
+		-p hybrid,round_robin,oracle -w 32 -t "${BENCH_TRIALS:-3}" -d 15 --warmup 5 || rc=$?
+	for size in 128 4096; do
+		run "$out/reads-$size" --label "5 members, 100 % reads of $size bytes, 1 ms links" -r 100 -s "$size" \
+			-p hybrid,leader_only -w 32 -t "${BENCH_TRIALS:-3}" -d 15 --warmup 5 --prewarm 3 || rc=$?
+	done
 	;;
 readmit)
 	degrade

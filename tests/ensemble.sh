@@ -894,7 +894,7 @@ cmd_kill() {
 }
 
 cmd_restart() {
-	local wait=1 pid mdir end m
+	local wait=1 pid mdir
 	[[ ${1:-} != --no-wait ]] || wait=0
 	mdir=$(member_dir "$DIR" "$N")
 	[[ -r $mdir/zoo.cfg ]] || die "member $N has no config in $mdir (run start first)"
@@ -904,16 +904,25 @@ cmd_restart() {
 	load_members "$DIR"
 	launch_member "$DIR" "$N"
 	((wait)) || return 0
+	wait_serving "$mdir" "$N" "${M_HOST[N]}" "${M_PORT[N]}" restart \
+		" (it needs a quorum: are the others up?)"
+}
+
+# wait_serving MDIR N HOST PORT WHAT [HINT]: wait until member N (started
+# for WHAT: restart, join) answers srvr with a Mode; die if its process
+# exits or TIMEOUT passes.
+wait_serving() {
+	local mdir=$1 n=$2 host=$3 port=$4 what=$5 hint=${6:-} pid end m
 	pid=$(<"$mdir/pid")
 	end=$((SECONDS + TIMEOUT))
 	while :; do
-		m=$(mode_of "${M_HOST[N]}" "${M_PORT[N]}")
+		m=$(mode_of "$host" "$port")
 		[[ -z $m ]] || return 0
 		if ! pid_alive "$pid"; then
 			tail -n 15 "$mdir/server.log" >&2
-			die "member $N exited after restart (log: $mdir/server.log)"
+			die "member $n exited after $what (log: $mdir/server.log)"
 		fi
-		((SECONDS < end)) || die "member $N not serving ${TIMEOUT}s after restart (it needs a quorum: are the others up?)"
+		((SECONDS < end)) || die "member $n not serving ${TIMEOUT}s after $what$hint"
 		sleep 0.1
 	done
 }
@@ -922,7 +931,7 @@ cmd_restart() {
 # non-voting learner) once it synced with the leader.  Later commands count
 # it as a member (members= in ensemble.env grows to N).
 cmd_join() {
-	local dir=$1 n=$2 mdir pid end m
+	local dir=$1 n=$2 mdir pid
 	[[ $n =~ ^[1-9]$ ]] || die "member index must be 1..9, got '$n'"
 	[[ -d $dir ]] || die "no such ensemble directory: $dir"
 	dir=$(cd "$dir" && pwd -P)
@@ -938,18 +947,7 @@ cmd_join() {
 	fi
 	launch_member "$dir" "$n"
 	mdir=$(member_dir "$dir" "$n")
-	pid=$(<"$mdir/pid")
-	end=$((SECONDS + TIMEOUT))
-	while :; do
-		m=$(mode_of "$net.$n" "$port")
-		[[ -z $m ]] || return 0
-		if ! pid_alive "$pid"; then
-			tail -n 15 "$mdir/server.log" >&2
-			die "member $n exited after join (log: $mdir/server.log)"
-		fi
-		((SECONDS < end)) || die "member $n not serving ${TIMEOUT}s after join"
-		sleep 0.1
-	done
+	wait_serving "$mdir" "$n" "$net.$n" "$port" join
 }
 
 # thread_states PID: print the state letter of every thread of PID.

@@ -185,9 +185,11 @@ void zkr__watch_trampoline(zhandle_t *zh, int type, int state,
   pthread_mutex_lock(&z->watch_mu);
   int consumed = w->state == ZKR__W_CONSUMED;
   int gone = over_locked(z, w);
+  if (!gone) w->reuses++; /* kept: held through the delivery below */
   pthread_mutex_unlock(&z->watch_mu);
   if (!consumed) deliver(w, type);
   if (gone) free_record(w);
+  else zkr__watch_reuse_done(w, 0, -1, NULL);
 }
 
 /* ---- re-arming after a session was replaced ---- */
@@ -223,9 +225,11 @@ static void rearmed(zkr__watch_t *w, int rc, const struct Stat *st) {
      * deletion is the application's event. */
     pthread_mutex_lock(&z->watch_mu);
     int gone = over_locked(z, w);
+    if (!gone) w->reuses++; /* kept: held through the delivery below */
     pthread_mutex_unlock(&z->watch_mu);
     if (event) deliver(w, event);
     if (gone) free_record(w);
+    else zkr__watch_reuse_done(w, 0, -1, NULL);
     return;
   }
   pthread_mutex_lock(&z->watch_mu);

@@ -66,6 +66,19 @@ static void check_default_split(const zkr_stats_t *a, const zkr_stats_t *b,
   }
 }
 
+/* n reads of path all go to member, none elsewhere. */
+static void all_reads_on(zkr_t *z, const char *path, int n, int member) {
+  zkr_stats_t *s0, *s1;
+  uint64_t d[IT_MEMBERS];
+  ck_assert_int_eq(zkr_stats(z, &s0), ZOK);
+  read_n(z, path, n);
+  ck_assert_int_eq(zkr_stats(z, &s1), ZOK);
+  read_deltas(s0, s1, d);
+  for (int i = 0; i < IT_MEMBERS; i++) ck_assert_uint_eq(d[i], i == member ? (uint64_t)n : 0);
+  zkr_stats_free(s0);
+  zkr_stats_free(s1);
+}
+
 static int follower(int nth) {
   int l = it_leader_index();
   ck_assert_int_ge(l, 0);
@@ -215,24 +228,12 @@ START_TEST(same_zone_keeps_reads_in_zone) {
   uint64_t d[IT_MEMBERS];
   ck_assert_int_eq(zkr_stats(z, &s0), ZOK);
   for (int i = 0; i < IT_MEMBERS; i++) ck_assert_str_eq(s0->members[i].zone, label[i]);
-  read_n(z, path, 300);
-  ck_assert_int_eq(zkr_stats(z, &s1), ZOK);
-  read_deltas(s0, s1, d);
-  ck_assert_uint_eq(d[f1], 300);
-  ck_assert_uint_eq(d[f0] + d[leader], 0);
   zkr_stats_free(s0);
-  zkr_stats_free(s1);
+  all_reads_on(z, path, 300, f1);
   /* Zone "a" from the context: f0 only (the leader is not in the pool). */
   zkr_selector_ctx_t a = {.zone = "a"};
   ck_assert_int_eq(zkr_set_read_selector(z, zkr_selector_same_zone, &a), ZOK);
-  ck_assert_int_eq(zkr_stats(z, &s0), ZOK);
-  read_n(z, path, 300);
-  ck_assert_int_eq(zkr_stats(z, &s1), ZOK);
-  read_deltas(s0, s1, d);
-  ck_assert_uint_eq(d[f0], 300);
-  ck_assert_uint_eq(d[f1] + d[leader], 0);
-  zkr_stats_free(s0);
-  zkr_stats_free(s1);
+  all_reads_on(z, path, 300, f0);
   /* A zone with no member: every read falls back to hybrid. */
   zkr_selector_ctx_t c = {.zone = "c"};
   ck_assert_int_eq(zkr_set_read_selector(z, zkr_selector_same_zone, &c), ZOK);

@@ -418,8 +418,12 @@ typedef struct zkr_member_stats {
   uint64_t ejections;    /* latency ejections from the read pool */
   double out_of_pool_ms; /* total time out of the read pool */
   uint64_t srvr_polls, srvr_failures;
-  uint64_t rescues;      /* times its session was re-attached elsewhere */
-  int hosted_on;         /* member whose server holds its session now */
+  uint64_t rescues;      /* times the owner session left this member for a
+                            live server (docs/failover.md) */
+  uint64_t recreated;    /* times its carrier session was replaced by a new
+                            one (expired, or unreachable with watches) */
+  int is_owner;          /* its session is the owner session */
+  int hosted_on;         /* member whose server holds its session (its own) */
   uint64_t hedges;       /* hedge sync+read pairs sent to it (docs/hedging.md);
                             not in reads or syncs, which count the
                             application's reads sent to it first */
@@ -433,9 +437,22 @@ typedef struct zkr_member_stats {
 typedef struct zkr_stats {
   int n_members;
   int leader;            /* index of the leader, -1 unknown */
-  int write_member;      /* index of the write session, -1 none */
+  int write_member;      /* index of the write session, -1 none; the owner
+                            session's member while it takes a
+                            session-scoped write after a rescue */
   int policy;            /* zkr_policy_t in force */
   uint64_t leader_changes;
+  /* The owner session: the application's session (docs/failover.md). */
+  int owner;             /* member whose server holds it, -1 none yet */
+  int owner_moved;       /* 1: re-attached away from its first member */
+  int64_t owner_session_id; /* what zkr_client_id() says, 0 none yet */
+  int owner_state;       /* ZOO_*_STATE of its zhandle */
+  uint64_t owner_rescues; /* re-attachments to a live server */
+  /* Watches (docs/guarantees.md). */
+  int watches;           /* registered (armed, being re-armed, lost) */
+  int watches_lost;      /* waiting for a re-arm to get through */
+  uint64_t watch_rearms; /* re-arms sent after a session was lost */
+  uint64_t watch_missed_events; /* events a re-arm found missed, delivered */
   /* Hedged reads (docs/hedging.md).  A hedge is a second sync+read of an
    * unanswered read, on another member of the read pool. */
   int hedging;               /* 1: hedge option on and policy hybrid */

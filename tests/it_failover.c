@@ -1,10 +1,11 @@
 /* Integration tests of failover and the virtual session under faults,
  * against a real 3-node ensemble (tests/integration.sh): leader kill -9
  * with writes running (time to recover, nothing lost, order kept), a hung
- * leader, the rescue of a stranded session with its ephemeral node, watches
- * re-armed after a rescue (with the missed event delivered), member session
- * expiry (with and without application state), a server restart within the
- * session timeout, and a refused credential. */
+ * leader, the rescue of the stranded owner session with its ephemeral node
+ * and its id, watches of a lost carrier set again elsewhere (with the
+ * missed event delivered), the owner's expiry (the application's) and a
+ * carrier's (silent), a server restart within the session timeout, and a
+ * refused credential. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,42 +149,60 @@ START_TEST(rescue_keeps_ephemeral_alive) {
   char path[128];
   it_path(path, sizeof path, "eph");
   ck_assert_int_eq(zkr_create(z, path, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0), ZOK);
+  /* The owner session is the leader's (the first established, srvr named
+   * the leader in time): the application's id, and the node's owner. */
   int leader = member_of_role(z, ZKR_ROLE_LEADER);
-  int64_t sid = member_stats(z, leader).session_id;
+  zkr_stats_t *s;
+  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
+  ck_assert_int_eq(s->owner, leader);
+  int64_t sid = s->owner_session_id;
+  zkr_stats_free(s);
+  ck_assert_int_eq(zkr_client_id(z)->client_id, sid);
+  zhandle_t *stock = it_stock();
+  struct Stat st;
+  ck_assert_int_eq(zoo_exists(stock, path, 0, &st), ZOK);
+  ck_assert_int_eq(st.ephemeralOwner, sid);
+  zookeeper_close(stock);
   ck_assert_int_eq(it_ensemble("kill", leader), 0);
   ck_assert_int_eq(it_ensemble("wait-leader", -1), 0);
-  zhandle_t *stock = it_stock();
+  stock = it_stock();
   /* 8x the rescue threshold, 1.5x the session timeout. */
   it_sleep_ms(12000);
-  zkr_member_stats_t m = member_stats(z, leader);
-  printf("rescue: member %d session %llx rescued %llu time(s), now on member %d\n",
-         leader, (unsigned long long)sid, (unsigned long long)m.rescues, m.hosted_on);
-  ck_assert_int_eq(zoo_exists(stock, path, 0, NULL), ZOK);
-  ck_assert_uint_ge(m.rescues, 1);
-  ck_assert_int_ne(m.hosted_on, leader);
-  ck_assert_int_eq(m.session_id, sid);
-  ck_assert(m.connected);
+  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
+  printf("rescue: owner session %llx re-attached %llu time(s), now on member %d\n",
+         (unsigned long long)sid, (unsigned long long)s->owner_rescues, s->owner);
+  ck_assert_int_eq(zoo_exists(stock, path, 0, &st), ZOK);
+  ck_assert_int_eq(st.ephemeralOwner, sid);
+  ck_assert_uint_ge(s->owner_rescues, 1);
+  ck_assert_int_ne(s->owner, leader);
+  ck_assert(s->owner_moved);
+  ck_assert_int_eq(s->owner_session_id, sid);
+  ck_assert_int_eq(s->owner_state, ZOO_CONNECTED_STATE);
+  zkr_stats_free(s);
+  ck_assert_int_eq(zkr_client_id(z)->client_id, sid);
   ck_assert_int_eq(zkr_state(z), ZOO_CONNECTED_STATE);
-  /* Its server back: the member opens a fresh session at home (routing is
-   * per server again) while the rescued session, which holds the
-   * ephemeral, is kept where it is: the node outlives another session
-   * timeout. */
+  /* Its server back: the member's fresh carrier connects at home, while
+   * the owner stays where it is, connected, holding the node: it outlives
+   * another session timeout. */
   it_ensemble_heal();
   uint64_t deadline = it_now_ms() + 10000;
-  while (member_stats(z, leader).hosted_on != leader && it_now_ms() < deadline)
-    it_sleep_ms(50);
-  m = member_stats(z, leader);
-  ck_assert_int_eq(m.hosted_on, leader);
+  while (!member_stats(z, leader).connected && it_now_ms() < deadline) it_sleep_ms(50);
+  zkr_member_stats_t m = member_stats(z, leader);
+  ck_assert(m.connected);
   ck_assert_int_ne(m.session_id, sid);
+  ck_assert(!m.is_owner);
   it_sleep_ms(9000);
-  ck_assert_int_eq(zoo_exists(stock, path, 0, NULL), ZOK);
+  ck_assert_int_eq(zoo_exists(stock, path, 0, &st), ZOK);
+  ck_assert_int_eq(st.ephemeralOwner, sid);
   ck_assert_int_eq(zkr_state(z), ZOO_CONNECTED_STATE);
+  ck_assert_int_eq(zkr_client_id(z)->client_id, sid);
   zookeeper_close(stock);
   zkr_close(z);
 }
 END_TEST
 
-/* ---- watches come back after a rescue; a missed change is delivered ---- */
+/* ---- watches of a lost carrier come back elsewhere; a missed change is
+ * delivered ---- */
 
 typedef struct {
   int fired;
@@ -207,7 +226,7 @@ static int wait_fired(seen_t *s, int n, int ms) {
   return s->fired;
 }
 
-START_TEST(watch_rearmed_after_rescue) {
+START_TEST(watch_rearmed_after_carrier_loss) {
   zkr_options_t o = ZKR_OPTIONS_INIT;
   o.rescue_ms = 1000;
   zkr_t *z = it_open(&o, NULL, NULL);
@@ -237,12 +256,13 @@ START_TEST(watch_rearmed_after_rescue) {
   ck_assert_int_ge(f, 0);
   ck_assert_int_eq(member_stats(z, f).role, ZKR_ROLE_FOLLOWER);
   /* Kill the follower holding the watch on `changed`, change the node while
-   * nobody watches it for us, and wait for the rescue. */
+   * nobody watches it for us: after rescue_ms its carrier is replaced and
+   * the watch set again elsewhere, with the missed change delivered. */
   ck_assert_int_eq(it_ensemble("kill", f), 0);
   ck_assert_int_eq(stock_set(stock, changed, "b"), ZOK);
   ck_assert_int_eq(wait_fired(&a, 1, 8000), 1);
   ck_assert_int_eq(a.type, ZOO_CHANGED_EVENT);
-  ck_assert_uint_ge(member_stats(z, f).rescues, 1);
+  ck_assert_uint_ge(member_stats(z, f).recreated, 1);
   /* The watch on `quiet` (on whichever member) still works once. */
   ck_assert_int_eq(stock_set(stock, quiet, "b"), ZOK);
   ck_assert_int_eq(wait_fired(&b, 1, 5000), 1);
@@ -503,7 +523,7 @@ static Suite *suite(void) {
   tcase_add_checked_fixture(tc, it_ensemble_heal, NULL);
   tcase_add_test(tc, leader_kill_nothing_lost_order_kept);
   tcase_add_test(tc, rescue_keeps_ephemeral_alive);
-  tcase_add_test(tc, watch_rearmed_after_rescue);
+  tcase_add_test(tc, watch_rearmed_after_carrier_loss);
   tcase_add_test(tc, expiry_with_ephemeral_expires_virtual_session);
   tcase_add_test(tc, expiry_without_state_is_silent);
   tcase_add_test(tc, restart_within_timeout_resumes);

@@ -1,7 +1,9 @@
 /* The history test: a routed multi-threaded workload runs against the real
  * 3-node ensemble while a fault schedule runs (leader kill -9, follower
  * kill, follower paused, follower slowed, client<->leader blackhole, leader
- * paused, member restart).  Every operation is recorded (tests/history.c),
+ * paused, member restart, a partition of the client from one carrier longer
+ * than the session timeout, a kill of the owner session's server).  Every
+ * operation is recorded (tests/history.c),
  * the final state is read with an independent plain libzookeeper_mt
  * client, and the checker must find no lost write, no stale or
  * non-monotonic read, no reordered write and no foreign value; no
@@ -18,12 +20,17 @@
  *   ZKR_HISTORY_EXAMPLES  violations printed per property (default 10)
  *   ZKR_HISTORY_STEPS     schedule steps to run, a comma list of leader-kill,
  *                         follower-kill, follower-pause, follower-slow,
- *                         blackhole, leader-pause, member-restart (default:
- *                         all, in that order)
+ *                         blackhole, leader-pause, member-restart,
+ *                         carrier-partition, owner-kill (default: all, in
+ *                         that order)
  *   ZKR_HISTORY_OPTIONS   handle options, "key=value,key=value" (e.g.
  *                         consistency=local: reads without sync, which the
  *                         checker should catch as stale)
- * The blackhole and slow steps need a proxied ensemble (ensemble.sh start
+ * The workload also creates ephemeral sequential nodes, outside the
+ * checked history: every one the handle was told it created must exist at
+ * the end, every one that exists must be owned by zkr_client_id(), whose
+ * value never changes, and all of them go when the handle closes.
+ * The blackhole, slow and partition steps need a proxied ensemble (ensemble.sh start
  * DIR --proxied); on a plain one they are skipped and the report says so.
  * See docs/history.md. */
 #include <pthread.h>
@@ -125,6 +132,8 @@ typedef struct worker worker_t;
 typedef struct {
   zkh_t *h;
   zkr_t *z;
+  char base[64];
+  _Atomic long eph_acked, eph_unknown, eph_failed; /* ephemeral creates */
   int n_workers;
   int key_shared[SHARED_KEYS];
   char path[MAX_WORKERS * (OWN_KEYS + CD_KEYS) + SHARED_KEYS][128];
@@ -235,12 +244,47 @@ static void on_delete(int rc, const void *data) {
   finish(c);
 }
 
-typedef enum { A_SET_OWN, A_SET_SHARED, A_CAS_SHARED, A_CD, A_GET, A_EXISTS } action_t;
+typedef enum { A_SET_OWN, A_SET_SHARED, A_CAS_SHARED, A_CD, A_EPH, A_GET, A_EXISTS } action_t;
+
+/* An ephemeral sequential create, outside the checked history (its name
+ * is the server's): counted, and checked against the final tree. */
+static void on_eph(int rc, const char *path, const void *data) {
+  (void)path;
+  opctx_t *c = (opctx_t *)data;
+  run_t *r = c->w->run;
+  if (rc == ZOK) r->eph_acked++;
+  else if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT) r->eph_unknown++;
+  else r->eph_failed++;
+  finish(c);
+}
+
+static int issue_eph(worker_t *w) {
+  run_t *r = w->run;
+  opctx_t *c = calloc(1, sizeof *c);
+  ck_assert_ptr_nonnull(c);
+  c->w = w;
+  c->cd = c->shared = -1;
+  c->is_write = 1;
+  pthread_mutex_lock(&w->mu);
+  w->writes_out++;
+  pthread_mutex_unlock(&w->mu);
+  char path[128];
+  snprintf(path, sizeof path, "%s/e-t%d-", r->base, w->id);
+  int rc = zkr_acreate(r->z, path, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL_SEQUENTIAL,
+                       on_eph, c);
+  __atomic_add_fetch(&r->ops_issued, 1, __ATOMIC_RELAXED);
+  if (rc != ZOK) {
+    r->eph_failed++;
+    finish(c);
+  }
+  return 0;
+}
 
 /* Issues one operation: records the invoke, calls zkr_a*, records a
  * rejection if the call fails (its completion will then never run). */
 static int issue(worker_t *w, action_t a, int idx) {
   run_t *r = w->run;
+  if (a == A_EPH) return issue_eph(w);
   int key, version = -1;
   zkh_type_t type;
   opctx_t *c = calloc(1, sizeof *c);
@@ -339,8 +383,8 @@ static void *worker_main(void *arg) {
   while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
     int dice = (int)(rand_r(&w->seed) % 100);
     action_t a = dice < 25 ? A_SET_OWN : dice < 37 ? A_SET_SHARED : dice < 42 ? A_CAS_SHARED
-                 : dice < 52 ? A_CD : dice < 88 ? A_GET : A_EXISTS;
-    int want_write = a <= A_CD;
+                 : dice < 50 ? A_CD : dice < 53 ? A_EPH : dice < 88 ? A_GET : A_EXISTS;
+    int want_write = a <= A_EPH;
     int n = a == A_SET_OWN ? BURST : 1;
     int idx = a == A_SET_OWN      ? (int)(rand_r(&w->seed) % OWN_KEYS)
               : a == A_CD         ? (int)(rand_r(&w->seed) % CD_KEYS)
@@ -411,6 +455,7 @@ static void *sampler_main(void *arg) {
 
 typedef struct {
   zkh_t *h;
+  zkr_t *z;
   int proxied;
   int session_ms;
   unsigned seed;
@@ -554,6 +599,56 @@ static void step_member_restart(sched_t *s) {
   it_sleep_ms(2000);
 }
 
+/* The member (1-based) whose server holds the handle's owner session. */
+static int owner_now(sched_t *s) {
+  zkr_stats_t *st;
+  int o = -1;
+  if (zkr_stats(s->z, &st) == ZOK) {
+    o = st->owner >= 0 ? st->owner + 1 : -1;
+    zkr_stats_free(st);
+  }
+  return o;
+}
+
+/* The client loses one carrier - a follower that does not hold the owner
+ * session - for longer than the session timeout: its session expires or
+ * is replaced, silently; its watches and reads move on. */
+static void step_carrier_partition(sched_t *s) {
+  if (!s->proxied) {
+    if (!strstr(s->skipped, "carrier")) strcat(s->skipped, " carrier-partition");
+    return;
+  }
+  int l = leader_now(s);
+  if (l < 0) return;
+  int o = owner_now(s), f = -1;
+  for (int k = 1; k <= IT_MEMBERS && f < 0; k++)
+    if (k != l && k != o) f = k;
+  if (f < 0) f = pick_follower(s, l);
+  must(s, ens(NULL, 0, "fault '%s' blackhole c%d on", ens_dir(), f), "blackhole on");
+  step_mark(s, "client<->carrier blackhole on c%d (owner on m%d, leader m%d)", f, o, l);
+  it_sleep_ms(s->session_ms + 3000);
+  must(s, ens(NULL, 0, "fault '%s' blackhole c%d off", ens_dir(), f), "blackhole off");
+  step_mark(s, "client<->carrier blackhole off c%d", f);
+  leader_now(s);
+  it_sleep_ms(2000);
+}
+
+/* The server holding the owner session dies: the session is re-attached
+ * to a live server before its timeout, with its id. */
+static void step_owner_kill(sched_t *s) {
+  int o = owner_now(s);
+  if (o < 0) return;
+  must(s, ens(NULL, 0, "kill '%s' %d", ens_dir(), o), "kill owner's server");
+  step_mark(s, "owner session's server m%d killed (-9)", o);
+  int nl = leader_now(s);
+  step_mark(s, "leader after the kill: m%d", nl);
+  it_sleep_ms(4000);
+  must(s, ens(NULL, 0, "restart '%s' %d", ens_dir(), o), "restart");
+  step_mark(s, "m%d restarted (serving); owner now on m%d", o, owner_now(s));
+  leader_now(s);
+  it_sleep_ms(2000);
+}
+
 typedef void (*step_fn)(sched_t *);
 static const struct {
   const char *name;
@@ -564,6 +659,8 @@ static const struct {
     {"follower-pause", step_follower_pause, 5500}, {"follower-slow", step_follower_slow, 6500},
     {"blackhole", step_blackhole, 10000},        {"leader-pause", step_leader_pause, 8000},
     {"member-restart", step_member_restart, 4000},
+    {"carrier-partition", step_carrier_partition, 9000},
+    {"owner-kill", step_owner_kill, 8000},
 };
 #define N_STEPS (int)(sizeof STEPS / sizeof STEPS[0])
 
@@ -623,8 +720,9 @@ START_TEST(history_under_faults) {
   zkh_set_rc_name(run.h, rc_name);
 
   /* Keys under a fresh base node, made by an independent client. */
-  char base[64];
-  snprintf(base, sizeof base, "/zkh-%d-%llu", (int)getpid(), (unsigned long long)it_now_ms());
+  char *base = run.base;
+  snprintf(run.base, sizeof run.base, "/zkh-%d-%llu", (int)getpid(),
+           (unsigned long long)it_now_ms());
   zhandle_t *stock = it_stock();
   ck_assert_int_eq(zoo_create(stock, base, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
   zookeeper_close(stock);
@@ -672,6 +770,8 @@ START_TEST(history_under_faults) {
   ck_assert_msg(rc == ZOK, "zkr_init_opts: %s", zkr_strerror(rc));
   it_wait_ready(z);
   run.z = z;
+  const clientid_t *idp = zkr_client_id(z);
+  clientid_t id0 = *idp;
 
   /* Set-up writes are recorded too (thread 0), so every value is known. */
   static worker_t setup_w;
@@ -715,7 +815,8 @@ START_TEST(history_under_faults) {
   zkh_mark(run.h, "workload start");
   for (int i = 0; i < n_workers; i++) pthread_create(&W[i].th, NULL, worker_main, &W[i]);
 
-  sched_t sched = {.h = run.h, .proxied = is_proxied, .session_ms = session_ms, .seed = seed};
+  sched_t sched = {.h = run.h, .z = z, .proxied = is_proxied, .session_ms = session_ms,
+                   .seed = seed};
   it_sleep_ms(2000);
   run_schedule(&sched, t_start + (uint64_t)seconds * 1000u - 3000u);
   step_mark(&sched, "schedule done: healing the ensemble");
@@ -754,12 +855,40 @@ START_TEST(history_under_faults) {
   printf("history: handle stats at the end: leader m%d, write session m%d, leader changes %llu\n",
          st->leader + 1, st->write_member + 1, (unsigned long long)st->leader_changes);
   for (int i = 0; i < st->n_members; i++)
-    printf("  m%d %-9s reads %llu writes %llu syncs %llu errors %llu ejections %llu rescues %llu\n",
+    printf("  m%d %-9s reads %llu writes %llu syncs %llu errors %llu ejections %llu owner moves %llu\n",
            i + 1, zkr_role_name(st->members[i].role), (unsigned long long)st->members[i].reads,
            (unsigned long long)st->members[i].writes, (unsigned long long)st->members[i].syncs,
            (unsigned long long)st->members[i].errors, (unsigned long long)st->members[i].ejections,
            (unsigned long long)st->members[i].rescues);
   zkr_stats_free(st);
+  /* The session's ephemerals, from an independent client after a sync:
+   * each acknowledged one is there, each one there is the session's, and
+   * the session's id never changed. */
+  int eph_present = 0, eph_foreign = 0;
+  ck_assert_ptr_eq(zkr_client_id(z), idp);
+  int id_same = zkr_client_id(z)->client_id == id0.client_id;
+  stock = it_stock();
+  ck_assert_int_eq(zoo_async(stock, base, sync_done, NULL), ZOK);
+  struct String_vector kids;
+  ck_assert_int_eq(zoo_get_children(stock, base, 0, &kids), ZOK);
+  for (int i = 0; i < kids.count; i++) {
+    if (strncmp(kids.data[i], "e-", 2) != 0) continue;
+    char ep[256];
+    struct Stat est;
+    snprintf(ep, sizeof ep, "%s/%s", base, kids.data[i]);
+    if (zoo_exists(stock, ep, 0, &est) != ZOK) continue;
+    eph_present++;
+    if (est.ephemeralOwner != id0.client_id) {
+      if (eph_foreign++ < 5)
+        printf("history: ephemeral %s owned by %llx, not the handle's %llx\n", ep,
+               (unsigned long long)est.ephemeralOwner, (unsigned long long)id0.client_id);
+    }
+  }
+  deallocate_String_vector(&kids);
+  printf("history: ephemerals: %ld created, %ld unknown outcome, %ld failed; %d present, "
+         "%d not owned by session %llx (id %s)\n",
+         (long)run.eph_acked, (long)run.eph_unknown, (long)run.eph_failed, eph_present,
+         eph_foreign, (unsigned long long)id0.client_id, id_same ? "unchanged" : "CHANGED");
   struct timespec close_ts;
   clock_gettime(CLOCK_MONOTONIC, &close_ts);
   uint64_t close_ns = (uint64_t)close_ts.tv_sec * 1000000000u + (uint64_t)close_ts.tv_nsec;
@@ -782,7 +911,6 @@ START_TEST(history_under_faults) {
            early_closing);
 
   /* The final state, from an independent plain client: sync, then read. */
-  stock = it_stock();
   ck_assert_int_eq(zoo_async(stock, "/", sync_done, NULL), ZOK); /* queued before the gets */
   for (int k = 0; k < nk; k++) {
     char buf[128];
@@ -793,6 +921,16 @@ START_TEST(history_under_faults) {
     if (frc == ZOK) zkh_done(run.h, op, frc, sst.mzxid, sst.czxid, sst.version, buf, len);
     else zkh_done(run.h, op, frc, -1, -1, -1, NULL, -1);
     ck_assert_msg(frc == ZOK || frc == ZNONODE, "final read of %s: %s", run.path[k], zerror(frc));
+  }
+  /* The handle closed: its session and every ephemeral of it are gone. */
+  int eph_after = -1;
+  for (uint64_t end = it_now_ms() + 5000; eph_after != 0 && it_now_ms() < end;) {
+    if (zoo_get_children(stock, base, 0, &kids) == ZOK) {
+      eph_after = 0;
+      for (int i = 0; i < kids.count; i++) eph_after += strncmp(kids.data[i], "e-", 2) == 0;
+      deallocate_String_vector(&kids);
+    }
+    if (eph_after != 0) it_sleep_ms(100);
   }
   /* Clean up the keys (best effort). */
   for (int k = 0; k < nk; k++) zoo_delete(stock, run.path[k], -1);
@@ -819,6 +957,12 @@ START_TEST(history_under_faults) {
                 "%d operations completed with ZCLOSING while the handle was open", early_closing);
   ck_assert_msg(v == 0, "the checker found %llu violations (see the report above)",
                 (unsigned long long)v);
+  ck_assert_msg(id_same, "zkr_client_id changed during the run");
+  ck_assert_msg(eph_foreign == 0, "%d ephemerals of another session", eph_foreign);
+  ck_assert_msg(eph_present >= run.eph_acked && eph_present <= run.eph_acked + run.eph_unknown,
+                "ephemerals: %d present, %ld acknowledged, %ld unknown", eph_present,
+                (long)run.eph_acked, (long)run.eph_unknown);
+  ck_assert_msg(eph_after == 0, "%d ephemerals outlived zkr_close", eph_after);
   ck_assert_uint_eq(rep.dropped, 0);
   ck_assert_uint_eq(rep.unchecked_keys, 0);
   /* The workload really ran through the faults. */

@@ -1,7 +1,8 @@
-/* The zkr_ mirrors of the zoo_ calls: argument checks (path, value size,
- * ACL), building the operation and handing it to the router; and the
- * synchronous calls, which are the asynchronous ones plus a waiter, so that
- * both share one routing, ordering, statistics and close path. */
+/* The zkr_ mirrors of the asynchronous zoo_ calls: argument checks (path,
+ * value size, ACL), building the operation, listing it in the issue order
+ * and handing it to the router.  The blocking calls (waiter.c) are these
+ * plus a waiter, so both share one routing, ordering, statistics and close
+ * path. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,9 +75,15 @@ static int check_size(size_t path_len, int valuelen, size_t acl) {
   return total > ZKR__MAX_PACKET ? ZKR_ETOOBIG : ZOK;
 }
 
+/* Every application operation enters the issue order (barrier.c) before
+ * it can complete, and leaves it if the router refuses it. */
 static int submit(zkr__op_t *op) {
+  zkr__order_add(op);
   int rc = zkr__route(op);
-  if (rc != ZOK) zkr__op_free(op);
+  if (rc != ZOK) {
+    zkr__order_cancel(op);
+    zkr__op_free(op);
+  }
   return rc;
 }
 
@@ -84,7 +91,8 @@ static int submit(zkr__op_t *op) {
 
 static int create_held(zkr_t *z, const char *path, const char *value,
                        int valuelen, const struct ACL_vector *acl, int mode,
-                       int64_t ttl, int create2, void *cb, const void *data) {
+                       int64_t ttl, int create2, void *cb, const void *data,
+                       int direct) {
   int rc = check_handle(z);
   if (rc == ZOK) rc = check_path_mode(path, mode & ZOO_SEQUENCE);
   if (rc == ZOK) rc = check_value(value, valuelen);
@@ -94,13 +102,19 @@ static int create_held(zkr_t *z, const char *path, const char *value,
   zkr__op_t *op = zkr__op_new(z, ZKR__OP_CREATE, path);
   if (!op) return ZKR_ENOMEM;
   op->is_write = 1;
+  op->owner_op = zkr__mode_ephemeral(mode);
   op->mode = mode;
   op->ttl = ttl;
   op->create2 = create2;
   op->valuelen = valuelen;
   op->data = data;
-  if (create2) op->cb.string_stat = (string_stat_completion_t)cb;
-  else op->cb.string = (string_completion_t)cb;
+  op->direct = direct;
+  if (create2) {
+    op->shape = ZKR__CB_STRING_STAT;
+    op->cb.string_stat = (string_stat_completion_t)cb;
+  } else {
+    op->cb.string = (string_completion_t)cb;
+  }
   if ((value && !(op->value = malloc(valuelen > 0 ? (size_t)valuelen : 1))) ||
       (rc = zkr__op_copy_acl(op, acl)) != ZOK) {
     zkr__op_free(op);
@@ -110,11 +124,17 @@ static int create_held(zkr_t *z, const char *path, const char *value,
   return submit(op);
 }
 
+int zkr__create(zkr_t *z, const char *path, const char *value, int valuelen,
+                const struct ACL_vector *acl, int mode, int64_t ttl, int create2,
+                void *cb, const void *data, int direct) {
+  ZKR__HELD(z, create_held(z, path, value, valuelen, acl, mode, ttl, create2,
+                           cb, data, direct));
+}
+
 static int create_common(zkr_t *z, const char *path, const char *value,
                          int valuelen, const struct ACL_vector *acl, int mode,
                          int64_t ttl, int create2, void *cb, const void *data) {
-  ZKR__HELD(z, create_held(z, path, value, valuelen, acl, mode, ttl, create2,
-                           cb, data));
+  return zkr__create(z, path, value, valuelen, acl, mode, ttl, create2, cb, data, 0);
 }
 
 int zkr_acreate(zkr_t *z, const char *path, const char *value, int valuelen,
@@ -149,19 +169,24 @@ int zkr_acreate2_ttl(zkr_t *z, const char *path, const char *value,
 
 /* An operation on one existing path: delete, set, set_acl and all reads. */
 static zkr__op_t *path_op(zkr_t *z, zkr__op_type_t type, const char *path,
-                          const void *data, int *rc) {
+                          const void *data, int direct, int *rc) {
   if ((*rc = check_handle(z)) != ZOK || (*rc = zkr__check_path(path)) != ZOK)
     return NULL;
   zkr__op_t *op = zkr__op_new(z, type, path);
-  if (!op) *rc = ZKR_ENOMEM;
-  else op->data = data;
+  if (!op) {
+    *rc = ZKR_ENOMEM;
+  } else {
+    op->data = data;
+    op->direct = direct;
+  }
   return op;
 }
 
 static int adelete_held(zkr_t *z, const char *path, int version,
-                        void_completion_t completion, const void *data) {
+                        void_completion_t completion, const void *data,
+                        int direct) {
   int rc;
-  zkr__op_t *op = path_op(z, ZKR__OP_DELETE, path, data, &rc);
+  zkr__op_t *op = path_op(z, ZKR__OP_DELETE, path, data, direct, &rc);
   if (!op) return rc;
   op->is_write = 1;
   op->version = version;
@@ -169,18 +194,23 @@ static int adelete_held(zkr_t *z, const char *path, int version,
   return submit(op);
 }
 
+int zkr__delete(zkr_t *z, const char *path, int version,
+                void_completion_t cb, const void *data, int direct) {
+  ZKR__HELD(z, adelete_held(z, path, version, cb, data, direct));
+}
+
 int zkr_adelete(zkr_t *z, const char *path, int version,
                 void_completion_t completion, const void *data) {
-  ZKR__HELD(z, adelete_held(z, path, version, completion, data));
+  return zkr__delete(z, path, version, completion, data, 0);
 }
 
 static int aset_held(zkr_t *z, const char *path, const char *buffer,
                      int buflen, int version, stat_completion_t completion,
-                     const void *data) {
+                     const void *data, int direct) {
   int rc = check_value(buffer, buflen);
   if (rc == ZOK && path) rc = check_size(strlen(path), buflen, 0);
   if (rc != ZOK) return rc;
-  zkr__op_t *op = path_op(z, ZKR__OP_SET, path, data, &rc);
+  zkr__op_t *op = path_op(z, ZKR__OP_SET, path, data, direct, &rc);
   if (!op) return rc;
   op->is_write = 1;
   op->version = version;
@@ -194,17 +224,22 @@ static int aset_held(zkr_t *z, const char *path, const char *buffer,
   return submit(op);
 }
 
+int zkr__set(zkr_t *z, const char *path, const char *buffer, int buflen,
+             int version, stat_completion_t cb, const void *data, int direct) {
+  ZKR__HELD(z, aset_held(z, path, buffer, buflen, version, cb, data, direct));
+}
+
 int zkr_aset(zkr_t *z, const char *path, const char *buffer, int buflen,
              int version, stat_completion_t completion, const void *data) {
-  ZKR__HELD(z, aset_held(z, path, buffer, buflen, version, completion, data));
+  return zkr__set(z, path, buffer, buflen, version, completion, data, 0);
 }
 
 static int aset_acl_held(zkr_t *z, const char *path, int version,
                          struct ACL_vector *acl, void_completion_t completion,
-                         const void *data) {
+                         const void *data, int direct) {
   int rc = check_acl(acl);
   if (rc != ZOK) return rc;
-  zkr__op_t *op = path_op(z, ZKR__OP_SET_ACL, path, data, &rc);
+  zkr__op_t *op = path_op(z, ZKR__OP_SET_ACL, path, data, direct, &rc);
   if (!op) return rc;
   op->is_write = 1;
   op->version = version;
@@ -216,15 +251,21 @@ static int aset_acl_held(zkr_t *z, const char *path, int version,
   return submit(op);
 }
 
+int zkr__set_acl(zkr_t *z, const char *path, int version,
+                 struct ACL_vector *acl, void_completion_t cb, const void *data,
+                 int direct) {
+  ZKR__HELD(z, aset_acl_held(z, path, version, acl, cb, data, direct));
+}
+
 int zkr_aset_acl(zkr_t *z, const char *path, int version,
                  struct ACL_vector *acl, void_completion_t completion,
                  const void *data) {
-  ZKR__HELD(z, aset_acl_held(z, path, version, acl, completion, data));
+  return zkr__set_acl(z, path, version, acl, completion, data, 0);
 }
 
 static int amulti_held(zkr_t *z, int count, const zoo_op_t *ops,
                        zoo_op_result_t *results, void_completion_t completion,
-                       const void *data) {
+                       const void *data, int direct) {
   int rc = check_handle(z);
   if (rc != ZOK) return rc;
   if (count < 0 || (count > 0 && (!ops || !results))) return ZBADARGUMENTS;
@@ -233,7 +274,7 @@ static int amulti_held(zkr_t *z, int count, const zoo_op_t *ops,
    * length).  Many small operations add up: estimates low by even one
    * byte per operation let a multi past the server's limit. */
   size_t bytes = 0;
-  int writes = 0;
+  int writes = 0, ephemeral = 0;
   for (int i = 0; i < count; i++) {
     const zoo_op_t *o = &ops[i];
     switch (o->type) {
@@ -246,6 +287,7 @@ static int amulti_held(zkr_t *z, int count, const zoo_op_t *ops,
                  (size_t)(o->create_op.datalen > 0 ? o->create_op.datalen : 0) +
                  acl_bytes(o->create_op.acl) + 4 /* flags */;
       writes++;
+      ephemeral |= zkr__mode_ephemeral(o->create_op.flags);
       break;
     case ZOO_DELETE_OP:
       rc = zkr__check_path(o->delete_op.path);
@@ -272,9 +314,12 @@ static int amulti_held(zkr_t *z, int count, const zoo_op_t *ops,
   zkr__op_t *op = zkr__op_new(z, ZKR__OP_MULTI, NULL);
   if (!op) return ZKR_ENOMEM;
   op->is_write = writes > 0;
+  /* A multi that creates an ephemeral node is session-scoped as a whole. */
+  op->owner_op = ephemeral;
   op->multi_results = results;
   op->cb.v = completion;
   op->data = data;
+  op->direct = direct;
   if ((rc = zkr__op_copy_multi(op, count, ops)) != ZOK) {
     zkr__op_free(op);
     return rc;
@@ -282,10 +327,16 @@ static int amulti_held(zkr_t *z, int count, const zoo_op_t *ops,
   return submit(op);
 }
 
+int zkr__multi(zkr_t *z, int count, const zoo_op_t *ops,
+               zoo_op_result_t *results, void_completion_t cb,
+               const void *data, int direct) {
+  ZKR__HELD(z, amulti_held(z, count, ops, results, cb, data, direct));
+}
+
 int zkr_amulti(zkr_t *z, int count, const zoo_op_t *ops,
                zoo_op_result_t *results, void_completion_t completion,
                const void *data) {
-  ZKR__HELD(z, amulti_held(z, count, ops, results, completion, data));
+  return zkr__multi(z, count, ops, results, completion, data, 0);
 }
 
 /* ---- reads ---- */
@@ -293,11 +344,14 @@ int zkr_amulti(zkr_t *z, int count, const zoo_op_t *ops,
 /* watch: 0 none, 1 the global watcher; or an explicit watcher. */
 static int read_held(zkr_t *z, zkr__op_type_t type, const char *path,
                      int watch, watcher_fn watcher, void *wctx, void *cb,
-                     const void *data) {
+                     const void *data, int direct) {
   int rc;
-  zkr__op_t *op = path_op(z, type, path, data, &rc);
+  zkr__op_t *op = path_op(z, type, path, data, direct, &rc);
   if (!op) return rc;
   op->cb.v = (void_completion_t)cb; /* all members of the union are pointers */
+  /* zkr_async: its completion comes after those of everything issued
+   * before it (barrier.c). */
+  op->barrier = type == ZKR__OP_SYNC;
   if (watch || watcher) {
     int kind = type == ZKR__OP_EXISTS ? ZKR__WATCH_EXIST
                : type == ZKR__OP_GET  ? ZKR__WATCH_DATA
@@ -321,10 +375,16 @@ static int read_held(zkr_t *z, zkr__op_type_t type, const char *path,
   return submit(op);
 }
 
+int zkr__read(zkr_t *z, zkr__op_type_t type, const char *path, int watch,
+              watcher_fn watcher, void *wctx, void *cb, const void *data,
+              int direct) {
+  ZKR__HELD(z, read_held(z, type, path, watch, watcher, wctx, cb, data, direct));
+}
+
 static int read_common(zkr_t *z, zkr__op_type_t type, const char *path,
                        int watch, watcher_fn watcher, void *wctx, void *cb,
                        const void *data) {
-  ZKR__HELD(z, read_held(z, type, path, watch, watcher, wctx, cb, data));
+  return zkr__read(z, type, path, watch, watcher, wctx, cb, data, 0);
 }
 
 int zkr_aexists(zkr_t *z, const char *path, int watch,
@@ -392,291 +452,3 @@ int zkr_async(zkr_t *z, const char *path, string_completion_t completion,
                      data);
 }
 
-/* ---- synchronous calls ---- */
-
-typedef struct {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int done;
-  int rc;
-  /* Where the reply goes: the caller's buffers. */
-  char *buf;
-  int *buflen;
-  struct Stat *stat;
-  struct String_vector *strings;
-  struct ACL_vector *acl;
-} waiter_t;
-
-static void waiter_init(waiter_t *w) {
-  memset(w, 0, sizeof *w);
-  pthread_mutex_init(&w->mu, NULL);
-  pthread_cond_init(&w->cv, NULL);
-}
-
-static void waiter_signal(waiter_t *w, int rc) {
-  pthread_mutex_lock(&w->mu);
-  w->rc = rc;
-  w->done = 1;
-  pthread_cond_signal(&w->cv);
-  pthread_mutex_unlock(&w->mu);
-}
-
-/* Waits for the completion of an accepted call, or returns the call's
- * error when it was refused (then no completion will come). */
-static int waiter_wait(waiter_t *w, int rc) {
-  if (rc == ZOK) {
-    pthread_mutex_lock(&w->mu);
-    while (!w->done) pthread_cond_wait(&w->cv, &w->mu);
-    pthread_mutex_unlock(&w->mu);
-    rc = w->rc;
-  }
-  pthread_mutex_destroy(&w->mu);
-  pthread_cond_destroy(&w->cv);
-  return rc;
-}
-
-static void copy_stat(waiter_t *w, int rc, const struct Stat *stat) {
-  if (rc == ZOK && stat && w->stat) *w->stat = *stat;
-}
-
-static void sync_void(int rc, const void *data) {
-  waiter_signal((waiter_t *)data, rc);
-}
-
-static void sync_stat(int rc, const struct Stat *stat, const void *data) {
-  waiter_t *w = (waiter_t *)data;
-  copy_stat(w, rc, stat);
-  waiter_signal(w, rc);
-}
-
-/* As zoo_get: at most *buflen bytes are copied and *buflen says how many
- * (-1 for a node whose data is null); stat->dataLength tells the full size. */
-static void sync_data(int rc, const char *value, int len,
-                      const struct Stat *stat, const void *data) {
-  waiter_t *w = (waiter_t *)data;
-  if (rc == ZOK) {
-    if (!value || len < 0) {
-      *w->buflen = -1;
-    } else {
-      int n = len < *w->buflen ? len : *w->buflen;
-      if (n > 0) memcpy(w->buf, value, (size_t)n);
-      *w->buflen = n;
-    }
-  }
-  copy_stat(w, rc, stat);
-  waiter_signal(w, rc);
-}
-
-static int copy_strings(struct String_vector *dst,
-                        const struct String_vector *src) {
-  dst->count = 0;
-  dst->data = NULL;
-  if (!src || src->count <= 0) return ZOK;
-  if (!(dst->data = calloc((size_t)src->count, sizeof *dst->data)))
-    return ZKR_ENOMEM;
-  for (int i = 0; i < src->count; i++) {
-    dst->count = i + 1;
-    if (!(dst->data[i] = strdup(src->data[i]))) return ZKR_ENOMEM;
-  }
-  return ZOK;
-}
-
-static void sync_strings(int rc, const struct String_vector *strings,
-                         const void *data) {
-  waiter_t *w = (waiter_t *)data;
-  if (rc == ZOK) rc = copy_strings(w->strings, strings);
-  waiter_signal(w, rc);
-}
-
-static void sync_strings_stat(int rc, const struct String_vector *strings,
-                              const struct Stat *stat, const void *data) {
-  waiter_t *w = (waiter_t *)data;
-  if (rc == ZOK) rc = copy_strings(w->strings, strings);
-  copy_stat(w, rc, stat);
-  waiter_signal(w, rc);
-}
-
-/* As zoo_create: the created path, truncated to fit, NUL-terminated. */
-static void copy_path(waiter_t *w, int rc, const char *value) {
-  if (rc != ZOK || !w->buf || !w->buflen || *w->buflen <= 0 || !value) return;
-  size_t n = strlen(value);
-  if (n > (size_t)*w->buflen - 1) n = (size_t)*w->buflen - 1;
-  memcpy(w->buf, value, n);
-  w->buf[n] = '\0';
-}
-
-static void sync_string_stat(int rc, const char *value,
-                             const struct Stat *stat, const void *data) {
-  waiter_t *w = (waiter_t *)data;
-  copy_path(w, rc, value);
-  copy_stat(w, rc, stat);
-  waiter_signal(w, rc);
-}
-
-static void sync_acl(int rc, struct ACL_vector *acl, struct Stat *stat,
-                     const void *data) {
-  waiter_t *w = (waiter_t *)data;
-  if (rc == ZOK) {
-    /* The caller owns the copy and frees it with deallocate_ACL_vector. */
-    w->acl->count = 0;
-    w->acl->data = acl && acl->count > 0 ? calloc((size_t)acl->count, sizeof *acl->data) : NULL;
-    for (int i = 0; acl && w->acl->data && i < acl->count; i++) {
-      w->acl->data[i].perms = acl->data[i].perms;
-      w->acl->data[i].id.scheme = strdup(acl->data[i].id.scheme);
-      w->acl->data[i].id.id = strdup(acl->data[i].id.id);
-      w->acl->count = i + 1;
-      if (!w->acl->data[i].id.scheme || !w->acl->data[i].id.id) rc = ZKR_ENOMEM;
-    }
-    if (acl && acl->count > 0 && !w->acl->data) rc = ZKR_ENOMEM;
-  }
-  copy_stat(w, rc, stat);
-  waiter_signal(w, rc);
-}
-
-#define SYNC_PRELUDE(z)                      \
-  if (zkr__in_callback) return ZKR_EINCALLBACK; \
-  waiter_t w;                                \
-  waiter_init(&w)
-
-int zkr_create(zkr_t *z, const char *path, const char *value, int valuelen,
-               const struct ACL_vector *acl, int mode, char *path_buffer,
-               int path_buffer_len) {
-  return zkr_create2_ttl(z, path, value, valuelen, acl, mode, -1, path_buffer,
-                         path_buffer_len, NULL);
-}
-
-int zkr_create_ttl(zkr_t *z, const char *path, const char *value,
-                   int valuelen, const struct ACL_vector *acl, int mode,
-                   int64_t ttl, char *path_buffer, int path_buffer_len) {
-  return zkr_create2_ttl(z, path, value, valuelen, acl, mode, ttl,
-                         path_buffer, path_buffer_len, NULL);
-}
-
-int zkr_create2(zkr_t *z, const char *path, const char *value, int valuelen,
-                const struct ACL_vector *acl, int mode, char *path_buffer,
-                int path_buffer_len, struct Stat *stat) {
-  return zkr_create2_ttl(z, path, value, valuelen, acl, mode, -1, path_buffer,
-                         path_buffer_len, stat);
-}
-
-int zkr_create2_ttl(zkr_t *z, const char *path, const char *value,
-                    int valuelen, const struct ACL_vector *acl, int mode,
-                    int64_t ttl, char *path_buffer, int path_buffer_len,
-                    struct Stat *stat) {
-  SYNC_PRELUDE(z);
-  w.buf = path_buffer;
-  w.buflen = &path_buffer_len;
-  w.stat = stat;
-  return waiter_wait(&w, create_common(z, path, value, valuelen, acl, mode,
-                                       ttl, 1, (void *)sync_string_stat, &w));
-}
-
-int zkr_delete(zkr_t *z, const char *path, int version) {
-  SYNC_PRELUDE(z);
-  return waiter_wait(&w, zkr_adelete(z, path, version, sync_void, &w));
-}
-
-int zkr_set(zkr_t *z, const char *path, const char *buffer, int buflen,
-            int version) {
-  return zkr_set2(z, path, buffer, buflen, version, NULL);
-}
-
-int zkr_set2(zkr_t *z, const char *path, const char *buffer, int buflen,
-             int version, struct Stat *stat) {
-  SYNC_PRELUDE(z);
-  w.stat = stat;
-  return waiter_wait(&w, zkr_aset(z, path, buffer, buflen, version, sync_stat, &w));
-}
-
-int zkr_set_acl(zkr_t *z, const char *path, int version,
-                const struct ACL_vector *acl) {
-  SYNC_PRELUDE(z);
-  return waiter_wait(&w, zkr_aset_acl(z, path, version, (struct ACL_vector *)acl,
-                                      sync_void, &w));
-}
-
-int zkr_multi(zkr_t *z, int count, const zoo_op_t *ops,
-              zoo_op_result_t *results) {
-  SYNC_PRELUDE(z);
-  return waiter_wait(&w, zkr_amulti(z, count, ops, results, sync_void, &w));
-}
-
-int zkr_exists(zkr_t *z, const char *path, int watch, struct Stat *stat) {
-  SYNC_PRELUDE(z);
-  w.stat = stat;
-  return waiter_wait(&w, read_common(z, ZKR__OP_EXISTS, path, watch, NULL,
-                                     NULL, (void *)sync_stat, &w));
-}
-
-int zkr_wexists(zkr_t *z, const char *path, watcher_fn watcher,
-                void *watcherCtx, struct Stat *stat) {
-  SYNC_PRELUDE(z);
-  w.stat = stat;
-  return waiter_wait(&w, read_common(z, ZKR__OP_EXISTS, path, 0, watcher,
-                                     watcherCtx, (void *)sync_stat, &w));
-}
-
-static int get_common(zkr_t *z, const char *path, int watch,
-                      watcher_fn watcher, void *wctx, char *buffer,
-                      int *buffer_len, struct Stat *stat) {
-  if (!buffer_len || *buffer_len < 0 || (!buffer && *buffer_len > 0))
-    return ZBADARGUMENTS;
-  SYNC_PRELUDE(z);
-  w.buf = buffer;
-  w.buflen = buffer_len;
-  w.stat = stat;
-  return waiter_wait(&w, read_common(z, ZKR__OP_GET, path, watch, watcher,
-                                     wctx, (void *)sync_data, &w));
-}
-
-int zkr_get(zkr_t *z, const char *path, int watch, char *buffer,
-            int *buffer_len, struct Stat *stat) {
-  return get_common(z, path, watch, NULL, NULL, buffer, buffer_len, stat);
-}
-
-int zkr_wget(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx,
-             char *buffer, int *buffer_len, struct Stat *stat) {
-  return get_common(z, path, 0, watcher, watcherCtx, buffer, buffer_len, stat);
-}
-
-static int children_common(zkr_t *z, const char *path, int watch,
-                           watcher_fn watcher, void *wctx,
-                           struct String_vector *strings, struct Stat *stat) {
-  if (!strings) return ZBADARGUMENTS;
-  SYNC_PRELUDE(z);
-  w.strings = strings;
-  w.stat = stat;
-  zkr__op_type_t type = stat ? ZKR__OP_GET_CHILDREN2 : ZKR__OP_GET_CHILDREN;
-  void *cb = stat ? (void *)sync_strings_stat : (void *)sync_strings;
-  return waiter_wait(&w, read_common(z, type, path, watch, watcher, wctx, cb, &w));
-}
-
-int zkr_get_children(zkr_t *z, const char *path, int watch,
-                     struct String_vector *strings) {
-  return children_common(z, path, watch, NULL, NULL, strings, NULL);
-}
-
-int zkr_wget_children(zkr_t *z, const char *path, watcher_fn watcher,
-                      void *watcherCtx, struct String_vector *strings) {
-  return children_common(z, path, 0, watcher, watcherCtx, strings, NULL);
-}
-
-int zkr_get_children2(zkr_t *z, const char *path, int watch,
-                      struct String_vector *strings, struct Stat *stat) {
-  return children_common(z, path, watch, NULL, NULL, strings, stat);
-}
-
-int zkr_wget_children2(zkr_t *z, const char *path, watcher_fn watcher,
-                       void *watcherCtx, struct String_vector *strings,
-                       struct Stat *stat) {
-  return children_common(z, path, 0, watcher, watcherCtx, strings, stat);
-}
-
-int zkr_get_acl(zkr_t *z, const char *path, struct ACL_vector *acl,
-                struct Stat *stat) {
-  if (!acl) return ZBADARGUMENTS;
-  SYNC_PRELUDE(z);
-  w.acl = acl;
-  w.stat = stat;
-  return waiter_wait(&w, zkr_aget_acl(z, path, sync_acl, &w));
-}

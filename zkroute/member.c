@@ -1,23 +1,28 @@
-/* One member: a ZooKeeper session pinned to one server (its host string is
- * that server plus the chroot), its session state as its own watcher sees
- * it, its health record and its counters. */
+/* One member slot: a ZooKeeper session pinned to one server (its host
+ * string is that server plus the chroot), its session state as its own
+ * watcher sees it, its health record and its counters.  The slots
+ * members[0..n) are the ensemble's members; members[cap] is the owner
+ * slot, which holds the owner session once a rescue re-attached it away
+ * from the member whose session it first was (rescue.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-/* Opens m's session on the server of member `on` (m's own, or a live one
- * when m's server is down: a rescue).  With cid, the session resumes that
- * ZooKeeper session (its ephemerals and counters stay); without, it is a
- * new one.  The old zhandle, if any, is closed after the swap. */
+zkr__member_t *zkr__owner_slot(zkr_t *z) { return &z->members[z->cap]; }
+
+/* Opens m's session on the server of member `on` (m's own, or - for the
+ * owner slot - a live one).  With cid, the session resumes that ZooKeeper
+ * session; without, it is a new one.  m must have no zhandle (detach or
+ * close it first: replacing a handle is the caller's decision, since
+ * closing a connected one would end its session). */
 int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
   zkr_t *z = m->z;
   m->down_since_ns = zkr__now_ns();
   m->state = ZOO_CONNECTING_STATE;
   m->expired = 0;
   m->joined = 0;
-  m->draining = 0;
   /* A guard count: the session must not join a pool before the recorded
    * credentials were sent and accepted, even if it connects at once. */
   m->auth_pending++;
@@ -32,26 +37,36 @@ int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
    * (docs/benchmarks.md); it is still resolved on connection loss. */
   if (zkr__zk->set_resolution_delay) zkr__zk->set_resolution_delay(zh, -1);
   pthread_rwlock_wrlock(&m->zh_lock);
-  zhandle_t *old = m->zh;
   m->zh = zh;
   m->hosted_on = on;
-  if (!cid || cid->client_id == 0) {
-    m->ephemerals = 0;
-    m->watches = 0;
-  }
   pthread_rwlock_unlock(&m->zh_lock);
   /* The recorded credentials go to the new session before it may join a
    * pool (zkr__member_usable waits for them). */
   zkr__auth_replay(m);
   m->auth_pending--;
   zkr__member_maybe_join(m);
-  if (old) {
-    /* Operations still in flight on old get ZCONNECTIONLOSS (outcome
-     * unknown), whether ZooKeeper completes them or drops them. */
-    zkr__zk->close(old);
-    zkr__op_complete_dropped(z, old);
-  }
   return ZOK;
+}
+
+/* Takes m's zhandle out of the slot and returns it (NULL: none), for the
+ * caller to close or move.  With only_if_down, a zhandle whose session is
+ * connected is left in place and NULL returned: closing it would end the
+ * session (zookeeper_close sends close-session on a connected handle), so
+ * the check is made here, under the slot's write lock, right before. */
+zhandle_t *zkr__member_detach(zkr__member_t *m, int only_if_down) {
+  pthread_rwlock_wrlock(&m->zh_lock);
+  zhandle_t *zh = m->zh;
+  if (zh && only_if_down) {
+    int s = zkr__zk->state ? zkr__zk->state(zh) : m->state;
+    if (s == ZOO_CONNECTED_STATE || s == ZOO_READONLY_STATE) zh = NULL;
+  }
+  if (zh) {
+    m->zh = NULL;
+    m->state = ZOO_NOTCONNECTED_STATE;
+    m->joined = 0;
+  }
+  pthread_rwlock_unlock(&m->zh_lock);
+  return zh;
 }
 
 /* A connected session whose credentials were all accepted joins the pools,
@@ -69,21 +84,26 @@ void zkr__member_maybe_join(zkr__member_t *m) {
 }
 
 void zkr__member_close(zkr__member_t *m) {
-  pthread_rwlock_wrlock(&m->zh_lock);
-  zhandle_t *zh = m->zh;
-  m->zh = NULL;
-  pthread_rwlock_unlock(&m->zh_lock);
-  /* zookeeper_close fires every outstanding completion (ZCLOSING) through
-   * the trampolines before it returns. */
+  zhandle_t *zh = zkr__member_detach(m, 0);
+  /* zookeeper_close fires the outstanding completions it still can
+   * (ZCLOSING) through the trampolines before it returns; the close path
+   * completes the ones it drops. */
   if (zh) zkr__zk->close(zh);
-  m->state = ZOO_NOTCONNECTED_STATE;
 }
 
+/* Connected, credentials accepted, not expired: the session works. */
+int zkr__member_connected(const zkr__member_t *m) {
+  return m->state == ZOO_CONNECTED_STATE && m->joined && !m->expired;
+}
+
+/* May take new operations: connected, not retired, and its server not
+ * suspect (silent to srvr while others answer).  For the owner slot the
+ * server is the one it lives on. */
 int zkr__member_usable(const zkr__member_t *m) {
-  /* A suspect server (silent to srvr) only matters while the session is
-   * on it: a rescued session lives on another server. */
-  return m->state == ZOO_CONNECTED_STATE && m->joined && !m->expired &&
-         !m->draining && !m->retired && !(m->suspect && m->hosted_on == m->index);
+  if (!zkr__member_connected(m) || m->retired) return 0;
+  int host = m->hosted_on;
+  const zkr__member_t *h = m->owner_slot ? &m->z->members[host] : m;
+  return !h->suspect;
 }
 
 /* An observer (srvr said so, or /zookeeper/config did) serves reads and
@@ -92,33 +112,25 @@ int zkr__member_observer(const zkr__member_t *m) {
   return m->role == ZKR_ROLE_OBSERVER || m->cfg_observer;
 }
 
-zkr__member_t *zkr__keeper_of(zkr__member_t *m) {
-  return &m->z->members[m->z->cap + (size_t)(m->index % (int)m->z->cap)];
-}
-
-/* Fills slot i (a member, i < cap) and its keeper slot for host: address,
- * connect string, health.  The slots' locks were made at init.  Returns
- * ZOK or ZKR_ENOMEM. */
+/* Fills member slot i (i < cap) for host: address, connect string,
+ * health.  The slot's locks were made at init.  Returns ZOK or
+ * ZKR_ENOMEM. */
 int zkr__member_setup(zkr_t *z, size_t i, const zkr__host_t *host) {
-  uint64_t now = zkr__now_ns();
-  for (int k = 0; k < 2; k++) {
-    zkr__member_t *m = &z->members[i + (k ? z->cap : 0)];
-    m->host = *host;
-    m->zxid = -1;
-    m->server_id = -1;
-    m->hosted_on = (int)i;
-    zkr__health_init(&m->health, now);
-    zkr__host_format(&m->host, NULL, m->address, sizeof m->address);
-    if (m->keeper) continue; /* sessions are moved in, never opened */
-    size_t len = sizeof m->address + (z->hosts.chroot ? strlen(z->hosts.chroot) : 0);
-    /* libzookeeper_mt 3.8 splits "host:port" at the last ':' and cannot
-     * resolve "[::1]": its connect string takes an IPv6 address bare. */
-    zkr__host_t bare = m->host;
-    bare.ipv6 = 0;
-    free(m->connect);
-    if (!(m->connect = malloc(len))) return ZKR_ENOMEM;
-    zkr__host_format(&bare, z->hosts.chroot, m->connect, len);
-  }
+  zkr__member_t *m = &z->members[i];
+  m->host = *host;
+  m->zxid = -1;
+  m->server_id = -1;
+  m->hosted_on = (int)i;
+  zkr__health_init(&m->health, zkr__now_ns());
+  zkr__host_format(&m->host, NULL, m->address, sizeof m->address);
+  size_t len = sizeof m->address + (z->hosts.chroot ? strlen(z->hosts.chroot) : 0);
+  /* libzookeeper_mt 3.8 splits "host:port" at the last ':' and cannot
+   * resolve "[::1]": its connect string takes an IPv6 address bare. */
+  zkr__host_t bare = m->host;
+  bare.ipv6 = 0;
+  free(m->connect);
+  if (!(m->connect = malloc(len))) return ZKR_ENOMEM;
+  zkr__host_format(&bare, z->hosts.chroot, m->connect, len);
   return ZOK;
 }
 
@@ -139,26 +151,20 @@ void zkr__member_sample(zkr__member_t *m, uint64_t now_ns, double ms) {
 
 /* The member session's global watcher.  Member state is internal: it
  * changes the pools and, through zkr__session_update, the one virtual state
- * the application sees. */
+ * the application sees - which follows the owner alone.  A carrier's
+ * expiry is silent (the monitor re-creates it); the owner's is the
+ * application's. */
 void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path,
                          void *ctx) {
   (void)path;
   zkr__member_t *m = ctx;
   zkr_t *z = m->z;
   if (type != ZOO_SESSION_EVENT || z->closing) return;
-  /* A zhandle being replaced (rescue, re-creation) still reports while it
-   * closes: only the current one speaks for the member.  A session moved
-   * to the member's keeper slot speaks for the keeper. */
+  /* A zhandle being replaced still reports while it closes: only the
+   * slot's current one speaks for it. */
   pthread_rwlock_rdlock(&m->zh_lock);
   int current = zh == m->zh;
   pthread_rwlock_unlock(&m->zh_lock);
-  if (!current && !m->keeper) {
-    zkr__member_t *k = zkr__keeper_of(m);
-    pthread_rwlock_rdlock(&k->zh_lock);
-    current = zh == k->zh;
-    pthread_rwlock_unlock(&k->zh_lock);
-    if (current) m = k;
-  }
   if (!current) return;
   int was_usable = zkr__member_usable(m);
   m->state = state;
@@ -166,14 +172,15 @@ void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path,
   else if (m->down_since_ns == 0) m->down_since_ns = zkr__now_ns();
   if (state == ZOO_CONNECTED_STATE && !m->joined) {
     zkr__member_maybe_join(m);
+    zkr__monitor_kick(z);
     return;
   }
   if (state == ZOO_EXPIRED_SESSION_STATE) {
     m->expired = 1;
-    /* A session that holds ephemerals or watches cannot be replaced
-     * silently: the application must learn, as with a stock session. */
-    if (m->ephemerals > 0 || m->watches > 0) z->expired = 1;
+    if (zkr__session_is_owner(z, m)) z->expired = 1;
   } else if (state == ZOO_AUTH_FAILED_STATE) {
+    /* The same credentials go to every session: what one server refuses,
+     * the owner's refuses too. */
     z->auth_failed = 1;
   }
   pthread_mutex_lock(&m->health_mu);
@@ -185,50 +192,10 @@ void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path,
     /* A member back after an election: learn the new leader now rather
      * than at the next poll. */
     zkr__monitor_kick(z);
-  } else if (was_usable) {
+  } else if (was_usable || m->expired) {
     /* Losing the write session (or any member) makes the monitor poll at
-     * once, so writes move to the new leader without waiting a period. */
+     * once, so writes move to the new leader without waiting a period;
+     * an expired carrier is re-created there. */
     zkr__monitor_kick(z);
   }
-  if (m->expired) zkr__monitor_kick(z); /* re-creation happens there */
-}
-
-/* The session id and password of m's session, to resume it elsewhere.
- * Returns 0 when the session never got an id (nothing to save). */
-int zkr__member_client_id(zkr__member_t *m, clientid_t *out) {
-  pthread_rwlock_rdlock(&m->zh_lock);
-  const clientid_t *c = m->zh ? zkr__zk->client_id(m->zh) : NULL;
-  if (c) *out = *c;
-  pthread_rwlock_unlock(&m->zh_lock);
-  return c && c->client_id != 0;
-}
-
-/* Moves m's session, with the ephemerals and watches it holds, to m's
- * keeper slot, so that m can open a fresh session on its own server.
- * Needed to bring a rescued session home: closing it would close the
- * ZooKeeper session (zookeeper_close of a connected handle ends it, and its
- * ephemeral nodes with it).  Returns ZOK, or -1 when the slot is taken. */
-int zkr__member_keep(zkr__member_t *m) {
-  zkr_t *z = m->z;
-  zkr__member_t *k = zkr__keeper_of(m);
-  pthread_rwlock_wrlock(&m->zh_lock);
-  pthread_rwlock_wrlock(&k->zh_lock);
-  int rc = -1;
-  if (!k->zh) {
-    k->zh = m->zh;
-    m->zh = NULL;
-    k->state = m->state;
-    k->joined = m->joined;
-    k->hosted_on = m->hosted_on;
-    k->ephemerals = m->ephemerals;
-    k->down_since_ns = m->down_since_ns;
-    k->expired = 0;
-    m->ephemerals = 0;
-    m->state = ZOO_NOTCONNECTED_STATE;
-    rc = ZOK;
-  }
-  pthread_rwlock_unlock(&k->zh_lock);
-  pthread_rwlock_unlock(&m->zh_lock);
-  if (rc == ZOK) zkr__watch_move(z, m->index, k->index);
-  return rc;
 }

@@ -3,9 +3,11 @@
  * keeps a watch on it, and when dynamic reconfiguration adds or removes
  * servers opens a member session for each new server and retires the
  * members that left.  A retired member takes no new operation at once;
- * its session closes when nothing is in flight on it (a session that holds
- * ephemeral nodes or watches moves to a live server instead, as a rescue
- * does, because closing it would end them).  docs/membership.md.
+ * its session closes when nothing is in flight on it, and its watches are
+ * re-armed elsewhere (watch_rearm.c).  The owner session is never closed
+ * for this: it stays where it is until it loses its connection, and is
+ * then re-attached to a live server like any stranded owner (rescue.c).
+ * docs/membership.md.
  *
  * The configuration is followed only when it describes the servers the
  * connect string names: on the first read, every member must be the client
@@ -245,39 +247,19 @@ static void apply(zkr_t *z, const char *buf, int len) {
 
 /* ---- retired members ---- */
 
-/* A retired member's session goes once nothing is in flight on it: closed
- * when it holds nothing, else moved to a live server (its ephemerals and
- * watches stay) where it lives on, out of every pool. */
+/* A retired carrier's session goes once nothing is in flight on it: closed
+ * (a carrier owns nothing but watches, which go elsewhere). */
 static void settle_retired(zkr_t *z) {
   size_t n = z->n;
   for (size_t i = 0; i < n; i++) {
     zkr__member_t *m = &z->members[i];
-    if (!m->retired || !m->zh || m->outstanding > 0) continue;
-    if (m->ephemerals > 0 || m->watches > 0) {
-      if (m->hosted_on != m->index) continue; /* moved already */
-      clientid_t cid;
-      int t = -1;
-      for (size_t k = 1; k < n && t < 0; k++) {
-        zkr__member_t *c = &z->members[(i + k) % n];
-        if (zkr__member_usable(c) && c->hosted_on == c->index) t = c->index;
-      }
-      if (t < 0 || !zkr__member_client_id(m, &cid)) continue;
-      if (zkr__member_open(m, t, &cid) == ZOK) {
-        m->rescues++;
-        zkr__watch_rearm_member(z, m);
-      }
-      continue;
-    }
-    pthread_rwlock_wrlock(&m->zh_lock);
-    zhandle_t *zh = m->zh;
-    m->zh = NULL;
-    pthread_rwlock_unlock(&m->zh_lock);
-    m->state = ZOO_NOTCONNECTED_STATE;
-    if (zh) {
-      zkr__zk->close(zh);
-      /* Anything sent to it in the meantime: outcome unknown. */
-      zkr__op_complete_dropped(z, zh);
-    }
+    if (!m->retired || !m->zh || m->outstanding > 0 || (int)i == z->owner) continue;
+    zhandle_t *zh = zkr__member_detach(m, 0);
+    if (!zh) continue;
+    zkr__zk->close(zh);
+    /* Anything sent to it in the meantime: outcome unknown. */
+    zkr__op_complete_dropped(z, zh);
+    zkr__watch_rearm_from(z, (int)i, zh);
   }
 }
 

@@ -1,8 +1,10 @@
 /* The monitor thread: polls `srvr` on every member every leader_poll_ms (at
  * once when kicked, e.g. when the write session disconnects), picks the
- * leader by highest epoch, and does the periodic housekeeping: re-creating
- * expired member sessions that held nothing, health evaluation, and
- * expiring operations parked longer than the session timeout. */
+ * leader by highest epoch, and does the periodic housekeeping: the owner's
+ * rescue and the carriers' re-creation (rescue.c), watches to re-arm
+ * (watch_rearm.c), the virtual session's tick (session.c), health
+ * evaluation, and expiring operations parked longer than the session
+ * timeout. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -20,9 +22,8 @@ typedef struct {
 
 static void *poll_one(void *arg) {
   poll_t *p = arg;
-  p->rc = zkr__srvr_fetch(p->m->host.name, p->m->host.port,
-                          p->z->opts.srvr_timeout_ms,
-                          (size_t)p->z->opts.srvr_max_reply, &p->reply);
+  p->rc = zkr__zk->srvr(p->m->host.name, p->m->host.port, p->z->opts.srvr_timeout_ms,
+                        (size_t)p->z->opts.srvr_max_reply, &p->reply);
   return NULL;
 }
 
@@ -55,6 +56,8 @@ static void poll_members(zkr_t *z) {
      * of the session timeout).  New operations avoid it from now on. */
     int streak = rc == ZOK ? 0 : m->srvr_fail_streak + 1;
     m->srvr_fail_streak = streak;
+    if (streak == 0) m->srvr_fail_since_ns = 0;
+    else if (streak == 1) m->srvr_fail_since_ns = zkr__now_ns();
     int suspect = streak >= 2 && answered > 0;
     if (suspect != m->suspect) {
       m->suspect = suspect;
@@ -92,61 +95,10 @@ static void poll_members(zkr_t *z) {
     if (z->last_leader >= 0 && best != z->last_leader) z->leader_changes++;
     z->last_leader = best;
   }
+  z->polled = 1;
   zkr__gate_adopt_leader(z);
   /* A new leader (or a write session back) may let parked writes go. */
   zkr__gate_flush(z);
-}
-
-static int serving(const zkr__member_t *m) {
-  int r = m->role;
-  return r == ZKR_ROLE_LEADER || r == ZKR_ROLE_FOLLOWER ||
-         r == ZKR_ROLE_OBSERVER || r == ZKR_ROLE_STANDALONE;
-}
-
-/* A live server to re-attach a stranded session to: a usable member whose
- * session is on its own server, starting after m so that several stranded
- * sessions spread out. */
-static int rescue_target(zkr_t *z, zkr__member_t *m) {
-  for (size_t k = 1; k < z->n; k++) {
-    zkr__member_t *t = &z->members[(m->index + k) % z->n];
-    if (zkr__member_usable(t) && t->hosted_on == t->index && serving(t))
-      return t->index;
-  }
-  return -1;
-}
-
-/* Sessions must not die needlessly (DESIGN.md section 4).  A member whose
- * server stays unreachable for rescue_ms has its session re-attached, same
- * id and password, to a live server well before the session timeout, so
- * its ephemeral nodes survive; once its own server serves again it moves
- * back home the same way. */
-static void rescue(zkr_t *z, zkr__member_t *m, uint64_t now) {
-  clientid_t cid;
-  uint64_t down = m->down_since_ns;
-  if (!zkr__member_usable(m) && down && now - down > (uint64_t)z->rescue_ms * 1000000u) {
-    int t = rescue_target(z, m);
-    if (t < 0 || !zkr__member_client_id(m, &cid)) return;
-    if (zkr__member_open(m, t, &cid) != ZOK) return;
-    m->rescues++;
-    zkr__watch_rearm_member(z, m);
-  } else if (!m->keeper && !m->retired && m->hosted_on != m->index && serving(m) &&
-             (zkr__member_usable(m) || m->draining)) {
-    /* Home again.  First drain: no new operation goes to the session, and
-     * it is swapped only once nothing is in flight on it (closing it would
-     * fail those).  Then a session that holds nothing is simply replaced;
-     * one that holds ephemerals or watches moves to the keeper slot
-     * (closing it would end it) and the member opens a fresh session at
-     * home. */
-    m->draining = 1;
-    if (m->outstanding > 0) return;
-    if (m->ephemerals > 0 || m->watches > 0) {
-      if (zkr__member_keep(m) != ZOK) {
-        m->draining = 0;
-        return;
-      }
-    }
-    zkr__member_open(m, m->index, NULL);
-  }
 }
 
 #define NUDGE_MS 250
@@ -178,21 +130,11 @@ static void nudge(zkr_t *z, zkr__member_t *m, uint64_t now) {
 static void housekeeping(zkr_t *z) {
   uint64_t now = zkr__now_ns();
   size_t n = z->n;
-  for (size_t j = 0; j < 2 * n && !z->mon_stop; j++) {
-    /* Members, then their keeper slots. */
-    zkr__member_t *m = &z->members[j < n ? j : z->cap + (j - n)];
-    nudge(z, m, now);
-    if (m->keeper) {
-      /* A kept session is rescued like any other, never re-created. */
-      if (m->zh && !m->expired) rescue(z, m, now);
-      continue;
-    }
-    /* An expired session that held nothing is replaced silently; one that
-     * held ephemerals or watches expired the virtual session instead. */
-    if (m->retired) continue; /* membership.c closes or moves it */
-    if (m->expired && !z->expired) zkr__member_open(m, m->index, NULL);
-    else if (!m->expired) rescue(z, m, now);
-  }
+  for (size_t j = 0; j <= n && !z->mon_stop; j++)
+    nudge(z, j < n ? &z->members[j] : zkr__owner_slot(z), now);
+  zkr__session_tick(z);
+  zkr__rescue_tick(z, now);
+  zkr__watch_retry_lost(z, now);
   zkr__health_tick(z, now);
   zkr__gate_expire(z, now - (uint64_t)z->recv_timeout * 1000000u);
 }

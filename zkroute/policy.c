@@ -194,3 +194,20 @@ int zkr__policy_write_member(zkr_t *z) {
     return rotate(z, keep_writable);
   }
 }
+
+static int rotate_except(zkr_t *z, int (*keep)(zkr_t *, int), int exclude,
+                         _Atomic unsigned *counter) {
+  int cand[ZKR_MAX_MEMBERS], n = 0;
+  for (size_t i = 0; i < z->n; i++)
+    if ((int)i != exclude && keep(z, (int)i)) cand[n++] = (int)i;
+  if (n == 0) return -1;
+  return cand[atomic_fetch_add(counter, 1) % (unsigned)n];
+}
+
+/* Where a watch whose session was lost is set again (watch_rearm.c): a
+ * member of the read pool other than exclude, in turn, else any usable
+ * member; -1 when none is. */
+int zkr__policy_any_member(zkr_t *z, int exclude) {
+  int m = rotate_except(z, keep_read_pool, exclude, &z->rearm_rr);
+  return m >= 0 ? m : rotate_except(z, keep_usable, exclude, &z->rearm_rr);
+}

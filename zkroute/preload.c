@@ -35,6 +35,7 @@
 
 #include "env.h"
 #include "internal.h"
+#include "srvr.h"
 
 #define PL_EXPORT __attribute__((visibility("default")))
 
@@ -219,6 +220,7 @@ static void pl_setup(void) {
   pl_table = zkr__zk_real;
   pl_table.init = tbl_init;
   pl_table.close = real.zookeeper_close;
+  pl_table.state = real.zoo_state;
   pl_table.client_id = real.zoo_client_id;
   pl_table.recv_timeout = real.zoo_recv_timeout;
   pl_table.add_auth = real.zoo_add_auth;
@@ -235,6 +237,7 @@ static void pl_setup(void) {
   pl_table.aget_acl = real.zoo_aget_acl;
   pl_table.async = real.zoo_async;
   pl_table.awgetconfig = real.zoo_awgetconfig;
+  pl_table.srvr = zkr__srvr_fetch;
   zkr__zk_use(&pl_table);
   zkr__env_destroy_hook = pl_destroyed;
 }

@@ -1,16 +1,22 @@
 /* Router: classifies each operation, keeps the ordering guarantees of
  * DESIGN.md section 3 and dispatches to the member the policy picks.
  *
- * - Writes pass the write gate: one write session at a time, FIFO.  When
- *   the write session must change (new leader, lost session), new writes are
- *   parked until the writes in flight on the old session have completed, so
+ * - Writes pass the write gate: one write session at a time, FIFO.  The
+ *   write session is the leader's for most writes and the owner's for
+ *   session-scoped ones (an ephemeral create, a multi holding one: DESIGN.md
+ *   section 4).  When the write session must change (new leader, lost
+ *   session, a switch between leader and owner), new writes are parked
+ *   until the writes in flight on the old session have completed, so
  *   writes and their completions stay in issue order.  Parking never blocks
  *   a thread: a parked operation is sent by whichever thread completes the
  *   last old write (or by the monitor, or a connecting member).
  * - A read of a path that an in-flight write of this handle will change is
  *   "ordered": it passes the gate too and runs on the write session after
- *   that write (same-session FIFO gives read-your-writes).  Every other read
- *   is a sync+read on the member the policy picks.
+ *   that write (same-session FIFO gives read-your-writes).  An ordered read
+ *   that waited in the queue, or that the gate sends to another session
+ *   than the one before it, cannot count on FIFO order: it is synced first
+ *   (the write it follows completed, so the sync's server sees it).  Every
+ *   other read is a sync+read on the member the policy picks.
  * - A read that is neither pinned nor ordered, has no watch and runs under
  *   hybrid may be hedged (hedger.c): its dispatch queues it for a second
  *   sync+read on another pool member if no reply comes in time.
@@ -78,6 +84,15 @@ static int reads_inflight_path(zkr__op_t *op) {
 
 enum { PARK = 1 };
 
+/* The session a gated operation goes to: the owner's for a
+ * session-scoped write (none yet, or not usable: it waits), else the
+ * write member the policy names. */
+static int gate_target(zkr_t *z, const zkr__op_t *op) {
+  if (!op->owner_op) return zkr__policy_write_member(z);
+  int o = z->owner;
+  return o >= 0 && zkr__member_usable(&z->members[o]) ? o : -1;
+}
+
 /* Gate held.  Returns ZOK (sent), PARK, or the error zoo_a* returned. */
 static int try_send(zkr_t *z, zkr__op_t *op) {
   int target;
@@ -86,12 +101,14 @@ static int try_send(zkr_t *z, zkr__op_t *op) {
     if (target < 0) return PARK;
     return zkr__op_dispatch(op, &z->members[target]);
   }
-  target = zkr__policy_write_member(z);
+  target = gate_target(z, op);
   if (target < 0) return PARK;
   if (z->gate_cur != target) {
     if (z->gate_inflight > 0) return PARK; /* old session still draining */
     z->gate_cur = target;
+    if (op->ordered) op->resync = 1;
   }
+  if (op->ordered && op->parked) op->resync = 1;
   int rc = zkr__op_dispatch(op, &z->members[target]);
   if (rc == ZOK) z->gate_inflight++;
   return rc;
@@ -99,6 +116,7 @@ static int try_send(zkr_t *z, zkr__op_t *op) {
 
 static void park(zkr_t *z, zkr__op_t *op) {
   op->start_ns = zkr__now_ns();
+  op->parked = 1;
   op->next = NULL;
   if (z->gate_tail) z->gate_tail->next = op;
   else z->gate_head = op;
@@ -113,14 +131,6 @@ static zkr__op_t *pop(zkr_t *z) {
   return op;
 }
 
-static void complete_all(zkr__op_t *failed) {
-  while (failed) {
-    zkr__op_t *n = failed->next;
-    zkr__op_complete_error(failed, failed->err);
-    failed = n;
-  }
-}
-
 int zkr__route(zkr__op_t *op) {
   zkr_t *z = op->z;
   /* round_robin and boltzmann spread writes over all members on purpose:
@@ -130,7 +140,8 @@ int zkr__route(zkr__op_t *op) {
   int rc;
   if (op->is_write) {
     if ((rc = track_write(op)) != ZOK) return rc;
-    op->gated = !rr;
+    /* Session-scoped writes go to the owner whatever the policy. */
+    op->gated = !rr || op->owner_op;
   } else if (op->pin >= 0) {
     /* A watch set again goes where the watch is (api.c); api.c pins only
      * when no write of this handle to the path is in flight. */
@@ -190,23 +201,27 @@ int zkr__gate_current(zkr_t *z) {
   return w;
 }
 
-/* Sends parked operations, in order, as far as possible. */
+/* Why a parked operation can never be sent now, or ZOK. */
+static int hopeless(zkr_t *z) {
+  if (z->closing) return ZCLOSING;
+  if (z->expired) return ZSESSIONEXPIRED;
+  if (z->auth_failed) return ZAUTHFAILED;
+  return ZOK;
+}
+
+/* Sends parked operations, in order, as far as possible.  One that cannot
+ * be sent completes with its error right there, under the gate: no later
+ * operation can be sent (and complete) before it. */
 void zkr__gate_flush(zkr_t *z) {
-  zkr__op_t *failed = NULL, **tail = &failed;
   pthread_mutex_lock(&z->gate_mu);
   while (z->gate_head) {
-    int rc = z->closing ? ZCLOSING : try_send(z, z->gate_head);
+    int rc = hopeless(z);
+    if (rc == ZOK) rc = try_send(z, z->gate_head);
     if (rc == PARK) break;
     zkr__op_t *op = pop(z);
-    if (rc != ZOK) {
-      op->err = rc;
-      *tail = op;
-      tail = &op->next;
-    }
+    if (rc != ZOK) zkr__op_complete_error(op, rc);
   }
   pthread_mutex_unlock(&z->gate_mu);
-  /* Completions run outside the gate: they may call zkr_ again. */
-  complete_all(failed);
 }
 
 /* A gated operation completed: the last one of a draining session lets the
@@ -219,16 +234,11 @@ void zkr__gate_done(zkr_t *z) {
 }
 
 /* Fails operations parked since before older_than_ns: no member could
- * take them within the session timeout (the stock client gives up then). */
+ * take them within the session timeout (the stock client gives up then).
+ * Completed under the gate, in order, like any failure of a parked one. */
 void zkr__gate_expire(zkr_t *z, uint64_t older_than_ns) {
-  zkr__op_t *failed = NULL, **tail = &failed;
   pthread_mutex_lock(&z->gate_mu);
-  while (z->gate_head && z->gate_head->start_ns < older_than_ns) {
-    zkr__op_t *op = pop(z);
-    op->err = ZCONNECTIONLOSS;
-    *tail = op;
-    tail = &op->next;
-  }
+  while (z->gate_head && z->gate_head->start_ns < older_than_ns)
+    zkr__op_complete_error(pop(z), ZCONNECTIONLOSS);
   pthread_mutex_unlock(&z->gate_mu);
-  complete_all(failed);
 }

@@ -25,6 +25,18 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
   s->write_member = z->gate_cur;
   pthread_mutex_unlock(&z->gate_mu);
   zkr__hedger_stats(z, s);
+  int o = z->owner;
+  s->owner = -1;
+  if (o >= 0) {
+    zkr__member_t *om = &z->members[o];
+    s->owner = om->hosted_on;
+    s->owner_moved = om->owner_slot;
+    s->owner_session_id = z->owner_id.client_id;
+    s->owner_state = om->state;
+  }
+  s->owner_rescues = zkr__owner_slot(z)->rescues;
+  for (size_t i = 0; i < n; i++) s->owner_rescues += z->members[i].rescues;
+  zkr__watch_stats(z, s);
   uint64_t now = zkr__now_ns();
   for (size_t i = 0; i < n; i++) {
     zkr__member_t *m = &z->members[i];
@@ -46,6 +58,8 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
     ms->srvr_polls = m->srvr_polls;
     ms->srvr_failures = m->srvr_failures;
     ms->rescues = m->rescues;
+    ms->recreated = m->recreated;
+    ms->is_owner = (int)i == o;
     ms->hosted_on = m->hosted_on;
     ms->hedges = m->hedges;
     memcpy(ms->zone, m->zone, sizeof ms->zone);

@@ -61,11 +61,18 @@ int zkr_stats_json(zkr_t *z, char **out) {
                  "\"policy\":\"%s\",\"leader_changes\":%" PRIu64 ","
                  "\"follows_config\":%d,\"config_version\":%" PRId64 ","
                  "\"config_reads\":%" PRIu64 ",\"config_errors\":%" PRIu64 ","
-                 "\"members_added\":%" PRIu64 ",\"members_removed\":%" PRIu64 ",",
+                 "\"members_added\":%" PRIu64 ",\"members_removed\":%" PRIu64 ","
+                 "\"owner\":{\"member\":%d,\"moved\":%s,\"session_id\":\"0x%" PRIx64
+                 "\",\"state\":%d,\"rescues\":%" PRIu64 "},"
+                 "\"watches\":{\"registered\":%d,\"lost\":%d,\"rearms\":%" PRIu64
+                 ",\"missed_events\":%" PRIu64 "},",
                  s->n_members, s->leader, s->write_member,
                  zkr_policy_name(s->policy), s->leader_changes, s->follows_config,
                  s->config_version, s->config_reads, s->config_errors,
-                 s->members_added, s->members_removed);
+                 s->members_added, s->members_removed, s->owner,
+                 json_bool(s->owner_moved), (uint64_t)s->owner_session_id,
+                 s->owner_state, s->owner_rescues, s->watches, s->watches_lost,
+                 s->watch_rearms, s->watch_missed_events);
   zkr__sb_printf(&b, "\"hedge\":{\"on\":%s,", json_bool(s->hedging));
   if (s->hedge_delay_ms >= 0) zkr__sb_printf(&b, "\"delay_ms\":%.3f,", s->hedge_delay_ms);
   else zkr__sb_printf(&b, "\"delay_ms\":null,");
@@ -96,11 +103,12 @@ int zkr_stats_json(zkr_t *z, char **out) {
     zkr__sb_printf(&b,
                    "\"ejections\":%" PRIu64 ",\"out_of_pool_ms\":%.1f,"
                    "\"srvr_polls\":%" PRIu64 ",\"srvr_failures\":%" PRIu64
-                   ",\"rescues\":%" PRIu64 ",\"hosted_on\":%d,\"hedges\":%" PRIu64
+                   ",\"rescues\":%" PRIu64 ",\"recreated\":%" PRIu64
+                   ",\"is_owner\":%s,\"hosted_on\":%d,\"hedges\":%" PRIu64
                    ",\"removed\":%s,\"server_id\":%" PRId64 ",\"zone\":",
                    m->ejections, m->out_of_pool_ms, m->srvr_polls,
-                   m->srvr_failures, m->rescues, m->hosted_on, m->hedges,
-                   json_bool(m->removed), m->server_id);
+                   m->srvr_failures, m->rescues, m->recreated, json_bool(m->is_owner),
+                   m->hosted_on, m->hedges, json_bool(m->removed), m->server_id);
     zkr__sb_json_str(&b, m->zone);
     zkr__sb_printf(&b, ",\"outstanding\":%d,\"selector_picks\":%" PRIu64 "}",
                    m->outstanding, m->selector_picks);

@@ -1,10 +1,12 @@
 /* The default function table: libzookeeper_mt's functions as linked (see
  * zkapi.h for why the library never calls them by name). */
 #include "zkapi.h"
+#include "srvr.h"
 
 const zkr__zk_t zkr__zk_real = {
     .init = zookeeper_init,
     .close = zookeeper_close,
+    .state = zoo_state,
     .client_id = zoo_client_id,
     .recv_timeout = zoo_recv_timeout,
     .add_auth = zoo_add_auth,
@@ -22,6 +24,7 @@ const zkr__zk_t zkr__zk_real = {
     .async = zoo_async,
     .set_resolution_delay = zoo_set_servers_resolution_delay,
     .awgetconfig = zoo_awgetconfig,
+    .srvr = zkr__srvr_fetch,
 };
 
 const zkr__zk_t *zkr__zk = &zkr__zk_real;

@@ -3,16 +3,24 @@
  * an LD_PRELOAD interposer that defines zookeeper_init and zoo_* itself can
  * point the table at the real functions (dlsym RTLD_NEXT) without the
  * library recursing into the interposer, and so that unit tests can run the
- * router on a fake.  The default table holds the real functions. */
+ * router on a fake (tests/unit/fakezk.c).  The default table holds the real
+ * functions.  The `srvr` four-letter query is part of the table too, so a
+ * fake ensemble also answers who leads. */
 #ifndef ZKR_ZKAPI_H
 #define ZKR_ZKAPI_H
 
+#include <stddef.h>
 #include <zookeeper/zookeeper.h>
+
+struct zkr__srvr_reply;
 
 typedef struct zkr__zk {
   zhandle_t *(*init)(const char *host, watcher_fn fn, int recv_timeout,
                      const clientid_t *clientid, void *context, int flags);
   int (*close)(zhandle_t *zh);
+  /* The handle's own state, as zoo_state: checked right before a close
+   * that must not end a connected session (rescue.c). */
+  int (*state)(zhandle_t *zh);
   const clientid_t *(*client_id)(zhandle_t *zh);
   int (*recv_timeout)(zhandle_t *zh);
   int (*add_auth)(zhandle_t *zh, const char *scheme, const char *cert,
@@ -57,6 +65,9 @@ typedef struct zkr__zk {
    * /zookeeper/config (membership.c). */
   int (*awgetconfig)(zhandle_t *zh, watcher_fn watcher, void *watcherCtx,
                      data_completion_t completion, const void *data);
+  /* srvr of one server (srvr.c's zkr__srvr_fetch): ZOK or a ZKR_ESRVR_*. */
+  int (*srvr)(const char *host, int port, int timeout_ms, size_t cap,
+              struct zkr__srvr_reply *out);
 } zkr__zk_t;
 
 /* The table in force; never NULL. */

@@ -1,0 +1,778 @@
+/* Server-less unit tests of the virtual session and the operation
+ * lifecycle (DESIGN.md section 4): the library is driven through its
+ * function table by the fake ZooKeeper of tests/harness/fakezk.c, which
+ * answers nothing until the test does, so the order of replies, session
+ * events and watch events is the test's - never timing luck.
+ *
+ * Each test opens a handle on three fake members ("fake1..3") with the
+ * monitor polling every 20 ms, hedging and /zookeeper/config off. */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fakezk.h"
+#include "zkroute.h"
+
+#define HOSTS "fake1:2181,fake2:2181,fake3:2181"
+
+/* ---- what the application saw, in order ---- */
+
+enum { EV_DONE = 1, EV_WATCH, EV_SESSION };
+typedef struct {
+  int kind, tag, rc, type, state;
+  char path[64];
+} ev_t;
+
+static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER;
+static ev_t evs[512];
+static int n_evs;
+
+static void ev_add(int kind, int tag, int rc, int type, int state, const char *path) {
+  pthread_mutex_lock(&ev_mu);
+  if (n_evs < 512) {
+    evs[n_evs] = (ev_t){.kind = kind, .tag = tag, .rc = rc, .type = type, .state = state};
+    snprintf(evs[n_evs].path, sizeof evs[n_evs].path, "%s", path ? path : "");
+    n_evs++;
+  }
+  pthread_mutex_unlock(&ev_mu);
+}
+
+static int ev_count(void) {
+  pthread_mutex_lock(&ev_mu);
+  int n = n_evs;
+  pthread_mutex_unlock(&ev_mu);
+  return n;
+}
+
+static ev_t ev_at(int i) {
+  pthread_mutex_lock(&ev_mu);
+  ev_t e = evs[i];
+  pthread_mutex_unlock(&ev_mu);
+  return e;
+}
+
+static uint64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* Index of the first event matching, at or after from; -1 after 5 s. */
+static int ev_find(int from, int kind, int tag) {
+  uint64_t deadline = now_ms() + 5000;
+  for (;;) {
+    int n = ev_count();
+    for (int i = from; i < n; i++) {
+      ev_t e = ev_at(i);
+      if (e.kind == kind && (tag < 0 || e.tag == tag)) return i;
+    }
+    if (now_ms() > deadline) return -1;
+    sleep_ms(2);
+  }
+}
+
+static int ev_matching(int kind, int tag) {
+  int c = 0, n = ev_count();
+  for (int i = 0; i < n; i++) {
+    ev_t e = ev_at(i);
+    c += e.kind == kind && (tag < 0 || e.tag == tag);
+  }
+  return c;
+}
+
+#define TAG(p) ((int)(intptr_t)(p))
+
+static void done_void(int rc, const void *d) { ev_add(EV_DONE, TAG(d), rc, 0, 0, NULL); }
+static void done_stat(int rc, const struct Stat *s, const void *d) {
+  (void)s;
+  ev_add(EV_DONE, TAG(d), rc, 0, 0, NULL);
+}
+static void done_data(int rc, const char *v, int l, const struct Stat *s, const void *d) {
+  (void)v, (void)l, (void)s;
+  ev_add(EV_DONE, TAG(d), rc, 0, 0, NULL);
+}
+static void done_string(int rc, const char *v, const void *d) {
+  ev_add(EV_DONE, TAG(d), rc, 0, 0, v);
+}
+
+static void watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
+  (void)zh;
+  ev_add(type == ZOO_SESSION_EVENT ? EV_SESSION : EV_WATCH, TAG(ctx), 0, type, state, path);
+}
+
+/* ---- the handle ---- */
+
+static zkr_t *z;
+static fake_zh_t *h[4]; /* h[1..3]: the first zhandle of each member */
+
+static void opts_default(zkr_options_t *o) {
+  *o = (zkr_options_t)ZKR_OPTIONS_INIT;
+  o->leader_poll_ms = 20;
+  o->hedge = -1;
+  o->follow_config = -1;
+  o->rescue_ms = 300;
+}
+
+static void wait_state(int state) {
+  uint64_t deadline = now_ms() + 5000;
+  while (zkr_state(z) != state && now_ms() < deadline) sleep_ms(2);
+  ck_assert_int_eq(zkr_state(z), state);
+}
+
+static int stat_owner(void) {
+  zkr_stats_t *s;
+  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
+  int o = s->owner;
+  zkr_stats_free(s);
+  return o;
+}
+
+static int stat_leader(void) {
+  zkr_stats_t *s;
+  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
+  int l = s->leader;
+  zkr_stats_free(s);
+  return l;
+}
+
+static void wait_leader(int member) {
+  uint64_t deadline = now_ms() + 5000;
+  while (stat_leader() != member && now_ms() < deadline) sleep_ms(2);
+  ck_assert_int_eq(stat_leader(), member);
+}
+
+/* fake1 leads; every member connects; the owner is the leader's session. */
+static void open3_opts(const zkr_options_t *o, const clientid_t *cid) {
+  n_evs = 0;
+  fake_install();
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, cid, (void *)100, 0, o), ZOK);
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
+  wait_leader(0);
+  if (!cid)
+    for (int i = 1; i <= 3; i++) fake_connect(h[i], 0);
+}
+
+static void open3(void) {
+  zkr_options_t o;
+  opts_default(&o);
+  open3_opts(&o, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+  ck_assert_int_eq(stat_owner(), 0);
+  /* The application has had its CONNECTED event. */
+  int e = ev_find(0, EV_SESSION, 100);
+  ck_assert_int_ge(e, 0);
+  ck_assert_int_eq(ev_at(e).state, ZOO_CONNECTED_STATE);
+}
+
+static void teardown(void) {
+  if (z) zkr_close(z);
+  z = NULL;
+  fake_uninstall();
+}
+
+/* ---- read-your-writes across a write-session switch (issue 11 item 6) ---- */
+
+/* A read of a path with a write in flight is ordered: it follows the write
+ * on the write session.  If it must wait while the write session changes,
+ * the new session may not have the write yet: it is synced first. */
+START_TEST(ordered_read_after_switch_is_synced) {
+  open3();
+  ck_assert_int_eq(zkr_aset(z, "/k", "v", 1, -1, done_stat, (void *)1), ZOK);
+  fake_req_t *set = fake_wait(h[1], FK_SET, "/k");
+  ck_assert_ptr_nonnull(set);
+  /* The leader's session drops; fake2 leads now. */
+  fake_set_role(1, ZKR_ROLE_UNREACHABLE, 0);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_leader(1);
+  ck_assert_int_eq(zkr_aget(z, "/k", 0, done_data, (void *)2), ZOK);
+  /* Parked behind the write in flight on the old session. */
+  sleep_ms(50);
+  ck_assert_ptr_null(fake_peek(h[2], FK_GET, "/k"));
+  /* The write is acknowledged: the read goes to fake2, after a sync. */
+  fake_reply(set, ZOK, 0x100000006LL, 0, NULL);
+  fake_req_t *get = fake_wait(h[2], FK_GET, "/k");
+  ck_assert_ptr_nonnull(get);
+  int kinds[16];
+  fake_req_t *log[16];
+  int n = fake_log(h[2], kinds, log, 16);
+  int gi = -1;
+  for (int i = 0; i < n && i < 16; i++)
+    if (log[i] == get) gi = i;
+  ck_assert_int_ge(gi, 1);
+  ck_assert_int_eq(kinds[gi - 1], FK_SYNC);
+  ck_assert_str_eq(log[gi - 1]->path, "/k");
+  fake_reply(log[gi - 1], ZOK, 0, 0, NULL);
+  fake_reply(get, ZOK, 0x100000006LL, 0, "v");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+}
+END_TEST
+
+/* An ordered read sent right behind its write on the same session needs
+ * no sync: same-session FIFO. */
+START_TEST(ordered_read_same_session_not_synced) {
+  open3();
+  ck_assert_int_eq(zkr_aset(z, "/k", "v", 1, -1, done_stat, (void *)1), ZOK);
+  ck_assert_int_eq(zkr_aget(z, "/k", 0, done_data, (void *)2), ZOK);
+  ck_assert_ptr_nonnull(fake_wait(h[1], FK_SET, "/k"));
+  ck_assert_ptr_nonnull(fake_wait(h[1], FK_GET, "/k"));
+  int kinds[8];
+  int n = fake_log(h[1], kinds, NULL, 8);
+  ck_assert_int_eq(n, 2);
+  ck_assert_int_eq(kinds[0], FK_SET);
+  ck_assert_int_eq(kinds[1], FK_GET);
+}
+END_TEST
+
+/* ---- failures of parked operations keep their place (item 9) ---- */
+
+typedef struct {
+  int tag;
+} wait_tag_t;
+
+/* Runs inside the fake's aset of the second write, under the write gate:
+ * answers it at once from another thread and waits (bounded) until its
+ * completion reached the application - the worst case for the order. */
+static void *answer_set(void *arg) {
+  (void)arg;
+  fake_req_t *r = fake_wait(NULL, FK_SET, "/b");
+  if (r) fake_reply(r, ZOK, 0x100000009LL, 0, NULL);
+  return NULL;
+}
+static void hook_answer_now(void *arg) {
+  (void)arg;
+  pthread_t t;
+  pthread_create(&t, NULL, answer_set, NULL);
+  pthread_detach(t);
+  uint64_t deadline = now_ms() + 300;
+  while (ev_matching(EV_DONE, 2) == 0 && now_ms() < deadline) sleep_ms(1);
+}
+
+START_TEST(parked_failure_completes_before_later_writes) {
+  open3();
+  /* No member usable: writes park. */
+  for (int i = 1; i <= 3; i++) fake_session_event(h[i], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+  ck_assert_int_eq(zkr_aset(z, "/a", "1", 1, -1, done_stat, (void *)1), ZOK);
+  ck_assert_int_eq(zkr_aset(z, "/b", "2", 1, -1, done_stat, (void *)2), ZOK);
+  /* The leader comes back; sending /a fails, /b goes and is answered at
+   * once. */
+  fake_fail_next(FK_SET, ZMARSHALLINGERROR);
+  fake_hook_next(FK_SET, hook_answer_now, NULL);
+  fake_session_event(h[1], ZOO_CONNECTED_STATE);
+  int a = ev_find(0, EV_DONE, 1), b = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(a, 0);
+  ck_assert_int_ge(b, 0);
+  ck_assert_int_lt(a, b);
+  ck_assert_int_eq(ev_at(a).rc, ZMARSHALLINGERROR);
+  ck_assert_int_eq(ev_at(b).rc, ZOK);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 1), 1);
+  ck_assert_int_eq(ev_matching(EV_DONE, 2), 1);
+}
+END_TEST
+
+/* ---- a refused request is never also completed (item 9) ---- */
+
+static void *expire_fake2(void *arg) {
+  (void)arg;
+  fake_session_event(h[2], ZOO_EXPIRED_SESSION_STATE);
+  return NULL;
+}
+/* Inside the failing awget, under the slot's read lock: the carrier's
+ * expiry arrives on another thread, and the monitor replaces the session
+ * (it must wait for the lock, then find nothing of this read listed). */
+static void hook_expire(void *arg) {
+  (void)arg;
+  pthread_t t;
+  pthread_create(&t, NULL, expire_fake2, NULL);
+  pthread_detach(t);
+  sleep_ms(30);
+}
+
+START_TEST(refused_read_never_completes) {
+  open3();
+  int before = fake_handle_count(2);
+  for (int i = 0; i < 6; i++) {
+    fake_fail_next(FK_GET, ZMARSHALLINGERROR);
+    if (i == 0) fake_hook_next(FK_GET, hook_expire, NULL);
+    int rc = zkr_aget(z, "/r", 0, done_data, (void *)7);
+    ck_assert_int_eq(rc, ZMARSHALLINGERROR);
+  }
+  /* The expired carrier was replaced; nothing of the refused reads was
+   * completed then or later. */
+  uint64_t deadline = now_ms() + 5000;
+  while (fake_handle_count(2) == before && now_ms() < deadline) sleep_ms(5);
+  ck_assert_int_gt(fake_handle_count(2), before);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_DONE, 7), 0);
+}
+END_TEST
+
+/* ---- zkr_async is a barrier ---- */
+
+START_TEST(async_waits_for_earlier_operations) {
+  open3();
+  ck_assert_int_eq(zkr_aset(z, "/w", "1", 1, -1, done_stat, (void *)1), ZOK);
+  ck_assert_int_eq(zkr_async(z, "/w", done_string, (void *)2), ZOK);
+  fake_req_t *set = fake_wait(h[1], FK_SET, "/w");
+  ck_assert_ptr_nonnull(set);
+  /* The sync goes to a follower and is answered first. */
+  fake_req_t *sync = fake_wait(NULL, FK_SYNC, "/w");
+  ck_assert_ptr_nonnull(sync);
+  fake_reply(sync, ZOK, 0, 0, NULL);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 2), 0);
+  fake_reply(set, ZOK, 0x100000006LL, 0, NULL);
+  int a = ev_find(0, EV_DONE, 1), b = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(a, 0);
+  ck_assert_int_gt(b, a);
+  ck_assert_str_eq(ev_at(b).path, "/w");
+}
+END_TEST
+
+/* ---- session events reach every registered watcher, once each ---- */
+
+START_TEST(session_events_reach_path_watchers) {
+  open3();
+  int first = ev_count(); /* the CONNECTED of the open */
+  ck_assert_int_eq(ev_matching(EV_SESSION, 100), 1);
+  /* Two watches with (watcher, 1), one with (watcher, 2), one with the
+   * global watcher (merges with it). */
+  ck_assert_int_eq(zkr_awget(z, "/p", watcher, (void *)1, done_data, (void *)11), ZOK);
+  ck_assert_int_eq(zkr_awexists(z, "/q", watcher, (void *)1, done_stat, (void *)12), ZOK);
+  ck_assert_int_eq(zkr_awexists(z, "/r", watcher, (void *)2, done_stat, (void *)13), ZOK);
+  ck_assert_int_eq(zkr_aget(z, "/s", 1, done_data, (void *)14), ZOK);
+  const char *paths[] = {"/p", "/q", "/r", "/s"};
+  for (int i = 0; i < 4; i++) {
+    fake_req_t *r = NULL;
+    for (int k = 2; k <= 3 && !r; k++) r = fake_peek(h[k], i == 1 || i == 2 ? FK_EXISTS : FK_GET, paths[i]);
+    if (!r) r = fake_wait(NULL, i == 1 || i == 2 ? FK_EXISTS : FK_GET, paths[i]);
+    ck_assert_ptr_nonnull(r);
+    fake_reply(r, ZOK, 5, 5, "x");
+  }
+  for (int t = 11; t <= 14; t++) ck_assert_int_ge(ev_find(0, EV_DONE, t), 0);
+  /* The owner's connection drops and comes back. */
+  int mark = ev_count();
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+  fake_session_event(h[1], ZOO_CONNECTED_STATE);
+  wait_state(ZOO_CONNECTED_STATE);
+  int g = ev_find(mark, EV_SESSION, 100);
+  ck_assert_int_ge(g, 0);
+  ck_assert_int_ge(ev_find(g + 1, EV_SESSION, 100), 0);
+  sleep_ms(50);
+  int n = ev_count(), c1 = 0, c2 = 0, cg = 0;
+  for (int i = mark; i < n; i++) {
+    ev_t e = ev_at(i);
+    if (e.kind != EV_SESSION) continue;
+    ck_assert_str_eq(e.path, "");
+    if (e.tag == 1) c1++;
+    if (e.tag == 2) c2++;
+    if (e.tag == 100) cg++;
+  }
+  ck_assert_int_eq(c1, 2); /* CONNECTING, CONNECTED: once each */
+  ck_assert_int_eq(c2, 2);
+  ck_assert_int_eq(cg, 2);
+  /* Per-path watchers before the global one, as stock orders them. */
+  for (int i = mark; i < n; i++) {
+    ev_t e = ev_at(i);
+    if (e.kind == EV_SESSION && e.state == ZOO_CONNECTING_STATE) {
+      ck_assert_int_ne(e.tag, 100);
+      break;
+    }
+  }
+  (void)first;
+}
+END_TEST
+
+/* ---- the owner: identity, ephemerals, rescue ---- */
+
+START_TEST(ephemerals_go_to_owner_ttl_to_leader) {
+  zkr_options_t o;
+  opts_default(&o);
+  /* No srvr answer at first: the owner is the first session connected,
+   * fake2's; then fake1 is found to lead. */
+  n_evs = 0;
+  fake_install();
+  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
+  sleep_ms(60); /* a poll happened: no leader */
+  fake_connect(h[2], 0x222);
+  wait_state(ZOO_CONNECTED_STATE);
+  ck_assert_int_eq(stat_owner(), 1);
+  ck_assert_int_eq((int)zkr_client_id(z)->client_id, 0x222);
+  fake_connect(h[1], 0x111);
+  fake_connect(h[3], 0x333);
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  wait_leader(0);
+  ck_assert_int_eq(zkr_acreate(z, "/e", "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL,
+                               done_string, (void *)1), ZOK);
+  fake_req_t *c = fake_wait(h[2], FK_CREATE, "/e");
+  ck_assert_ptr_nonnull(c);
+  fake_reply(c, ZOK, 6, 6, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  ck_assert_int_eq(zkr_acreate_ttl(z, "/t", "", 0, &ZOO_OPEN_ACL_UNSAFE,
+                                   ZOO_PERSISTENT_WITH_TTL, 60000, done_string, (void *)2), ZOK);
+  c = fake_wait(h[1], FK_CREATE, "/t");
+  ck_assert_ptr_nonnull(c);
+  fake_reply(c, ZOK, 7, 7, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+  zoo_op_t ops[2];
+  zoo_op_result_t res[2];
+  zoo_create_op_init(&ops[0], "/m1", "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+  zoo_create_op_init(&ops[1], "/m2", "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL_SEQUENTIAL, NULL, 0);
+  ck_assert_int_eq(zkr_amulti(z, 2, ops, res, done_void, (void *)3), ZOK);
+  c = fake_wait(h[2], FK_MULTI, NULL);
+  ck_assert_ptr_nonnull(c);
+  fake_reply(c, ZOK, 8, 8, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 3), 0);
+  ck_assert_int_eq((int)zkr_client_id(z)->client_id, 0x222);
+}
+END_TEST
+
+START_TEST(owner_rescue_keeps_client_id) {
+  open3();
+  const clientid_t *id = zkr_client_id(z);
+  int64_t sid = fake_session_id(h[1]);
+  ck_assert_int_eq(id->client_id, sid);
+  /* The owner's server dies: srvr cannot reach it, its zhandle drops. */
+  fake_set_role(1, ZKR_ROLE_UNREACHABLE, 0);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+  /* Re-attached to fake2, the new leader, resuming the same session. */
+  fake_zh_t *r = fake_handle(2, 1);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(fake_handle_resumed(r), sid);
+  ck_assert(fake_handle_closed(h[1]));
+  ck_assert_int_ne(fake_handle_state_at_close(h[1]), ZOO_CONNECTED_STATE);
+  fake_connect(r, 0);
+  wait_state(ZOO_CONNECTED_STATE);
+  ck_assert_ptr_eq(zkr_client_id(z), id);
+  ck_assert_int_eq(zkr_client_id(z)->client_id, sid);
+  /* Ephemerals go to the re-attached owner. */
+  ck_assert_int_eq(zkr_acreate(z, "/e", "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL,
+                               done_string, (void *)1), ZOK);
+  fake_req_t *c = fake_wait(r, FK_CREATE, "/e");
+  ck_assert_ptr_nonnull(c);
+  fake_reply(c, ZOK, 6, 6, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  /* Member 0 got a fresh carrier of its own at home. */
+  ck_assert_int_eq(fake_handle_count(1), 2);
+  ck_assert_int_eq(fake_handle_resumed(fake_handle(1, 1)), 0);
+}
+END_TEST
+
+/* The owner's zhandle reconnected just before the move: it is not closed
+ * (closing a connected zhandle ends the session). */
+START_TEST(owner_rescue_aborted_when_reconnected) {
+  open3();
+  fake_set_role(1, ZKR_ROLE_UNREACHABLE, 0);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  /* The watcher saw CONNECTING, but zoo_state already says CONNECTED. */
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  fake_set_state(h[1], ZOO_CONNECTED_STATE);
+  sleep_ms(600); /* two rescue periods */
+  ck_assert(!fake_handle_closed(h[1]));
+  ck_assert_int_eq(fake_handle_count(2), 1);
+}
+END_TEST
+
+START_TEST(resume_of_unknown_session_expires) {
+  zkr_options_t o;
+  opts_default(&o);
+  clientid_t cid = {.client_id = 0xdead};
+  memcpy(cid.passwd, "0123456789abcdef", 16);
+  open3_opts(&o, &cid);
+  ck_assert_int_eq(zkr_client_id(z)->client_id, 0xdead);
+  /* Exactly one zhandle resumes it; the server says it is gone. */
+  fake_zh_t *owner = NULL;
+  for (int i = 1; i <= 3; i++) {
+    if (fake_handle_resumed(h[i]) == 0xdead) {
+      ck_assert_ptr_null(owner);
+      owner = h[i];
+    } else {
+      fake_connect(h[i], 0);
+    }
+  }
+  ck_assert_ptr_nonnull(owner);
+  sleep_ms(50);
+  ck_assert_int_eq(zkr_state(z), ZOO_CONNECTING_STATE);
+  fake_session_event(owner, ZOO_EXPIRED_SESSION_STATE);
+  wait_state(ZOO_EXPIRED_SESSION_STATE);
+  ck_assert_int_eq(zkr_client_id(z)->client_id, 0xdead);
+  int e = ev_find(0, EV_SESSION, 100);
+  ck_assert_int_ge(e, 0);
+  ck_assert_int_eq(ev_at(e).state, ZOO_EXPIRED_SESSION_STATE);
+  ck_assert_int_eq(ev_matching(EV_SESSION, 100), 1);
+  /* Every session closes with it. */
+  uint64_t deadline = now_ms() + 5000;
+  int all = 0;
+  while (!all && now_ms() < deadline) {
+    all = 1;
+    for (int i = 1; i <= 3; i++) all &= fake_handle_closed(h[i]);
+    sleep_ms(5);
+  }
+  ck_assert(all);
+}
+END_TEST
+
+/* ---- carriers: silent expiry, watches re-armed with a sync ---- */
+
+START_TEST(carrier_expiry_silent_watch_rearmed) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/cfg", watcher, (void *)1, done_data, (void *)10), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/cfg");
+  ck_assert_ptr_nonnull(g);
+  fake_zh_t *carrier = g->h;
+  ck_assert_ptr_ne(carrier, h[1]);
+  fake_reply(g, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  int n_session = ev_matching(EV_SESSION, 100);
+  /* The carrier expires; the node changed meanwhile (mzxid 5 -> 9). */
+  fake_session_event(carrier, ZOO_EXPIRED_SESSION_STATE);
+  fake_req_t *rg = fake_wait(NULL, FK_GET, "/cfg");
+  ck_assert_ptr_nonnull(rg);
+  ck_assert_ptr_ne(rg->h, carrier);
+  ck_assert(fake_handle_closed(carrier));
+  /* A sync went first on that session. */
+  int kinds[32];
+  fake_req_t *log[32];
+  int n = fake_log(rg->h, kinds, log, 32), gi = -1;
+  for (int i = 0; i < n && i < 32; i++)
+    if (log[i] == rg) gi = i;
+  ck_assert_int_ge(gi, 1);
+  ck_assert_int_eq(kinds[gi - 1], FK_SYNC);
+  ck_assert(rg->watched);
+  fake_reply(rg, ZOK, 9, 9, "b");
+  int w = ev_find(0, EV_WATCH, 1);
+  ck_assert_int_ge(w, 0);
+  ck_assert_int_eq(ev_at(w).type, ZOO_CHANGED_EVENT);
+  ck_assert_str_eq(ev_at(w).path, "/cfg");
+  /* The registration the re-arm left behind fires later: swallowed. */
+  fake_fire(rg->h, "/cfg", ZOO_CHANGED_EVENT);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
+  /* Silent: no session event for the carrier's expiry. */
+  ck_assert_int_eq(ev_matching(EV_SESSION, 100), n_session);
+  ck_assert_int_eq(zkr_state(z), ZOO_CONNECTED_STATE);
+}
+END_TEST
+
+/* Unchanged node: the re-armed watch is the same watch, and fires once. */
+START_TEST(rearm_unchanged_then_fires_once) {
+  open3();
+  ck_assert_int_eq(zkr_awexists(z, "/x", watcher, (void *)1, done_stat, (void *)10), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_EXISTS, "/x");
+  fake_zh_t *carrier = g->h;
+  fake_reply(g, ZNONODE, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  /* The carrier stays unreachable longer than rescue_ms. */
+  fake_session_event(carrier, ZOO_CONNECTING_STATE);
+  fake_req_t *rg = fake_wait(NULL, FK_EXISTS, "/x");
+  ck_assert_ptr_nonnull(rg);
+  ck_assert_ptr_ne(rg->h, carrier);
+  /* The first re-arm fails (its session drops too): retried. */
+  fake_reply(rg, ZCONNECTIONLOSS, 0, 0, NULL);
+  fake_req_t *rg2 = fake_wait(NULL, FK_EXISTS, "/x");
+  ck_assert_ptr_nonnull(rg2);
+  fake_reply(rg2, ZNONODE, 0, 0, NULL);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
+  ck_assert_int_eq(fake_fire(rg2->h, "/x", ZOO_CREATED_EVENT), 1);
+  int w = ev_find(0, EV_WATCH, 1);
+  ck_assert_int_ge(w, 0);
+  ck_assert_int_eq(ev_at(w).type, ZOO_CREATED_EVENT);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
+}
+END_TEST
+
+/* ---- the owner expires: EXPIRED, once; parked operations too ---- */
+
+START_TEST(owner_expiry_is_the_applications) {
+  open3();
+  for (int i = 2; i <= 3; i++) fake_session_event(h[i], ZOO_CONNECTING_STATE);
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  ck_assert_int_eq(zkr_aset(z, "/p", "1", 1, -1, done_stat, (void *)1), ZOK);
+  fake_session_event(h[1], ZOO_EXPIRED_SESSION_STATE);
+  wait_state(ZOO_EXPIRED_SESSION_STATE);
+  int d = ev_find(0, EV_DONE, 1);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZSESSIONEXPIRED);
+  ck_assert_int_eq(zkr_aset(z, "/p", "1", 1, -1, done_stat, (void *)2), ZINVALIDSTATE);
+  uint64_t deadline = now_ms() + 5000;
+  while (!(fake_handle_closed(h[2]) && fake_handle_closed(h[3])) && now_ms() < deadline)
+    sleep_ms(5);
+  ck_assert(fake_handle_closed(h[2]) && fake_handle_closed(h[3]));
+}
+END_TEST
+
+/* ---- a lost connection dips the state around its failures ---- */
+
+START_TEST(carrier_connection_loss_dips_state) {
+  open3();
+  ck_assert_int_eq(zkr_aget(z, "/d", 0, done_data, (void *)1), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/d");
+  ck_assert_ptr_nonnull(g);
+  ck_assert_ptr_ne(g->h, h[1]);
+  int mark = ev_count();
+  fake_session_event(g->h, ZOO_CONNECTING_STATE);
+  fake_reply(g, ZCONNECTIONLOSS, 0, 0, NULL);
+  int s1 = ev_find(mark, EV_SESSION, 100);
+  int d = ev_find(mark, EV_DONE, 1);
+  ck_assert_int_ge(s1, 0);
+  ck_assert_int_eq(ev_at(s1).state, ZOO_CONNECTING_STATE);
+  ck_assert_int_gt(d, s1);
+  ck_assert_int_eq(ev_at(d).rc, ZCONNECTIONLOSS);
+  int s2 = ev_find(d, EV_SESSION, 100);
+  ck_assert_int_gt(s2, d);
+  ck_assert_int_eq(ev_at(s2).state, ZOO_CONNECTED_STATE);
+}
+END_TEST
+
+/* ---- callbacks may block ---- */
+
+static void *answer_reads(void *arg) {
+  (void)arg;
+  fake_req_t *r = fake_wait(NULL, FK_GET, "/inner");
+  if (r) fake_reply(r, ZOK, 3, 3, "in");
+  return NULL;
+}
+
+static int inner_rc = -1;
+static void blocking_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
+  (void)state, (void)path, (void)ctx;
+  if (type != ZOO_CHANGED_EVENT) return;
+  char buf[8];
+  int len = sizeof buf;
+  inner_rc = zkr_get(zkr_from_zh(zh), "/inner", 0, buf, &len, NULL);
+  ev_add(EV_WATCH, 50, inner_rc, type, 0, path);
+}
+
+START_TEST(blocking_call_from_watcher) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/outer", blocking_watcher, NULL, done_data, (void *)1), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/outer");
+  fake_reply(g, ZOK, 2, 2, "o");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  pthread_t t;
+  pthread_create(&t, NULL, answer_reads, NULL);
+  ck_assert_int_eq(fake_fire(g->h, "/outer", ZOO_CHANGED_EVENT), 1);
+  int w = ev_find(0, EV_WATCH, 50);
+  pthread_join(t, NULL);
+  ck_assert_int_ge(w, 0);
+  ck_assert_int_eq(inner_rc, ZOK);
+}
+END_TEST
+
+/* ---- a runtime lock taken in every callback (as interpreters do) ---- */
+
+static pthread_mutex_t gil = PTHREAD_MUTEX_INITIALIZER;
+static void gil_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
+  (void)zh, (void)state;
+  pthread_mutex_lock(&gil);
+  ev_add(EV_WATCH, TAG(ctx), 0, type, 0, path);
+  pthread_mutex_unlock(&gil);
+}
+
+static void *answer_set_g(void *arg) {
+  (void)arg;
+  fake_req_t *r = fake_wait(NULL, FK_SET, "/g");
+  if (r) fake_reply(r, ZOK, 0x100000010LL, 0, NULL);
+  return NULL;
+}
+
+/* The main thread holds the runtime lock across a blocking call while a
+ * watcher waits for that lock: the call's reply must not need the
+ * watcher to finish (it goes to the waiter, not through the callback
+ * thread), and the watcher runs once the lock is free. */
+START_TEST(runtime_lock_in_callbacks_no_deadlock) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/w", gil_watcher, (void *)5, done_data, (void *)1), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/w");
+  fake_reply(g, ZOK, 2, 2, "o");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  pthread_mutex_lock(&gil);
+  ck_assert_int_eq(fake_fire(g->h, "/w", ZOO_CHANGED_EVENT), 1);
+  sleep_ms(50); /* the watcher is now waiting for the lock */
+  pthread_t t;
+  pthread_create(&t, NULL, answer_set_g, NULL);
+  int rc = zkr_set(z, "/g", "v", 1, -1);
+  pthread_join(t, NULL);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 5), 0);
+  pthread_mutex_unlock(&gil);
+  ck_assert_int_eq(rc, ZOK);
+  ck_assert_int_ge(ev_find(0, EV_WATCH, 5), 0);
+}
+END_TEST
+
+/* ---- add_auth reports the owner's answer ---- */
+
+START_TEST(add_auth_reports_owner_answer) {
+  open3();
+  ck_assert_int_eq(zkr_add_auth(z, "digest", "u:p", 3, done_void, (void *)1), ZOK);
+  fake_req_t *a2 = fake_wait(h[2], FK_AUTH, NULL), *a3 = fake_wait(h[3], FK_AUTH, NULL);
+  fake_req_t *a1 = fake_wait(h[1], FK_AUTH, NULL);
+  ck_assert_ptr_nonnull(a1);
+  ck_assert_ptr_nonnull(a2);
+  ck_assert_ptr_nonnull(a3);
+  fake_reply(a2, ZOK, 0, 0, NULL);
+  fake_reply(a3, ZOK, 0, 0, NULL);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 1), 0);
+  fake_reply(a1, ZAUTHFAILED, 0, 0, NULL);
+  int d = ev_find(0, EV_DONE, 1);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZAUTHFAILED);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("session");
+  TCase *tc = tcase_create("fake");
+  tcase_set_timeout(tc, 30);
+  tcase_add_checked_fixture(tc, NULL, teardown);
+  tcase_add_test(tc, ordered_read_after_switch_is_synced);
+  tcase_add_test(tc, ordered_read_same_session_not_synced);
+  tcase_add_test(tc, parked_failure_completes_before_later_writes);
+  tcase_add_test(tc, refused_read_never_completes);
+  tcase_add_test(tc, async_waits_for_earlier_operations);
+  tcase_add_test(tc, session_events_reach_path_watchers);
+  tcase_add_test(tc, ephemerals_go_to_owner_ttl_to_leader);
+  tcase_add_test(tc, owner_rescue_keeps_client_id);
+  tcase_add_test(tc, owner_rescue_aborted_when_reconnected);
+  tcase_add_test(tc, resume_of_unknown_session_expires);
+  tcase_add_test(tc, carrier_expiry_silent_watch_rearmed);
+  tcase_add_test(tc, rearm_unchanged_then_fires_once);
+  tcase_add_test(tc, owner_expiry_is_the_applications);
+  tcase_add_test(tc, carrier_connection_loss_dips_state);
+  tcase_add_test(tc, blocking_call_from_watcher);
+  tcase_add_test(tc, runtime_lock_in_callbacks_no_deadlock);
+  tcase_add_test(tc, add_auth_reports_owner_answer);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,202 @@
+/* Credentials (DESIGN.md section 4): every zkr_add_auth is recorded and
+ * sent to every member session, and replayed on every session opened
+ * later (a re-created carrier, the owner re-attached elsewhere, a member
+ * added by membership), before it may join a pool.  The application's
+ * completion reports the owner session's answer - what a stock session
+ * would report - and never a ZOK no server gave: while the owner is not
+ * chosen yet, each member's answer is kept until it is; when the owner's
+ * zhandle is replaced before it answered, its replay answers.
+ *
+ * Threads: replies come on the I/O thread of the member that answered
+ * (stock runs auth completions there), or on the thread that closes a
+ * zhandle (ZCLOSING).  auth_mu guards the records and the calls; records
+ * live until the handle is destroyed, so a reply can always name its
+ * record. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define NO_ANSWER INT_MIN
+
+/* The zkr_add_auth call of a record, until its completion is handed on. */
+typedef struct auth_call {
+  zkr_t *z;
+  void_completion_t cb;
+  const void *data;
+  int delivered;
+  int refs;   /* sends in flight + the record's reference */
+  int got[];  /* per slot (members, then the owner slot): its answer */
+} auth_call_t;
+
+struct zkr__auth {
+  struct zkr__auth *next;
+  char *scheme;
+  char *cert;
+  int len;
+  auth_call_t *call; /* NULL once handed on */
+};
+
+typedef struct {
+  zkr__member_t *m;
+  struct zkr__auth *a;
+  auth_call_t *call; /* NULL: nobody waits for this answer */
+} auth_reply_t;
+
+/* Under auth_mu. */
+static void call_unref(auth_call_t *c) {
+  if (--c->refs == 0) free(c);
+}
+
+/* Under auth_mu: hands the answer on (the delivery thread runs it). */
+static void deliver_locked(struct zkr__auth *a, int rc) {
+  auth_call_t *c = a->call;
+  if (!c || c->delivered) return;
+  c->delivered = 1;
+  a->call = NULL;
+  zkr__result_t r = {.rc = rc, .value_len = -1};
+  zkr__cb_t cb = {.v = c->cb};
+  zkr__deliver_result(c->z, ZKR__CB_VOID, cb, c->data, &r);
+  call_unref(c);
+}
+
+static void auth_done(int rc, const void *data) {
+  auth_reply_t *r = (auth_reply_t *)data;
+  zkr__member_t *m = r->m;
+  zkr_t *z = m->z;
+  if (r->call) {
+    pthread_mutex_lock(&z->auth_mu);
+    auth_call_t *c = r->call;
+    if (!c->delivered && r->a->call == c) {
+      if (z->closing) {
+        deliver_locked(r->a, ZCLOSING);
+      } else if (rc != ZCLOSING) {
+        /* ZCLOSING with the handle open: zkroute replaced that zhandle,
+         * and the replay on its successor answers instead. */
+        c->got[m->index] = rc;
+        if (z->owner == m->index) deliver_locked(r->a, rc);
+      }
+    }
+    call_unref(c);
+    pthread_mutex_unlock(&z->auth_mu);
+  }
+  free(r);
+  m->auth_pending--;
+  zkr__member_maybe_join(m);
+}
+
+/* Sends credential a to member m, with a's waiting call attached when
+ * attach is set.  Under auth_mu.  Returns ZOK or zoo_add_auth's error. */
+static int send_auth_locked(zkr__member_t *m, struct zkr__auth *a, int attach) {
+  auth_reply_t *r = malloc(sizeof *r);
+  if (!r) return ZKR_ENOMEM;
+  r->m = m;
+  r->a = a;
+  r->call = attach ? a->call : NULL;
+  if (r->call) r->call->refs++;
+  m->auth_pending++;
+  pthread_rwlock_rdlock(&m->zh_lock);
+  int rc = m->zh ? zkr__zk->add_auth(m->zh, a->scheme, a->cert, a->len, auth_done, r)
+                 : ZINVALIDSTATE;
+  pthread_rwlock_unlock(&m->zh_lock);
+  if (rc != ZOK) {
+    m->auth_pending--;
+    if (r->call) r->call->refs--; /* the record still holds it */
+    free(r);
+  }
+  return rc;
+}
+
+/* A new zhandle for m: every credential, oldest first, as the first
+ * requests after its handshake.  A call still waiting rides along where
+ * its answer may count: on the owner's session, or on any while no owner
+ * is chosen. */
+void zkr__auth_replay(zkr__member_t *m) {
+  zkr_t *z = m->z;
+  pthread_mutex_lock(&z->auth_mu);
+  int attach = z->owner < 0 || z->owner == m->index;
+  /* The list is newest first: send from the tail. */
+  struct zkr__auth *v[64], **all = v;
+  size_t n = 0, cap = 64;
+  for (struct zkr__auth *a = z->auths; a; a = a->next) {
+    if (n == cap) {
+      struct zkr__auth **bigger = malloc(2 * cap * sizeof *bigger);
+      if (!bigger) break;
+      memcpy(bigger, all, n * sizeof *bigger);
+      if (all != v) free(all);
+      all = bigger;
+      cap *= 2;
+    }
+    all[n++] = a;
+  }
+  while (n-- > 0) send_auth_locked(m, all[n], attach && all[n]->call);
+  if (all != v) free(all);
+  pthread_mutex_unlock(&z->auth_mu);
+}
+
+/* The owner was chosen: a call whose owner already answered gets that
+ * answer now. */
+void zkr__auth_owner_known(zkr_t *z) {
+  int o = z->owner;
+  if (o < 0) return;
+  pthread_mutex_lock(&z->auth_mu);
+  for (struct zkr__auth *a = z->auths; a; a = a->next)
+    if (a->call && a->call->got[o] != NO_ANSWER) deliver_locked(a, a->call->got[o]);
+  pthread_mutex_unlock(&z->auth_mu);
+}
+
+void zkr__auth_free_all(zkr_t *z) {
+  for (struct zkr__auth *a = z->auths, *n; a; a = n) {
+    n = a->next;
+    /* Credentials are wiped before their memory goes back to malloc. */
+    if (a->cert) memset(a->cert, 0, (size_t)a->len);
+    if (a->call) call_unref(a->call);
+    free(a->scheme);
+    free(a->cert);
+    free(a);
+  }
+  z->auths = NULL;
+}
+
+static int add_auth_held(zkr_t *z, const char *scheme, const char *cert,
+                         int certLen, void_completion_t completion,
+                         const void *data) {
+  if (!scheme || certLen < 0 || (certLen > 0 && !cert)) return ZBADARGUMENTS;
+  if (z->expired || z->auth_failed || z->closing) return ZINVALIDSTATE;
+  size_t slots = z->cap + 1;
+  struct zkr__auth *a = calloc(1, sizeof *a);
+  auth_call_t *c = calloc(1, sizeof *c + slots * sizeof c->got[0]);
+  if (!a || !c || !(a->scheme = strdup(scheme)) ||
+      !(a->cert = malloc(certLen > 0 ? (size_t)certLen : 1))) {
+    if (a) free(a->scheme);
+    free(a);
+    free(c);
+    return ZKR_ENOMEM;
+  }
+  if (certLen > 0) memcpy(a->cert, cert, (size_t)certLen);
+  a->len = certLen;
+  c->z = z;
+  c->cb = completion;
+  c->data = data;
+  c->refs = 1; /* the record's */
+  for (size_t i = 0; i < slots; i++) c->got[i] = NO_ANSWER;
+  a->call = c;
+  pthread_mutex_lock(&z->auth_mu);
+  a->next = z->auths;
+  z->auths = a;
+  size_t n = z->n;
+  for (size_t i = 0; i < n; i++) send_auth_locked(&z->members[i], a, 1);
+  send_auth_locked(zkr__owner_slot(z), a, 1);
+  /* The owner answered already (a zhandle that refused at once cannot
+   * answer; its replay will). */
+  int o = z->owner;
+  if (o >= 0 && c->got[o] != NO_ANSWER) deliver_locked(a, c->got[o]);
+  pthread_mutex_unlock(&z->auth_mu);
+  return ZOK;
+}
+
+int zkr_add_auth(zkr_t *z, const char *scheme, const char *cert, int certLen,
+                 void_completion_t completion, const void *data) {
+  ZKR__HELD(z, add_auth_held(z, scheme, cert, certLen, completion, data));
+}

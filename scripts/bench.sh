@@ -38,6 +38,18 @@
 #   scripts/bench.sh selectors [OUT]  steady state, 80/20 then 100 % reads:
 #                                     hybrid vs leader_read_weight=0.33 vs p2c
 #                                     (docs/selectors.md; about 11 minutes)
+#   scripts/bench.sh ab [OUT]         two builds of the library, interleaved:
+#                                     this tree's zkroute-bench (A) and
+#                                     BENCH_B (B, another tree's
+#                                     tools/zkroute-bench, which runs with
+#                                     that tree's library), hybrid only, one
+#                                     trial per process, A and B in turn,
+#                                     BENCH_TRIALS (6) each: closed loop
+#                                     (latency, throughput), then paced at
+#                                     BENCH_RATE (1000) ops/s (client CPU
+#                                     per operation); --api BENCH_API
+#                                     (async); medians and B/A ratios in
+#                                     OUT/ab.md (scripts/ab-summary.py)
 # OUT defaults to bench-out/SCENARIO.  Extra zkroute-bench arguments go in
 # BENCH_ARGS (word-split), e.g. BENCH_ARGS='--trials 7 -w 48'.
 #
@@ -62,9 +74,9 @@ slow_jitter=${BENCH_SLOW_JITTER_MS:-2}
 extra=(${BENCH_ARGS:-})
 
 case $scenario in
-quick | steady | degraded | mix50 | cpu | sweep | boltzmann | hedge | selectors | readmit | five) ;;
+quick | steady | degraded | mix50 | cpu | sweep | boltzmann | hedge | selectors | readmit | five | ab) ;;
 *)
-	sed -n '6,42s/^# \{0,1\}//p' "$0" >&2
+	sed -n '6,54s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 	;;
 esac
@@ -212,6 +224,25 @@ selectors)
 			-p hybrid,hybrid+leader_read_weight=0.33,p2c -w 32 -t "${BENCH_TRIALS:-5}" \
 			-d "${BENCH_SECONDS:-15}" --warmup 3 --prewarm 5 || rc=$?
 	done
+	;;
+ab)
+	[[ -x ${BENCH_B:-} ]] || { echo "bench: ab needs BENCH_B, the other build's tools/zkroute-bench" >&2; exit 2; }
+	api=${BENCH_API:-async}
+	for mode in loop paced; do
+		pace=()
+		[[ $mode == paced ]] && pace=(--rate "${BENCH_RATE:-1000}")
+		for ((t = 1; t <= ${BENCH_TRIALS:-6}; t++)); do
+			for side in A B; do
+				b=$bench
+				[[ $side == B ]] && b=$BENCH_B
+				"$b" -p hybrid -w 32 -t 1 -d "${BENCH_SECONDS:-15}" --warmup 3 --prewarm 0 \
+					--api "$api" "${pace[@]}" "${extra[@]}" --watch-pids "$pids" -q \
+					--label "ab $mode $side trial $t" --out "$out/$mode-$side-$t" "$hosts" >/dev/null || rc=$?
+			done
+		done
+	done
+	python3 "$here/scripts/ab-summary.py" "$out" >"$out/ab.md" || rc=$?
+	cat "$out/ab.md"
 	;;
 esac
 # 3: a target was missed; the report says which and by how much.

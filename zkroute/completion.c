@@ -53,7 +53,8 @@ static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
     if (op->h_armed && zkr__op_server_answered(rc)) zkr__hedger_sample(z, op->member, ms);
     if (rc != ZOK && !zkr__op_server_answered(rc) && rc != ZCLOSING) m->errors++;
     if (connection_trouble(rc) && op->is_write) zkr__monitor_kick(z);
-    int armed = rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE);
+    int armed = (rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE)) &&
+                !op->watch_unbound;
     if (op->watch && op->watch_reused) {
       /* It was armed before: the same registration, or a new one if it
        * fired meanwhile. */

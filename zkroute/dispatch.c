@@ -150,6 +150,7 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
      * holds it; if that session was replaced meanwhile, the record is
      * being re-armed elsewhere and this read only reads. */
     int with_watch = op->watch && (!op->watch_reused || zkr__watch_reuse_bound(op->watch, zh));
+    op->watch_unbound = op->watch && !with_watch;
     /* Listed before ZooKeeper has it: its completion may run at once. */
     out_add(op);
     rc = ZOK;

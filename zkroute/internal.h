@@ -70,6 +70,8 @@ typedef struct zkr__member {
   _Atomic uint64_t rescues;  /* owner re-attached from here (member), or
                                 in place (owner slot) */
   _Atomic uint64_t recreated; /* carrier sessions replaced by new ones */
+  _Atomic int reopen;       /* its carrier could not be opened again: the
+                               monitor retries (rescue.c) */
   _Atomic uint64_t hedges;  /* hedge requests sent to it (hedger.c) */
   _Atomic int outstanding;  /* operations sent and not completed */
   _Atomic uint64_t progress_ns; /* last completion, or start of being busy */
@@ -346,6 +348,7 @@ struct zkr {
 /* ---- member.c: one member session ---- */
 int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid);
 zhandle_t *zkr__member_detach(zkr__member_t *m, int only_if_down);
+int zkr__member_has_zh(zkr__member_t *m);
 void zkr__member_close(zkr__member_t *m);
 int zkr__member_usable(const zkr__member_t *m);
 int zkr__member_connected(const zkr__member_t *m);

@@ -69,6 +69,14 @@ zhandle_t *zkr__member_detach(zkr__member_t *m, int only_if_down) {
   return zh;
 }
 
+/* Whether the slot holds a zhandle (read under its lock). */
+int zkr__member_has_zh(zkr__member_t *m) {
+  pthread_rwlock_rdlock(&m->zh_lock);
+  int has = m->zh != NULL;
+  pthread_rwlock_unlock(&m->zh_lock);
+  return has;
+}
+
 /* A connected session whose credentials were all accepted joins the pools,
  * and stays joined across reconnects (ZooKeeper re-sends its credentials
  * itself); a later zkr_add_auth does not take it out. */
@@ -102,6 +110,7 @@ int zkr__member_connected(const zkr__member_t *m) {
 int zkr__member_usable(const zkr__member_t *m) {
   if (!zkr__member_connected(m) || m->retired) return 0;
   int host = m->hosted_on;
+  if (m->owner_slot && host < 0) return 0;
   const zkr__member_t *h = m->owner_slot ? &m->z->members[host] : m;
   return !h->suspect;
 }

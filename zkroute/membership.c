@@ -184,7 +184,7 @@ static void admit(zkr_t *z, const zkr__config_server_t *s) {
     m->retired = 0;
     /* Its session was closed (idle), or moved to a live server (it held
      * state): a new one at home, or the rescue brings it home. */
-    if (!m->zh) zkr__member_open(m, i, NULL);
+    if (!zkr__member_has_zh(m)) zkr__member_open(m, i, NULL);
   } else {
     size_t n = z->n;
     if (n >= z->cap || zkr__member_setup(z, n, &s->client) != ZOK) {
@@ -253,7 +253,7 @@ static void settle_retired(zkr_t *z) {
   size_t n = z->n;
   for (size_t i = 0; i < n; i++) {
     zkr__member_t *m = &z->members[i];
-    if (!m->retired || !m->zh || m->outstanding > 0 || (int)i == z->owner) continue;
+    if (!m->retired || m->outstanding > 0 || (int)i == z->owner) continue;
     zhandle_t *zh = zkr__member_detach(m, 0);
     if (!zh) continue;
     zkr__zk->close(zh);

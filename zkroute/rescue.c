@@ -77,7 +77,7 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
     pthread_mutex_lock(&z->state_mu);
     z->owner = os->index;
     pthread_mutex_unlock(&z->state_mu);
-    zkr__member_open(m, m->index, NULL);
+    m->reopen = zkr__member_open(m, m->index, NULL) != ZOK;
   } else {
     os->rescues++;
   }
@@ -107,7 +107,7 @@ int zkr__carrier_replace(zkr__member_t *m, int reopen) {
   zkr__zk->close(old);
   zkr__op_complete_dropped(z, old);
   zkr__watch_rearm_from(z, m->index, old);
-  if (reopen) zkr__member_open(m, m->index, NULL);
+  if (reopen) m->reopen = zkr__member_open(m, m->index, NULL) != ZOK;
   return 1;
 }
 
@@ -118,14 +118,15 @@ void zkr__rescue_tick(zkr_t *z, uint64_t now) {
   for (size_t i = 0; i < n && !z->mon_stop; i++) {
     zkr__member_t *m = &z->members[i];
     if ((int)i == z->owner || m->retired) continue; /* membership.c: retired */
-    if (m->expired) {
+    if (m->reopen) {
+      /* Its new session could not be opened (zookeeper_init failed):
+       * again, until it can. */
+      m->reopen = zkr__member_open(m, (int)i, NULL) != ZOK;
+    } else if (m->expired) {
       zkr__carrier_replace(m, 1);
-    } else if (m->zh && m->watches > 0 && !zkr__member_connected(m) && m->down_since_ns &&
+    } else if (m->watches > 0 && !zkr__member_connected(m) && m->down_since_ns &&
                now - m->down_since_ns > (uint64_t)z->rescue_ms * 1000000u) {
       zkr__carrier_replace(m, 1);
-    } else if (!m->zh && !z->closing) {
-      /* A slot left without a session (a failed open): try again. */
-      zkr__member_open(m, (int)i, NULL);
     }
   }
 }

@@ -22,11 +22,17 @@
  *   One limit: if a later zkr_init() gets the same address from malloc, a
  *   stale pointer names that new handle (docs/robustness.md).
  * - If an asynchronous call returns an error, its completion is never
- *   called.  If it returns ZOK, its completion is called exactly once, on one
- *   of ZooKeeper's completion threads, also when the handle is closed
- *   (rc = ZCLOSING then).
- * - Callbacks (completions and watchers) must not block.  A synchronous zkr_
- *   call made from inside one returns ZKR_EINCALLBACK instead of deadlocking.
+ *   called.  If it returns ZOK, its completion is called exactly once, also
+ *   when the handle is closed (rc = ZCLOSING then).  zkr_async's completion
+ *   comes after those of every operation issued before it.
+ * - Callbacks: every completion, watch event and session event of a handle
+ *   runs on one thread of the handle's own (its delivery thread), one at a
+ *   time, in order, as with one stock session's completion thread; what a
+ *   callback receives is a copy, valid during the callback.  A callback may
+ *   make blocking zkr_ calls (their replies never wait for the delivery
+ *   thread) and may block on the application's own locks; while it blocks,
+ *   later callbacks of the handle wait.  (Only a read selector must not
+ *   call zkr_: ZKR_EINCALLBACK there.)
  * - Watchers and the global watcher receive the application's handle as a
  *   zhandle_t pointer: it is the zkr_t in disguise.  Pass it to zkr_from_zh()
  *   (the compat header does that for you); never to a zoo_ function.
@@ -162,9 +168,11 @@ ZKR_API int zkr_option_info(int i, const char **name, const char **doc,
 /* Creates a routed handle, like zookeeper_init().  host is a ZooKeeper host
  * list ("h1:2181,h2:2181,[::1]:2181/chroot"), strictly parsed.  fn is the
  * global watcher (may be NULL); it sees virtual-session events only.
- * clientid, when not NULL, is resumed by the first member's session.  flags
- * are passed to each member's zookeeper_init.  Starts the monitor thread and
- * one session per member; returns at once (state CONNECTING).
+ * clientid, when not NULL and not 0, is resumed by the owner session (one
+ * member's, drawn at random): if that session no longer exists, the handle
+ * reports ZOO_EXPIRED_SESSION_STATE, as stock does.  flags are passed to
+ * each member's zookeeper_init.  Starts the monitor and delivery threads
+ * and one session per member; returns at once (state CONNECTING).
  * Returns NULL with errno EINVAL (bad host list), ENOMEM, or EAGAIN (thread
  * or session creation failed); zkr_init_opts() returns the exact code. */
 ZKR_API zkr_t *zkr_init(const char *host, watcher_fn fn, int recv_timeout,
@@ -202,8 +210,12 @@ ZKR_API int zkr_close(zkr_t *z);
 
 /* Virtual session (DESIGN.md section 4). */
 ZKR_API int zkr_state(zkr_t *z);              /* ZOO_*_STATE; 0 for NULL */
-ZKR_API const clientid_t *zkr_client_id(zkr_t *z); /* write session's id */
-ZKR_API int zkr_recv_timeout(zkr_t *z);
+/* The owner session's id: a pointer into the handle, the same pointer and
+ * value for the handle's whole life (zeros, or the clientid passed to
+ * zkr_init, until the first CONNECTED).  Every ephemeral node the handle
+ * creates is owned by it.  NULL for NULL or a closed handle. */
+ZKR_API const clientid_t *zkr_client_id(zkr_t *z);
+ZKR_API int zkr_recv_timeout(zkr_t *z);       /* the owner's negotiated one */
 ZKR_API const void *zkr_get_context(zkr_t *z);
 ZKR_API void zkr_set_context(zkr_t *z, void *context);
 ZKR_API watcher_fn zkr_set_watcher(zkr_t *z, watcher_fn fn); /* old one */
@@ -212,9 +224,10 @@ ZKR_API zkr_t *zkr_from_zh(zhandle_t *zh);    /* handle given to watchers */
 ZKR_API zhandle_t *zkr_as_zh(zkr_t *z);       /* the disguise itself */
 
 /* Records the credential and applies it to every member session, now and
- * on sessions created later.  completion (may be NULL) fires once with ZOK
- * when every connected member accepted it, or the first error (ZAUTHFAILED).
- * Credentials are never logged. */
+ * on sessions created later.  completion (may be NULL) fires once with the
+ * owner session's answer (ZOK, ZAUTHFAILED; ZCLOSING if the handle closes
+ * first).  Returns ZOK, ZBADARGUMENTS, ZINVALIDSTATE (expired, auth failed
+ * or closing) or ZKR_ENOMEM.  Credentials are never logged. */
 ZKR_API int zkr_add_auth(zkr_t *z, const char *scheme, const char *cert,
                          int certLen, void_completion_t completion,
                          const void *data);
@@ -276,7 +289,8 @@ ZKR_API int zkr_awget_children2(zkr_t *z, const char *path,
                                 const void *data);
 ZKR_API int zkr_aget_acl(zkr_t *z, const char *path,
                          acl_completion_t completion, const void *data);
-/* zoo_async's mirror: a sync() on the member the next read would use. */
+/* zoo_async's mirror: a sync() on the member the next read would use; its
+ * completion comes after those of every operation issued before it. */
 ZKR_API int zkr_async(zkr_t *z, const char *path,
                       string_completion_t completion, const void *data);
 

@@ -23,7 +23,7 @@
   X(ESRVR_TIMEOUT, -1023, "srvr request timed out")                            \
   X(ESRVR_CONNECT, -1024, "srvr connection failed or was reset")               \
   X(ESRVR_TRUNCATED, -1025, "srvr reply ended early")                          \
-  X(EINCALLBACK, -1030, "blocking call made from a zkroute callback thread")   \
+  X(EINCALLBACK, -1030, "zkroute call made from inside a read selector")   \
   X(ENOMEM, -1031, "out of memory")                                            \
   X(ECLOSING, -1032, "handle is closing")                                      \
   X(ECLOSED, -1033, "handle was closed, or is not a zkroute handle")           \

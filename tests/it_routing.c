@@ -396,27 +396,35 @@ typedef struct {
   void *ctx;
 } session_seen_t;
 
+/* Runs on the handle's delivery thread; the test reads under the same
+ * mutex. */
+static pthread_mutex_t seen_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static void global_watcher(zhandle_t *zh, int type, int state, const char *path,
                            void *ctx) {
   (void)path;
   session_seen_t *seen = ctx;
   if (type != ZOO_SESSION_EVENT) return;
+  pthread_mutex_lock(&seen_mu);
   seen->events++;
   seen->state = state;
   seen->handle = zh;
   seen->ctx = ctx;
+  pthread_mutex_unlock(&seen_mu);
 }
 
 START_TEST(virtual_session_events) {
   session_seen_t seen = {0};
   zkr_t *z = it_open(NULL, global_watcher, &seen);
   it_sleep_ms(300);
+  pthread_mutex_lock(&seen_mu);
   /* Three member sessions connected; the application saw one event. */
   ck_assert_int_eq(seen.events, 1);
   ck_assert_int_eq(seen.state, ZOO_CONNECTED_STATE);
   ck_assert_ptr_eq(seen.handle, zkr_as_zh(z));
   ck_assert_ptr_eq(zkr_from_zh(seen.handle), z);
   ck_assert_ptr_eq(seen.ctx, &seen);
+  pthread_mutex_unlock(&seen_mu);
   ck_assert_ptr_eq(zkr_get_context(z), &seen);
   ck_assert_int_eq(zkr_state(z), ZOO_CONNECTED_STATE);
   ck_assert_ptr_nonnull(zkr_client_id(z));

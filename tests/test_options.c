@@ -92,7 +92,7 @@ START_TEST(error_names_and_texts) {
   ck_assert_str_eq(zkr_err_name(ZCONNECTIONLOSS), "ZCONNECTIONLOSS");
   ck_assert_str_eq(zkr_err_name(12345), "UNKNOWN");
   ck_assert_str_eq(zkr_strerror(ZKR_EINCALLBACK),
-                   "blocking call made from a zkroute callback thread");
+                   "zkroute call made from inside a read selector");
   for (int c = -2000; c <= 10; c++) {
     ck_assert_ptr_nonnull(zkr_strerror(c));
     ck_assert_ptr_nonnull(zkr_err_name(c));

@@ -72,6 +72,8 @@ typedef struct zkr__member {
   _Atomic uint64_t recreated; /* carrier sessions replaced by new ones */
   _Atomic int reopen;       /* its carrier could not be opened again: the
                                monitor retries (rescue.c) */
+  _Atomic uint64_t dip_ns;  /* last operation its connection loss failed
+                               while the state was dipped (session.c) */
   _Atomic uint64_t hedges;  /* hedge requests sent to it (hedger.c) */
   _Atomic int outstanding;  /* operations sent and not completed */
   _Atomic uint64_t progress_ns; /* last completion, or start of being busy */

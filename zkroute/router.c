@@ -215,10 +215,17 @@ static int hopeless(zkr_t *z) {
 void zkr__gate_flush(zkr_t *z) {
   pthread_mutex_lock(&z->gate_mu);
   while (z->gate_head) {
-    int rc = hopeless(z);
-    if (rc == ZOK) rc = try_send(z, z->gate_head);
-    if (rc == PARK) break;
+    /* Out of the queue before it is sent: once ZooKeeper has it, its
+     * completion may run on another thread and free it. */
     zkr__op_t *op = pop(z);
+    int rc = hopeless(z);
+    if (rc == ZOK) rc = try_send(z, op);
+    if (rc == PARK) {
+      op->next = z->gate_head;
+      z->gate_head = op;
+      if (!z->gate_tail) z->gate_tail = op;
+      break;
+    }
     if (rc != ZOK) zkr__op_complete_error(op, rc);
   }
   pthread_mutex_unlock(&z->gate_mu);

@@ -91,20 +91,36 @@ void zkr__session_update(zkr_t *z) {
   if (chosen) zkr__monitor_kick(z);
 }
 
+/* How long after the last failure of a slot's lost connection its dip
+ * ends, when operations sent to the slot since keep it from draining:
+ * libzookeeper_mt fails everything pending on a connection at once, so
+ * the failures of one loss come together. */
+#define DIP_QUIET_MS 100
+
 /* Called before a failed operation of the application is handed on. */
 void zkr__session_dip(zkr_t *z, int slot) {
-  if (slot < 0 || slot >= 64 || z->vstate != ZOO_CONNECTED_STATE) return;
-  atomic_fetch_or(&z->dip, (uint64_t)1 << slot);
+  if (slot < 0 || slot >= 64) return;
+  uint64_t bit = (uint64_t)1 << slot;
+  if (z->dip & bit) {
+    z->members[slot].dip_ns = zkr__now_ns();
+    return;
+  }
+  if (z->vstate != ZOO_CONNECTED_STATE) return;
+  z->members[slot].dip_ns = zkr__now_ns();
+  atomic_fetch_or(&z->dip, bit);
   zkr__session_update(z);
 }
 
-/* After an operation of slot was handed on: the dip it started ends once
- * every operation the lost connection failed was handed on. */
+/* After an operation of slot was handed on (and at every monitor tick):
+ * the dip it started ends once nothing sent to the slot is left in flight,
+ * or DIP_QUIET_MS after its last failure. */
 void zkr__session_dip_check(zkr_t *z, int slot) {
   if (slot < 0 || slot >= 64) return;
   uint64_t bit = (uint64_t)1 << slot;
-  if (!(z->dip & bit) || z->members[slot].outstanding > 0) return;
-  atomic_fetch_and(&z->dip, ~bit);
+  if (!(z->dip & bit)) return;
+  zkr__member_t *m = &z->members[slot];
+  if (m->outstanding > 0 && zkr__now_ns() - m->dip_ns < DIP_QUIET_MS * 1000000ull) return;
+  if (!(atomic_fetch_and(&z->dip, ~bit) & bit)) return;
   zkr__session_update(z);
 }
 

@@ -46,6 +46,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <zookeeper/zookeeper.h>
 
 #include "zkroute_errors.h"
@@ -345,6 +346,74 @@ ZKR_API int zkr_wget_children2(zkr_t *z, const char *path,
 /* acl is filled with malloc'd memory: free with deallocate_ACL_vector. */
 ZKR_API int zkr_get_acl(zkr_t *z, const char *path, struct ACL_vector *acl,
                         struct Stat *stat);
+
+/* ---- the server list, reconfiguration, watch removal (zookeeper.h's
+ * zoo_set_servers, zoo_get_current_server, zookeeper_get_connected_host,
+ * zoo_reconfig, zoo_remove_watches and their async forms) ---- */
+
+/* Changes the virtual session's members to hosts (same syntax as zkr_init;
+ * the chroot, if any, must be the handle's): servers new to the list get a
+ * member session, members no longer in it are retired (they take no new
+ * operation; their sessions close once idle; the owner session is never
+ * closed for this - it moves when its connection drops).  Applied by the
+ * monitor thread within milliseconds.  With follow_config on and following,
+ * /zookeeper/config stays authoritative: its next change is applied over
+ * this list.  Returns ZOK, a ZKR_EHOSTS_* code, ZBADARGUMENTS (NULL, or a
+ * different chroot), ZKR_ECLOSING/ZKR_ECLOSED. */
+ZKR_API int zkr_set_servers(zkr_t *z, const char *hosts);
+
+/* "host:port" of the server holding the owner session (as given in the
+ * host list; before the owner is chosen, the first member's), in a buffer
+ * of the calling thread that the next call on that thread overwrites, as
+ * stock's is.  NULL only for NULL or a closed handle. */
+ZKR_API const char *zkr_get_current_server(zkr_t *z);
+
+/* The owner session's server address (getpeername), into *addr; NULL while
+ * the owner session is not connected, as stock. */
+ZKR_API struct sockaddr *zkr_get_connected_host(zkr_t *z, struct sockaddr *addr,
+                                                socklen_t *addr_len);
+
+/* zoo_areconfig's mirror: a write, on the leader's session.  joining,
+ * leaving, members and version as zoo_areconfig; the completion gets the
+ * new configuration's data and Stat.  Returns as zkr_aset, plus
+ * ZBADARGUMENTS when joining, leaving and members are all NULL. */
+ZKR_API int zkr_areconfig(zkr_t *z, const char *joining, const char *leaving,
+                          const char *members, int64_t version,
+                          data_completion_t completion, const void *data);
+ZKR_API int zkr_reconfig(zkr_t *z, const char *joining, const char *leaving,
+                         const char *members, int64_t version, char *buffer,
+                         int *buffer_len, struct Stat *stat);
+
+/* zoo_remove_watches's mirrors: remove the watches of path of type wtype
+ * (ZWATCHTYPE_CHILD, _DATA - data and exists -, _ANY) set with watcher and
+ * watcherCtx (a watch set with watch=1 is the global watcher's), or every
+ * watcher (_all_).  local: on the client only, no server request; else
+ * each member session holding one asks its server, and the registration
+ * goes when the server says ZOK.  A removed watcher is never called again.
+ * Returns ZOK; ZNOWATCHER at once when no such watch is registered (not
+ * for _all_, whose completion then gets ZNOWATCHER); ZBADARGUMENTS (path,
+ * wtype); ZINVALIDSTATE (not local, session expired or auth failed);
+ * ZKR_ECLOSING, ZKR_ENOMEM.  The completion (may be NULL; unlike
+ * zoo_aremove_watches it is the function itself, not a pointer to it)
+ * gets ZOK, ZNOWATCHER when every server answered so, or the first other
+ * error (ZCONNECTIONLOSS, ZCLOSING, ...). */
+ZKR_API int zkr_aremove_watches(zkr_t *z, const char *path, ZooWatcherType wtype,
+                                watcher_fn watcher, void *watcherCtx, int local,
+                                void_completion_t completion, const void *data);
+ZKR_API int zkr_aremove_all_watches(zkr_t *z, const char *path,
+                                    ZooWatcherType wtype, int local,
+                                    void_completion_t completion,
+                                    const void *data);
+ZKR_API int zkr_remove_watches(zkr_t *z, const char *path, ZooWatcherType wtype,
+                               watcher_fn watcher, void *watcherCtx, int local);
+ZKR_API int zkr_remove_all_watches(zkr_t *z, const char *path,
+                                   ZooWatcherType wtype, int local);
+
+/* zoo_lock_auth/zoo_unlock_auth's mirrors: hold and release the lock of
+ * the handle's credential list (zkr_add_auth and the replays wait while it
+ * is held).  Return ZOK, ZBADARGUMENTS, ZKR_ECLOSED. */
+ZKR_API int zkr_lock_auth(zkr_t *z);
+ZKR_API int zkr_unlock_auth(zkr_t *z);
 
 /* ---- read selection (docs/selectors.md) ---- */
 

@@ -339,6 +339,50 @@ int zkr_amulti(zkr_t *z, int count, const zoo_op_t *ops,
   return zkr__multi(z, count, ops, results, completion, data, 0);
 }
 
+/* ---- reconfiguration: a write to the leader ---- */
+
+static char *dup_or_null(const char *s, int *rc) {
+  if (!s) return NULL;
+  char *d = strdup(s);
+  if (!d) *rc = ZKR_ENOMEM;
+  return d;
+}
+
+static int reconfig_held(zkr_t *z, const char *joining, const char *leaving,
+                         const char *members, int64_t version, data_completion_t cb,
+                         const void *data, int direct) {
+  int rc = check_handle(z);
+  if (rc != ZOK) return rc;
+  if (!joining && !leaving && !members) return ZBADARGUMENTS;
+  zkr__op_t *op = zkr__op_new(z, ZKR__OP_RECONFIG, "/zookeeper/config");
+  if (!op) return ZKR_ENOMEM;
+  op->is_write = 1;
+  op->ttl = version; /* the config version it must apply to */
+  op->cb.data = cb;
+  op->data = data;
+  op->direct = direct;
+  op->joining = dup_or_null(joining, &rc);
+  op->leaving = dup_or_null(leaving, &rc);
+  op->members = dup_or_null(members, &rc);
+  if (rc != ZOK) {
+    zkr__op_free(op);
+    return rc;
+  }
+  return submit(op);
+}
+
+int zkr__reconfig(zkr_t *z, const char *joining, const char *leaving,
+                  const char *members, int64_t version, data_completion_t cb,
+                  const void *data, int direct) {
+  ZKR__HELD(z, reconfig_held(z, joining, leaving, members, version, cb, data, direct));
+}
+
+int zkr_areconfig(zkr_t *z, const char *joining, const char *leaving,
+                  const char *members, int64_t version, data_completion_t completion,
+                  const void *data) {
+  return zkr__reconfig(z, joining, leaving, members, version, completion, data, 0);
+}
+
 /* ---- reads ---- */
 
 /* watch: 0 none, 1 the global watcher; or an explicit watcher. */

@@ -200,3 +200,21 @@ int zkr_add_auth(zkr_t *z, const char *scheme, const char *cert, int certLen,
                  void_completion_t completion, const void *data) {
   ZKR__HELD(z, add_auth_held(z, scheme, cert, certLen, completion, data));
 }
+
+/* The credential list's lock, for the application (zoo_lock_auth's
+ * mirror): replays and zkr_add_auth wait while it holds it. */
+int zkr_lock_auth(zkr_t *z) {
+  int slot = zkr__hold(z);
+  if (slot < 0) return slot;
+  pthread_mutex_lock(&z->auth_mu);
+  zkr__unhold(slot);
+  return ZOK;
+}
+
+int zkr_unlock_auth(zkr_t *z) {
+  int slot = zkr__hold(z);
+  if (slot < 0) return slot;
+  pthread_mutex_unlock(&z->auth_mu);
+  zkr__unhold(slot);
+  return ZOK;
+}

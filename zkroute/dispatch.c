@@ -116,6 +116,10 @@ static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch) {
     return zkr__zk->awget_children2(zh, p, wf, wc, zkr__op_done_strings_stat, op);
   case ZKR__OP_GET_ACL: return zkr__zk->aget_acl(zh, p, zkr__op_done_acl, op);
   case ZKR__OP_SYNC: return zkr__zk->async(zh, p, zkr__op_done_string, op);
+  case ZKR__OP_RECONFIG:
+    if (!zkr__zk->areconfig) return ZUNIMPLEMENTED;
+    return zkr__zk->areconfig(zh, op->joining, op->leaving, op->members, op->ttl,
+                              zkr__op_done_data, op);
   }
   return ZBADARGUMENTS;
 }

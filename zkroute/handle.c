@@ -51,6 +51,7 @@ static void close_now(zkr_t *z) {
   /* No ZooKeeper thread runs any more: what zookeeper_close dropped gets
    * its ZCLOSING here, and nothing can have parked since (closing refuses). */
   zkr__op_complete_abandoned(z);
+  zkr__watch_remove_dropped(z, NULL);
   zkr__gate_flush(z);
   /* Every completion is queued: the delivery thread runs them, then ends. */
   zkr__deliver_stop(z);
@@ -132,11 +133,11 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
   int rc = zkr__options_resolve(opts, &z->opts);
   if (rc == ZOK) rc = zkr__hosts_parse(host, &z->hosts);
   if (rc == ZOK && !(z->inflight = zkr__inflight_new())) rc = ZKR_ENOMEM;
-  /* Member slots, then the owner slot.  Following /zookeeper/config needs
-   * room for members added later (membership.c): then every slot up to
-   * ZKR_MAX_MEMBERS is made now. */
+  /* Member slots, then the owner slot.  Members can be added later (by
+   * /zookeeper/config or zkr_set_servers, membership.c), and no slot may
+   * ever move: every slot up to ZKR_MAX_MEMBERS is made now. */
   if (rc == ZOK) {
-    z->cap = z->opts.follow_config == 1 ? ZKR_MAX_MEMBERS : z->hosts.n;
+    z->cap = ZKR_MAX_MEMBERS;
     if (!(z->members = calloc(z->cap + 1, sizeof *z->members))) rc = ZKR_ENOMEM;
   }
   for (size_t i = 0; rc == ZOK && i <= z->cap; i++) init_slot(z, i);

@@ -105,7 +105,8 @@ typedef enum {
   ZKR__OP_GET_CHILDREN,
   ZKR__OP_GET_CHILDREN2,
   ZKR__OP_GET_ACL,
-  ZKR__OP_SYNC
+  ZKR__OP_SYNC,
+  ZKR__OP_RECONFIG
 } zkr__op_type_t;
 
 typedef struct zkr__watch zkr__watch_t;
@@ -173,6 +174,7 @@ typedef struct zkr__op {
   int multi_count;
   zoo_op_t *multi_ops;          /* deep copy */
   zoo_op_result_t *multi_results; /* the caller's, filled by ZooKeeper */
+  char *joining, *leaving, *members; /* reconfig */
   zkr__watch_t *watch;          /* NULL: no watch */
   int watch_reused;             /* watch is an armed record set again */
   int watch_unbound;            /* ... whose session was replaced before
@@ -326,6 +328,7 @@ struct zkr {
   /* Watch registry (watch.c). */
   pthread_mutex_t watch_mu;
   zkr__watch_t *watch_list;
+  struct zkr__rm_req *rm_list; /* removals sent, not answered (watch_remove.c) */
   _Atomic int watch_lost;  /* records waiting for a re-arm retry */
   uint64_t watch_retry_ns; /* monitor: next retry of lost records */
   _Atomic unsigned rearm_rr;
@@ -498,8 +501,12 @@ enum {
   ZKR__W_LOST,      /* its session is gone and no re-arm got through yet:
                        the monitor retries until one does */
   ZKR__W_CONSUMED,  /* event delivered by a re-arm; the server's is dropped */
-  ZKR__W_FIRED      /* over (event delivered) while reads that set it
+  ZKR__W_FIRED,     /* over (event delivered) while reads that set it
                        again are in flight: kept for them */
+  ZKR__W_REMOVED    /* removed by the application (watch_remove.c): never
+                       called again; freed a while later, once no event
+                       ZooKeeper may have collected before can still
+                       reach it */
 };
 struct zkr__watch {
   struct zkr *z;
@@ -514,6 +521,8 @@ struct zkr__watch {
   int reuses;       /* reads in flight that set it again, under watch_mu */
   int existed;      /* the node as the arming read saw it */
   int64_t mzxid, pzxid;
+  int removing;     /* a removal is on its way (watch_remove.c) */
+  uint64_t removed_ns;
   struct zkr__watch *prev, *next;
 };
 zkr__watch_t *zkr__watch_new(struct zkr *z, watcher_fn fn, void *ctx, int kind,
@@ -535,6 +544,12 @@ int zkr__watch_session_watchers(struct zkr *z, watcher_fn *fns, void **ctxs,
 /* watch_rearm.c */
 void zkr__watch_rearm_from(struct zkr *z, int slot, zhandle_t *old);
 void zkr__watch_retry_lost(struct zkr *z, uint64_t now_ns);
+/* watch_remove.c */
+int zkr__remove_watches(struct zkr *z, const char *path, ZooWatcherType wtype,
+                        int all, watcher_fn watcher, void *ctx, int local,
+                        void_completion_t cb, const void *data, int direct);
+void zkr__watch_remove_dropped(struct zkr *z, zhandle_t *zh);
+void zkr__watch_removed_gc(struct zkr *z, uint64_t now_ns);
 
 /* ---- env.c (ZKROUTE_STATS records; the interposer's destroy hook) ---- */
 void zkr__env_close_hook(struct zkr *z, int phase);
@@ -579,6 +594,9 @@ int zkr__set_acl(struct zkr *z, const char *path, int version,
 int zkr__multi(struct zkr *z, int count, const zoo_op_t *ops,
                zoo_op_result_t *results, void_completion_t cb,
                const void *data, int direct);
+int zkr__reconfig(struct zkr *z, const char *joining, const char *leaving,
+                  const char *members, int64_t version, data_completion_t cb,
+                  const void *data, int direct);
 
 /* ---- options.c: the zones option's syntax ---- */
 /* Splits the next entry of a zones string at *s ("addr=label" or "label",

@@ -36,6 +36,8 @@ struct zkr__membership {
   zhandle_t *on_zh;   /* ... and the zhandle it was set on */
   uint64_t retry_ns;  /* no new read before this (after a failure) */
 
+  zkr__hostlist_t *want;      /* zkr_set_servers' list to apply, under mu */
+
   _Atomic int follows;        /* ZKR_CONFIG_* below */
   _Atomic int64_t version;    /* last version seen, -1 none */
   _Atomic uint64_t reads, errors, added, removed;
@@ -62,6 +64,8 @@ void zkr__membership_free(zkr_t *z) {
   struct zkr__membership *ms = z->ms;
   if (!ms) return;
   pthread_mutex_destroy(&ms->mu);
+  if (ms->want) zkr__hosts_free(ms->want);
+  free(ms->want);
   free(ms->buf);
   free(ms);
   z->ms = NULL;
@@ -171,15 +175,17 @@ static void retire(zkr_t *z, zkr__member_t *m) {
   z->ms->removed++;
 }
 
-/* A server (back) in the configuration: a new slot, or a retired one of
- * the same address. */
-static void admit(zkr_t *z, const zkr__config_server_t *s) {
-  int i = find_member(z, &s->client);
+/* A server (back) in the configuration or the list: a new slot, or a
+ * retired one of the same address.  s is NULL for zkr_set_servers. */
+static void admit_host(zkr_t *z, const zkr__host_t *h, const zkr__config_server_t *s) {
+  int i = find_member(z, h);
   zkr__member_t *m;
   if (i >= 0) {
     m = &z->members[i];
-    m->server_id = s->id;
-    m->cfg_observer = s->observer;
+    if (s) {
+      m->server_id = s->id;
+      m->cfg_observer = s->observer;
+    }
     if (!m->retired) return;
     m->retired = 0;
     /* Its session was closed (idle), or moved to a live server (it held
@@ -187,13 +193,15 @@ static void admit(zkr_t *z, const zkr__config_server_t *s) {
     if (!zkr__member_has_zh(m)) zkr__member_open(m, i, NULL);
   } else {
     size_t n = z->n;
-    if (n >= z->cap || zkr__member_setup(z, n, &s->client) != ZOK) {
+    if (n >= z->cap || zkr__member_setup(z, n, h) != ZOK) {
       z->ms->errors++;
       return;
     }
     m = &z->members[n];
-    m->server_id = s->id;
-    m->cfg_observer = s->observer;
+    if (s) {
+      m->server_id = s->id;
+      m->cfg_observer = s->observer;
+    }
     z->n = n + 1; /* published: other threads may route to it once usable */
     if (zkr__member_open(m, (int)n, NULL) != ZOK) {
       m->retired = 1;
@@ -202,6 +210,21 @@ static void admit(zkr_t *z, const zkr__config_server_t *s) {
     }
   }
   z->ms->added++;
+}
+
+static void admit(zkr_t *z, const zkr__config_server_t *s) { admit_host(z, &s->client, s); }
+
+/* zkr_set_servers: the members become the list's. */
+static void apply_hosts(zkr_t *z, const zkr__hostlist_t *l) {
+  size_t n = z->n;
+  for (size_t k = 0; k < l->n; k++) admit_host(z, &l->v[k], NULL);
+  for (size_t i = 0; i < n; i++) {
+    zkr__member_t *m = &z->members[i];
+    int listed = 0;
+    for (size_t k = 0; k < l->n && !listed; k++) listed = zkr__host_same(&m->host, &l->v[k]);
+    if (!listed && !m->retired) retire(z, m);
+  }
+  zkr__monitor_kick(z);
 }
 
 static void apply(zkr_t *z, const char *buf, int len) {
@@ -267,7 +290,18 @@ static void settle_retired(zkr_t *z) {
 
 void zkr__membership_tick(zkr_t *z) {
   struct zkr__membership *ms = z->ms;
-  if (ms->follows == CFG_OFF || z->closing) return;
+  if (z->closing) return;
+  pthread_mutex_lock(&ms->mu);
+  zkr__hostlist_t *want = ms->want;
+  ms->want = NULL;
+  pthread_mutex_unlock(&ms->mu);
+  if (want) {
+    apply_hosts(z, want);
+    zkr__hosts_free(want);
+    free(want);
+  }
+  settle_retired(z);
+  if (ms->follows == CFG_OFF) return;
   pthread_mutex_lock(&ms->mu);
   int got = ms->got, rc = ms->rc, len = ms->len, fired = ms->watch_fired;
   char *buf = ms->buf;
@@ -301,7 +335,6 @@ void zkr__membership_tick(zkr_t *z) {
   }
   if (ms->on < 0 && !ms->inflight && now >= ms->retry_ns && ms->follows != CFG_OFF)
     read_config(z);
-  if (ms->follows == CFG_FOLLOWING) settle_retired(z);
 }
 
 void zkr__membership_stats(zkr_t *z, zkr_stats_t *s) {
@@ -313,3 +346,35 @@ void zkr__membership_stats(zkr_t *z, zkr_stats_t *s) {
   s->members_added = ms->added;
   s->members_removed = ms->removed;
 }
+
+/* ---- zkr_set_servers ---- */
+
+static int set_servers_held(zkr_t *z, const char *hosts) {
+  if (!hosts) return ZBADARGUMENTS;
+  if (z->closing) return ZKR_ECLOSING;
+  zkr__hostlist_t *l = calloc(1, sizeof *l);
+  if (!l) return ZKR_ENOMEM;
+  int rc = zkr__hosts_parse(hosts, l);
+  if (rc != ZOK) {
+    free(l);
+    return rc;
+  }
+  const char *a = z->hosts.chroot, *b = l->chroot;
+  if ((a || b) && (!a || !b || strcmp(a, b) != 0)) {
+    zkr__hosts_free(l);
+    free(l);
+    return ZBADARGUMENTS; /* the chroot is the session's, for good */
+  }
+  struct zkr__membership *ms = z->ms;
+  pthread_mutex_lock(&ms->mu);
+  if (ms->want) {
+    zkr__hosts_free(ms->want);
+    free(ms->want);
+  }
+  ms->want = l;
+  pthread_mutex_unlock(&ms->mu);
+  zkr__monitor_kick(z);
+  return ZOK;
+}
+
+int zkr_set_servers(zkr_t *z, const char *hosts) { ZKR__HELD(z, set_servers_held(z, hosts)); }

@@ -22,6 +22,7 @@ static zkr__cb_shape_t shape_of(zkr__op_type_t type) {
   case ZKR__OP_GET_CHILDREN2: return ZKR__CB_STRINGS_STAT;
   case ZKR__OP_GET_ACL: return ZKR__CB_ACL;
   case ZKR__OP_SYNC: return ZKR__CB_STRING;
+  case ZKR__OP_RECONFIG: return ZKR__CB_DATA;
   }
   return ZKR__CB_VOID;
 }
@@ -188,6 +189,9 @@ void zkr__op_free(zkr__op_t *op) {
   free(op->path);
   free(op->value);
   free(op->b_path);
+  free(op->joining);
+  free(op->leaving);
+  free(op->members);
   if (op->has_acl) zkr__acl_free(&op->acl);
   if (op->multi_ops) free_multi(op);
   free(op);

@@ -237,6 +237,11 @@ static void pl_setup(void) {
   pl_table.aget_acl = real.zoo_aget_acl;
   pl_table.async = real.zoo_async;
   pl_table.awgetconfig = real.zoo_awgetconfig;
+  pl_table.areconfig = real.zoo_areconfig;
+  pl_table.remove_watches = real.zoo_remove_watches;
+  pl_table.aremove_watches = real.zoo_aremove_watches;
+  pl_table.aremove_all_watches = real.zoo_aremove_all_watches;
+  pl_table.connected_host = real.zookeeper_get_connected_host;
   pl_table.srvr = zkr__srvr_fetch;
   zkr__zk_use(&pl_table);
   zkr__env_destroy_hook = pl_destroyed;

@@ -16,6 +16,7 @@
  *
  * Also the session-level calls: state, client id, timeout, context and
  * global watcher. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -221,3 +222,37 @@ static int recv_timeout_held(zkr_t *z) {
 }
 
 int zkr_recv_timeout(zkr_t *z) { ZKR__HELD(z, recv_timeout_held(z)); }
+
+/* ---- where the owner session is ---- */
+
+static _Thread_local char current_server[ZKR__HOST_NAME_MAX + 16];
+
+const char *zkr_get_current_server(zkr_t *z) {
+  int slot = zkr__hold(z);
+  if (slot < 0) return NULL;
+  int o = z->owner, host = 0;
+  if (o >= 0 && z->members[o].hosted_on >= 0) host = z->members[o].hosted_on;
+  snprintf(current_server, sizeof current_server, "%s", z->members[host].address);
+  zkr__unhold(slot);
+  return current_server;
+}
+
+static struct sockaddr *connected_host_held(zkr_t *z, struct sockaddr *addr,
+                                            socklen_t *addr_len) {
+  int o = z->owner;
+  if (o < 0 || !addr || !addr_len || !zkr__zk->connected_host) return NULL;
+  zkr__member_t *m = &z->members[o];
+  struct sockaddr *r = NULL;
+  pthread_rwlock_rdlock(&m->zh_lock);
+  if (m->zh && m->state == ZOO_CONNECTED_STATE) r = zkr__zk->connected_host(m->zh, addr, addr_len);
+  pthread_rwlock_unlock(&m->zh_lock);
+  return r;
+}
+
+struct sockaddr *zkr_get_connected_host(zkr_t *z, struct sockaddr *addr, socklen_t *addr_len) {
+  int slot = zkr__hold(z);
+  if (slot < 0) return NULL;
+  struct sockaddr *r = connected_host_held(z, addr, addr_len);
+  zkr__unhold(slot);
+  return r;
+}

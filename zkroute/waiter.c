@@ -281,3 +281,29 @@ int zkr_get_acl(zkr_t *z, const char *path, struct ACL_vector *acl,
   return waiter_wait(&w, zkr__read(z, ZKR__OP_GET_ACL, path, 0, NULL, NULL,
                                    (void *)sync_acl, &w, 1));
 }
+
+int zkr_reconfig(zkr_t *z, const char *joining, const char *leaving,
+                 const char *members, int64_t version, char *buffer,
+                 int *buffer_len, struct Stat *stat) {
+  if (!buffer_len || *buffer_len < 0 || (!buffer && *buffer_len > 0)) return ZBADARGUMENTS;
+  SYNC_PRELUDE(z);
+  w.buf = buffer;
+  w.buflen = buffer_len;
+  w.stat = stat;
+  return waiter_wait(&w, zkr__reconfig(z, joining, leaving, members, version, sync_data,
+                                       &w, 1));
+}
+
+int zkr_remove_watches(zkr_t *z, const char *path, ZooWatcherType wtype,
+                       watcher_fn watcher, void *watcherCtx, int local) {
+  SYNC_PRELUDE(z);
+  return waiter_wait(&w, zkr__remove_watches(z, path, wtype, 0, watcher, watcherCtx, local,
+                                             sync_void, &w, 1));
+}
+
+int zkr_remove_all_watches(zkr_t *z, const char *path, ZooWatcherType wtype,
+                           int local) {
+  SYNC_PRELUDE(z);
+  return waiter_wait(&w, zkr__remove_watches(z, path, wtype, 1, NULL, NULL, local,
+                                             sync_void, &w, 1));
+}

@@ -125,7 +125,7 @@ zkr__watch_t *zkr__watch_find(zkr_t *z, int kind, const char *path,
   zkr__watch_t *found = NULL;
   pthread_mutex_lock(&z->watch_mu);
   for (zkr__watch_t *w = z->watch_list; w && !found; w = w->next)
-    if (w->state == ZKR__W_ARMED && same_table(w, kind) && w->fn == fn &&
+    if (w->state == ZKR__W_ARMED && !w->removing && same_table(w, kind) && w->fn == fn &&
         w->ctx == ctx && strcmp(w->path, path) == 0 &&
         zkr__member_usable(&z->members[w->member]))
       found = w;
@@ -196,9 +196,9 @@ void zkr__watch_trampoline(zhandle_t *zh, int type, int state,
   zkr__watch_t *w = ctx;
   zkr_t *z = w->z;
   pthread_mutex_lock(&z->watch_mu);
-  if (w->zh != zh) {
+  if (w->zh != zh || w->state == ZKR__W_REMOVED) {
     pthread_mutex_unlock(&z->watch_mu);
-    return; /* a registration the record left behind */
+    return; /* a registration the record left behind, or removed */
   }
   /* Data and child watches fire once.  A record whose event was already
    * delivered by a re-arm (consumed) only waited for this to go. */

@@ -41,6 +41,16 @@ static void rearmed(zkr__watch_t *w, int rc, const struct Stat *st) {
     pthread_mutex_unlock(&z->watch_mu); /* its session was closed meanwhile */
     return;
   }
+  int set = rc == ZOK || (w->kind == ZKR__WATCH_EXIST && rc == ZNONODE);
+  if (w->removing) {
+    /* Removed by the application while this was on its way: whatever it
+     * set goes, and nothing is delivered. */
+    w->removing = 0;
+    if (set) zkr__watch_unregister(z, w, w->member, w->zh, 1);
+    zkr__watch_remove_locked(z, w);
+    pthread_mutex_unlock(&z->watch_mu);
+    return;
+  }
   if (rc != ZOK && rc != ZNONODE) {
     /* That session failed too (lost, closing): try again later. */
     lose_locked(z, w);
@@ -48,7 +58,6 @@ static void rearmed(zkr__watch_t *w, int rc, const struct Stat *st) {
     return;
   }
   int event = changed_event(w, rc, st);
-  int set = rc == ZOK || (w->kind == ZKR__WATCH_EXIST && rc == ZNONODE);
   if (event) {
     zkr__watch_deliver_locked(w, event);
     z->watch_missed_events++;
@@ -136,7 +145,19 @@ void zkr__watch_rearm_from(zkr_t *z, int slot, zhandle_t *old) {
   for (zkr__watch_t *w = z->watch_list, *next; w; w = next) {
     next = w->next;
     if (w->zh != old || w->member != slot) continue;
-    if (w->state == ZKR__W_CONSUMED) {
+    if (w->state == ZKR__W_REARMING && w->removing) {
+      /* Its re-arm went with the zhandle: the removal is complete. */
+      w->removing = 0;
+      zkr__watch_remove_locked(z, w);
+    } else if (w->state == ZKR__W_REMOVED) {
+      /* That zhandle can call it no more: it can go now. */
+      w->zh = NULL;
+      if (w->reuses == 0) {
+        zkr__watch_unlink_locked(z, w);
+        w->next = gone;
+        gone = w;
+      }
+    } else if (w->state == ZKR__W_CONSUMED) {
       if (zkr__watch_over_locked(z, w)) {
         w->next = gone;
         gone = w;
@@ -147,6 +168,8 @@ void zkr__watch_rearm_from(zkr_t *z, int slot, zhandle_t *old) {
     }
   }
   pthread_mutex_unlock(&z->watch_mu);
+  /* Removals sent on old that it will never answer. */
+  zkr__watch_remove_dropped(z, old);
   while (gone) {
     zkr__watch_t *nx = gone->next;
     zkr__watch_free_record(gone);
@@ -160,6 +183,7 @@ void zkr__watch_rearm_from(zkr_t *z, int slot, zhandle_t *old) {
 
 /* The monitor's turn: every RETRY_MS, lost records try again. */
 void zkr__watch_retry_lost(zkr_t *z, uint64_t now) {
+  zkr__watch_removed_gc(z, now);
   if (z->watch_lost <= 0 || now < z->watch_retry_ns) return;
   z->watch_retry_ns = now + (uint64_t)RETRY_MS * 1000000u;
   pthread_mutex_lock(&z->watch_mu);

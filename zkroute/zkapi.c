@@ -24,6 +24,11 @@ const zkr__zk_t zkr__zk_real = {
     .async = zoo_async,
     .set_resolution_delay = zoo_set_servers_resolution_delay,
     .awgetconfig = zoo_awgetconfig,
+    .areconfig = zoo_areconfig,
+    .remove_watches = zoo_remove_watches,
+    .aremove_watches = zoo_aremove_watches,
+    .aremove_all_watches = zoo_aremove_all_watches,
+    .connected_host = zookeeper_get_connected_host,
     .srvr = zkr__srvr_fetch,
 };
 

@@ -10,6 +10,7 @@
 #define ZKR_ZKAPI_H
 
 #include <stddef.h>
+#include <sys/socket.h>
 #include <zookeeper/zookeeper.h>
 
 struct zkr__srvr_reply;
@@ -65,6 +66,23 @@ typedef struct zkr__zk {
    * /zookeeper/config (membership.c). */
   int (*awgetconfig)(zhandle_t *zh, watcher_fn watcher, void *watcherCtx,
                      data_completion_t completion, const void *data);
+  int (*areconfig)(zhandle_t *zh, const char *joining, const char *leaving,
+                   const char *members, int64_t version, data_completion_t dc,
+                   const void *data);
+  /* Watch removal (watch_remove.c).  The asynchronous ones take the
+   * completion as ZooKeeper declares it (a pointer to one) and call it as
+   * the function itself; local removal is made with the synchronous call,
+   * which does not wait for a server when local is set. */
+  int (*remove_watches)(zhandle_t *zh, const char *path, ZooWatcherType wtype,
+                        watcher_fn watcher, void *watcherCtx, int local);
+  int (*aremove_watches)(zhandle_t *zh, const char *path, ZooWatcherType wtype,
+                         watcher_fn watcher, void *watcherCtx, int local,
+                         void_completion_t *completion, const void *data);
+  int (*aremove_all_watches)(zhandle_t *zh, const char *path,
+                             ZooWatcherType wtype, int local,
+                             void_completion_t *completion, const void *data);
+  struct sockaddr *(*connected_host)(zhandle_t *zh, struct sockaddr *addr,
+                                     socklen_t *addr_len);
   /* srvr of one server (srvr.c's zkr__srvr_fetch): ZOK or a ZKR_ESRVR_*. */
   int (*srvr)(const char *host, int port, int timeout_ms, size_t cap,
               struct zkr__srvr_reply *out);

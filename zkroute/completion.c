@@ -112,13 +112,14 @@ static void call_cb(zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
  * order, which may hand on a barrier that waited for it (barrier.c). */
 void zkr__op_hand_on(zkr__op_t *op, const zkr__result_t *r) {
   zkr_t *z = op->z;
+  int dipped = 0;
   if (op->app && (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT) &&
       op->member >= 0)
-    zkr__session_dip(z, op->member);
+    dipped = zkr__session_dip(z, op->member);
   if (op->direct) call_cb(op->shape, op->cb, op->data, r);
   else zkr__deliver_result(z, op->shape, op->cb, op->data, r);
   if (op->app) zkr__order_done(op);
-  if (op->member >= 0) zkr__session_dip_check(z, op->member);
+  if (op->member >= 0) zkr__session_dip_check(z, op->member, dipped);
 }
 
 /* After the completion was handed on: the write gate may now let the next

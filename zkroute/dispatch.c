@@ -158,7 +158,9 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
     /* Listed before ZooKeeper has it: its completion may run at once. */
     out_add(op);
     rc = ZOK;
-    if (needs_sync(op)) {
+    /* A read-only server refuses sync (it has no leader): its reads are
+     * served as they are, as stock serves them. */
+    if (needs_sync(op) && m->state != ZOO_READONLY_STATE) {
       /* The sync's own reply is not waited for: the session runs requests
        * in order, so the read after it sees everything the sync saw. */
       const char *sp = op->type == ZKR__OP_MULTI ? "/" : op->path;

@@ -72,8 +72,12 @@ typedef struct zkr__member {
   _Atomic uint64_t recreated; /* carrier sessions replaced by new ones */
   _Atomic int reopen;       /* its carrier could not be opened again: the
                                monitor retries (rescue.c) */
-  _Atomic uint64_t dip_ns;  /* last operation its connection loss failed
-                               while the state was dipped (session.c) */
+  uint64_t dip_ns;          /* last operation its connection loss failed
+                               while the state was dipped (session.c,
+                               under state_mu) */
+  int dip_pending;          /* ... counted and not yet handed on */
+  _Atomic int opening;      /* zkr__member_open between zookeeper_init and
+                               storing the zhandle */
   _Atomic uint64_t hedges;  /* hedge requests sent to it (hedger.c) */
   _Atomic int outstanding;  /* operations sent and not completed */
   _Atomic uint64_t progress_ns; /* last completion, or start of being busy */
@@ -357,6 +361,7 @@ int zkr__member_has_zh(zkr__member_t *m);
 void zkr__member_close(zkr__member_t *m);
 int zkr__member_usable(const zkr__member_t *m);
 int zkr__member_connected(const zkr__member_t *m);
+int zkr__member_readonly(const zkr__member_t *m);
 void zkr__member_maybe_join(zkr__member_t *m);
 void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path,
                          void *ctx);
@@ -388,8 +393,8 @@ void zkr__session_update(struct zkr *z);
 void zkr__session_tick(struct zkr *z);
 int zkr__session_owner(struct zkr *z);
 int zkr__session_is_owner(struct zkr *z, const zkr__member_t *m);
-void zkr__session_dip(struct zkr *z, int slot);
-void zkr__session_dip_check(struct zkr *z, int slot);
+int zkr__session_dip(struct zkr *z, int slot);
+void zkr__session_dip_check(struct zkr *z, int slot, int counted);
 
 /* ---- auth.c ---- */
 void zkr__auth_replay(zkr__member_t *m);
@@ -424,6 +429,8 @@ int zkr__policy_read_member(struct zkr *z);
 int zkr__policy_write_member(struct zkr *z);
 int zkr__policy_hedge_member(struct zkr *z, int exclude);
 int zkr__policy_any_member(struct zkr *z, int exclude);
+int zkr__policy_readonly_member(struct zkr *z);
+int zkr__policy_readonly_any(struct zkr *z);
 
 /* ---- selector.c ---- */
 int zkr__selector_init(struct zkr *z);    /* zones option -> members */

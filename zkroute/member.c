@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -26,9 +27,13 @@ int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
   /* A guard count: the session must not join a pool before the recorded
    * credentials were sent and accepted, even if it connects at once. */
   m->auth_pending++;
+  /* Its first event may come before the zhandle is stored below: the
+   * member watcher waits for that (opening). */
+  m->opening++;
   zhandle_t *zh = zkr__zk->init(z->members[on].connect, zkr__member_watcher,
                                  z->recv_timeout, cid, m, z->flags);
   if (!zh) {
+    m->opening--;
     m->auth_pending--;
     return ZKR_EINIT;
   }
@@ -39,6 +44,7 @@ int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
   pthread_rwlock_wrlock(&m->zh_lock);
   m->zh = zh;
   m->hosted_on = on;
+  m->opening--;
   pthread_rwlock_unlock(&m->zh_lock);
   /* The recorded credentials go to the new session before it may join a
    * pool (zkr__member_usable waits for them). */
@@ -81,8 +87,8 @@ int zkr__member_has_zh(zkr__member_t *m) {
  * and stays joined across reconnects (ZooKeeper re-sends its credentials
  * itself); a later zkr_add_auth does not take it out. */
 void zkr__member_maybe_join(zkr__member_t *m) {
-  if (m->joined || m->state != ZOO_CONNECTED_STATE || m->auth_pending > 0)
-    return;
+  int up = m->state == ZOO_CONNECTED_STATE || m->state == ZOO_READONLY_STATE;
+  if (m->joined || !up || m->auth_pending > 0) return;
   m->joined = 1;
   pthread_mutex_lock(&m->health_mu);
   zkr__health_set_usable(&m->health, zkr__member_usable(m), zkr__now_ns());
@@ -102,6 +108,12 @@ void zkr__member_close(zkr__member_t *m) {
 /* Connected, credentials accepted, not expired: the session works. */
 int zkr__member_connected(const zkr__member_t *m) {
   return m->state == ZOO_CONNECTED_STATE && m->joined && !m->expired;
+}
+
+/* Connected to a read-only server (the handle asked for ZOO_READONLY and
+ * the server has no quorum): it serves reads, unsynced, and nothing else. */
+int zkr__member_readonly(const zkr__member_t *m) {
+  return m->state == ZOO_READONLY_STATE && m->joined && !m->expired && !m->retired;
 }
 
 /* May take new operations: connected, not retired, and its server not
@@ -172,14 +184,25 @@ void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path,
   /* A zhandle being replaced still reports while it closes: only the
    * slot's current one speaks for it. */
   pthread_rwlock_rdlock(&m->zh_lock);
-  int current = zh == m->zh;
+  int current = zh == m->zh, opening = m->opening;
   pthread_rwlock_unlock(&m->zh_lock);
+  /* An event of a zhandle zkr__member_open is about to store (it came
+   * before zookeeper_init returned to the opener): wait for it, at most a
+   * second - the opener only takes the slot's lock. */
+  for (int i = 0; !current && opening && i < 10000; i++) {
+    struct timespec ts = {0, 100000};
+    nanosleep(&ts, NULL);
+    pthread_rwlock_rdlock(&m->zh_lock);
+    current = zh == m->zh;
+    opening = m->opening;
+    pthread_rwlock_unlock(&m->zh_lock);
+  }
   if (!current) return;
   int was_usable = zkr__member_usable(m);
   m->state = state;
   if (state == ZOO_CONNECTED_STATE) m->down_since_ns = 0;
   else if (m->down_since_ns == 0) m->down_since_ns = zkr__now_ns();
-  if (state == ZOO_CONNECTED_STATE && !m->joined) {
+  if ((state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE) && !m->joined) {
     zkr__member_maybe_join(m);
     zkr__monitor_kick(z);
     return;

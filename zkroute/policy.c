@@ -139,16 +139,29 @@ static int boltzmann(zkr_t *z) {
   return cand[n - 1];
 }
 
+static int keep_readonly(zkr_t *z, int i) { return zkr__member_readonly(&z->members[i]); }
+
+/* A member connected to a read-only server, in turn, or -1. */
+int zkr__policy_readonly_member(zkr_t *z) { return rotate(z, keep_readonly); }
+
+/* Whether any member is connected to a read-only server. */
+int zkr__policy_readonly_any(zkr_t *z) {
+  for (size_t i = 0; i < z->n; i++)
+    if (keep_readonly(z, (int)i)) return 1;
+  return 0;
+}
+
 int zkr__policy_read_member(zkr_t *z) {
   int m = zkr__selector_pick(z);
   if (m >= 0) return m;
   switch (z->opts.policy) {
-  case ZKR_POLICY_ROUND_ROBIN: return rotate(z, keep_usable);
-  case ZKR_POLICY_BOLTZMANN: return boltzmann(z);
-  case ZKR_POLICY_STICKY: return sticky(z);
+  case ZKR_POLICY_ROUND_ROBIN: m = rotate(z, keep_usable); break;
+  case ZKR_POLICY_BOLTZMANN: m = boltzmann(z); break;
+  case ZKR_POLICY_STICKY: m = sticky(z); break;
   case ZKR_POLICY_LEADER_ONLY:
     m = leader_usable(z);
-    return m >= 0 ? m : rotate(z, keep_usable);
+    if (m < 0) m = rotate(z, keep_usable);
+    break;
   default:
     if (z->opts.leader_read_weight > 0) {
       if ((m = leader_share(z)) >= 0) return m;
@@ -157,8 +170,12 @@ int zkr__policy_read_member(zkr_t *z) {
       m = rotate(z, keep_read_pool);
     }
     if (m < 0) m = leader_usable(z);
-    return m >= 0 ? m : rotate(z, keep_usable);
+    if (m < 0) m = rotate(z, keep_usable);
+    break;
   }
+  /* No quorum anywhere, and the application allowed read-only servers
+   * (ZOO_READONLY): a read-only member serves the read. */
+  return m >= 0 ? m : zkr__policy_readonly_member(z);
 }
 
 /* The target of a hedge (hedger.c): a member of the read pool other than

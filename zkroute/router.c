@@ -102,6 +102,8 @@ static int try_send(zkr_t *z, zkr__op_t *op) {
     return zkr__op_dispatch(op, &z->members[target]);
   }
   target = gate_target(z, op);
+  /* Only read-only servers answer: a write is refused, as they refuse it. */
+  if (target < 0 && op->is_write && z->vstate == ZOO_READONLY_STATE) return ZNOTREADONLY;
   if (target < 0) return PARK;
   if (z->gate_cur != target) {
     if (z->gate_inflight > 0) return PARK; /* old session still draining */

@@ -66,9 +66,12 @@ static int derive_state(zkr_t *z) {
   if (z->expired) return ZOO_EXPIRED_SESSION_STATE;
   if (z->auth_failed) return ZOO_AUTH_FAILED_STATE;
   int o = z->owner;
-  if (o < 0 || !zkr__member_connected(&z->members[o]) || z->dip)
-    return ZOO_CONNECTING_STATE;
-  return ZOO_CONNECTED_STATE;
+  if (o >= 0 && zkr__member_connected(&z->members[o]))
+    return z->dip ? ZOO_CONNECTING_STATE : ZOO_CONNECTED_STATE;
+  /* No owner connected, but read-only servers answer (ZOO_READONLY, no
+   * quorum): reads work, writes get ZNOTREADONLY, as stock. */
+  if (zkr__policy_readonly_any(z)) return ZOO_READONLY_STATE;
+  return ZOO_CONNECTING_STATE;
 }
 
 /* Recomputes the virtual state and delivers a change, once, to every
@@ -98,31 +101,45 @@ void zkr__session_update(zkr_t *z) {
  * the failures of one loss come together. */
 #define DIP_QUIET_MS 100
 
-/* Called before a failed operation of the application is handed on. */
-void zkr__session_dip(zkr_t *z, int slot) {
-  if (slot < 0 || slot >= 64) return;
+/* Called before a failed operation of the application is handed on.
+ * Returns 1 when the operation counts in the slot's dip: the caller then
+ * calls zkr__session_dip_check(z, slot, 1) once it handed it on. */
+int zkr__session_dip(zkr_t *z, int slot) {
+  if (slot < 0 || slot >= 64) return 0;
   uint64_t bit = (uint64_t)1 << slot;
+  zkr__member_t *m = &z->members[slot];
+  pthread_mutex_lock(&z->state_mu);
+  int counted = 0, start = 0;
   if (z->dip & bit) {
-    z->members[slot].dip_ns = zkr__now_ns();
-    return;
+    counted = 1;
+  } else if (z->vstate == ZOO_CONNECTED_STATE) {
+    atomic_fetch_or(&z->dip, bit);
+    counted = start = 1;
   }
-  if (z->vstate != ZOO_CONNECTED_STATE) return;
-  z->members[slot].dip_ns = zkr__now_ns();
-  atomic_fetch_or(&z->dip, bit);
-  zkr__session_update(z);
+  if (counted) {
+    m->dip_ns = zkr__now_ns();
+    m->dip_pending++;
+  }
+  pthread_mutex_unlock(&z->state_mu);
+  if (start) zkr__session_update(z);
+  return counted;
 }
 
-/* After an operation of slot was handed on (and at every monitor tick):
- * the dip it started ends once nothing sent to the slot is left in flight,
- * or DIP_QUIET_MS after its last failure. */
-void zkr__session_dip_check(zkr_t *z, int slot) {
+/* After an operation of slot was handed on (counted: it was one of the
+ * dip's failures), and at every monitor tick: the dip ends once every
+ * failure it counted was handed on and nothing sent to the slot is left
+ * in flight, or DIP_QUIET_MS after its last failure. */
+void zkr__session_dip_check(zkr_t *z, int slot, int counted) {
   if (slot < 0 || slot >= 64) return;
   uint64_t bit = (uint64_t)1 << slot;
-  if (!(z->dip & bit)) return;
   zkr__member_t *m = &z->members[slot];
-  if (m->outstanding > 0 && zkr__now_ns() - m->dip_ns < DIP_QUIET_MS * 1000000ull) return;
-  if (!(atomic_fetch_and(&z->dip, ~bit) & bit)) return;
-  zkr__session_update(z);
+  pthread_mutex_lock(&z->state_mu);
+  if (counted) m->dip_pending--;
+  int end = (z->dip & bit) && m->dip_pending == 0 &&
+            (m->outstanding == 0 || zkr__now_ns() - m->dip_ns >= DIP_QUIET_MS * 1000000ull);
+  if (end) atomic_fetch_and(&z->dip, ~bit);
+  pthread_mutex_unlock(&z->state_mu);
+  if (end) zkr__session_update(z);
 }
 
 /* The monitor's turn: an owner chosen by time (and what waited for one),
@@ -137,7 +154,7 @@ void zkr__session_tick(zkr_t *z) {
   }
   uint64_t dip = z->dip;
   for (int i = 0; dip && i < 64; i++)
-    if (dip & ((uint64_t)1 << i)) zkr__session_dip_check(z, i);
+    if (dip & ((uint64_t)1 << i)) zkr__session_dip_check(z, i, 0);
   if (z->expired && !z->carriers_closed) zkr__sessions_close_expired(z);
 }
 

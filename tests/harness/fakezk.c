@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "srvr.h"
 #include "zkapi.h"
@@ -302,6 +304,72 @@ static int f_awgetconfig(zhandle_t *zh, watcher_fn w, void *wc,
   return add(zh, FK_GETCONFIG, "/zookeeper/config", t);
 }
 
+static int f_areconfig(zhandle_t *zh, const char *joining, const char *leaving,
+                       const char *members, int64_t version, data_completion_t c,
+                       const void *data) {
+  (void)joining, (void)leaving, (void)members, (void)version;
+  freq_t t = {.cb.data = c, .data = data};
+  return add(zh, FK_RECONFIG, "/zookeeper/config", t);
+}
+
+/* Drops h's registrations of path matching the watcher type and, unless
+ * all, the watcher and context.  Returns how many went. */
+static int unwatch(fake_zh_t *h, const char *path, ZooWatcherType t, int all,
+                   watcher_fn fn, void *ctx) {
+  int n = 0;
+  pthread_mutex_lock(&mu);
+  for (fwatch_t **p = &h->watches; *p;) {
+    fwatch_t *w = *p;
+    int type_ok = t == ZWATCHTYPE_ANY || (t == ZWATCHTYPE_CHILD) == (w->table == T_CHILD);
+    if (!strcmp(w->path, path) && type_ok && (all || (w->fn == fn && w->ctx == ctx))) {
+      *p = w->next;
+      free(w);
+      n++;
+    } else {
+      p = &w->next;
+    }
+  }
+  pthread_mutex_unlock(&mu);
+  return n;
+}
+
+static int f_remove_watches(zhandle_t *zh, const char *path, ZooWatcherType t,
+                            watcher_fn w, void *wc, int local) {
+  if (!local) return ZUNIMPLEMENTED; /* zkroute only removes locally so */
+  return unwatch((fake_zh_t *)zh, path, t, w == NULL, w, wc) ? ZOK : ZNOWATCHER;
+}
+
+static int f_aremove_watches(zhandle_t *zh, const char *path, ZooWatcherType t,
+                             watcher_fn w, void *wc, int local,
+                             void_completion_t *c, const void *data) {
+  if (local) return ZUNIMPLEMENTED;
+  freq_t tm = {.cb.v = (void_completion_t)c, .data = data, .wfn = w, .wctx = wc};
+  tm.pub.mode = (int)t;
+  return add(zh, FK_REMOVE_WATCHES, path, tm);
+}
+
+static int f_aremove_all_watches(zhandle_t *zh, const char *path, ZooWatcherType t,
+                                 int local, void_completion_t *c, const void *data) {
+  if (local) return ZUNIMPLEMENTED;
+  freq_t tm = {.cb.v = (void_completion_t)c, .data = data};
+  tm.pub.mode = (int)t;
+  return add(zh, FK_REMOVE_ALL_WATCHES, path, tm);
+}
+
+static struct sockaddr *f_connected_host(zhandle_t *zh, struct sockaddr *addr,
+                                         socklen_t *len) {
+  fake_zh_t *h = (fake_zh_t *)zh;
+  if (h->state != ZOO_CONNECTED_STATE || !addr || !len || *len < sizeof(struct sockaddr_in))
+    return NULL;
+  struct sockaddr_in *in = (struct sockaddr_in *)addr;
+  memset(in, 0, sizeof *in);
+  in->sin_family = AF_INET;
+  in->sin_port = htons(2181);
+  in->sin_addr.s_addr = htonl(0x7f000000u | (uint32_t)h->server); /* 127.0.0.N */
+  *len = sizeof *in;
+  return addr;
+}
+
 static int f_srvr(const char *host, int port, int timeout_ms, size_t cap,
                   zkr__srvr_reply_t *out) {
   (void)port, (void)timeout_ms, (void)cap;
@@ -340,6 +408,11 @@ static const zkr__zk_t fake_table = {
     .async = f_async,
     .set_resolution_delay = f_resolution,
     .awgetconfig = f_awgetconfig,
+    .areconfig = f_areconfig,
+    .remove_watches = f_remove_watches,
+    .aremove_watches = f_aremove_watches,
+    .aremove_all_watches = f_aremove_all_watches,
+    .connected_host = f_connected_host,
     .srvr = f_srvr,
 };
 
@@ -508,7 +581,9 @@ void fake_reply(fake_req_t *pr, int rc, int64_t mzxid, int64_t pzxid, const char
   st.pzxid = pzxid;
   st.version = (int32_t)mzxid;
   st.dataLength = value ? (int32_t)strlen(value) : 0;
-  if (r->wfn && (rc == ZOK || (pr->kind == FK_EXISTS && rc == ZNONODE))) {
+  int is_read = pr->kind == FK_GET || pr->kind == FK_EXISTS || pr->kind == FK_CHILDREN ||
+                pr->kind == FK_GETCONFIG;
+  if (is_read && r->wfn && (rc == ZOK || (pr->kind == FK_EXISTS && rc == ZNONODE))) {
     int table = pr->kind == FK_CHILDREN ? T_CHILD
                 : pr->kind == FK_EXISTS && rc == ZNONODE ? T_EXIST
                                                           : T_DATA;
@@ -517,9 +592,13 @@ void fake_reply(fake_req_t *pr, int rc, int64_t mzxid, int64_t pzxid, const char
   struct String_vector sv = {0, NULL};
   struct ACL_vector acl = {0, NULL};
   const struct Stat *sp = rc == ZOK ? &st : NULL;
+  if ((pr->kind == FK_REMOVE_WATCHES || pr->kind == FK_REMOVE_ALL_WATCHES) && rc == ZOK)
+    unwatch(h, pr->path, (ZooWatcherType)pr->mode, pr->kind == FK_REMOVE_ALL_WATCHES, r->wfn,
+            r->wctx);
   switch (pr->kind) {
   case FK_GET:
   case FK_GETCONFIG:
+  case FK_RECONFIG:
     r->cb.data(rc, value, value ? (int)strlen(value) : -1, sp, r->data);
     break;
   case FK_EXISTS:

@@ -27,7 +27,10 @@ enum {
   FK_SETACL,
   FK_MULTI,
   FK_AUTH,
-  FK_GETCONFIG
+  FK_GETCONFIG,
+  FK_RECONFIG,
+  FK_REMOVE_WATCHES,    /* one watcher (mode 0) */
+  FK_REMOVE_ALL_WATCHES
 };
 
 typedef struct fake_zh fake_zh_t;
@@ -37,7 +40,7 @@ typedef struct fake_req {
   fake_zh_t *h;
   int kind;         /* FK_* */
   char path[256];
-  int mode;         /* create */
+  int mode;         /* create; the watcher type of a removal */
   int watched;      /* a watcher came with the read */
   int answered;
   int taken;        /* returned by fake_wait already */

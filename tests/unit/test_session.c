@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 
 #include "fakezk.h"
 #include "zkroute.h"
@@ -742,6 +743,199 @@ START_TEST(add_auth_reports_owner_answer) {
 }
 END_TEST
 
+/* ---- removing watches, the server list, where the owner is ---- */
+
+/* Two watchers on one path, armed by reads the test answers; returns the
+ * zhandles that hold them. */
+static void two_watches(fake_zh_t **ha, fake_zh_t **hb) {
+  ck_assert_int_eq(zkr_awget(z, "/p", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *a = fake_wait(NULL, FK_GET, "/p");
+  ck_assert_ptr_nonnull(a);
+  fake_reply(a, ZOK, 5, 5, "x");
+  ck_assert_int_eq(zkr_awget(z, "/p", watcher, (void *)2, done_data, (void *)12), ZOK);
+  fake_req_t *b = fake_wait(NULL, FK_GET, "/p");
+  ck_assert_ptr_nonnull(b);
+  fake_reply(b, ZOK, 5, 5, "x");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 12), 0);
+  *ha = a->h;
+  *hb = b->h;
+}
+
+START_TEST(remove_watch_on_its_member) {
+  open3();
+  fake_zh_t *ha, *hb;
+  two_watches(&ha, &hb);
+  /* A watcher nobody set: ZNOWATCHER at once, no completion. */
+  ck_assert_int_eq(zkr_aremove_watches(z, "/p", ZWATCHTYPE_DATA, watcher, (void *)3, 0,
+                                       done_void, (void *)30), ZNOWATCHER);
+  ck_assert_int_eq(zkr_aremove_watches(z, "/p", ZWATCHTYPE_CHILD, watcher, (void *)1, 0,
+                                       done_void, (void *)31), ZNOWATCHER);
+  ck_assert_int_eq(zkr_aremove_watches(z, "/p", 7, watcher, (void *)1, 0, done_void,
+                                       (void *)32), ZBADARGUMENTS);
+  ck_assert_int_eq(zkr_aremove_watches(z, "p", ZWATCHTYPE_DATA, watcher, (void *)1, 0,
+                                       done_void, (void *)33), ZBADARGUMENTS);
+  /* Watcher 1: asked of the session that holds it. */
+  ck_assert_int_eq(zkr_aremove_watches(z, "/p", ZWATCHTYPE_DATA, watcher, (void *)1, 0,
+                                       done_void, (void *)20), ZOK);
+  fake_req_t *r = fake_wait(ha, FK_REMOVE_WATCHES, "/p");
+  ck_assert_ptr_nonnull(r);
+  sleep_ms(30);
+  ck_assert_int_eq(ev_matching(EV_DONE, 20), 0);
+  fake_reply(r, ZOK, 0, 0, NULL);
+  int d = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+  /* The path changes: watcher 2 hears it, watcher 1 never again. */
+  fake_fire(ha, "/p", ZOO_CHANGED_EVENT);
+  if (hb != ha) fake_fire(hb, "/p", ZOO_CHANGED_EVENT);
+  ck_assert_int_ge(ev_find(0, EV_WATCH, 2), 0);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
+  ck_assert_int_eq(ev_matching(EV_DONE, 30) + ev_matching(EV_DONE, 31), 0);
+}
+END_TEST
+
+START_TEST(remove_all_watches_everywhere) {
+  open3();
+  fake_zh_t *ha, *hb;
+  two_watches(&ha, &hb);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)20),
+                   ZOK);
+  fake_req_t *ra = fake_wait(ha, FK_REMOVE_ALL_WATCHES, "/p");
+  ck_assert_ptr_nonnull(ra);
+  fake_req_t *rb = hb != ha ? fake_wait(hb, FK_REMOVE_ALL_WATCHES, "/p") : NULL;
+  fake_reply(ra, ZOK, 0, 0, NULL);
+  if (rb) {
+    sleep_ms(30);
+    ck_assert_int_eq(ev_matching(EV_DONE, 20), 0); /* one answer still missing */
+    fake_reply(rb, ZOK, 0, 0, NULL);
+  }
+  int d = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+  fake_fire(ha, "/p", ZOO_CHANGED_EVENT);
+  fake_fire(hb, "/p", ZOO_CHANGED_EVENT);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1) + ev_matching(EV_WATCH, 2), 0);
+  ck_assert_int_eq(ev_matching(EV_DONE, 20), 1);
+  /* Nothing left: remove_all asks anyway, and gets ZNOWATCHER. */
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)21),
+                   ZOK);
+  d = ev_find(0, EV_DONE, 21);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZNOWATCHER);
+}
+END_TEST
+
+START_TEST(remove_watch_locally) {
+  open3();
+  fake_zh_t *ha, *hb;
+  two_watches(&ha, &hb);
+  ck_assert_int_eq(zkr_remove_watches(z, "/p", ZWATCHTYPE_ANY, watcher, (void *)1, 1), ZOK);
+  ck_assert_ptr_null(fake_peek(NULL, FK_REMOVE_WATCHES, NULL));
+  fake_fire(ha, "/p", ZOO_CHANGED_EVENT);
+  if (hb != ha) fake_fire(hb, "/p", ZOO_CHANGED_EVENT);
+  ck_assert_int_ge(ev_find(0, EV_WATCH, 2), 0);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
+}
+END_TEST
+
+/* A removal whose session goes before answering still completes, once. */
+START_TEST(remove_answered_when_its_session_goes) {
+  open3();
+  fake_zh_t *ha, *hb;
+  two_watches(&ha, &hb);
+  ck_assert_ptr_ne(ha, h[1]);
+  ck_assert_int_eq(zkr_aremove_watches(z, "/p", ZWATCHTYPE_DATA, watcher, (void *)1, 0,
+                                       done_void, (void *)20), ZOK);
+  ck_assert_ptr_nonnull(fake_wait(ha, FK_REMOVE_WATCHES, "/p"));
+  fake_session_event(ha, ZOO_EXPIRED_SESSION_STATE);
+  int d = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZCONNECTIONLOSS);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_DONE, 20), 1);
+}
+END_TEST
+
+START_TEST(set_servers_changes_members) {
+  open3();
+  ck_assert_str_eq(zkr_get_current_server(z), "fake1:2181");
+  ck_assert_int_eq(zkr_set_servers(z, "fake1:2181,fake2:2181,fake4:2181"), ZOK);
+  fake_zh_t *h4 = fake_handle(4, 0);
+  ck_assert_ptr_nonnull(h4);
+  uint64_t deadline = now_ms() + 5000;
+  while (!fake_handle_closed(h[3]) && now_ms() < deadline) sleep_ms(5);
+  ck_assert(fake_handle_closed(h[3])); /* retired, idle: closed */
+  zkr_stats_t *s;
+  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
+  ck_assert_int_eq(s->n_members, 4);
+  ck_assert(s->members[2].removed);
+  ck_assert(!s->members[3].removed);
+  zkr_stats_free(s);
+  /* Bad lists and another chroot are refused; nothing changes. */
+  ck_assert_int_eq(zkr_set_servers(z, NULL), ZBADARGUMENTS);
+  ck_assert_int_ne(zkr_set_servers(z, "fake1:notaport"), ZOK);
+  ck_assert_int_eq(zkr_set_servers(z, "fake1:2181/other"), ZBADARGUMENTS);
+  ck_assert_str_eq(zkr_get_current_server(z), "fake1:2181");
+  struct sockaddr_storage ss;
+  socklen_t len = sizeof ss;
+  ck_assert_ptr_nonnull(zkr_get_connected_host(z, (struct sockaddr *)&ss, &len));
+}
+END_TEST
+
+START_TEST(reconfig_goes_to_leader) {
+  open3();
+  ck_assert_int_eq(zkr_areconfig(z, NULL, NULL, NULL, -1, done_data, (void *)1), ZBADARGUMENTS);
+  ck_assert_int_eq(zkr_areconfig(z, "server.4=fake4:2888:3888;2181", NULL, NULL, -1,
+                                 done_data, (void *)1), ZOK);
+  fake_req_t *r = fake_wait(h[1], FK_RECONFIG, NULL);
+  ck_assert_ptr_nonnull(r);
+  fake_reply(r, ZOK, 9, 9, "server.1=...");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+}
+END_TEST
+
+/* ---- ZOO_READONLY: read-only servers serve reads while no quorum ---- */
+
+START_TEST(readonly_servers_serve_reads) {
+  zkr_options_t o;
+  opts_default(&o);
+  n_evs = 0;
+  fake_install();
+  /* No quorum: srvr says read-only everywhere; sessions connect read-only. */
+  for (int i = 1; i <= 3; i++) fake_set_role(i, ZKR_ROLE_READ_ONLY, 0x100000005LL);
+  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, ZOO_READONLY, &o),
+                   ZOK);
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
+  fake_session_event(h[2], ZOO_READONLY_STATE);
+  wait_state(ZOO_READONLY_STATE);
+  int e = ev_find(0, EV_SESSION, 100);
+  ck_assert_int_ge(e, 0);
+  ck_assert_int_eq(ev_at(e).state, ZOO_READONLY_STATE);
+  /* A read goes to the read-only member, without a sync (refused there). */
+  ck_assert_int_eq(zkr_aget(z, "/r", 0, done_data, (void *)1), ZOK);
+  fake_req_t *g = fake_wait(h[2], FK_GET, "/r");
+  ck_assert_ptr_nonnull(g);
+  int kinds[8];
+  ck_assert_int_eq(fake_log(h[2], kinds, NULL, 8), 1);
+  fake_reply(g, ZOK, 4, 4, "v");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  /* A write is refused as a read-only server refuses it. */
+  ck_assert_int_eq(zkr_aset(z, "/r", "w", 1, -1, done_stat, (void *)2), ZNOTREADONLY);
+  /* The quorum is back: the owner is chosen, the state is CONNECTED. */
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000006LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000006LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000006LL);
+  fake_connect(h[1], 0);
+  wait_state(ZOO_CONNECTED_STATE);
+  ck_assert_int_eq(zkr_aset(z, "/r", "w", 1, -1, done_stat, (void *)2), ZOK);
+  ck_assert_ptr_nonnull(fake_wait(h[1], FK_SET, "/r"));
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("session");
   TCase *tc = tcase_create("fake");
@@ -764,6 +958,13 @@ static Suite *suite(void) {
   tcase_add_test(tc, blocking_call_from_watcher);
   tcase_add_test(tc, runtime_lock_in_callbacks_no_deadlock);
   tcase_add_test(tc, add_auth_reports_owner_answer);
+  tcase_add_test(tc, remove_watch_on_its_member);
+  tcase_add_test(tc, remove_all_watches_everywhere);
+  tcase_add_test(tc, remove_watch_locally);
+  tcase_add_test(tc, remove_answered_when_its_session_goes);
+  tcase_add_test(tc, set_servers_changes_members);
+  tcase_add_test(tc, reconfig_goes_to_leader);
+  tcase_add_test(tc, readonly_servers_serve_reads);
   suite_add_tcase(s, tc);
   return s;
 }

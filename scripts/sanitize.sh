@@ -50,6 +50,9 @@ export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-3}
 # built without a sanitizer, which its runtime refuses ("ASan runtime does
 # not come first"); it runs in the normal build and under valgrind.
 export ZKR_IT_SKIP="${ZKR_IT_SKIP:-} it_dropin.sh"
+# For the same reason the lock-recipe test's routed fault run uses its
+# compat build instead of zkroute-run.
+export ZKR_IT_NO_PRELOAD=1
 status=0
 if [ "$mode" = asan ]; then
   # One test at a time: faultproxy-bench measures delays, and sharing two

@@ -12,7 +12,12 @@
  * 2. Dynamic reconfiguration under a routed workload: a fourth voter joins
  *    (reconfig -add), then a follower is removed; the new member gets reads,
  *    the removed one none; failed operations are counted by code and only
- *    connection losses inside the reconfiguration windows are allowed. */
+ *    connection losses inside the reconfiguration windows are allowed.
+ * 3. ZOO_READONLY: with two of three servers stopped, the one left serves
+ *    read-only clients (readonlymode.enabled): a routed handle opened with
+ *    ZOO_READONLY reports ZOO_READONLY_STATE, reads work, writes get
+ *    ZNOTREADONLY - as a stock client beside it shows - and it is
+ *    CONNECTED again once the quorum is back. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,7 +29,7 @@
 #include "it_common.h"
 
 static char g_net[32];
-static char g_dir[2][256];
+static char g_dir[3][256];
 static const char *g_sh;
 static pid_t g_parent; /* Check's children must not stop the ensembles */
 
@@ -48,10 +53,10 @@ static int sh(const char *fmt, const char *a, const char *b, char *out, size_t o
 
 static void stop_all(void) {
   if (getpid() != g_parent) return;
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 3; i++) {
     if (!g_dir[i][0]) continue;
     sh("bash '%s' stop '%s' >/dev/null 2>&1%s", g_dir[i], "", NULL, 0);
-    char cmd[600];
+    char cmd[1024];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir[i]);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir[i]);
     g_dir[i][0] = '\0';
@@ -69,9 +74,11 @@ static char *start(int k, const char *args) {
   snprintf(g_dir[k], sizeof g_dir[k], "%s/zkr-itm%d.XXXXXX",
            getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", k);
   if (!mkdtemp(g_dir[k])) return NULL;
-  static char hosts[2][512];
+  static char hosts[3][512];
   char cmd[256];
-  snprintf(cmd, sizeof cmd, "ZKR_TEST_NET=%s bash '%%s' start '%%s' %%s", g_net);
+  /* Ensemble 2 lets a server without a quorum serve read-only clients. */
+  snprintf(cmd, sizeof cmd, "%sZKR_TEST_NET=%s bash '%%s' start '%%s' %%s",
+           k == 2 ? "ZKR_TEST_JAVA_OPTS=-Dreadonlymode.enabled=true " : "", g_net);
   if (sh(cmd, g_dir[k], args, hosts[k], sizeof hosts[k]) != 0) return NULL;
   return hosts[k];
 }
@@ -374,6 +381,82 @@ START_TEST(reconfig_add_then_remove_under_load) {
 }
 END_TEST
 
+/* ---- read-only ---- */
+
+static char *g_hosts_ro;
+static _Atomic int ro_events, ro_last;
+
+static void ro_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
+  (void)zh, (void)path, (void)ctx;
+  if (type != ZOO_SESSION_EVENT) return;
+  ro_last = state;
+  ro_events++;
+}
+
+static int wait_zstate(zkr_t *z, zhandle_t *zh, int state, int ms) {
+  uint64_t deadline = it_now_ms() + (uint64_t)ms;
+  for (;;) {
+    int s = z ? zkr_state(z) : zoo_state(zh);
+    if (s == state || it_now_ms() > deadline) return s;
+    it_sleep_ms(50);
+  }
+}
+
+START_TEST(readonly_while_no_quorum) {
+  zkr_t *z = NULL;
+  ck_assert_int_eq(zkr_init_opts(&z, g_hosts_ro, ro_watcher, 20000, NULL, NULL, ZOO_READONLY, NULL),
+                   ZOK);
+  ck_assert_int_eq(wait_zstate(z, NULL, ZOO_CONNECTED_STATE, 20000), ZOO_CONNECTED_STATE);
+  zhandle_t *stock = zookeeper_init(g_hosts_ro, NULL, 20000, NULL, NULL, ZOO_READONLY);
+  ck_assert_ptr_nonnull(stock);
+  ck_assert_int_eq(wait_zstate(NULL, stock, ZOO_CONNECTED_STATE, 20000), ZOO_CONNECTED_STATE);
+  char path[64];
+  snprintf(path, sizeof path, "/itm-ro-%d", (int)getpid());
+  make_node(z, path);
+  /* Two of the three servers stop: no quorum; the last one turns
+   * read-only (after readonlymode's delay of a few seconds). */
+  char leader[16];
+  ck_assert_int_eq(sh("bash '%s' leader '%s'", g_dir[2], "", leader, sizeof leader), 0);
+  int l = atoi(leader), f = l % 3 + 1, left = 6 - l - f;
+  char arg[8];
+  snprintf(arg, sizeof arg, "%d", l);
+  ck_assert_int_eq(sh("bash '%s' kill '%s' %s >/dev/null", g_dir[2], arg, NULL, 0), 0);
+  snprintf(arg, sizeof arg, "%d", f);
+  ck_assert_int_eq(sh("bash '%s' kill '%s' %s >/dev/null", g_dir[2], arg, NULL, 0), 0);
+  uint64_t t0 = it_now_ms();
+  int zs = wait_zstate(z, NULL, ZOO_READONLY_STATE, 30000);
+  uint64_t ro_ms = it_now_ms() - t0;
+  int ss = wait_zstate(NULL, stock, ZOO_READONLY_STATE, 30000);
+  printf("readonly: m%d left alone; routed handle %s after %llu ms, stock %s\n", left,
+         zs == ZOO_READONLY_STATE ? "READONLY" : "not read-only", (unsigned long long)ro_ms,
+         ss == ZOO_READONLY_STATE ? "READONLY" : "not read-only");
+  ck_assert_int_eq(ss, ZOO_READONLY_STATE);
+  ck_assert_int_eq(zs, ZOO_READONLY_STATE);
+  ck_assert_int_eq(ro_last, ZOO_READONLY_STATE);
+  char buf[8];
+  int len = sizeof buf;
+  ck_assert_int_eq(zoo_get(stock, path, 0, buf, &len, NULL), ZOK);
+  len = sizeof buf;
+  ck_assert_int_eq(zkr_get(z, path, 0, buf, &len, NULL), ZOK);
+  ck_assert_int_eq(len, 1);
+  ck_assert_int_eq(zoo_set(stock, path, "w", 1, -1), ZNOTREADONLY);
+  ck_assert_int_eq(zkr_set(z, path, "w", 1, -1), ZNOTREADONLY);
+  /* The quorum comes back: writable again. */
+  snprintf(arg, sizeof arg, "%d", l);
+  ck_assert_int_eq(sh("bash '%s' restart '%s' %s >/dev/null", g_dir[2], arg, NULL, 0), 0);
+  snprintf(arg, sizeof arg, "%d", f);
+  ck_assert_int_eq(sh("bash '%s' restart '%s' %s >/dev/null", g_dir[2], arg, NULL, 0), 0);
+  zs = wait_zstate(z, NULL, ZOO_CONNECTED_STATE, 30000);
+  printf("readonly: quorum back; routed handle %s\n",
+         zs == ZOO_CONNECTED_STATE ? "CONNECTED" : zs == ZOO_EXPIRED_SESSION_STATE ? "EXPIRED" : "?");
+  ck_assert_int_eq(zs, ZOO_CONNECTED_STATE);
+  ck_assert_int_eq(zkr_set(z, path, "w", 1, -1), ZOK);
+  ck_assert_int_eq(zkr_delete(z, path, -1), ZOK);
+  zookeeper_close(stock);
+  zkr_close(z);
+}
+END_TEST
+
 int main(void) {
   if (getenv("ZKR_TEST_ENSEMBLE")) {
     fprintf(stderr, "it_membership: needs ensembles of its own (ZKR_TEST_ENSEMBLE set): skipped\n");
@@ -430,6 +513,24 @@ int main(void) {
   tc = tcase_create("reconfig");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, reconfig_add_then_remove_under_load);
+  suite_add_tcase(s, tc);
+  sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  failed += srunner_ntests_failed(sr);
+  srunner_free(sr);
+  stop_all();
+  uint64_t t2 = it_now_ms();
+  g_hosts_ro = start(2, "");
+  if (!g_hosts_ro) {
+    fprintf(stderr, "it_membership: could not start the read-only ensemble on %s\n", g_net);
+    return 1;
+  }
+  printf("it_membership: read-only ensemble on %s: %s (%llu ms)\n", g_net, g_hosts_ro,
+         (unsigned long long)(it_now_ms() - t2));
+  s = suite_create("membership");
+  tc = tcase_create("readonly");
+  tcase_set_timeout(tc, 150);
+  tcase_add_test(tc, readonly_while_no_quorum);
   suite_add_tcase(s, tc);
   sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

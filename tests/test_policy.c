@@ -1,6 +1,7 @@
 /* Unit tests (no server) of the policies in zkroute/policy.c and the read
  * selectors of zkroute/selector.c.  The member state they read comes from a
- * fake: this file defines zkr__member_usable() and zkr__member_in_pool()
+ * fake: this file defines zkr__member_usable(), zkr__member_in_pool() and
+ * zkr__member_readonly()
  * over two arrays, so each test sets exactly which members are connected
  * and healthy; the ready-made selectors get fake member arrays made by
  * hand (no handle at all). */
@@ -19,6 +20,11 @@ int zkr__member_observer(const zkr__member_t *m) {
 }
 int zkr__member_in_pool(zkr__member_t *m) {
   return fake_usable[m->index] && fake_in_pool[m->index];
+}
+/* No member is on a read-only server in these tests. */
+int zkr__member_readonly(const zkr__member_t *m) {
+  (void)m;
+  return 0;
 }
 
 static zkr__member_t members[5];

@@ -272,9 +272,6 @@ static const char *pass_reason(const char *host, int flags, int *warn) {
     *warn = !atomic_exchange(&told, 1);
     return "the program is linked with libzkroute itself";
   }
-  if (flags & ZOO_READONLY)
-    return "ZOO_READONLY: a read-only session must be able to use a server "
-           "cut off from the quorum, which zkroute's pools leave out";
   if (!host) return "no host list";
   zkr__hostlist_t l;
   int rc = zkr__hosts_parse(host, &l);
@@ -431,10 +428,11 @@ PL_EXPORT int zookeeper_process(zhandle_t *zh, int events) {
   return h ? ZUNIMPLEMENTED : REAL(zookeeper_process)(zh, events);
 }
 
-/* The members are the host list given at init (and ZOOKEEPER-4699). */
+/* A membership change of the virtual session (never the member handles'
+ * zoo_set_servers: ZOOKEEPER-4699). */
 PL_EXPORT int zoo_set_servers(zhandle_t *zh, const char *hosts) {
   pl_handle_t *h = routed(zh);
-  return h ? ZUNIMPLEMENTED : REAL(zoo_set_servers)(zh, hosts);
+  return h ? zkr_set_servers(h->z, hosts) : REAL(zoo_set_servers)(zh, hosts);
 }
 
 /* Accepted and ignored: each member session has one server. */
@@ -449,51 +447,37 @@ PL_EXPORT void zoo_cycle_next_server(zhandle_t *zh) {
   if (!h) REAL(zoo_cycle_next_server)(zh);
 }
 
-/* A routed handle is connected to every server (and ZOOKEEPER-4810). */
+/* The owner session's server (never a member handle's
+ * zoo_get_current_server: ZOOKEEPER-4810). */
 PL_EXPORT const char *zoo_get_current_server(zhandle_t *zh) {
   pl_handle_t *h = routed(zh);
-  if (!h) return REAL(zoo_get_current_server)(zh);
-  errno = ENOTSUP;
-  return NULL;
+  return h ? zkr_get_current_server(h->z) : REAL(zoo_get_current_server)(zh);
 }
 
-/* The server of the write session: where ephemeral nodes live. */
 PL_EXPORT struct sockaddr *zookeeper_get_connected_host(zhandle_t *zh,
                                                         struct sockaddr *addr,
                                                         socklen_t *addr_len) {
   pl_handle_t *h = routed(zh);
-  if (!h) return REAL(zookeeper_get_connected_host)(zh, addr, addr_len);
-  zkr_t *z = h->z;
-  int w = zkr__gate_current(z);
-  if (w < 0) w = z->leader;
-  if (w < 0 || (size_t)w >= z->n) w = 0;
-  zkr__member_t *m = &z->members[w];
-  struct sockaddr *r = NULL;
-  pthread_rwlock_rdlock(&m->zh_lock);
-  if (m->zh) r = real.zookeeper_get_connected_host(m->zh, addr, addr_len);
-  pthread_rwlock_unlock(&m->zh_lock);
-  return r;
+  return h ? zkr_get_connected_host(h->z, addr, addr_len)
+           : REAL(zookeeper_get_connected_host)(zh, addr, addr_len);
 }
 
-/* Internal locks of a real zhandle_t (not in the public header). */
 PL_EXPORT int zoo_lock_auth(zhandle_t *zh) {
   pl_handle_t *h = routed(zh);
-  return h ? ZUNIMPLEMENTED : REAL(zoo_lock_auth)(zh);
+  return h ? zkr_lock_auth(h->z) : REAL(zoo_lock_auth)(zh);
 }
 
 PL_EXPORT int zoo_unlock_auth(zhandle_t *zh) {
   pl_handle_t *h = routed(zh);
-  return h ? ZUNIMPLEMENTED : REAL(zoo_unlock_auth)(zh);
+  return h ? zkr_unlock_auth(h->z) : REAL(zoo_unlock_auth)(zh);
 }
 
-/* No zkr_ mirror: reconfiguration is an administrator's job, done better
- * on a plain session; watch removal needs the member session's watcher. */
 PL_EXPORT int zoo_areconfig(zhandle_t *zh, const char *joining,
                             const char *leaving, const char *members,
                             int64_t version, data_completion_t dc,
                             const void *data) {
   pl_handle_t *h = routed(zh);
-  return h ? ZUNIMPLEMENTED
+  return h ? zkr_areconfig(h->z, joining, leaving, members, version, dc, data)
            : REAL(zoo_areconfig)(zh, joining, leaving, members, version, dc, data);
 }
 
@@ -502,28 +486,43 @@ PL_EXPORT int zoo_reconfig(zhandle_t *zh, const char *joining,
                            int64_t version, char *buffer, int *buffer_len,
                            struct Stat *stat) {
   pl_handle_t *h = routed(zh);
-  return h ? ZUNIMPLEMENTED
+  return h ? zkr_reconfig(h->z, joining, leaving, members, version, buffer, buffer_len, stat)
            : REAL(zoo_reconfig)(zh, joining, leaving, members, version, buffer,
                                 buffer_len, stat);
 }
 
+/* The program's global watcher is known to the library as pl_watcher with
+ * the pl_handle_t: a watch set with watch=1 is removed under that name. */
+static void pl_watcher_name(pl_handle_t *h, watcher_fn *fn, void **ctx) {
+  if (*fn && *fn == h->fn && *ctx == h->ctx) {
+    *fn = pl_watcher;
+    *ctx = h;
+  }
+}
+
+/* ZooKeeper declares the completion as a pointer to one and calls it as
+ * the function itself; so does this. */
 PL_EXPORT int zoo_aremove_watches(zhandle_t *zh, const char *path,
                                   ZooWatcherType wtype, watcher_fn watcher,
                                   void *watcherCtx, int local,
                                   void_completion_t *completion,
                                   const void *data) {
   pl_handle_t *h = routed(zh);
-  return h ? ZUNIMPLEMENTED
-           : REAL(zoo_aremove_watches)(zh, path, wtype, watcher, watcherCtx,
-                                       local, completion, data);
+  if (!h)
+    return REAL(zoo_aremove_watches)(zh, path, wtype, watcher, watcherCtx, local, completion,
+                                     data);
+  pl_watcher_name(h, &watcher, &watcherCtx);
+  return zkr_aremove_watches(h->z, path, wtype, watcher, watcherCtx, local,
+                             (void_completion_t)completion, data);
 }
 
 PL_EXPORT int zoo_remove_watches(zhandle_t *zh, const char *path,
                                  ZooWatcherType wtype, watcher_fn watcher,
                                  void *watcherCtx, int local) {
   pl_handle_t *h = routed(zh);
-  return h ? ZUNIMPLEMENTED
-           : REAL(zoo_remove_watches)(zh, path, wtype, watcher, watcherCtx, local);
+  if (!h) return REAL(zoo_remove_watches)(zh, path, wtype, watcher, watcherCtx, local);
+  pl_watcher_name(h, &watcher, &watcherCtx);
+  return zkr_remove_watches(h->z, path, wtype, watcher, watcherCtx, local);
 }
 
 PL_EXPORT int zoo_aremove_all_watches(zhandle_t *zh, const char *path,
@@ -531,14 +530,16 @@ PL_EXPORT int zoo_aremove_all_watches(zhandle_t *zh, const char *path,
                                       void_completion_t *completion,
                                       const void *data) {
   pl_handle_t *h = routed(zh);
-  return h ? ZUNIMPLEMENTED
+  return h ? zkr_aremove_all_watches(h->z, path, wtype, local, (void_completion_t)completion,
+                                     data)
            : REAL(zoo_aremove_all_watches)(zh, path, wtype, local, completion, data);
 }
 
 PL_EXPORT int zoo_remove_all_watches(zhandle_t *zh, const char *path,
                                      ZooWatcherType wtype, int local) {
   pl_handle_t *h = routed(zh);
-  return h ? ZUNIMPLEMENTED : REAL(zoo_remove_all_watches)(zh, path, wtype, local);
+  return h ? zkr_remove_all_watches(h->z, path, wtype, local)
+           : REAL(zoo_remove_all_watches)(zh, path, wtype, local);
 }
 
 /* ---- asynchronous calls ---- */

@@ -21,10 +21,10 @@
  * Differences, each documented in docs/dropin.md: zkroute's own error codes
  * (-1000 and below; zerror() here is zkr_strerror() and names them); the
  * log callback of zookeeper_init2/zoo_set_log_callback is not used (member
- * sessions log to ZooKeeper's log stream); calls that make no sense on a
- * routed handle (zookeeper_interest/process, zoo_set_servers, reconfig,
- * watch removal) return ZUNIMPLEMENTED, zoo_get_current_server and
- * zookeeper_get_connected_host return NULL. */
+ * sessions log to ZooKeeper's log stream); zookeeper_interest/process (the
+ * single-threaded event loop) return ZUNIMPLEMENTED; zoo_set_servers is a
+ * membership change of the virtual session, zoo_get_current_server and
+ * zookeeper_get_connected_host name the owner session's server. */
 #ifndef ZKROUTE_COMPAT_H
 #define ZKROUTE_COMPAT_H
 
@@ -128,9 +128,7 @@ static inline int zkr_compat_zookeeper_process(zhandle_t *zh, int events) {
 }
 
 static inline int zkr_compat_zoo_set_servers(zhandle_t *zh, const char *hosts) {
-  (void)zh;
-  (void)hosts;
-  return ZUNIMPLEMENTED;
+  return zkr_set_servers(ZKR_COMPAT_Z(zh), hosts);
 }
 
 static inline int zkr_compat_zoo_set_servers_resolution_delay(zhandle_t *zh,
@@ -142,18 +140,12 @@ static inline int zkr_compat_zoo_set_servers_resolution_delay(zhandle_t *zh,
 static inline void zkr_compat_zoo_cycle_next_server(zhandle_t *zh) { (void)zh; }
 
 static inline const char *zkr_compat_zoo_get_current_server(zhandle_t *zh) {
-  (void)zh;
-  errno = ENOTSUP;
-  return NULL;
+  return zkr_get_current_server(ZKR_COMPAT_Z(zh));
 }
 
 static inline struct sockaddr *zkr_compat_zookeeper_get_connected_host(
     zhandle_t *zh, struct sockaddr *addr, socklen_t *addr_len) {
-  (void)zh;
-  (void)addr;
-  (void)addr_len;
-  errno = ENOTSUP;
-  return NULL;
+  return zkr_get_connected_host(ZKR_COMPAT_Z(zh), addr, addr_len);
 }
 
 static inline int zkr_compat_zoo_areconfig(zhandle_t *zh, const char *joining,
@@ -161,14 +153,7 @@ static inline int zkr_compat_zoo_areconfig(zhandle_t *zh, const char *joining,
                                            const char *members, int64_t version,
                                            data_completion_t dc,
                                            const void *data) {
-  (void)zh;
-  (void)joining;
-  (void)leaving;
-  (void)members;
-  (void)version;
-  (void)dc;
-  (void)data;
-  return ZUNIMPLEMENTED;
+  return zkr_areconfig(ZKR_COMPAT_Z(zh), joining, leaving, members, version, dc, data);
 }
 
 static inline int zkr_compat_zoo_reconfig(zhandle_t *zh, const char *joining,
@@ -176,66 +161,39 @@ static inline int zkr_compat_zoo_reconfig(zhandle_t *zh, const char *joining,
                                           const char *members, int64_t version,
                                           char *buffer, int *buffer_len,
                                           struct Stat *stat) {
-  (void)zh;
-  (void)joining;
-  (void)leaving;
-  (void)members;
-  (void)version;
-  (void)buffer;
-  (void)buffer_len;
-  (void)stat;
-  return ZUNIMPLEMENTED;
+  return zkr_reconfig(ZKR_COMPAT_Z(zh), joining, leaving, members, version, buffer,
+                      buffer_len, stat);
 }
 
+/* ZooKeeper declares the completion as a pointer to one and calls it as
+ * the function itself; so does this. */
 static inline int zkr_compat_zoo_aremove_watches(
     zhandle_t *zh, const char *path, ZooWatcherType wtype, watcher_fn watcher,
     void *watcherCtx, int local, void_completion_t *completion,
     const void *data) {
-  (void)zh;
-  (void)path;
-  (void)wtype;
-  (void)watcher;
-  (void)watcherCtx;
-  (void)local;
-  (void)completion;
-  (void)data;
-  return ZUNIMPLEMENTED;
+  return zkr_aremove_watches(ZKR_COMPAT_Z(zh), path, wtype, watcher, watcherCtx, local,
+                             (void_completion_t)completion, data);
 }
 
 static inline int zkr_compat_zoo_remove_watches(zhandle_t *zh, const char *path,
                                                 ZooWatcherType wtype,
                                                 watcher_fn watcher,
                                                 void *watcherCtx, int local) {
-  (void)zh;
-  (void)path;
-  (void)wtype;
-  (void)watcher;
-  (void)watcherCtx;
-  (void)local;
-  return ZUNIMPLEMENTED;
+  return zkr_remove_watches(ZKR_COMPAT_Z(zh), path, wtype, watcher, watcherCtx, local);
 }
 
 static inline int zkr_compat_zoo_aremove_all_watches(
     zhandle_t *zh, const char *path, ZooWatcherType wtype, int local,
     void_completion_t *completion, const void *data) {
-  (void)zh;
-  (void)path;
-  (void)wtype;
-  (void)local;
-  (void)completion;
-  (void)data;
-  return ZUNIMPLEMENTED;
+  return zkr_aremove_all_watches(ZKR_COMPAT_Z(zh), path, wtype, local,
+                                 (void_completion_t)completion, data);
 }
 
 static inline int zkr_compat_zoo_remove_all_watches(zhandle_t *zh,
                                                     const char *path,
                                                     ZooWatcherType wtype,
                                                     int local) {
-  (void)zh;
-  (void)path;
-  (void)wtype;
-  (void)local;
-  return ZUNIMPLEMENTED;
+  return zkr_remove_all_watches(ZKR_COMPAT_Z(zh), path, wtype, local);
 }
 
 /* ---- asynchronous calls ---- */

@@ -84,6 +84,11 @@
 #   ZKR_TEST_SRVR_TIMEOUT  per-srvr-query timeout in seconds (2)
 #   ZKR_TEST_JAVA       java binary (default: java)
 #   ZKR_TEST_JAVA_OPTS  extra JVM options (word-split)
+#   ZKR_TEST_ZOO_CFG    extra zoo.cfg lines, ';'-separated, written at start
+#                       (e.g. localSessionsEnabled=true, which a server in
+#                       readonlymode needs to take read-only clients: 3.8.0
+#                       closes their connections otherwise, "ZooKeeperServer
+#                       not running")
 #   ZKR_TEST_JARDIR     where the jars live (default /usr/share/java)
 #   ZKR_TEST_CLASSPATH  full classpath, overrides the jar list below
 #   FAULTPROXY          the faultproxy binary of --proxied (default
@@ -458,6 +463,7 @@ write_config() {
 			'snapCount=10000' \
 			'autopurge.snapRetainCount=3' \
 			'autopurge.purgeInterval=0'
+		[[ -z ${ZKR_TEST_ZOO_CFG:-} ]] || tr ';' '\n' <<<"$ZKR_TEST_ZOO_CFG"
 		if ! ((RECONFIG)); then
 			for ((j = 1; j <= N_MEMBERS; j++)); do
 				server_line "$j" "$net" "$port" "$mode" "$i"

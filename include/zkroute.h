@@ -93,7 +93,12 @@ typedef enum {
 typedef enum {
   ZKR_CONSISTENCY_DEFAULT = 0,  /* linearizable */
   ZKR_CONSISTENCY_LINEARIZABLE, /* every read is a pipelined sync+read */
-  ZKR_CONSISTENCY_LOCAL         /* no sync: a follower may serve stale data */
+  ZKR_CONSISTENCY_LOCAL,        /* no sync: a follower may serve stale data */
+  ZKR_CONSISTENCY_SESSION       /* a stock session's guarantees (FIFO,
+                                   read-your-writes, monotonic reads): reads
+                                   stick to one member and sync only when
+                                   they switch member or after the handle's
+                                   own writes (docs/guarantees.md) */
 } zkr_consistency_t;
 
 #define ZKR_OPTIONS_VERSION 1
@@ -146,6 +151,11 @@ typedef struct zkr_options {
   int follow_config;      /* 1 on (default): read and watch /zookeeper/config
                              and open/close member sessions to match it;
                              -1 off: the connect string's members only */
+  /* Sync coalescing (docs/guarantees.md, docs/benchmarks.md). */
+  int sync_coalesce;      /* 1 on (default): a read that arrives while a sync
+                             is in flight on its member session waits for
+                             the next sync, shared by every read that waited;
+                             -1 off: one sync per read */
 } zkr_options_t;
 
 #define ZKR_OPTIONS_INIT {.version = ZKR_OPTIONS_VERSION}

@@ -39,6 +39,9 @@ static int outcome(zkr_t *z, int rc) {
 static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
   zkr_t *z = op->z;
   zkr__out_remove(op);
+  /* A write done (applied, refused or unknown): in `session` consistency
+   * the next read of any member syncs first (dispatch.c). */
+  if (op->is_write) z->write_epoch++;
   rc = outcome(z, rc);
   if (op->member >= 0) {
     zkr__member_t *m = &z->members[op->member];

@@ -1,10 +1,23 @@
 /* Dispatch: hands one operation to one member session's zhandle_t.  A read
  * that must be linearizable is preceded by a pipelined sync on the same
  * session (ZooKeeper runs a session's requests in order, so the read sees
- * everything the sync saw, for one client round trip).  Every operation
- * handed over is on the outstanding list until its completion runs, so a
- * zhandle closed under it (a replaced session, or the handle's close) still
- * gives each one exactly one completion. */
+ * everything the sync saw, for one client round trip).
+ *
+ * Sync coalescing (sync_coalesce, on by default): a sync sent at time t
+ * covers every read invoked before t.  A read that finds a sync in flight
+ * on its session waits (no thread blocks) in the member's queue; when that
+ * sync completes, one new sync is sent, followed by every read that
+ * waited, pipelined.  Each of them was invoked before the new sync was
+ * sent, so each is linearizable (docs/guarantees.md).
+ *
+ * Consistency `session`: a read syncs only when its member's session last
+ * synced before one of the handle's writes completed, or never synced on
+ * this zhandle (the reads stick to one member: policy.c).
+ *
+ * Every operation handed over - waiting for a sync included - is on the
+ * outstanding list until its completion runs, so a zhandle closed under it
+ * (a replaced session, or the handle's close) still gives each one exactly
+ * one completion. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,11 +59,14 @@ void zkr__out_remove(zkr__op_t *op) {
  * get their one completion here. */
 void zkr__op_complete_abandoned(zkr_t *z) { zkr__op_complete_dropped(z, NULL); }
 
+static void co_unqueue(zkr__op_t *op);
+
 /* After zookeeper_close(zh) returned, no completion of zh can come: the
  * operations still listed as sent on zh (all of them when zh is NULL) were
- * dropped (ZOOKEEPER-2894/3868) and get their one completion here, as
- * ZCLOSING, which completion.c turns into what the application must see
- * (ZCLOSING only when the handle itself closes). */
+ * dropped (ZOOKEEPER-2894/3868) or were waiting for a sync that will not
+ * come, and get their one completion here, as ZCLOSING, which
+ * completion.c turns into what the application must see (ZCLOSING only
+ * when the handle itself closes). */
 void zkr__op_complete_dropped(zkr_t *z, zhandle_t *zh) {
   zkr__op_t *list = NULL;
   pthread_mutex_lock(&z->out_mu);
@@ -64,9 +80,21 @@ void zkr__op_complete_dropped(zkr_t *z, zhandle_t *zh) {
   pthread_mutex_unlock(&z->out_mu);
   while (list) {
     zkr__op_t *n = list->out_next;
+    co_unqueue(list);
     zkr__op_complete_error(list, ZCLOSING);
     list = n;
   }
+}
+
+/* Takes op off the outstanding list; returns 1 if it was there (the caller
+ * then owns its completion). */
+static int out_take(zkr__op_t *op) {
+  zkr_t *z = op->z;
+  pthread_mutex_lock(&z->out_mu);
+  int was = op->outstanding;
+  if (was) unlink_locked(z, op);
+  pthread_mutex_unlock(&z->out_mu);
+  return was;
 }
 
 /* ---- sending ---- */
@@ -78,12 +106,154 @@ static void pre_sync_done(int rc, const char *value, const void *data) {
 }
 
 /* Linearizable reads, probes, and ordered reads sent on another session
- * than the writes they follow (router.c) are synced first.  A watch
- * re-armed after its session was lost is synced too, by watch_rearm.c. */
-static int needs_sync(const zkr__op_t *op) {
+ * than the writes they follow (router.c) are synced first; in `session`
+ * consistency, reads whose member's session has not synced since the
+ * handle's last write.  A watch re-armed after its session was lost is
+ * synced too, by watch_rearm.c. */
+static int needs_sync(const zkr__op_t *op, const zkr__member_t *m, zhandle_t *zh) {
   if (op->probe || op->resync) return 1;
-  return !op->is_write && !op->ordered && op->type != ZKR__OP_SYNC &&
+  if (op->is_write || op->ordered || op->type == ZKR__OP_SYNC) return 0;
+  switch (op->z->opts.consistency) {
+  case ZKR_CONSISTENCY_LINEARIZABLE: return 1;
+  case ZKR_CONSISTENCY_SESSION:
+    /* A read on another member than the last one (it may be behind what
+     * the last one served), on a zhandle that never synced, or after a
+     * write of this handle completed. */
+    return op->z->session_last != m->index || m->synced_zh != zh ||
+           m->synced_epoch != op->z->write_epoch;
+  default: return 0;
+  }
+}
+
+/* ---- sync coalescing ---- */
+
+typedef struct {
+  zkr__member_t *m;
+  zhandle_t *zh;
+} co_sync_t;
+
+static void co_sync_done(int rc, const char *value, const void *data);
+
+/* Plain reads share syncs; probes (which measure a sync+read), ordered
+ * reads and session-mode reads keep their own. */
+static int coalescable(const zkr__op_t *op) {
+  return op->z->opts.sync_coalesce == 1 && !op->probe && !op->resync &&
          op->z->opts.consistency == ZKR_CONSISTENCY_LINEARIZABLE;
+}
+
+/* Sends a sync on zh (member m's, under its read lock) whose completion
+ * runs co_sync_done.  Returns ZOK or the error. */
+static int co_send_sync(zkr__member_t *m, zhandle_t *zh, const char *path) {
+  co_sync_t *t = malloc(sizeof *t);
+  if (!t) return ZKR_ENOMEM;
+  t->m = m;
+  t->zh = zh;
+  int rc = zkr__zk->async(zh, path, co_sync_done, t);
+  if (rc != ZOK) free(t);
+  else m->syncs++;
+  return rc;
+}
+
+static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch);
+
+/* A coalesced sync completed (on zh's completion thread): the reads that
+ * waited go now, behind one new sync, or the member has no sync in
+ * flight any more.  Whatever its outcome: a failed sync means a lost
+ * connection, and the reads then fail on their own (or run after a
+ * reconnect, behind the new sync). */
+static void co_sync_done(int rc, const char *value, const void *data) {
+  (void)rc;
+  (void)value;
+  co_sync_t *t = (co_sync_t *)data;
+  zkr__member_t *m = t->m;
+  zhandle_t *zh = t->zh;
+  free(t);
+  zkr__op_t *batch = NULL, *failed = NULL;
+  pthread_rwlock_rdlock(&m->zh_lock);
+  pthread_mutex_lock(&m->co_mu);
+  if (m->co_zh == zh) {
+    batch = m->co_head;
+    m->co_head = m->co_tail = NULL;
+    for (zkr__op_t *op = batch; op; op = op->co_next) op->co_waiting = 0;
+    m->co_inflight = 0;
+    /* Only while zh is still the member's: otherwise the waiting reads go
+     * with it (zkr__op_complete_dropped). */
+    if (batch && m->zh == zh) {
+      int src = co_send_sync(m, zh, batch->path ? batch->path : "/");
+      m->co_inflight = src == ZOK;
+      for (zkr__op_t *op = batch, *n; op; op = n) {
+        n = op->co_next;
+        op->co_next = NULL;
+        int with_watch = op->watch && !op->watch_unbound;
+        if (src != ZOK || send_request(op, zh, with_watch) != ZOK) {
+          op->co_next = failed;
+          failed = op;
+        }
+      }
+      batch = NULL;
+    }
+  }
+  pthread_mutex_unlock(&m->co_mu);
+  pthread_rwlock_unlock(&m->zh_lock);
+  /* Refused: completed here, once (nothing else has them). */
+  while (failed) {
+    zkr__op_t *n = failed->co_next;
+    failed->co_next = NULL;
+    if (out_take(failed)) zkr__op_complete_error(failed, ZCONNECTIONLOSS);
+    failed = n;
+  }
+  (void)batch;
+}
+
+/* op's zhandle was closed while it waited for a sync: off the queue. */
+static void co_unqueue(zkr__op_t *op) {
+  if (!op->co_waiting || op->member < 0) return;
+  zkr__member_t *m = &op->z->members[op->member];
+  pthread_mutex_lock(&m->co_mu);
+  if (op->co_waiting) {
+    zkr__op_t **p = &m->co_head, *prev = NULL;
+    while (*p && *p != op) {
+      prev = *p;
+      p = &(*p)->co_next;
+    }
+    if (*p) {
+      *p = op->co_next;
+      if (m->co_tail == op) m->co_tail = prev;
+    }
+    op->co_waiting = 0;
+    op->co_next = NULL;
+  }
+  pthread_mutex_unlock(&m->co_mu);
+}
+
+/* Under m's read lock, op listed: sends sync+op, or queues op behind the
+ * sync in flight.  Returns ZOK (sent or queued) or the error. */
+static int co_dispatch(zkr__op_t *op, zkr__member_t *m, zhandle_t *zh, int with_watch) {
+  int rc;
+  pthread_mutex_lock(&m->co_mu);
+  if (m->co_zh != zh) {
+    /* A new zhandle: whatever waited for the old one's sync goes with it. */
+    m->co_zh = zh;
+    m->co_inflight = 0;
+    m->co_head = m->co_tail = NULL;
+  }
+  if (m->co_inflight) {
+    op->co_next = NULL;
+    op->co_waiting = 1;
+    if (m->co_tail) m->co_tail->co_next = op;
+    else m->co_head = op;
+    m->co_tail = op;
+    m->coalesced++;
+    rc = ZOK;
+  } else {
+    rc = co_send_sync(m, zh, op->type == ZKR__OP_MULTI ? "/" : op->path);
+    if (rc == ZOK) {
+      m->co_inflight = 1;
+      rc = send_request(op, zh, with_watch);
+    }
+  }
+  pthread_mutex_unlock(&m->co_mu);
+  return rc;
 }
 
 static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch) {
@@ -160,14 +330,26 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
     rc = ZOK;
     /* A read-only server refuses sync (it has no leader): its reads are
      * served as they are, as stock serves them. */
-    if (needs_sync(op) && m->state != ZOO_READONLY_STATE) {
-      /* The sync's own reply is not waited for: the session runs requests
-       * in order, so the read after it sees everything the sync saw. */
-      const char *sp = op->type == ZKR__OP_MULTI ? "/" : op->path;
-      rc = zkr__zk->async(zh, sp, pre_sync_done, NULL);
-      if (rc == ZOK && !is_hedge) m->syncs++;
+    int sync = needs_sync(op, m, zh) && m->state != ZOO_READONLY_STATE;
+    if (sync && coalescable(op)) {
+      rc = co_dispatch(op, m, zh, with_watch);
+    } else {
+      if (sync) {
+        /* The sync's own reply is not waited for: the session runs
+         * requests in order, so the read after it sees everything the
+         * sync saw. */
+        const char *sp = op->type == ZKR__OP_MULTI ? "/" : op->path;
+        uint64_t epoch = op->z->write_epoch;
+        rc = zkr__zk->async(zh, sp, pre_sync_done, NULL);
+        if (rc == ZOK) {
+          if (!is_hedge) m->syncs++;
+          m->synced_epoch = epoch;
+          m->synced_zh = zh;
+        }
+      }
+      if (rc == ZOK) rc = send_request(op, zh, with_watch);
+      if (rc == ZOK && is_read) op->z->session_last = m->index;
     }
-    if (rc == ZOK) rc = send_request(op, zh, with_watch);
     /* Unlisted while zh cannot be closed (the read lock is held), so a
      * refused request is never also completed as dropped. */
     if (rc != ZOK) zkr__out_remove(op);

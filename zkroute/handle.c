@@ -15,6 +15,7 @@ static void destroy(zkr_t *z) {
   for (size_t i = 0; z->members && i <= z->cap; i++) {
     pthread_rwlock_destroy(&z->members[i].zh_lock);
     pthread_mutex_destroy(&z->members[i].health_mu);
+    pthread_mutex_destroy(&z->members[i].co_mu);
     free(z->members[i].connect);
   }
   free(z->members);
@@ -98,6 +99,7 @@ static void init_slot(zkr_t *z, size_t i) {
   m->hosted_on = i == z->cap ? -1 : (int)i;
   pthread_rwlock_init(&m->zh_lock, NULL);
   pthread_mutex_init(&m->health_mu, NULL);
+  pthread_mutex_init(&m->co_mu, NULL);
 }
 
 int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
@@ -125,6 +127,8 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
   z->last_leader = -1;
   z->gate_cur = -1;
   z->owner = -1;
+  z->session_reader = -1;
+  z->session_last = -1;
   z->vstate = ZOO_CONNECTING_STATE;
   z->watcher = fn;
   z->context = context;

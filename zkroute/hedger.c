@@ -217,6 +217,9 @@ int zkr__hedger_eligible(const zkr__op_t *op) {
   if (!op->z->hedger || op->is_write || op->ordered || op->gated ||
       op->pin >= 0 || op->watch || op->probe || op->is_hedge)
     return 0;
+  /* Session consistency reads stick to one member: a reply from another
+   * could run ahead of the next read there (monotonic reads). */
+  if (op->z->opts.consistency == ZKR_CONSISTENCY_SESSION) return 0;
   /* A read selector decides where reads go (a zone, a member): a hedge to a
    * random pool member would overrule it. */
   if (atomic_load(&op->z->sel_on))

@@ -78,6 +78,19 @@ typedef struct zkr__member {
   int dip_pending;          /* ... counted and not yet handed on */
   _Atomic int opening;      /* zkr__member_open between zookeeper_init and
                                storing the zhandle */
+
+  /* Sync coalescing (dispatch.c), under co_mu: the session co_zh has a
+   * sync in flight (co_inflight); reads that came meanwhile wait in
+   * co_head..co_tail for the next one. */
+  pthread_mutex_t co_mu;
+  zhandle_t *co_zh;
+  int co_inflight;
+  struct zkr__op *co_head, *co_tail;
+  _Atomic uint64_t coalesced; /* reads that shared a sync sent for others */
+  /* Consistency `session` (dispatch.c): the write epoch and zhandle of
+   * the last sync sent on this member's session. */
+  _Atomic uint64_t synced_epoch;
+  zhandle_t *_Atomic synced_zh;
   _Atomic uint64_t hedges;  /* hedge requests sent to it (hedger.c) */
   _Atomic int outstanding;  /* operations sent and not completed */
   _Atomic uint64_t progress_ns; /* last completion, or start of being busy */
@@ -199,6 +212,8 @@ typedef struct zkr__op {
   int direct;
 
   int probe;      /* a health probe of an ejected member, not the app's */
+  struct zkr__op *co_next; /* its member's coalescing queue (dispatch.c) */
+  int co_waiting;          /* ... waits in it for the next sync */
 
   /* The application's order (barrier.c): every operation the application
    * issued, in issue order, until its completion was handed on.  A
@@ -298,6 +313,12 @@ struct zkr {
 
   /* Reads (policy.c). */
   _Atomic unsigned rr;
+  _Atomic int session_reader;   /* consistency session: the member reads
+                                   stick to, -1 none yet */
+  _Atomic int session_last;     /* ... the member of the last read sent */
+  _Atomic uint64_t write_epoch; /* writes of this handle completed (any
+                                   outcome): a session-mode read syncs when
+                                   its member last synced before one */
   _Atomic int sticky;
   _Atomic uint64_t hedge_draws; /* counter behind the hedge target draw */
   _Atomic unsigned leader_rr; /* hybrid's leader_read_weight counter */

@@ -35,9 +35,10 @@ typedef struct {
 static const opt_t opt_table[] = {
     {"policy", OPT_POLICY, OFF(policy), 1, 5, ZKR_POLICY_HYBRID,
      "hybrid | round_robin | leader_only | sticky | boltzmann: which member serves an operation"},
-    {"consistency", OPT_CONSISTENCY, OFF(consistency), 1, 2,
+    {"consistency", OPT_CONSISTENCY, OFF(consistency), 1, 3,
      ZKR_CONSISTENCY_LINEARIZABLE,
-     "linearizable (sync+read) | local (no sync, may read stale data)"},
+     "linearizable (sync+read) | session (a stock session's guarantees, far fewer syncs) | "
+     "local (no sync, may read stale data)"},
     {"leader_poll_ms", OPT_INT, OFF(leader_poll_ms), 20, 600000, 500,
      "period of the srvr poll of every member; a write-session disconnect polls at once"},
     {"srvr_timeout_ms", OPT_INT, OFF(srvr_timeout_ms), 10, 60000, 1000,
@@ -98,13 +99,16 @@ static const opt_t opt_table[] = {
     {"follow_config", OPT_SWITCH, OFF(follow_config), -1, 1, 1,
      "on: read and watch /zookeeper/config, open sessions to added servers and close "
      "those of removed ones (when its client addresses are the connect string's)"},
+    {"sync_coalesce", OPT_SWITCH, OFF(sync_coalesce), -1, 1, 1,
+     "on: reads arriving while a sync is in flight on their member session share the "
+     "next sync; off: one sync per read"},
 };
 #undef OFF
 #define N_OPTS (sizeof opt_table / sizeof opt_table[0])
 
 static const char *const policy_names[] = {NULL, "hybrid", "round_robin",
                                            "leader_only", "sticky", "boltzmann"};
-static const char *const consistency_names[] = {NULL, "linearizable", "local"};
+static const char *const consistency_names[] = {NULL, "linearizable", "local", "session"};
 
 static int parse_name(const char *v, const char *const *names, int n) {
   for (int i = 1; i < n; i++)
@@ -209,7 +213,7 @@ int zkr_options_set(zkr_options_t *opts, const char *key, const char *value) {
       memcpy(field, &iv, sizeof iv);
       return ZOK;
     case OPT_CONSISTENCY:
-      iv = parse_name(value, consistency_names, 3);
+      iv = parse_name(value, consistency_names, 4);
       if (iv < 0) return ZKR_EOPTION_VALUE;
       memcpy(field, &iv, sizeof iv);
       return ZOK;

@@ -151,7 +151,25 @@ int zkr__policy_readonly_any(zkr_t *z) {
   return 0;
 }
 
+/* The member reads are placed on before consistency `session` sticks to
+ * one (below). */
+static int place_read(zkr_t *z);
+
 int zkr__policy_read_member(zkr_t *z) {
+  if (z->opts.consistency != ZKR_CONSISTENCY_SESSION) return place_read(z);
+  /* Session consistency: reads stick to one member while it stays in the
+   * read pool (or usable, for policies that ignore the pool), as a stock
+   * session reads from its one server; a switch syncs (dispatch.c). */
+  int r = z->session_reader;
+  if (r >= 0 && (size_t)r < z->n &&
+      (z->opts.policy == ZKR_POLICY_HYBRID ? keep_read_pool(z, r) : keep_usable(z, r)))
+    return r;
+  r = place_read(z);
+  if (r >= 0) z->session_reader = r;
+  return r;
+}
+
+static int place_read(zkr_t *z) {
   int m = zkr__selector_pick(z);
   if (m >= 0) return m;
   switch (z->opts.policy) {

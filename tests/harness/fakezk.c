@@ -531,6 +531,13 @@ fake_req_t *fake_wait(fake_zh_t *h, int kind, const char *path) {
   }
 }
 
+int fake_seq_now(void) {
+  pthread_mutex_lock(&mu);
+  int n = n_reqs;
+  pthread_mutex_unlock(&mu);
+  return n;
+}
+
 int fake_log(fake_zh_t *h, int *kinds, fake_req_t **out, int cap) {
   int n = 0;
   pthread_mutex_lock(&mu);

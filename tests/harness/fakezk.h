@@ -83,6 +83,8 @@ int64_t fake_session_id(fake_zh_t *h);
 fake_req_t *fake_wait(fake_zh_t *h, int kind, const char *path);
 /* The same without waiting: NULL if there is none now. */
 fake_req_t *fake_peek(fake_zh_t *h, int kind, const char *path);
+/* How many requests arrived so far (the next one's seq is this + 1). */
+int fake_seq_now(void);
 /* Requests of h in arrival order (kinds), for order assertions: fills up
  * to cap, returns how many there are. */
 int fake_log(fake_zh_t *h, int *kinds, fake_req_t **reqs, int cap);

@@ -156,6 +156,13 @@ typedef struct zkr_options {
                              is in flight on its member session waits for
                              the next sync, shared by every read that waited;
                              -1 off: one sync per read */
+  /* Fleet scale (docs/benchmarks.md). */
+  int read_members;       /* cap on the follower sessions a handle keeps:
+                             the leader's and the owner's sessions plus the
+                             N best other members (in the read pool, lowest
+                             latency), re-chosen as health changes; the
+                             others have no session.  0 (default): every
+                             member */
 } zkr_options_t;
 
 #define ZKR_OPTIONS_INIT {.version = ZKR_OPTIONS_VERSION}
@@ -506,6 +513,8 @@ typedef struct zkr_member_stats {
   int in_read_pool;
   int is_write_session;
   uint64_t reads, writes, syncs, errors;
+  uint64_t coalesced;    /* reads that shared a sync sent for others
+                            (sync_coalesce); reads per sync = reads / syncs */
   uint64_t samples;      /* latency samples taken */
   double ewma_ms;        /* read (sync+read) latency EWMA, -1 none */
   uint64_t ejections;    /* latency ejections from the read pool */
@@ -524,6 +533,7 @@ typedef struct zkr_member_stats {
   int outstanding;       /* requests sent, not completed */
   uint64_t selector_picks; /* reads the read selector sent here */
   int removed;           /* left /zookeeper/config: takes no operation */
+  int parked;            /* no session, by the read_members cap */
   int64_t server_id;     /* N of server.N in /zookeeper/config, -1 unknown */
 } zkr_member_stats_t;
 

@@ -49,7 +49,9 @@
 #                                     BENCH_RATE (1000) ops/s (client CPU
 #                                     per operation); --api BENCH_API
 #                                     (async); medians and B/A ratios in
-#                                     OUT/ab.md (scripts/ab-summary.py)
+#                                     OUT/ab.md (scripts/ab-summary.py);
+#                                     BENCH_A_ARGS: arguments for A only
+#                                     (e.g. '-o sync_coalesce=off')
 # OUT defaults to bench-out/SCENARIO.  Extra zkroute-bench arguments go in
 # BENCH_ARGS (word-split), e.g. BENCH_ARGS='--trials 7 -w 48'.
 #
@@ -76,7 +78,7 @@ extra=(${BENCH_ARGS:-})
 case $scenario in
 quick | steady | degraded | mix50 | cpu | sweep | boltzmann | hedge | selectors | readmit | five | ab) ;;
 *)
-	sed -n '6,54s/^# \{0,1\}//p' "$0" >&2
+	sed -n '6,56s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 	;;
 esac
@@ -234,9 +236,11 @@ ab)
 		for ((t = 1; t <= ${BENCH_TRIALS:-6}; t++)); do
 			for side in A B; do
 				b=$bench
-				[[ $side == B ]] && b=$BENCH_B
+				# shellcheck disable=SC2206 # word splitting is the point
+				own=(${BENCH_A_ARGS:-})
+				[[ $side == B ]] && b=$BENCH_B && own=()
 				"$b" -p hybrid -w 32 -t 1 -d "${BENCH_SECONDS:-15}" --warmup 3 --prewarm 0 \
-					--api "$api" "${pace[@]}" "${extra[@]}" --watch-pids "$pids" -q \
+					--api "$api" "${pace[@]}" "${extra[@]}" "${own[@]}" --watch-pids "$pids" -q \
 					--label "ab $mode $side trial $t" --out "$out/$mode-$side-$t" "$hosts" >/dev/null || rc=$?
 			done
 		done

@@ -141,18 +141,18 @@ static const char *state_name(int state) {
 
 enum {
   COL_INDEX, COL_ADDRESS, COL_ROLE, COL_ZXID, COL_SESSION, COL_POOL,
-  COL_WRITE, COL_READS, COL_WRITES, COL_SYNCS, COL_ERRORS, COL_SAMPLES,
-  COL_EWMA, COL_EJECTIONS, COL_OUT, N_COLS
+  COL_WRITE, COL_OWNER, COL_READS, COL_WRITES, COL_SYNCS, COL_PERSYNC, COL_ERRORS,
+  COL_SAMPLES, COL_EWMA, COL_EJECTIONS, COL_OUT, N_COLS
 };
 
 static const char *const col_head[N_COLS] = {
-    "#", "address", "role", "zxid", "session", "pool", "w", "reads",
-    "writes", "syncs", "errors", "samples", "ewma_ms", "ejections", "out_ms"};
+    "#", "address", "role", "zxid", "session", "pool", "w", "o", "reads",
+    "writes", "syncs", "r/sync", "errors", "samples", "ewma_ms", "ejections", "out_ms"};
 
 /* Text columns are left-aligned, numbers right-aligned. */
 static int col_left(int col) {
   return col == COL_ADDRESS || col == COL_ROLE || col == COL_SESSION ||
-         col == COL_POOL || col == COL_WRITE;
+         col == COL_POOL || col == COL_WRITE || col == COL_OWNER;
 }
 
 typedef char cell_t[320];
@@ -174,7 +174,12 @@ static void member_cells(const zkr_member_stats_t *m, int i, cell_t *row) {
   snprintf(row[COL_READS], sizeof row[0], "%llu", (unsigned long long)m->reads);
   snprintf(row[COL_WRITES], sizeof row[0], "%llu",
            (unsigned long long)m->writes);
+  snprintf(row[COL_OWNER], sizeof row[0], "%s", m->is_owner ? "*" : "");
   snprintf(row[COL_SYNCS], sizeof row[0], "%llu", (unsigned long long)m->syncs);
+  if (m->syncs)
+    snprintf(row[COL_PERSYNC], sizeof row[0], "%.1f", (double)m->reads / (double)m->syncs);
+  else
+    snprintf(row[COL_PERSYNC], sizeof row[0], "-");
   snprintf(row[COL_ERRORS], sizeof row[0], "%llu",
            (unsigned long long)m->errors);
   snprintf(row[COL_SAMPLES], sizeof row[0], "%llu",
@@ -228,6 +233,13 @@ static void print_table(FILE *f, zkr_t *z, const zkr_stats_t *s) {
   fprintf(f, "  policy: %s  leader changes: %llu  session: %s\n",
           zkr_policy_name(s->policy), (unsigned long long)s->leader_changes,
           state_name(zkr_state(z)));
+  if (s->owner >= 0)
+    fprintf(f, "owner session: 0x%llx on member %d%s  rescues: %llu  watches: %d (lost %d)\n",
+            (unsigned long long)s->owner_session_id, s->owner,
+            s->owner_moved ? " (re-attached)" : "", (unsigned long long)s->owner_rescues,
+            s->watches, s->watches_lost);
+  else
+    fprintf(f, "owner session: not chosen yet\n");
   if (s->hedging)
     fprintf(f, "hedging: on  delay: %.2f ms  eligible: %llu  sent: %llu  won: %llu"
                "  capped: %llu  no member: %llu  discarded: %llu\n",

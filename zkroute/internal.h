@@ -72,6 +72,8 @@ typedef struct zkr__member {
   _Atomic uint64_t recreated; /* carrier sessions replaced by new ones */
   _Atomic int reopen;       /* its carrier could not be opened again: the
                                monitor retries (rescue.c) */
+  _Atomic int parked;       /* no session, by the read_members cap
+                               (carriers.c) */
   uint64_t dip_ns;          /* last operation its connection loss failed
                                while the state was dipped (session.c,
                                under state_mu) */
@@ -397,6 +399,9 @@ void zkr__health_tick(struct zkr *z, uint64_t now_ns);
 int zkr__policy_read_candidate(struct zkr *z, const zkr__member_t *m);
 void zkr__pool_probe_result(zkr__member_t *m, uint64_t now, double ms, int ok);
 void zkr__health_cfg_from_options(zkr__health_cfg_t *c, const zkr_options_t *o);
+
+/* ---- carriers.c: the read_members cap ---- */
+void zkr__carriers_tick(struct zkr *z, uint64_t now_ns);
 
 /* ---- rescue.c: the owner re-attached, carriers re-created ---- */
 void zkr__rescue_tick(struct zkr *z, uint64_t now_ns);

@@ -134,6 +134,7 @@ static void housekeeping(zkr_t *z) {
     nudge(z, j < n ? &z->members[j] : zkr__owner_slot(z), now);
   zkr__session_tick(z);
   zkr__rescue_tick(z, now);
+  zkr__carriers_tick(z, now);
   zkr__watch_retry_lost(z, now);
   zkr__health_tick(z, now);
   zkr__gate_expire(z, now - (uint64_t)z->recv_timeout * 1000000u);

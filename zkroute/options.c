@@ -102,6 +102,9 @@ static const opt_t opt_table[] = {
     {"sync_coalesce", OPT_SWITCH, OFF(sync_coalesce), -1, 1, 1,
      "on: reads arriving while a sync is in flight on their member session share the "
      "next sync; off: one sync per read"},
+    {"read_members", OPT_INT, OFF(read_members), 0, 64, 0,
+     "keep sessions to the leader, the owner and only this many other members (the best "
+     "read-pool members, re-chosen as health changes); 0: every member"},
 };
 #undef OFF
 #define N_OPTS (sizeof opt_table / sizeof opt_table[0])

@@ -54,6 +54,7 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
     ms->reads = m->reads;
     ms->writes = m->writes;
     ms->syncs = m->syncs;
+    ms->coalesced = m->coalesced;
     ms->errors = m->errors;
     ms->srvr_polls = m->srvr_polls;
     ms->srvr_failures = m->srvr_failures;
@@ -66,6 +67,7 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
     ms->outstanding = m->outstanding;
     ms->selector_picks = m->selected;
     ms->removed = m->retired;
+    ms->parked = m->parked;
     ms->server_id = m->server_id;
     pthread_mutex_lock(&m->health_mu);
     ms->in_read_pool = ms->connected && m->health.in_pool && zkr__policy_read_candidate(z, m);

@@ -93,11 +93,11 @@ int zkr_stats_json(zkr_t *z, char **out) {
                    "\"session_id\":\"0x%" PRIx64 "\",\"connected\":%s,"
                    "\"in_read_pool\":%s,\"is_write_session\":%s,"
                    "\"reads\":%" PRIu64 ",\"writes\":%" PRIu64 ",\"syncs\":%" PRIu64
-                   ",\"errors\":%" PRIu64 ",\"samples\":%" PRIu64 ",",
+                   ",\"coalesced\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"samples\":%" PRIu64 ",",
                    zkr_role_name(m->role), m->zxid, m->session_state,
                    (uint64_t)m->session_id, json_bool(m->connected),
                    json_bool(m->in_read_pool), json_bool(m->is_write_session),
-                   m->reads, m->writes, m->syncs, m->errors, m->samples);
+                   m->reads, m->writes, m->syncs, m->coalesced, m->errors, m->samples);
     if (m->ewma_ms >= 0) zkr__sb_printf(&b, "\"ewma_ms\":%.3f,", m->ewma_ms);
     else zkr__sb_printf(&b, "\"ewma_ms\":null,");
     zkr__sb_printf(&b,
@@ -105,10 +105,11 @@ int zkr_stats_json(zkr_t *z, char **out) {
                    "\"srvr_polls\":%" PRIu64 ",\"srvr_failures\":%" PRIu64
                    ",\"rescues\":%" PRIu64 ",\"recreated\":%" PRIu64
                    ",\"is_owner\":%s,\"hosted_on\":%d,\"hedges\":%" PRIu64
-                   ",\"removed\":%s,\"server_id\":%" PRId64 ",\"zone\":",
+                   ",\"removed\":%s,\"parked\":%s,\"server_id\":%" PRId64 ",\"zone\":",
                    m->ejections, m->out_of_pool_ms, m->srvr_polls,
                    m->srvr_failures, m->rescues, m->recreated, json_bool(m->is_owner),
-                   m->hosted_on, m->hedges, json_bool(m->removed), m->server_id);
+                   m->hosted_on, m->hedges, json_bool(m->removed), json_bool(m->parked),
+                   m->server_id);
     zkr__sb_json_str(&b, m->zone);
     zkr__sb_printf(&b, ",\"outstanding\":%d,\"selector_picks\":%" PRIu64 "}",
                    m->outstanding, m->selector_picks);

@@ -1112,6 +1112,51 @@ START_TEST(session_mode_syncs_only_when_needed) {
 }
 END_TEST
 
+/* ---- read_members: a cap on the follower sessions ---- */
+
+static int parked_of(int member) {
+  zkr_stats_t *st;
+  ck_assert_int_eq(zkr_stats(z, &st), ZOK);
+  int p = st->members[member].parked;
+  zkr_stats_free(st);
+  return p;
+}
+
+START_TEST(read_members_cap_parks_and_swaps) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.read_members = 1;
+  open3_opts(&o, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+  /* Leader (and owner) fake1, plus one follower: the other is parked. */
+  uint64_t deadline = now_ms() + 5000;
+  while (!fake_handle_closed(h[2]) && !fake_handle_closed(h[3]) && now_ms() < deadline)
+    sleep_ms(5);
+  int parked = fake_handle_closed(h[2]) ? 2 : fake_handle_closed(h[3]) ? 3 : 0;
+  ck_assert_int_ne(parked, 0);
+  int kept = parked == 2 ? 3 : 2;
+  ck_assert(parked_of(parked - 1));
+  ck_assert(!parked_of(kept - 1));
+  ck_assert(!fake_handle_closed(h[1]));
+  /* Reads go to the kept follower. */
+  ck_assert_int_eq(zkr_aget(z, "/m", 0, done_data, (void *)1), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/m");
+  ck_assert_ptr_eq(g->h, h[kept]);
+  fake_reply(g, ZOK, 1, 1, "v");
+  /* The kept follower's session drops: the parked member is opened again,
+   * and once it serves, the dropped one is parked. */
+  fake_session_event(h[kept], ZOO_CONNECTING_STATE);
+  fake_zh_t *again = fake_handle(parked, 1);
+  ck_assert_ptr_nonnull(again);
+  fake_connect(again, 0);
+  deadline = now_ms() + 5000;
+  while (!fake_handle_closed(h[kept]) && now_ms() < deadline) sleep_ms(5);
+  ck_assert(fake_handle_closed(h[kept]));
+  ck_assert(parked_of(kept - 1));
+  ck_assert(!parked_of(parked - 1));
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("session");
   TCase *tc = tcase_create("fake");
@@ -1144,6 +1189,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, coalesced_reads_share_one_sync);
   tcase_add_test(tc, coalesced_reads_complete_when_session_goes);
   tcase_add_test(tc, session_mode_syncs_only_when_needed);
+  tcase_add_test(tc, read_members_cap_parks_and_swaps);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -7,16 +7,17 @@
 
 #define ZKR_ERRNO_MAP(X)                                                       \
   X(EHOSTS_EMPTY, -1001, "host list is empty")                                 \
-  X(EHOSTS_SPACE, -1002, "host list contains white space")                     \
-  X(EHOSTS_EMPTY_ENTRY, -1003, "host list has an empty entry")                 \
+  X(EHOSTS_SPACE, -1002, "white space inside a host name or after a port")    \
+  X(EHOSTS_EMPTY_ENTRY, -1003, "host list has an entry of white space only")   \
   X(EHOSTS_NO_PORT, -1004, "host entry has no port")                           \
   X(EHOSTS_BAD_PORT, -1005, "port is not a number from 1 to 65535")           \
   X(EHOSTS_BAD_HOST, -1006, "host name is empty, too long or has a bad character") \
-  X(EHOSTS_BAD_IPV6, -1007, "IPv6 address malformed or not in brackets")       \
-  X(EHOSTS_DUPLICATE, -1008, "host list names the same member twice")          \
+  X(EHOSTS_BAD_IPV6, -1007, "host with ':' is not a valid IPv6 address")      \
+  X(EHOSTS_DUPLICATE, -1008, "host list names the same member twice (no longer returned: merged)") \
   X(EHOSTS_BAD_CHROOT, -1009, "chroot is not a valid absolute path")           \
   X(EHOSTS_TOO_MANY, -1010, "host list has more members than ZKR_MAX_MEMBERS") \
   X(EHOSTS_TOO_LONG, -1011, "host list string is too long")                    \
+  X(EHOSTS_UNRESOLVED, -1012, "no host of the host list resolves to an address") \
   X(ESRVR_GARBAGE, -1020, "srvr reply not understood")                         \
   X(ESRVR_TOO_BIG, -1021, "srvr reply larger than the size cap")               \
   X(ESRVR_NOT_SERVING, -1022, "server is not currently serving requests")      \
@@ -36,7 +37,7 @@
   X(ENOMEMBER, -1050, "no usable member session")                              \
   X(EINIT, -1051, "could not create a member session")                         \
   X(ETHREAD, -1052, "could not start a thread")                                \
-  X(ETOOBIG, -1060, "value larger than the server's 1 MiB packet limit")  \
+  X(ETOOBIG, -1060, "request larger than the servers' packet limit (jute_maxbuffer, 1 MiB by default)") \
   X(ECONFIG, -1070, "ensemble configuration (/zookeeper/config) not understood")
 
 typedef enum {

@@ -1,5 +1,7 @@
-/* Unit tests of the host list parser and formatter (zkroute/hosts.c).
- * Pure code, no server: every case asserts the exact code or value. */
+/* Unit tests of the host list parser, its expansion into addresses
+ * (through a fake resolver) and the formatter (zkroute/hosts.c).  Pure
+ * code, no server, no DNS: every case asserts the exact code or value.
+ * tests/test_hosts_stock.c compares the parser with stock libzookeeper_mt. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +10,8 @@
 #include "hosts.h"
 #include "zkroute.h"
 
-/* Inputs that must be refused, each with the one code that says why. */
+/* Inputs that must be refused, each with the one code that says why.
+ * tests/test_hosts_stock.c compares these rules with stock's. */
 static const struct {
   const char *in;
   int rc;
@@ -16,6 +19,8 @@ static const struct {
     {"", ZKR_EHOSTS_EMPTY},
     {"/app", ZKR_EHOSTS_EMPTY},
     {"/", ZKR_EHOSTS_EMPTY},
+    {",", ZKR_EHOSTS_EMPTY},
+    {",,,/app", ZKR_EHOSTS_EMPTY},
     /* Ports. */
     {"h1:0", ZKR_EHOSTS_BAD_PORT},
     {"h1:00000", ZKR_EHOSTS_BAD_PORT},
@@ -24,7 +29,10 @@ static const struct {
     {"h1:99999999999999999999999999", ZKR_EHOSTS_BAD_PORT},
     {"h1:abc", ZKR_EHOSTS_BAD_PORT},
     {"h1:", ZKR_EHOSTS_BAD_PORT},
-    {"h1:+2181", ZKR_EHOSTS_BAD_PORT},
+    {"h1: ", ZKR_EHOSTS_BAD_PORT},
+    {"h1:+", ZKR_EHOSTS_BAD_PORT},
+    {"h1:++2181", ZKR_EHOSTS_BAD_PORT},
+    {"h1:+ 2181", ZKR_EHOSTS_BAD_PORT},
     {"h1:-1", ZKR_EHOSTS_BAD_PORT},
     {"h1:0x10", ZKR_EHOSTS_BAD_PORT},
     {"h1:2181x", ZKR_EHOSTS_BAD_PORT},
@@ -35,27 +43,30 @@ static const struct {
     {"h1:2181,h2", ZKR_EHOSTS_NO_PORT},
     {"h1/app", ZKR_EHOSTS_NO_PORT},
     {"[::1]", ZKR_EHOSTS_NO_PORT},
-    /* White space, anywhere. */
-    {" h1:2181", ZKR_EHOSTS_SPACE},
+    /* White space: only at the start of an entry or of a port. */
     {"h1:2181 ", ZKR_EHOSTS_SPACE},
-    {"h1:2181, h2:2181", ZKR_EHOSTS_SPACE},
     {"h1 :2181", ZKR_EHOSTS_SPACE},
+    {"h 1:2181", ZKR_EHOSTS_SPACE},
     {"h1:2181\t", ZKR_EHOSTS_SPACE},
     {"h1:2181\n", ZKR_EHOSTS_SPACE},
     {"h1:2181\r\n", ZKR_EHOSTS_SPACE},
-    {"h1:2181/a b", ZKR_EHOSTS_SPACE},
-    {" ", ZKR_EHOSTS_SPACE},
-    /* Empty entries. */
-    {",", ZKR_EHOSTS_EMPTY_ENTRY},
-    {",h1:2181", ZKR_EHOSTS_EMPTY_ENTRY},
-    {"h1:2181,", ZKR_EHOSTS_EMPTY_ENTRY},
-    {"h1:2181,,h2:2181", ZKR_EHOSTS_EMPTY_ENTRY},
-    {"h1:2181,/app", ZKR_EHOSTS_EMPTY_ENTRY},
-    /* IPv6. */
-    {"::1:2181", ZKR_EHOSTS_BAD_IPV6},
-    {"fe80::1:2181", ZKR_EHOSTS_BAD_IPV6},
+    {"h1:21 81", ZKR_EHOSTS_SPACE},
+    {"h1:2181 ,h2:2181", ZKR_EHOSTS_SPACE},
+    {"[::1]:2181 ", ZKR_EHOSTS_SPACE},
+    /* Entries of white space only (empty ones are skipped). */
+    {" ", ZKR_EHOSTS_EMPTY_ENTRY},
+    {"h1:2181, ", ZKR_EHOSTS_EMPTY_ENTRY},
+    {"h1:2181, ,h2:2181", ZKR_EHOSTS_EMPTY_ENTRY},
+    {" /app", ZKR_EHOSTS_EMPTY_ENTRY},
+    {"\t,h1:2181", ZKR_EHOSTS_EMPTY_ENTRY},
+    /* IPv6: a host with ':' must be one. */
     {"2001:db8::1", ZKR_EHOSTS_BAD_IPV6},
+    {"::1", ZKR_EHOSTS_BAD_IPV6},
     {"h1:2181:2182", ZKR_EHOSTS_BAD_IPV6},
+    {"::g:2181", ZKR_EHOSTS_BAD_IPV6},
+    {"1::2::3:2181", ZKR_EHOSTS_BAD_IPV6},
+    {"::1%:2181", ZKR_EHOSTS_BAD_IPV6},
+    {"::1%eth0$:2181", ZKR_EHOSTS_BAD_IPV6},
     {"[::1:2181", ZKR_EHOSTS_BAD_IPV6},
     {"[::1", ZKR_EHOSTS_BAD_IPV6},
     {"[]:2181", ZKR_EHOSTS_BAD_IPV6},
@@ -71,6 +82,7 @@ static const struct {
     {"[[::1]]:2181", ZKR_EHOSTS_BAD_IPV6},
     /* Host names. */
     {":2181", ZKR_EHOSTS_BAD_HOST},
+    {" :2181", ZKR_EHOSTS_BAD_HOST},
     {"h$:2181", ZKR_EHOSTS_BAD_HOST},
     {"h\x01:2181", ZKR_EHOSTS_BAD_HOST},
     {"h\x7f:2181", ZKR_EHOSTS_BAD_HOST},
@@ -88,17 +100,12 @@ static const struct {
     {"h1:2181/a/../b", ZKR_EHOSTS_BAD_CHROOT},
     {"h1:2181/a/..", ZKR_EHOSTS_BAD_CHROOT},
     {"h1:2181/a\x01", ZKR_EHOSTS_BAD_CHROOT},
+    {"h1:2181/a\tb", ZKR_EHOSTS_BAD_CHROOT},
+    {"h1:2181/a\n", ZKR_EHOSTS_BAD_CHROOT},
     {"h1:2181/a\x1fz", ZKR_EHOSTS_BAD_CHROOT},
     {"h1:2181/a\x7f", ZKR_EHOSTS_BAD_CHROOT},
     {"h1:2181/a\xc2\x85", ZKR_EHOSTS_BAD_CHROOT},
     {"h1:2181/app,h2:2181", ZKR_EHOSTS_BAD_CHROOT},
-    /* Duplicates. */
-    {"h1:2181,h1:2181", ZKR_EHOSTS_DUPLICATE},
-    {"H1:2181,h1:2181", ZKR_EHOSTS_DUPLICATE},
-    {"h1:2181,h2:2181,h1:02181", ZKR_EHOSTS_DUPLICATE},
-    {"[::1]:2181,[::1]:2181", ZKR_EHOSTS_DUPLICATE},
-    {"[::1]:2181,[0:0::1]:2181", ZKR_EHOSTS_DUPLICATE},
-    {"[FE80::1%ETH0]:2181,[fe80::1%eth0]:2181", ZKR_EHOSTS_DUPLICATE},
 };
 
 START_TEST(test_bad) {
@@ -126,13 +133,14 @@ END_TEST
 
 /* An error must leave *out empty even when it held junk before. */
 START_TEST(test_error_clears_out) {
-  zkr__hostlist_t l = {(zkr__host_t *)&l, 7, (char *)&l};
+  zkr__hostlist_t l = {(zkr__host_t *)&l, 7, (char *)&l, (zkr__host_t *)&l, 3, 2};
 
-  ck_assert_int_eq(zkr__hosts_parse("h1:2181,h2:2181,h1:2181", &l),
-                   ZKR_EHOSTS_DUPLICATE);
+  ck_assert_int_eq(zkr__hosts_parse("h1:2181,h2:2181,h1:0", &l),
+                   ZKR_EHOSTS_BAD_PORT);
   ck_assert_ptr_null(l.v);
   ck_assert_uint_eq(l.n, 0);
   ck_assert_ptr_null(l.chroot);
+  ck_assert_ptr_null(l.entries);
 }
 END_TEST
 
@@ -186,6 +194,12 @@ START_TEST(test_ipv6_forms) {
       {"[2001:db8::1]:2181", "2001:db8::1"},
       {"[2001:DB8:0:0:0:0:0:1]:2181", "2001:DB8:0:0:0:0:0:1"},
       {"[::ffff:192.0.2.1]:2181", "::ffff:192.0.2.1"},
+      /* Bare, as stock reads them: the port follows the last ':'. */
+      {"::1:2181", "::1"},
+      {"fe80::1%eth0:2181", "fe80::1%eth0"},
+      {"2001:db8::1:2181", "2001:db8::1"},
+      {"::ffff:192.0.2.1:2181", "::ffff:192.0.2.1"},
+      {" ::1: 2181", "::1"},
   };
 
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -198,6 +212,50 @@ START_TEST(test_ipv6_forms) {
     ck_assert_int_eq(l.v[0].ipv6, 1);
     zkr__hosts_free(&l);
   }
+}
+END_TEST
+
+/* Stock's leniencies: empty entries skipped, white space at the start of
+ * an entry and of a port, a '+' before the port. */
+START_TEST(test_lenient_forms) {
+  static const struct {
+    const char *in;
+    size_t n;
+    const char *chroot;
+  } cases[] = {
+      {"h1:2181,", 1, NULL},
+      {",h1:2181", 1, NULL},
+      {",,h1:2181,,,h2:2181,,", 2, NULL},
+      {"h1:2181,/app", 1, "/app"},
+      {" h1:2181", 1, NULL},
+      {"\t\n h1:2181,  h2:2181", 2, NULL},
+      {"h1: 2181", 1, NULL},
+      {"h1:\t2181", 1, NULL},
+      {"h1:+2181", 1, NULL},
+      {"h1: +2181", 1, NULL},
+      {"h1:0217", 1, NULL},
+      {"h1:2181/a b", 1, "/a b"},
+      {"h1:2181/ a", 1, "/ a"},
+  };
+
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    zkr__hostlist_t l;
+
+    ck_assert_msg(zkr__hosts_parse(cases[i].in, &l) == ZOK, "\"%s\"", cases[i].in);
+    ck_assert_uint_eq(l.n, cases[i].n);
+    ck_assert_str_eq(l.v[0].name, "h1");
+    if (cases[i].chroot)
+      ck_assert_str_eq(l.chroot, cases[i].chroot);
+    else
+      ck_assert_ptr_null(l.chroot);
+    zkr__hosts_free(&l);
+  }
+  /* Decimal, as getaddrinfo() reads it: "0217" is 217. */
+  zkr__hostlist_t l;
+  ck_assert_int_eq(zkr__hosts_parse("h1:0217,h2:+1", &l), ZOK);
+  ck_assert_int_eq(l.v[0].port, 217);
+  ck_assert_int_eq(l.v[1].port, 1);
+  zkr__hosts_free(&l);
 }
 END_TEST
 
@@ -222,6 +280,31 @@ START_TEST(test_not_duplicates) {
                                     &l),
                    ZOK);
   ck_assert_uint_eq(l.n, 6);
+  zkr__hosts_free(&l);
+}
+END_TEST
+
+/* One server listed twice is one member (stock accepts the list too):
+ * names ignoring case, IPv6 as numbers, bracketed or bare. */
+START_TEST(test_duplicates_merged) {
+  static const char *const cases[] = {
+      "h1:2181,h1:2181",        "H1:2181,h1:2181",
+      "h1:2181,h1:02181",       "[::1]:2181,[::1]:2181",
+      "[::1]:2181,[0:0::1]:2181", "[::1]:2181,::1:2181",
+      "[FE80::1%ETH0]:2181,fe80::1%eth0:2181",
+  };
+
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    zkr__hostlist_t l;
+
+    ck_assert_int_eq(zkr__hosts_parse(cases[i], &l), ZOK);
+    ck_assert_msg(l.n == 1, "\"%s\": %zu members", cases[i], l.n);
+    zkr__hosts_free(&l);
+  }
+  zkr__hostlist_t l;
+  ck_assert_int_eq(zkr__hosts_parse("h1:1,h2:1,h1:1,h3:1,h2:1", &l), ZOK);
+  ck_assert_uint_eq(l.n, 3);
+  ck_assert_str_eq(l.v[2].name, "h3");
   zkr__hosts_free(&l);
 }
 END_TEST
@@ -366,6 +449,144 @@ START_TEST(test_round_trip) {
 }
 END_TEST
 
+/* ---- expansion: names into addresses, through an injected resolver ---- */
+
+/* A fake DNS: "svc" stands for three addresses, "dual" for an IPv4 and an
+ * IPv6 one, "many" for 70, "dup" for one already listed; anything else
+ * does not resolve.  It records how often it was asked. */
+static int fake_calls;
+
+static int fake_resolve(const char *name, int port, zkr__host_t *out,
+                        size_t cap, size_t *n) {
+  static const char *const svc[] = {"10.0.0.1", "10.0.0.2", "10.0.0.3"};
+
+  fake_calls++;
+  *n = 0;
+  if (strcmp(name, "svc") == 0) {
+    for (size_t i = 0; i < 3 && *n < cap; i++, (*n)++)
+      out[*n] = (zkr__host_t){.port = port, .entry = -1};
+    for (size_t i = 0; i < 3; i++)
+      strcpy(out[i].name, svc[i]);
+  } else if (strcmp(name, "dual") == 0) {
+    out[0] = (zkr__host_t){.name = "10.0.0.9", .port = port, .entry = -1};
+    out[1] = (zkr__host_t){.name = "fd00::9", .port = port, .ipv6 = 1, .entry = -1};
+    *n = 2;
+  } else if (strcmp(name, "many") == 0) {
+    for (; *n < 70 && *n < cap; (*n)++) {
+      out[*n] = (zkr__host_t){.port = port, .entry = -1};
+      snprintf(out[*n].name, sizeof out[*n].name, "10.1.0.%zu", *n + 1);
+    }
+  } else if (strcmp(name, "dup") == 0) {
+    out[0] = (zkr__host_t){.name = "10.0.0.2", .port = port, .entry = -1};
+    *n = 1;
+  } else {
+    return ZKR_EHOSTS_UNRESOLVED;
+  }
+  return ZOK;
+}
+
+static void expand(const char *in, zkr__hostlist_t *l, int want_rc) {
+  ck_assert_int_eq(zkr__hosts_parse(in, l), ZOK);
+  ck_assert_int_eq(zkr__hosts_expand(l, fake_resolve), want_rc);
+}
+
+START_TEST(test_expand_names) {
+  zkr__hostlist_t l;
+
+  /* One member per address, in the resolver's order, each knowing its
+   * entry; addresses are used as written, never resolved. */
+  fake_calls = 0;
+  expand("svc:2181,10.0.0.7:2182,[::1]:2183/app", &l, ZOK);
+  ck_assert_int_eq(fake_calls, 1);
+  ck_assert_uint_eq(l.n, 5);
+  ck_assert_str_eq(l.v[0].name, "10.0.0.1");
+  ck_assert_str_eq(l.v[2].name, "10.0.0.3");
+  ck_assert_int_eq(l.v[2].port, 2181);
+  ck_assert_int_eq(l.v[2].entry, 0);
+  ck_assert_str_eq(l.v[3].name, "10.0.0.7");
+  ck_assert_int_eq(l.v[3].entry, 1);
+  ck_assert_str_eq(l.v[4].name, "::1");
+  ck_assert_int_eq(l.v[4].entry, 2);
+  ck_assert_uint_eq(l.n_entries, 3);
+  ck_assert_str_eq(l.entries[0].name, "svc");
+  ck_assert_uint_eq(l.n_names, 1);
+  ck_assert_str_eq(l.chroot, "/app");
+  zkr__hosts_free(&l);
+
+  /* IPv4 and IPv6 of one name: two members, as stock counts them. */
+  expand("dual:2181", &l, ZOK);
+  ck_assert_uint_eq(l.n, 2);
+  ck_assert_int_eq(l.v[1].ipv6, 1);
+  zkr__hosts_free(&l);
+
+  /* An address reached twice counts once, whichever way. */
+  expand("10.0.0.2:2181,svc:2181,dup:2181", &l, ZOK);
+  ck_assert_uint_eq(l.n, 3);
+  ck_assert_str_eq(l.v[0].name, "10.0.0.2");
+  ck_assert_int_eq(l.v[0].entry, 0);
+  ck_assert_str_eq(l.v[1].name, "10.0.0.1");
+  ck_assert_str_eq(l.v[2].name, "10.0.0.3");
+  ck_assert_uint_eq(l.n_names, 2);
+  zkr__hosts_free(&l);
+
+  /* Same address, another port: another member. */
+  expand("svc:2181,svc2:1,10.0.0.1:2182", &l, ZOK);
+  ck_assert_uint_eq(l.n, 4);
+  zkr__hosts_free(&l);
+}
+END_TEST
+
+START_TEST(test_expand_failures) {
+  zkr__hostlist_t l;
+
+  /* A name that does not resolve is skipped, as stock skips it... */
+  expand("nope:2181,10.0.0.7:2181", &l, ZOK);
+  ck_assert_uint_eq(l.n, 1);
+  ck_assert_str_eq(l.v[0].name, "10.0.0.7");
+  ck_assert_uint_eq(l.n_names, 1);
+  zkr__hosts_free(&l);
+  /* ... and nothing resolving is an error that leaves the list as parsed. */
+  expand("nope:2181,gone:2181", &l, ZKR_EHOSTS_UNRESOLVED);
+  ck_assert_uint_eq(l.n, 2);
+  ck_assert_ptr_null(l.entries);
+  zkr__hosts_free(&l);
+  /* More addresses than members allowed. */
+  expand("many:2181", &l, ZKR_EHOSTS_TOO_MANY);
+  ck_assert_uint_eq(l.n, 1);
+  zkr__hosts_free(&l);
+  /* Expanding twice, or nothing, is a caller's error. */
+  expand("10.0.0.7:2181", &l, ZOK);
+  ck_assert_int_eq(zkr__hosts_expand(&l, fake_resolve), ZBADARGUMENTS);
+  zkr__hosts_free(&l);
+  ck_assert_int_eq(zkr__hosts_expand(NULL, fake_resolve), ZBADARGUMENTS);
+}
+END_TEST
+
+/* Without a resolver the entries are the members (unit tests' fakes). */
+START_TEST(test_expand_without_resolver) {
+  zkr__hostlist_t l;
+
+  ck_assert_int_eq(zkr__hosts_parse("fake1:2181,fake2:2181", &l), ZOK);
+  ck_assert_int_eq(zkr__hosts_expand(&l, NULL), ZOK);
+  ck_assert_uint_eq(l.n, 2);
+  ck_assert_str_eq(l.v[1].name, "fake2");
+  ck_assert_int_eq(l.v[1].entry, 1);
+  ck_assert_uint_eq(l.n_names, 0);
+  zkr__hosts_free(&l);
+}
+END_TEST
+
+START_TEST(test_literal) {
+  zkr__host_t a = {.name = "10.0.0.1"}, b = {.name = "::1", .ipv6 = 1},
+              c = {.name = "127.1"}, d = {.name = "zk1"};
+
+  ck_assert_int_eq(zkr__host_literal(&a), 1);
+  ck_assert_int_eq(zkr__host_literal(&b), 1);
+  ck_assert_int_eq(zkr__host_literal(&c), 0); /* inet_aton's form: a name */
+  ck_assert_int_eq(zkr__host_literal(&d), 0);
+}
+END_TEST
+
 static Suite *hosts_suite(void) {
   Suite *s = suite_create("hosts");
   TCase *tc = tcase_create("parse");
@@ -377,12 +598,22 @@ static Suite *hosts_suite(void) {
   tcase_add_test(tc, test_single);
   tcase_add_test(tc, test_members_and_chroot);
   tcase_add_test(tc, test_ipv6_forms);
+  tcase_add_test(tc, test_lenient_forms);
   tcase_add_test(tc, test_ports);
   tcase_add_test(tc, test_not_duplicates);
+  tcase_add_test(tc, test_duplicates_merged);
   tcase_add_test(tc, test_chroots);
   tcase_add_test(tc, test_name_length);
   tcase_add_test(tc, test_member_count);
   tcase_add_test(tc, test_length);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("expand");
+  tcase_set_timeout(tc, 10);
+  tcase_add_test(tc, test_expand_names);
+  tcase_add_test(tc, test_expand_failures);
+  tcase_add_test(tc, test_expand_without_resolver);
+  tcase_add_test(tc, test_literal);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("format");

@@ -1,8 +1,11 @@
-/* Host list parser: turns "h1:2181,h2:2181,[::1]:2181/chroot" into members
- * and a chroot, and formats one member back into a ZooKeeper host string.
- * Pure code: names are checked for shape, never resolved.  The parser is
- * stricter than ZooKeeper's own so that a typo gets a specific error code
- * instead of a session that silently connects somewhere else. */
+/* Host list parser: turns "h1:2181,h2:2181,[::1]:2181/chroot" into entries
+ * and a chroot, expands the entries into member addresses through a
+ * resolver function it is given, and formats one member back into a
+ * ZooKeeper host string.  Pure code: no I/O of its own.  It reads every
+ * connect string libzookeeper_mt 3.8 reads as stock does (tests/test_hosts.c
+ * checks that against the real library), and refuses with a specific code
+ * the few that stock would take and then misuse: a typo must not give a
+ * session that silently connects somewhere else. */
 #include "hosts.h"
 
 #include <arpa/inet.h>
@@ -25,6 +28,7 @@ static int is_alnum(char c) {
   return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
+/* isspace() of the C locale, which is what stock skips. */
 static int is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
          c == '\f';
@@ -35,21 +39,30 @@ static int is_name_char(char c) {
   return is_alnum(c) || c == '-' || c == '.' || c == '_';
 }
 
-/* Parses the decimal port in [p, end).  Digits only, so "+2181", "-1" and
- * "0x10" are refused; leading zeros are fine.  The value is checked digit
- * by digit, so a long run of digits cannot overflow. */
+/* Parses the port in [p, end).  Stock checks it with strtol() and then
+ * hands the text to getaddrinfo(), which reads it in decimal: so white
+ * space and one '+' may come first, and the digits are decimal ("0217" is
+ * port 217 for stock too).  A value outside 1..65535 is refused (stock
+ * would truncate it to 16 bits); white space after the digits is SPACE,
+ * anything else BAD_PORT.  The value is checked digit by digit, so a long
+ * run of digits cannot overflow. */
 static int parse_port(const char *p, const char *end, int *port) {
   long v = 0;
+  const char *digits;
 
-  if (p == end)
-    return ZKR_EHOSTS_BAD_PORT;
-  for (; p < end; p++) {
-    if (!is_digit(*p))
-      return ZKR_EHOSTS_BAD_PORT;
+  while (p < end && is_space(*p))
+    p++;
+  if (p < end && *p == '+')
+    p++;
+  for (digits = p; p < end && is_digit(*p); p++) {
     v = v * 10 + (*p - '0');
     if (v > 65535)
       return ZKR_EHOSTS_BAD_PORT;
   }
+  if (p == digits)
+    return ZKR_EHOSTS_BAD_PORT;
+  if (p < end)
+    return is_space(*p) ? ZKR_EHOSTS_SPACE : ZKR_EHOSTS_BAD_PORT;
   if (v == 0)
     return ZKR_EHOSTS_BAD_PORT;
   *port = (int)v;
@@ -81,26 +94,31 @@ static int parse_ipv6(const char *s, size_t n, struct in6_addr *addr,
   return ZOK;
 }
 
-/* Parses one entry [p, end) into h. */
+static int check_ipv6(const char *s, size_t n) {
+  struct in6_addr addr;
+  const char *zone;
+  size_t zone_len;
+
+  return parse_ipv6(s, n, &addr, &zone, &zone_len);
+}
+
+/* Parses one entry [p, end) into h.  Leading white space is skipped, as
+ * stock skips it. */
 static int parse_entry(const char *p, const char *end, zkr__host_t *h) {
-  const char *name = p, *name_end, *colon;
+  const char *name, *name_end, *colon;
   size_t n;
 
+  while (p < end && is_space(*p))
+    p++;
   if (p == end)
     return ZKR_EHOSTS_EMPTY_ENTRY;
   if (*p == '[') {
-    struct in6_addr addr;
-    const char *zone;
-    size_t zone_len;
-    int rc;
-
     name = p + 1;
     name_end = memchr(name, ']', (size_t)(end - name));
     if (name_end == NULL || name_end - name > ZKR__HOST_NAME_MAX)
       return ZKR_EHOSTS_BAD_IPV6;
-    rc = parse_ipv6(name, (size_t)(name_end - name), &addr, &zone, &zone_len);
-    if (rc != ZOK)
-      return rc;
+    if (check_ipv6(name, (size_t)(name_end - name)) != ZOK)
+      return ZKR_EHOSTS_BAD_IPV6;
     if (name_end + 1 == end)
       return ZKR_EHOSTS_NO_PORT;
     if (name_end[1] != ':')
@@ -108,31 +126,41 @@ static int parse_entry(const char *p, const char *end, zkr__host_t *h) {
     colon = name_end + 1;
     h->ipv6 = 1;
   } else {
-    colon = memchr(p, ':', (size_t)(end - p));
+    /* The port follows the last ':', as stock reads it (strrchr): a bare
+     * IPv6 address keeps its own colons. */
+    colon = NULL;
+    for (const char *c = p; c < end; c++)
+      if (*c == ':')
+        colon = c;
     if (colon == NULL)
       return ZKR_EHOSTS_NO_PORT;
-    /* A second colon means an IPv6 address without brackets: its last
-     * group could be read as a port, so it is refused rather than guessed. */
-    if (memchr(colon + 1, ':', (size_t)(end - colon - 1)) != NULL)
-      return ZKR_EHOSTS_BAD_IPV6;
+    name = p;
     name_end = colon;
+    for (const char *c = name; c < name_end; c++)
+      if (is_space(*c))
+        return ZKR_EHOSTS_SPACE;
     if (name == name_end || name_end - name > ZKR__HOST_NAME_MAX)
       return ZKR_EHOSTS_BAD_HOST;
-    for (const char *c = name; c < name_end; c++)
-      if (!is_name_char(*c))
-        return ZKR_EHOSTS_BAD_HOST;
-    h->ipv6 = 0;
+    if (memchr(name, ':', (size_t)(name_end - name)) != NULL) {
+      /* "h1:2181:2182" lands here too: its host would be "h1:2181". */
+      if (check_ipv6(name, (size_t)(name_end - name)) != ZOK)
+        return ZKR_EHOSTS_BAD_IPV6;
+      h->ipv6 = 1;
+    } else {
+      for (const char *c = name; c < name_end; c++)
+        if (!is_name_char(*c))
+          return ZKR_EHOSTS_BAD_HOST;
+      h->ipv6 = 0;
+    }
   }
   n = (size_t)(name_end - name);
   memcpy(h->name, name, n);
   h->name[n] = '\0';
+  h->entry = -1;
   return parse_port(colon + 1, end, &h->port);
 }
 
-/* Two entries name the same member when their ports match and their names
- * match ignoring case; IPv6 addresses are compared as numbers, so
- * "[::1]" and "[0:0::1]" are caught too. */
-static int same_member(const zkr__host_t *a, const zkr__host_t *b) {
+int zkr__host_equal(const zkr__host_t *a, const zkr__host_t *b) {
   struct in6_addr aa, ba;
   const char *az, *bz;
   size_t azl, bzl;
@@ -141,19 +169,27 @@ static int same_member(const zkr__host_t *a, const zkr__host_t *b) {
     return 0;
   if (!a->ipv6)
     return strcasecmp(a->name, b->name) == 0;
-  /* Both were validated by parse_entry(), so these cannot fail. */
-  parse_ipv6(a->name, strlen(a->name), &aa, &az, &azl);
-  parse_ipv6(b->name, strlen(b->name), &ba, &bz, &bzl);
+  if (parse_ipv6(a->name, strlen(a->name), &aa, &az, &azl) != ZOK ||
+      parse_ipv6(b->name, strlen(b->name), &ba, &bz, &bzl) != ZOK)
+    return strcasecmp(a->name, b->name) == 0;
   return memcmp(&aa, &ba, sizeof aa) == 0 && azl == bzl &&
          strncasecmp(az, bz, azl) == 0;
 }
 
-/* A chroot must be a path ZooKeeper would accept: absolute, no empty,
- * "." or ".." component, no trailing '/', no control character (C0, DEL,
- * and C1 in its UTF-8 form).  A ',' is refused too: it is legal in a znode
- * name, but in a host list it nearly always means a chroot written in the
- * middle ("h1:2181/app,h2:2181"), which ZooKeeper would silently read as
- * one member with the chroot "/app,h2:2181". */
+int zkr__host_literal(const zkr__host_t *h) {
+  struct in_addr a;
+
+  return h->ipv6 || inet_pton(AF_INET, h->name, &a) == 1;
+}
+
+/* A chroot must be a path stock accepts (its isValidPath: absolute, no
+ * empty, "." or ".." component, no trailing '/', no byte 0x01..0x1e) that
+ * the server accepts too: zkroute also refuses 0x1f, DEL and C1 (in UTF-8),
+ * which stock lets through and the server then refuses in every request.
+ * A ',' is refused: legal in a znode name, but in a host list it nearly
+ * always means a chroot written in the middle ("h1:2181/app,h2:2181"),
+ * which stock silently reads as one member and the chroot
+ * "/app,h2:2181". */
 static int check_chroot(const char *p) {
   const unsigned char *c = (const unsigned char *)p;
 
@@ -180,18 +216,32 @@ void zkr__hosts_free(zkr__hostlist_t *l) {
     return;
   free(l->v);
   free(l->chroot);
-  l->v = NULL;
-  l->n = 0;
-  l->chroot = NULL;
+  free(l->entries);
+  *l = (zkr__hostlist_t){NULL, 0, NULL, NULL, 0, 0};
+}
+
+/* Next non-empty entry of [*p, end), as strtok_r() would give it: empty
+ * entries (",,", a leading or trailing ',') are skipped. */
+static int next_entry(const char **p, const char *end, const char **s,
+                      const char **e) {
+  while (*p < end && **p == ',')
+    (*p)++;
+  if (*p >= end)
+    return 0;
+  *s = *p;
+  while (*p < end && **p != ',')
+    (*p)++;
+  *e = *p;
+  return 1;
 }
 
 int zkr__hosts_parse(const char *s, zkr__hostlist_t *out) {
-  const char *slash, *end, *p;
-  size_t len, count = 1;
+  const char *slash, *end, *p, *es, *ee;
+  size_t len, count = 0;
   int rc = ZOK;
 
   if (out != NULL)
-    *out = (zkr__hostlist_t){NULL, 0, NULL};
+    *out = (zkr__hostlist_t){NULL, 0, NULL, NULL, 0, 0};
   if (s == NULL || out == NULL)
     return ZBADARGUMENTS;
   len = strnlen(s, ZKR__HOSTS_MAX_LEN + 1);
@@ -199,35 +249,31 @@ int zkr__hosts_parse(const char *s, zkr__hostlist_t *out) {
     return ZKR_EHOSTS_EMPTY;
   if (len > ZKR__HOSTS_MAX_LEN)
     return ZKR_EHOSTS_TOO_LONG;
-  for (p = s; *p; p++)
-    if (is_space(*p))
-      return ZKR_EHOSTS_SPACE;
 
   /* No member can contain '/', so the first one starts the chroot. */
   slash = strchr(s, '/');
   end = slash ? slash : s + len;
-  if (end == s)
+  for (p = s; next_entry(&p, end, &es, &ee);)
+    count++;
+  if (count == 0)
     return ZKR_EHOSTS_EMPTY;
-  for (p = s; p < end; p++)
-    count += *p == ',';
   if (count > ZKR__HOSTS_MAX_MEMBERS)
     return ZKR_EHOSTS_TOO_MANY;
 
   out->v = calloc(count, sizeof *out->v);
   if (out->v == NULL)
     return ZKR_ENOMEM;
-  for (p = s; rc == ZOK && p <= end; p++) {
-    const char *comma = memchr(p, ',', (size_t)(end - p));
-    const char *entry_end = comma ? comma : end;
+  for (p = s; rc == ZOK && next_entry(&p, end, &es, &ee);) {
     zkr__host_t *h = &out->v[out->n];
+    int dup = 0;
 
-    rc = parse_entry(p, entry_end, h);
-    for (size_t i = 0; rc == ZOK && i < out->n; i++)
-      if (same_member(&out->v[i], h))
-        rc = ZKR_EHOSTS_DUPLICATE;
-    if (rc == ZOK)
+    rc = parse_entry(es, ee, h);
+    /* Stock connects to a server listed twice as to any other; one
+     * session to it is enough. */
+    for (size_t i = 0; rc == ZOK && i < out->n && !dup; i++)
+      dup = zkr__host_equal(&out->v[i], h);
+    if (rc == ZOK && !dup)
       out->n++;
-    p = entry_end;
   }
   if (rc == ZOK && slash != NULL && strcmp(slash, "/") != 0) {
     rc = check_chroot(slash);
@@ -237,6 +283,65 @@ int zkr__hosts_parse(const char *s, zkr__hostlist_t *out) {
   if (rc != ZOK)
     zkr__hosts_free(out);
   return rc;
+}
+
+int zkr__hosts_expand(zkr__hostlist_t *l, zkr__resolve_fn resolve) {
+  zkr__host_t *v, *got;
+  size_t n = 0, names = 0;
+  int rc = ZOK;
+
+  if (l == NULL || l->entries != NULL)
+    return ZBADARGUMENTS;
+  v = calloc(ZKR__HOSTS_MAX_MEMBERS, sizeof *v);
+  /* One more than fits: a name with too many addresses is refused, not
+   * cut short. */
+  got = calloc(ZKR__HOSTS_MAX_MEMBERS + 1, sizeof *got);
+  if (v == NULL || got == NULL) {
+    free(v);
+    free(got);
+    return ZKR_ENOMEM;
+  }
+  for (size_t k = 0; rc == ZOK && k < l->n; k++) {
+    const zkr__host_t *e = &l->v[k];
+    size_t m = 1;
+
+    if (resolve == NULL || zkr__host_literal(e)) {
+      got[0] = *e;
+    } else {
+      names++;
+      m = 0;
+      if (resolve(e->name, e->port, got, ZKR__HOSTS_MAX_MEMBERS + 1, &m) != ZOK)
+        m = 0; /* as stock: skipped; resolve.c tries again later */
+    }
+    for (size_t j = 0; j < m && rc == ZOK; j++) {
+      int dup = 0;
+
+      got[j].entry = (int)k;
+      for (size_t i = 0; i < n && !dup; i++)
+        dup = zkr__host_equal(&v[i], &got[j]);
+      if (dup)
+        continue;
+      if (n == ZKR__HOSTS_MAX_MEMBERS)
+        rc = ZKR_EHOSTS_TOO_MANY;
+      else
+        v[n++] = got[j];
+    }
+  }
+  free(got);
+  if (rc == ZOK && n == 0)
+    rc = ZKR_EHOSTS_UNRESOLVED;
+  if (rc != ZOK) {
+    free(v);
+    return rc;
+  }
+  for (size_t k = 0; k < l->n; k++)
+    l->v[k].entry = (int)k;
+  l->entries = l->v;
+  l->n_entries = l->n;
+  l->n_names = names;
+  l->v = v;
+  l->n = n;
+  return ZOK;
 }
 
 int zkr__host_format(const zkr__host_t *h, const char *chroot, char *buf,

@@ -163,6 +163,9 @@ typedef struct zkr_options {
                              latency), re-chosen as health changes; the
                              others have no session.  0 (default): every
                              member */
+  int resolve_ms;         /* period of the re-resolution of the connect
+                             string's host names (default 0: leader_poll_ms);
+                             docs/dropin.md */
 } zkr_options_t;
 
 #define ZKR_OPTIONS_INIT {.version = ZKR_OPTIONS_VERSION}

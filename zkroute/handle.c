@@ -136,6 +136,8 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
   z->flags = flags;
   int rc = zkr__options_resolve(opts, &z->opts);
   if (rc == ZOK) rc = zkr__hosts_parse(host, &z->hosts);
+  /* One member per address a name resolves to, as stock (resolve.c). */
+  if (rc == ZOK) rc = zkr__hosts_expand(&z->hosts, zkr__zk->resolve);
   if (rc == ZOK && !(z->inflight = zkr__inflight_new())) rc = ZKR_ENOMEM;
   /* Member slots, then the owner slot.  Members can be added later (by
    * /zookeeper/config or zkr_set_servers, membership.c), and no slot may

@@ -15,6 +15,12 @@
  * DNS names where the config has addresses, no client addresses in the
  * config) the handle keeps its members and only reports the version.
  *
+ * The connect string's host names are followed too (resolve.c re-resolves
+ * them every resolve_ms): an address a name gains becomes a member, one it
+ * loses is retired, as the stock client re-resolves its host list.  While
+ * the configuration is followed it decides alone; DNS applies otherwise.
+ * zkr_set_servers replaces the names followed with its list's.
+ *
  * Threads: the monitor thread does everything here except the two
  * ZooKeeper callbacks, which run on a member's completion thread, only
  * store what they got under ms->mu and kick the monitor. */
@@ -22,6 +28,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "resolve.h"
 #include "zkconfig.h"
 
 struct zkr__membership {
@@ -37,6 +44,9 @@ struct zkr__membership {
   uint64_t retry_ns;  /* no new read before this (after a failure) */
 
   zkr__hostlist_t *want;      /* zkr_set_servers' list to apply, under mu */
+
+  zkr__dns_t *dns;            /* the host names' re-resolution, NULL none */
+  zkr__host_t *dns_want;      /* what they stand for now (ZKR__HOSTS_MAX_MEMBERS) */
 
   _Atomic int follows;        /* ZKR_CONFIG_* below */
   _Atomic int64_t version;    /* last version seen, -1 none */
@@ -56,6 +66,8 @@ int zkr__membership_new(zkr_t *z) {
   ms->on = -1;
   ms->version = -1;
   ms->follows = z->opts.follow_config == 1 && zkr__zk->awgetconfig ? CFG_UNKNOWN : CFG_OFF;
+  ms->dns_want = calloc(ZKR__HOSTS_MAX_MEMBERS, sizeof *ms->dns_want);
+  if (ms->dns_want) ms->dns = zkr__dns_new(&z->hosts);
   z->ms = ms;
   return ZOK;
 }
@@ -66,6 +78,8 @@ void zkr__membership_free(zkr_t *z) {
   pthread_mutex_destroy(&ms->mu);
   if (ms->want) zkr__hosts_free(ms->want);
   free(ms->want);
+  zkr__dns_free(ms->dns);
+  free(ms->dns_want);
   free(ms->buf);
   free(ms);
   z->ms = NULL;
@@ -286,22 +300,45 @@ static void settle_retired(zkr_t *z) {
   }
 }
 
+/* ---- the connect string's names (resolve.c) ---- */
+
+/* Makes the members match what the host list stands for now: each
+ * address in want without a live member gets one (a retired slot of that
+ * address comes back), then each live member not in want is retired.
+ * Admitting first means the handle is never left without a member. */
+static void dns_apply(zkr_t *z, const zkr__host_t *want, size_t nw) {
+  size_t n = z->n;
+  for (size_t k = 0; k < nw; k++) admit_host(z, &want[k], NULL);
+  for (size_t i = 0; i < n; i++) {
+    zkr__member_t *m = &z->members[i];
+    int wanted = 0;
+    if (m->retired) continue;
+    for (size_t k = 0; k < nw && !wanted; k++) wanted = zkr__host_equal(&m->host, &want[k]);
+    if (!wanted) retire(z, m);
+  }
+  /* New members' roles, and a leader that may have changed. */
+  zkr__monitor_kick(z);
+}
+
+/* Resolution rounds run while the configuration is not followed: when it
+ * is, it names the servers itself (and a name may stand for a load
+ * balancer in front of them). */
+static void dns_turn(zkr_t *z) {
+  struct zkr__membership *ms = z->ms;
+  size_t n = 0;
+  if (!ms->dns || ms->follows == CFG_FOLLOWING) return;
+  int ms_period = z->opts.resolve_ms > 0 ? z->opts.resolve_ms : z->opts.leader_poll_ms;
+  if (zkr__dns_tick(ms->dns, zkr__zk->resolve, zkr__now_ns(),
+                    (uint64_t)ms_period * 1000000ull, ms->dns_want, &n) &&
+      ms->follows != CFG_FOLLOWING)
+    dns_apply(z, ms->dns_want, n);
+}
+
 /* ---- the monitor's turn ---- */
 
-void zkr__membership_tick(zkr_t *z) {
+/* The configuration: what a read brought, and the next read when due. */
+static void config_turn(zkr_t *z) {
   struct zkr__membership *ms = z->ms;
-  if (z->closing) return;
-  pthread_mutex_lock(&ms->mu);
-  zkr__hostlist_t *want = ms->want;
-  ms->want = NULL;
-  pthread_mutex_unlock(&ms->mu);
-  if (want) {
-    apply_hosts(z, want);
-    zkr__hosts_free(want);
-    free(want);
-  }
-  settle_retired(z);
-  if (ms->follows == CFG_OFF) return;
   pthread_mutex_lock(&ms->mu);
   int got = ms->got, rc = ms->rc, len = ms->len, fired = ms->watch_fired;
   char *buf = ms->buf;
@@ -337,6 +374,26 @@ void zkr__membership_tick(zkr_t *z) {
     read_config(z);
 }
 
+void zkr__membership_tick(zkr_t *z) {
+  struct zkr__membership *ms = z->ms;
+  if (z->closing) return;
+  pthread_mutex_lock(&ms->mu);
+  zkr__hostlist_t *want = ms->want;
+  ms->want = NULL;
+  pthread_mutex_unlock(&ms->mu);
+  if (want) {
+    apply_hosts(z, want);
+    /* Its names are the ones followed from now on. */
+    zkr__dns_free(ms->dns);
+    ms->dns = ms->dns_want ? zkr__dns_new(want) : NULL;
+    zkr__hosts_free(want);
+    free(want);
+  }
+  dns_turn(z);
+  if (ms->follows != CFG_OFF) config_turn(z);
+  settle_retired(z);
+}
+
 void zkr__membership_stats(zkr_t *z, zkr_stats_t *s) {
   struct zkr__membership *ms = z->ms;
   s->follows_config = ms->follows;
@@ -355,7 +412,10 @@ static int set_servers_held(zkr_t *z, const char *hosts) {
   zkr__hostlist_t *l = calloc(1, sizeof *l);
   if (!l) return ZKR_ENOMEM;
   int rc = zkr__hosts_parse(hosts, l);
+  /* A name is every address it resolves to, as at init. */
+  if (rc == ZOK) rc = zkr__hosts_expand(l, zkr__zk->resolve);
   if (rc != ZOK) {
+    zkr__hosts_free(l);
     free(l);
     return rc;
   }

@@ -273,14 +273,16 @@ static const char *pass_reason(const char *host, int flags, int *warn) {
     return "the program is linked with libzkroute itself";
   }
   if (!host) return "no host list";
+  /* The members are the addresses: one name may stand for the ensemble. */
   zkr__hostlist_t l;
   int rc = zkr__hosts_parse(host, &l);
+  if (rc == ZOK) rc = zkr__hosts_expand(&l, zkr__zk->resolve);
+  size_t n = l.n;
+  zkr__hosts_free(&l);
   if (rc != ZOK) {
     *warn = 1;
     return zkr_strerror(rc);
   }
-  size_t n = l.n;
-  zkr__hosts_free(&l);
   if (n < 2) return "one server: nothing to route between";
   return NULL;
 }

@@ -13,20 +13,33 @@ _Thread_local int zkr__in_selector;
 
 /* ---- zones ---- */
 
-/* The member named by addr ("host:port" as in a host list), or -1.  The
- * address is parsed as a one-member host list, so it compares as the host
- * list's own duplicate check does: names ignoring case, same port. */
-static int member_of(zkr_t *z, const char *addr) {
+/* Whether member i is named by the one-member host list entry e: its
+ * address, or the host list entry it was resolved from ("zk1:2181=a"
+ * labels every address zk1 stands for).  Names compare ignoring case, IPv6
+ * addresses as numbers, as the host list's own duplicate check does. */
+static int names_member(zkr_t *z, size_t i, const zkr__host_t *e) {
+  const zkr__host_t *h = &z->members[i].host;
+  if (zkr__host_equal(h, e)) return 1;
+  return h->entry >= 0 && (size_t)h->entry < z->hosts.n_entries &&
+         zkr__host_equal(&z->hosts.entries[h->entry], e);
+}
+
+/* Labels every member that addr ("host:port" as in a host list) names.
+ * Returns ZOK, ZKR_EZONES_MEMBER (none) or ZKR_EZONES_DUPLICATE. */
+static int label_named(zkr_t *z, const char *addr, const char *label, size_t len) {
   zkr__hostlist_t one;
-  int found = -1;
-  if (zkr__hosts_parse(addr, &one) != ZOK) return -1;
-  if (one.n == 1 && !one.chroot)
-    for (size_t i = 0; i < z->hosts.n && found < 0; i++)
-      if (z->hosts.v[i].port == one.v[0].port &&
-          strcasecmp(z->hosts.v[i].name, one.v[0].name) == 0)
-        found = (int)i;
+  int found = 0, rc = ZOK;
+  if (zkr__hosts_parse(addr, &one) != ZOK) return ZKR_EZONES_MEMBER;
+  if (one.n == 1 && !one.chroot) {
+    for (size_t i = 0; i < z->n && rc == ZOK; i++) {
+      if (!names_member(z, i, &one.v[0])) continue;
+      if (z->members[i].zone[0]) rc = ZKR_EZONES_DUPLICATE;
+      else memcpy(z->members[i].zone, label, len);
+      found = 1;
+    }
+  }
   zkr__hosts_free(&one);
-  return found;
+  return rc != ZOK ? rc : found ? ZOK : ZKR_EZONES_MEMBER;
 }
 
 /* Gives each member its label from the zones option (syntax already
@@ -37,14 +50,14 @@ static int zones_apply(zkr_t *z) {
   size_t k = 0;
   int r;
   while ((r = zkr__zones_next(&s, addr, sizeof addr, label, sizeof label)) == 1) {
-    int i = (int)k;
     if (addr[0]) {
-      if ((i = member_of(z, addr)) < 0) return ZKR_EZONES_MEMBER;
-      if (z->members[i].zone[0]) return ZKR_EZONES_DUPLICATE;
+      int rc = label_named(z, addr, label, sizeof label);
+      if (rc != ZOK) return rc;
     } else if (k >= z->n) {
       return ZKR_EZONES_COUNT;
+    } else {
+      memcpy(z->members[k].zone, label, sizeof label);
     }
-    memcpy(z->members[i].zone, label, sizeof label);
     k++;
   }
   if (r < 0) return ZKR_EOPTION_VALUE;

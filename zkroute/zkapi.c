@@ -1,6 +1,7 @@
 /* The default function table: libzookeeper_mt's functions as linked (see
  * zkapi.h for why the library never calls them by name). */
 #include "zkapi.h"
+#include "resolve.h"
 #include "srvr.h"
 
 const zkr__zk_t zkr__zk_real = {
@@ -30,6 +31,7 @@ const zkr__zk_t zkr__zk_real = {
     .aremove_all_watches = zoo_aremove_all_watches,
     .connected_host = zookeeper_get_connected_host,
     .srvr = zkr__srvr_fetch,
+    .resolve = zkr__resolve_addrinfo,
 };
 
 const zkr__zk_t *zkr__zk = &zkr__zk_real;

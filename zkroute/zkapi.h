@@ -5,7 +5,8 @@
  * library recursing into the interposer, and so that unit tests can run the
  * router on a fake (tests/unit/fakezk.c).  The default table holds the real
  * functions.  The `srvr` four-letter query is part of the table too, so a
- * fake ensemble also answers who leads. */
+ * fake ensemble also answers who leads, and name resolution too, so a fake
+ * DNS can add and remove addresses. */
 #ifndef ZKR_ZKAPI_H
 #define ZKR_ZKAPI_H
 
@@ -14,6 +15,7 @@
 #include <zookeeper/zookeeper.h>
 
 struct zkr__srvr_reply;
+struct zkr__host;
 
 typedef struct zkr__zk {
   zhandle_t *(*init)(const char *host, watcher_fn fn, int recv_timeout,
@@ -86,6 +88,12 @@ typedef struct zkr__zk {
   /* srvr of one server (srvr.c's zkr__srvr_fetch): ZOK or a ZKR_ESRVR_*. */
   int (*srvr)(const char *host, int port, int timeout_ms, size_t cap,
               struct zkr__srvr_reply *out);
+  /* Resolves a host name of the connect string into addresses
+   * (zkr__resolve_fn of hosts.h; resolve.c's getaddrinfo).  NULL (a table
+   * that predates it): names are not resolved, each is one member whose
+   * session resolves it itself. */
+  int (*resolve)(const char *name, int port, struct zkr__host *out, size_t cap,
+                 size_t *n);
 } zkr__zk_t;
 
 /* The table in force; never NULL. */

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include "hosts.h"
 #include "srvr.h"
 #include "zkapi.h"
 #include "zkroute.h"
@@ -415,6 +416,76 @@ static const zkr__zk_t fake_table = {
     .connected_host = f_connected_host,
     .srvr = f_srvr,
 };
+
+/* ---- a fake DNS (fake_install_dns) ---- */
+
+#define MAX_NAMES 8
+static pthread_mutex_t dns_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  char name[32];
+  char addrs[128]; /* "fake1,fake2"; "" does not resolve */
+  int delay_ms;
+} dns[MAX_NAMES];
+static int dns_calls;
+
+static int f_resolve(const char *name, int port, zkr__host_t *out, size_t cap,
+                     size_t *n) {
+  char addrs[128] = "";
+  int delay = 0, found = 0;
+  *n = 0;
+  pthread_mutex_lock(&dns_mu);
+  dns_calls++;
+  for (int i = 0; i < MAX_NAMES && !found; i++) {
+    if (strcmp(dns[i].name, name) != 0) continue;
+    memcpy(addrs, dns[i].addrs, sizeof addrs);
+    delay = dns[i].delay_ms;
+    found = 1;
+  }
+  pthread_mutex_unlock(&dns_mu);
+  if (delay > 0) nanosleep(&(struct timespec){delay / 1000, (delay % 1000) * 1000000L}, NULL);
+  for (char *save = NULL, *a = strtok_r(addrs, ",", &save); a && *n < cap;
+       a = strtok_r(NULL, ",", &save)) {
+    memset(&out[*n], 0, sizeof out[*n]);
+    snprintf(out[*n].name, sizeof out[*n].name, "%s", a);
+    out[*n].port = port;
+    out[*n].entry = -1;
+    (*n)++;
+  }
+  return *n ? ZOK : ZKR_EHOSTS_UNRESOLVED;
+}
+
+static zkr__zk_t dns_table;
+
+void fake_install_dns(void) {
+  fake_install();
+  pthread_mutex_lock(&dns_mu);
+  memset(dns, 0, sizeof dns);
+  dns_calls = 0;
+  pthread_mutex_unlock(&dns_mu);
+  dns_table = fake_table;
+  dns_table.resolve = f_resolve;
+  zkr__zk_use(&dns_table);
+}
+
+void fake_set_dns(const char *name, const char *addrs, int delay_ms) {
+  pthread_mutex_lock(&dns_mu);
+  int slot = -1;
+  for (int i = 0; i < MAX_NAMES && slot < 0; i++)
+    if (strcmp(dns[i].name, name) == 0 || dns[i].name[0] == '\0') slot = i;
+  if (slot >= 0) {
+    snprintf(dns[slot].name, sizeof dns[slot].name, "%s", name);
+    snprintf(dns[slot].addrs, sizeof dns[slot].addrs, "%s", addrs ? addrs : "");
+    dns[slot].delay_ms = delay_ms;
+  }
+  pthread_mutex_unlock(&dns_mu);
+}
+
+int fake_dns_calls(void) {
+  pthread_mutex_lock(&dns_mu);
+  int n = dns_calls;
+  pthread_mutex_unlock(&dns_mu);
+  return n;
+}
 
 /* ---- the test's side ---- */
 

@@ -51,6 +51,14 @@ typedef struct fake_req {
 void fake_install(void);
 void fake_uninstall(void);
 
+/* fake_install() with a fake DNS in the table too: a host name of the
+ * connect string resolves to the fake servers fake_set_dns() gives it
+ * (addrs "fake1,fake3"; NULL or "": the name does not resolve), after
+ * delay_ms.  Without it (fake_install) names are not resolved at all. */
+void fake_install_dns(void);
+void fake_set_dns(const char *name, const char *addrs, int delay_ms);
+int fake_dns_calls(void); /* resolutions asked for so far */
+
 /* srvr of fakeN answers this role (ZKR_ROLE_*, from zkroute.h) and zxid;
  * role 0 (the default) answers as an unreachable server. */
 void fake_set_role(int n, int role, int64_t zxid);

@@ -166,6 +166,10 @@ typedef struct zkr_options {
   int resolve_ms;         /* period of the re-resolution of the connect
                              string's host names (default 0: leader_poll_ms);
                              docs/dropin.md */
+  /* Requests (docs/robustness.md). */
+  int jute_maxbuffer;     /* largest request zkroute sends, in bytes: the
+                             servers' jute.maxbuffer (default 1048575);
+                             larger ones get ZKR_ETOOBIG */
 } zkr_options_t;
 
 #define ZKR_OPTIONS_INIT {.version = ZKR_OPTIONS_VERSION}

@@ -521,6 +521,41 @@ START_TEST(buffers) {
 }
 END_TEST
 
+/* The size limit is the jute_maxbuffer option: a server started with
+ * another jute.maxbuffer gets requests up to its own limit. */
+START_TEST(size_limit_is_an_option) {
+  zkr_options_t o = ZKR_OPTIONS_INIT;
+  zkr_t *z = NULL;
+  char *big = calloc(1, (size_t)2 * ONE_MIB);
+  completions = 0;
+  ck_assert_int_eq(zkr_options_set(&o, "jute_maxbuffer", "4096"), ZOK);
+  ck_assert_int_eq(zkr_init_opts(&z, NOWHERE, NULL, 5000, NULL, NULL, 0, &o), ZOK);
+  ck_assert_int_eq(zkr_aset(z, "/a", big, 5000, -1, cb_stat, NULL), ZKR_ETOOBIG);
+  ck_assert_int_eq(zkr_acreate(z, "/a", big, 4000, &ZOO_OPEN_ACL_UNSAFE, 0, cb_string, NULL),
+                   ZKR_ETOOBIG);
+  ck_assert_int_eq(completions, 0);
+  /* Under the limit: accepted (it waits for a member; ZCLOSING at close). */
+  ck_assert_int_eq(zkr_aset(z, "/a", big, 3000, -1, cb_stat, NULL), ZOK);
+  ck_assert_int_eq(zkr_close(z), ZOK);
+  ck_assert_int_eq(completions, 1);
+  ck_assert_int_eq(last_rc, ZCLOSING);
+  /* Raised: 1 MiB, refused by default, is accepted; 2 MiB is not. */
+  completions = 0;
+  ck_assert_int_eq(zkr_options_set(&o, "jute_maxbuffer", "2097152"), ZOK);
+  ck_assert_int_eq(zkr_init_opts(&z, NOWHERE, NULL, 5000, NULL, NULL, 0, &o), ZOK);
+  ck_assert_int_eq(zkr_aset(z, "/a", big, ONE_MIB, -1, cb_stat, NULL), ZOK);
+  ck_assert_int_eq(zkr_aset(z, "/a", big, 2 * ONE_MIB, -1, cb_stat, NULL), ZKR_ETOOBIG);
+  ck_assert_int_eq(zkr_close(z), ZOK);
+  ck_assert_int_eq(completions, 1);
+  /* Its range: at least 1 KiB. */
+  ck_assert_int_eq(zkr_options_set(&o, "jute_maxbuffer", "1023"), ZKR_EOPTION_VALUE);
+  ck_assert_int_eq(zkr_options_set(&o, "jute_maxbuffer", "0"), ZKR_EOPTION_VALUE);
+  o.jute_maxbuffer = 100;
+  ck_assert_int_eq(zkr_init_opts(&z, NOWHERE, NULL, 5000, NULL, NULL, 0, &o), ZKR_EOPTION_VALUE);
+  free(big);
+}
+END_TEST
+
 /* ---- callbacks ---- */
 
 typedef struct {
@@ -634,6 +669,7 @@ int main(void) {
   tcase_add_test(tc, host_counts_and_lengths);
   tcase_add_test(tc, paths);
   tcase_add_test(tc, buffers);
+  tcase_add_test(tc, size_limit_is_an_option);
   tcase_add_test(tc, error_texts);
   suite_add_tcase(s, tc);
   tc = tcase_create("callbacks");

@@ -488,7 +488,7 @@ static void default_text(const char *name, double def, char *buf, size_t n) {
   else if (zkr_options_set(&probe, name, "on") == ZOK)
     snprintf(buf, n, "%s", def > 0 ? "on" : "off");
   else
-    snprintf(buf, n, "%g", def);
+    snprintf(buf, n, "%.15g", def);
 }
 
 /* Markdown table of every option; docs/options.md is generated from it. */

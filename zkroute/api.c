@@ -8,10 +8,6 @@
 
 #include "internal.h"
 
-/* ZooKeeper's default jute.maxbuffer: the server drops a connection whose
- * request packet is larger, which would look like a sick member. */
-#define ZKR__MAX_PACKET 1048575
-
 /* ---- checks ---- */
 
 static int check_handle(zkr_t *z) {
@@ -67,12 +63,14 @@ static int check_acl(const struct ACL_vector *acl) {
 }
 
 /* Rejects a request the server would refuse by dropping the connection:
- * header, path, value and ACL against jute.maxbuffer, before anything is
+ * header, path, value and ACL against the servers' jute.maxbuffer (the
+ * jute_maxbuffer option, 1048575 bytes by default), before anything is
  * sent, so the member is not marked unhealthy for the caller's mistake. */
-static int check_size(size_t path_len, int valuelen, size_t acl) {
+static int check_size(zkr_t *z, size_t path_len, int valuelen, size_t acl) {
   size_t total = 8 + 4 + path_len + 4 + (size_t)(valuelen > 0 ? valuelen : 0) +
                  acl + 4 + 8 + 64;
-  return total > ZKR__MAX_PACKET ? ZKR_ETOOBIG : ZOK;
+  size_t limit = z && z->opts.jute_maxbuffer > 0 ? (size_t)z->opts.jute_maxbuffer : 1048575;
+  return total > limit ? ZKR_ETOOBIG : ZOK;
 }
 
 /* Every application operation enters the issue order (barrier.c) before
@@ -97,7 +95,7 @@ static int create_held(zkr_t *z, const char *path, const char *value,
   if (rc == ZOK) rc = check_path_mode(path, mode & ZOO_SEQUENCE);
   if (rc == ZOK) rc = check_value(value, valuelen);
   if (rc == ZOK) rc = check_acl(acl);
-  if (rc == ZOK) rc = check_size(strlen(path), valuelen, acl_bytes(acl));
+  if (rc == ZOK) rc = check_size(z, strlen(path), valuelen, acl_bytes(acl));
   if (rc != ZOK) return rc;
   zkr__op_t *op = zkr__op_new(z, ZKR__OP_CREATE, path);
   if (!op) return ZKR_ENOMEM;
@@ -208,7 +206,7 @@ static int aset_held(zkr_t *z, const char *path, const char *buffer,
                      int buflen, int version, stat_completion_t completion,
                      const void *data, int direct) {
   int rc = check_value(buffer, buflen);
-  if (rc == ZOK && path) rc = check_size(strlen(path), buflen, 0);
+  if (rc == ZOK && path) rc = check_size(z, strlen(path), buflen, 0);
   if (rc != ZOK) return rc;
   zkr__op_t *op = path_op(z, ZKR__OP_SET, path, data, direct, &rc);
   if (!op) return rc;
@@ -310,7 +308,7 @@ static int amulti_held(zkr_t *z, int count, const zoo_op_t *ops,
     }
     if (rc != ZOK) return rc;
   }
-  if ((rc = check_size(bytes, 0, 0)) != ZOK) return rc;
+  if ((rc = check_size(z, bytes, 0, 0)) != ZOK) return rc;
   zkr__op_t *op = zkr__op_new(z, ZKR__OP_MULTI, NULL);
   if (!op) return ZKR_ENOMEM;
   op->is_write = writes > 0;

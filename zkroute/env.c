@@ -69,7 +69,7 @@ static void default_text(const char *name, double def, char *out, size_t len) {
     snprintf(out, len, "%s", def == ZKR_CONSISTENCY_LOCAL ? "local" : "linearizable");
   else if (!strcmp(name, "read_from_leader") || !strcmp(name, "health"))
     snprintf(out, len, "%s", def > 0 ? "on" : "off");
-  else snprintf(out, len, "%g", def);
+  else snprintf(out, len, "%.15g", def);
 }
 
 static int is_option_var(const char *var, size_t len) {

@@ -108,6 +108,9 @@ static const opt_t opt_table[] = {
     {"resolve_ms", OPT_INT, OFF(resolve_ms), 10, 3600000, 0,
      "period of the re-resolution of the connect string's host names: an address a name "
      "gains becomes a member, one it loses is retired (0: leader_poll_ms)"},
+    {"jute_maxbuffer", OPT_INT, OFF(jute_maxbuffer), 1024, INT_MAX, 1048575,
+     "the servers' jute.maxbuffer: a request larger than this many bytes (path, data, "
+     "ACLs, header) is refused with ZKR_ETOOBIG before it is sent"},
 };
 #undef OFF
 #define N_OPTS (sizeof opt_table / sizeof opt_table[0])

@@ -307,6 +307,104 @@ else
 		test "$verdict" = ok
 fi
 
+# ---- 5. one host name for the ensemble (docs/dropin.md, "Host names") ----
+
+# The name is made to resolve to two, then three, then two other members'
+# addresses by a private /etc/hosts: each run is in a mount namespace of
+# its own with a test file bound over /etc/hosts (the machine's file is
+# never touched).  Needs the members on one port; and root, or user
+# namespaces for `unshare -r`.
+dns_name=zkr-dropin-ensemble
+dns_hosts=$work/etc-hosts
+in_ns=
+if unshare -m true 2>/dev/null; then in_ns="unshare -m"
+elif unshare -r -m true 2>/dev/null; then in_ns="unshare -r -m"; fi
+member_ip() { # member_ip I: the IPv4 address of member I
+	local h=${members[$1]%:*}
+	case $h in
+	*[!0-9.]*) getent ahostsv4 "$h" | awk 'NR == 1 { print $1 }' ;;
+	*) echo "$h" ;;
+	esac
+}
+dns_port=${members[0]##*:}
+same_port=1
+for m in "${members[@]}"; do [ "${m##*:}" = "$dns_port" ] || same_port=0; done
+set_name() { # set_name I...: the name resolves to members I... (0-based)
+	local line="127.0.0.1 localhost" i
+	for i in "$@"; do line="$line
+$(member_ip "$i") $dns_name"; done
+	printf '%s\n' "$line" >"$dns_hosts" # in place: the bind mount keeps the inode
+}
+# $work/ns_run COMMAND...: COMMAND with $dns_hosts as its /etc/hosts.
+{
+	echo '#!/bin/sh'
+	echo "in_ns='$in_ns' hosts_file='$dns_hosts'"
+	cat <<'EOF'
+exec $in_ns sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh "$hosts_file" "$@"
+EOF
+} >"$work/ns_run"
+chmod +x "$work/ns_run"
+if [ -z "$in_ns" ] || [ $same_port = 0 ] || [ ${#members[@]} -lt 3 ]; then
+	echo "ok - # SKIP host-name checks: $([ -z "$in_ns" ] && echo "no private mount namespace (unshare -m refused)" || echo "the members are not on one port")"
+else
+	ips=()
+	for i in 0 1 2; do ips[i]=$(member_ip "$i"):$dns_port; done
+	sorted() { printf '%s\n' "$@" | sort | paste -sd, -; }
+	set_name 0 1
+	fifo=$work/dns.fifo
+	mkfifo "$fifo"
+	timeout 120 "$work/ns_run" "$top_builddir/tests/resolve_prog" "$dns_name:$dns_port" \
+		<"$fifo" >"$work/dns.out" 2>"$work/dns.err" &
+	dns_pid=$!
+	exec 3>"$fifo"
+	dns_step() { # dns_step COMMAND [EXPECTED]: the program's answer to COMMAND
+		local n0
+		n0=$(wc -l <"$work/dns.out")
+		echo "$1" >&3
+		local deadline=$((SECONDS + 30))
+		while [ "$(wc -l <"$work/dns.out")" -le "$n0" ] && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
+		local got
+		got=$(sed -n "$((n0 + 1))p" "$work/dns.out")
+		[ -z "$2" ] || [ "$got" = "$2" ] || { echo "    $1: got '$got', expected '$2'" >&2; show "$work/dns.err"; return 1; }
+	}
+	check "a name resolving to 2 members' addresses is 2 members" dns_step "members 2" "members: $(sorted "${ips[0]}" "${ips[1]}")"
+	check "... and routes a write and a read" dns_step "rw /zkr-dropin-dns-$$" "rw: ok"
+	set_name 0 1 2
+	check "the name gains a 3rd address: a 3rd member within resolve_ms" dns_step "members 3" "members: $(sorted "${ips[@]}")"
+	# Drop an address other than the one holding the handle's session.
+	dns_step owner ""
+	own=$(sed -n 's/^owner: //p' "$work/dns.out" | tail -n 1)
+	drop=0
+	[ "${ips[0]}" != "$own" ] || drop=1
+	keep=()
+	for i in 0 1 2; do [ $i = $drop ] || keep+=("$i"); done
+	set_name "${keep[@]}"
+	check "the name loses an address: that member is retired" dns_step "members 2" "members: $(sorted "${ips[keep[0]]}" "${ips[keep[1]]}")"
+	check "... and the handle still routes a write and a read" dns_step "rw /zkr-dropin-dns-$$" "rw: ok"
+	# The address holding the handle's session stays while it does.
+	others=()
+	for i in 0 1 2; do [ "${ips[i]}" = "$own" ] || others+=("$i"); done
+	set_name "${others[@]}"
+	check "the name loses the session's address: that member stays, the other comes back" \
+		dns_step "members 3" "members: $(sorted "${ips[@]}")"
+	check "... and the session is where it was" dns_step owner "owner: $own"
+	check "... and the handle still routes a write and a read" dns_step "rw /zkr-dropin-dns-$$" "rw: ok"
+	echo quit >&3
+	exec 3>&-
+	wait "$dns_pid"
+	check "resolve_prog ended cleanly" test $? -eq 0
+	# The interposer: a one-name connect string is routed to every address
+	# (stock connects to one of them).
+	set_name 0 1 2
+	hosts_saved=$hosts
+	hosts=$dns_name:$dns_port
+	check "dropin_prog on the name, stock" prog dnsplain -- "$work/ns_run" "$plain"
+	check "dropin_prog on the name, under zkroute-run" prog dnszkr ZKROUTE_VERBOSE=1 -- "$work/ns_run" "$run" "$plain"
+	hosts=$hosts_saved
+	check "... routed to the name's 3 addresses" grep -q "^zkroute: routing $dns_name:$dns_port: 3 members" "$work/dnszkr.err"
+	check "... with the same output as stock" diff -u "$work/dnsplain.out" "$work/dnszkr.out"
+fi
+
 if [ $failed -gt 0 ]; then
 	echo "it_dropin: $failed check(s) failed (work files kept in $work.kept)"
 	cp -r "$work" "$work.kept" 2>/dev/null

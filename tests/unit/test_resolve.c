@@ -163,6 +163,36 @@ START_TEST(shared_address_stays) {
 }
 END_TEST
 
+/* The member holding the application's session stays while it does: a
+ * retired member takes no session-scoped write. */
+START_TEST(owner_address_stays) {
+  fake_set_dns("svc", "fake1,fake2", 0);
+  zkr_t *z = open_handle("svc:2181", ZOK);
+  fake_connect(fake_handle(1, 0), 0);
+  fake_connect(fake_handle(2, 0), 0);
+  zkr_stats_t *s;
+  int owner = -1;
+  uint64_t deadline = now_ms() + 5000;
+  while (owner < 0 && now_ms() < deadline) {
+    ck_assert_int_eq(zkr_stats(z, &s), ZOK);
+    owner = s->owner;
+    zkr_stats_free(s);
+    if (owner < 0) sleep_ms(10);
+  }
+  ck_assert_int_ge(owner, 0);
+  fake_set_dns("svc", owner == 0 ? "fake2" : "fake1", 0);
+  int calls = fake_dns_calls();
+  while (fake_dns_calls() < calls + 5 && now_ms() < deadline + 5000) sleep_ms(10);
+  char got[512];
+  live_members(z, got, sizeof got);
+  ck_assert_str_eq(got, "fake1:2181,fake2:2181");
+  /* The other one goes as usual. */
+  fake_set_dns("svc", owner == 0 ? "fake1" : "fake2", 0);
+  ck_assert(members_become(z, owner == 0 ? "fake1:2181" : "fake2:2181"));
+  ck_assert_int_eq(zkr_close(z), ZOK);
+}
+END_TEST
+
 /* Addresses in the connect string are never looked up, so a list of
  * addresses never starts a resolution round. */
 START_TEST(addresses_are_not_resolved) {
@@ -203,6 +233,7 @@ int main(void) {
   tcase_add_test(tc, failed_lookup_changes_nothing);
   tcase_add_test(tc, late_name_joins);
   tcase_add_test(tc, shared_address_stays);
+  tcase_add_test(tc, owner_address_stays);
   tcase_add_test(tc, addresses_are_not_resolved);
   tcase_add_test(tc, close_does_not_wait_for_dns);
   suite_add_tcase(s, tc);

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 # shellcheck disable=SC2206 # ZKR_EXTRA_PACKAGES is a word list on purpose
 packages=(build-essential autoconf automake libtool pkg-config
-  libzookeeper-mt-dev zookeeper zookeeper-bin check default-jre-headless
+  libzookeeper-mt-dev libzookeeper-st2 zookeeper zookeeper-bin check default-jre-headless
   ${ZKR_EXTRA_PACKAGES:-})
 missing=()
 for p in "${packages[@]}"; do

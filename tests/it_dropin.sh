@@ -307,7 +307,30 @@ else
 		test "$verdict" = ok
 fi
 
-# ---- 5. one host name for the ensemble (docs/dropin.md, "Host names") ----
+# ---- 5. programs that run the event loop themselves ----
+
+# A routed handle's member sessions need libzookeeper_mt's I/O threads.  A
+# program linked to libzookeeper_st, or one calling zookeeper_interest /
+# zookeeper_process itself, is passed through whole, said in one line.
+loop_prog() { # loop_prog NAME PROGRAM: plain and under zkroute-run
+	local name=$1 bin=$2
+	check "$name runs plain" prog "$name-plain" -- "$bin"
+	check "$name runs under zkroute-run" prog "$name-zkr" ZKROUTE_STATS="$work/$name.stats" -- "$run" "$bin"
+	check "$name: the same output under zkroute-run" diff -u "$work/$name-plain.out" "$work/$name-zkr.out"
+	check "$name: exactly one zkroute line, saying why it is not routed" \
+		bash -c "[ \"\$(grep -c '^zkroute: ' '$work/$name-zkr.err')\" = 1 ] && grep -q '^zkroute: not routing .*$3' '$work/$name-zkr.err'"
+	check "$name: no handle was routed (no ZKROUTE_STATS record)" test ! -e "$work/$name.stats"
+}
+loop_prog evloop_standin "$top_builddir/tests/evloop_standin" "calls zookeeper_interest/zookeeper_process"
+check "evloop_standin: two handles, both passed through" grep -q "^handle 2: close ok" "$work/evloop_standin-zkr.out"
+if [ -x "$top_builddir/tests/st_prog" ]; then
+	loop_prog st_prog "$top_builddir/tests/st_prog" "libzookeeper_st"
+	check "st_prog: its event loop ran the calls" grep -q "^adelete: ok" "$work/st_prog-zkr.out"
+else
+	echo "ok - # SKIP st_prog: libzookeeper_st is not installed (Debian: libzookeeper-st2); the stand-in covers the detection by imports"
+fi
+
+# ---- 6. one host name for the ensemble (docs/dropin.md, "Host names") ----
 
 # The name is made to resolve to two, then three, then two other members'
 # addresses by a private /etc/hosts: each run is in a mount namespace of

@@ -35,6 +35,7 @@
 
 #include "env.h"
 #include "internal.h"
+#include "preload.h"
 #include "srvr.h"
 
 #define PL_EXPORT __attribute__((visibility("default")))
@@ -258,6 +259,17 @@ static pl_handle_t *routed(const void *zh) {
 
 /* ---- creating and closing ---- */
 
+/* A program that runs ZooKeeper's event loop itself, looked for once, at
+ * the first zookeeper_init: by then the program's libraries are loaded. */
+static pthread_once_t loop_once = PTHREAD_ONCE_INIT;
+static const char *loop_reason;
+static char loop_buf[512];
+
+static void loop_check(void) {
+  loop_reason = zkr__pl_event_loop_reason(*(void **)&real.zookeeper_init, loop_buf,
+                                          sizeof loop_buf);
+}
+
 /* Why a new handle goes to the stock client, or NULL to route it. */
 static const char *pass_reason(const char *host, int flags, int *warn) {
   *warn = 0;
@@ -266,6 +278,13 @@ static const char *pass_reason(const char *host, int flags, int *warn) {
     return "libzookeeper_mt lacks functions zkroute needs";
   }
   if (zkr__env()->off) return "ZKROUTE=off";
+  pthread_once(&loop_once, loop_check);
+  if (loop_reason) {
+    /* Said once: every handle of the program goes the same way. */
+    static _Atomic int told;
+    *warn = !atomic_exchange(&told, 1);
+    return loop_reason;
+  }
   if (pl_libzkroute) {
     /* Said once: libzkroute creates one session per member through here. */
     static _Atomic int told;

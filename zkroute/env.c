@@ -5,7 +5,8 @@
  * never fail because of a typo in its environment.  Also zkr_init_env(),
  * the constructor the compat header uses, and the ZKROUTE_STATS records,
  * written when a handle closes (zkr__env_close_hook, called by zkr_close)
- * or, for handles still open, when the process exits. */
+ * or, for handles still open, when the process that created them exits
+ * (a forked child's exit writes only its own handles'). */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
@@ -145,6 +146,7 @@ typedef struct stats_rec {
   zkr_t *z;
   char *hosts;
   unsigned seq;
+  pid_t pid;  /* the process that created the handle: only it writes */
 } stats_rec_t;
 
 static pthread_mutex_t rec_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -188,19 +190,44 @@ static void rec_free(stats_rec_t *r) {
 }
 
 /* Handles still open at exit: their statistics so far.  The handles are
- * not closed (the process is going away, as with the stock client). */
+ * not closed (the process is going away, as with the stock client).  Only
+ * the process that created a handle writes its record: a forked child
+ * that exits has the parent's handles in memory, not their threads. */
 static void at_exit(void) {
   pthread_mutex_lock(&rec_mu);
   stats_rec_t *list = recs;
   recs = NULL;
   n_recs = 0;
   pthread_mutex_unlock(&rec_mu);
+  pid_t self = getpid();
   while (list) {
     stats_rec_t *n = list->next;
-    write_record(list->z, list, "exit");
+    if (list->pid == self) write_record(list->z, list, "exit");
     rec_free(list);
     list = n;
   }
+}
+
+/* fork(): rec_mu is taken around it, so that a child never starts with it
+ * held by a thread it does not have; the child drops the parent's records
+ * (its own handles get new ones).  Registered once per process. */
+static void rec_prefork(void) { pthread_mutex_lock(&rec_mu); }
+static void rec_parent(void) { pthread_mutex_unlock(&rec_mu); }
+static void rec_child(void) {
+  stats_rec_t *list = recs;
+  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  recs = NULL;
+  n_recs = 0;
+  rec_mu = fresh; /* locked by the parent's thread, not by this one */
+  while (list) {
+    stats_rec_t *n = list->next;
+    rec_free(list);
+    list = n;
+  }
+}
+
+__attribute__((constructor)) static void env_atfork(void) {
+  pthread_atfork(rec_prefork, rec_parent, rec_child);
 }
 
 static void track(zkr_t *z, const char *host) {
@@ -211,6 +238,7 @@ static void track(zkr_t *z, const char *host) {
     return;
   }
   r->z = z;
+  r->pid = getpid();
   pthread_mutex_lock(&rec_mu);
   r->seq = ++rec_seq;
   r->next = recs;

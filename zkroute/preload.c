@@ -111,10 +111,34 @@ typedef struct pl_handle {
   clientid_t no_id;             /* zoo_client_id before any session has one */
 } pl_handle_t;
 
+/* Writers first: with readers' preference (glibc's default) threads that
+ * keep calling zoo_* could hold a fork (reg_prefork) off for ever. */
+#ifdef PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
+static pthread_rwlock_t reg_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+#else
 static pthread_rwlock_t reg_lock = PTHREAD_RWLOCK_INITIALIZER;
+#endif
 static pl_handle_t **reg;
 static size_t reg_n, reg_cap, reg_reserved;
 static _Atomic size_t reg_count; /* reg_n, readable without the lock */
+
+/* fork(): the registry lock is taken around it, so a child never starts
+ * with the lock held by a thread it does not have (its first
+ * zookeeper_init would wait for it forever).  The child keeps the
+ * registry: the parent's routed handles are as unusable there as stock
+ * handles are in a forked child (their threads did not follow). */
+static void reg_prefork(void) { pthread_rwlock_wrlock(&reg_lock); }
+static void reg_parent(void) { pthread_rwlock_unlock(&reg_lock); }
+/* The child's thread has another id than the one that locked, which an
+ * rwlock's unlock would not recognise as the writer: a fresh lock. */
+static void reg_child(void) {
+#ifdef PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
+  pthread_rwlock_t fresh = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+#else
+  pthread_rwlock_t fresh = PTHREAD_RWLOCK_INITIALIZER;
+#endif
+  reg_lock = fresh;
+}
 
 /* The routed handle zh is, or NULL.  Every entry point asks; while no
  * routed handle exists it costs one atomic load. */
@@ -206,6 +230,7 @@ static zhandle_t *tbl_init(const char *host, watcher_fn fn, int recv_timeout,
 }
 
 static void pl_setup(void) {
+  pthread_atfork(reg_prefork, reg_parent, reg_child);
 #define PL_RESOLVE(n)                                                        \
   *(void **)&real.n = dlsym(RTLD_NEXT, #n);                                  \
   if (!real.n) pl_missing = 1;

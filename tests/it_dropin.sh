@@ -16,7 +16,16 @@
 #     create/write/read/delete cycles without an "Invalid read", and the
 #     servers' own srvr counters show the leader received the writes and
 #     the followers the reads; with ZKROUTE=off everything goes to the one
-#     server the stock client picked.
+#     server the stock client picked;
+#  5. programs that run the event loop themselves (a stand-in importing
+#     zookeeper_interest/process; a real libzookeeper_st client when
+#     installed) are passed through, said in one line;
+#  6. a program forking while its threads use the handle: no child hangs,
+#     ZKROUTE_STATS's exit record comes from the parent alone;
+#  7. one host name for the ensemble, its addresses changed under a
+#     running handle (private /etc/hosts in a mount namespace);
+#  8. zkroute-run: relative and spaced library paths, nested runs, static,
+#     set-ID and capability programs refused in one line.
 # Run by tests/integration.sh; alone:
 #   ZKR_TEST_HOSTS=h1:p,h2:p,h3:p top_builddir=. top_srcdir=. tests/it_dropin.sh
 set -uo pipefail
@@ -463,6 +472,68 @@ else
 	hosts=$hosts_saved
 	check "... routed to the name's 3 addresses" grep -q "^zkroute: routing $dns_name:$dns_port: 3 members" "$work/dnszkr.err"
 	check "... with the same output as stock" diff -u "$work/dnsplain.out" "$work/dnszkr.out"
+fi
+
+# ---- 8. zkroute-run: library paths, nesting, programs it cannot preload into ----
+
+# tests/preload_probe prints which library its zookeeper_init comes from
+# and how many entries LD_PRELOAD has: the interposer was loaded, or not.
+probe=$(cd "$top_builddir" && pwd)/tests/preload_probe
+routed_probe() { # routed_probe OUT ENTRIES: OUT shows the interposer, ENTRIES preloads
+	grep -q '^zookeeper_init: libzkroute_preload.so$' "$1" && grep -q "^LD_PRELOAD entries: $2\$" "$1"
+}
+(cd "$top_builddir" && ZKROUTE_PRELOAD=.libs/libzkroute_preload.so ./zkroute-run sh -c "cd / && exec '$probe'") >"$work/rel.out" 2>&1
+check "a relative ZKROUTE_PRELOAD still loads after the program changes directory" routed_probe "$work/rel.out" 1
+odd="$work/dir with space:and colon"
+mkdir -p "$odd" && cp "$preload" "$odd/"
+# The link goes to a directory under $work, removed with it.
+env -u XDG_RUNTIME_DIR TMPDIR="$work" ZKROUTE_PRELOAD="$odd/libzkroute_preload.so" "$run" "$probe" >"$work/odd.out" 2>&1
+check "a ZKROUTE_PRELOAD with a space and a ':' loads (through a link)" routed_probe "$work/odd.out" 1
+"$run" "$run" "$probe" >"$work/nested-probe.out" 2>&1
+check "nested zkroute-run: the interposer once in LD_PRELOAD" routed_probe "$work/nested-probe.out" 1
+LD_PRELOAD="$zklib" "$run" "$run" "$probe" >"$work/nested2.out" 2>&1
+check "nested zkroute-run: a preload the caller had is kept, after it" routed_probe "$work/nested2.out" 2
+check "nested zkroute-run: dropin_prog runs" prog nested ZKROUTE_VERBOSE=1 -- "$run" "$run" "$plain"
+check "nested zkroute-run: same output as plain, routed once" \
+	bash -c "diff -u '$work/plain.out' '$work/nested.out' >&2 && [ \"\$(grep -c '^zkroute: routing' '$work/nested.err')\" = 1 ]"
+
+refused() { # refused REASON COMMAND...: exit 126 and one line with REASON
+	local why=$1
+	shift
+	"$@" >"$work/refused.out" 2>"$work/refused.err"
+	local rc=$?
+	[ $rc = 126 ] && [ "$(wc -l <"$work/refused.err")" = 1 ] && grep -q "^zkroute-run: not running .*$why" "$work/refused.err" ||
+		{ echo "    exit $rc" >&2; show "$work/refused.err"; return 1; }
+}
+check "zkroute-run refuses a static program, in one line" refused "statically linked" "$run" "$top_builddir/tests/static_prog"
+check "... and runs it with ZKROUTE=off" env ZKROUTE=off "$run" "$top_builddir/tests/static_prog"
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	# Copies of the probe in a directory the user nobody can read.
+	sx=$(mktemp -d "${TMPDIR:-/tmp}/zkr-dropin-sx.XXXXXX")
+	chmod 755 "$sx"
+	cp "$probe" "$sx/suid" && chown nobody "$sx/suid" && chmod u+s "$sx/suid"
+	cp "$probe" "$sx/sgid" && chgrp "$(id -gn nobody)" "$sx/sgid" && chmod g+s "$sx/sgid"
+	for f in suid sgid; do
+		LD_PRELOAD="$preload" "$sx/$f" >"$work/$f.out" 2>&1
+		check "$f probe: the loader ignores LD_PRELOAD for it (what zkroute-run guards against)" \
+			bash -c "! grep -q libzkroute_preload '$work/$f.out'"
+	done
+	check "zkroute-run refuses a set-user-ID program, in one line" refused "set-user-ID" "$run" "$sx/suid"
+	check "zkroute-run refuses a set-group-ID program, in one line" refused "set-group-ID" "$run" "$sx/sgid"
+	if command -v setcap >/dev/null && command -v setpriv >/dev/null &&
+		cp "$probe" "$sx/cap" && setcap cap_net_bind_service+ep "$sx/cap" 2>/dev/null; then
+		as_nobody() { setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" --clear-groups "$@"; }
+		as_nobody env LD_PRELOAD="$preload" "$sx/cap" >"$work/cap.out" 2>&1
+		check "capability probe: the loader ignores LD_PRELOAD for it (user nobody)" \
+			bash -c "! grep -q libzkroute_preload '$work/cap.out'"
+		check "zkroute-run refuses a program with file capabilities, in one line (user nobody)" \
+			refused "file capabilities" as_nobody "$run" "$sx/cap"
+	else
+		echo "ok - # SKIP file capabilities: setcap or setpriv missing, or setcap refused"
+	fi
+	rm -rf "$sx"
+else
+	echo "ok - # SKIP set-ID and capability programs: needs root (to make them) and the user nobody"
 fi
 
 if [ $failed -gt 0 ]; then

@@ -216,14 +216,33 @@ ZKR_API int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
  * per option (a bad value prints one line on stderr and keeps the
  * default), ZKROUTE_STATS=FILE (the handle's zkr_stats_json() is appended
  * to FILE, with the pid and program name, when it closes or when the
- * process exits with it open), ZKROUTE_VERBOSE=1.  ZKROUTE=off cannot
- * bypass zkroute here: it selects policy sticky and consistency local (one
- * session for everything, as the stock client) and says so on stderr.  The
- * environment is read once per process, at the first call.  The compat
- * header's zookeeper_init() is this call.  Returns as zkr_init(). */
+ * process exits with it open), ZKROUTE_VERBOSE=1.  ZKROUTE=off: since it
+ * must return a routed handle, it selects policy sticky and consistency
+ * local (one session for everything, as the stock client) and says so on
+ * stderr; the compat header is bypassed truly (zkr_compat_init).  The
+ * environment is read once per process, at the first call.  Returns as
+ * zkr_init(). */
 ZKR_API zkr_t *zkr_init_env(const char *host, watcher_fn fn, int recv_timeout,
                             const clientid_t *clientid, void *context,
                             int flags);
+
+/* ---- for <zkroute/compat.h> (docs/dropin.md) ----
+ * zkr_compat_init() is the compat header's zookeeper_init2: with the
+ * environment's ZKROUTE on, zkr_init_env()'s routed handle in disguise
+ * (log_callback unused); with ZKROUTE=off, a plain handle of the real
+ * zookeeper_init2(), log callback and all, which zkroute remembers.
+ * Returns NULL with errno as those do.  zkr_compat_routed() is what each
+ * compat call asks: the routed handle zh stands for, or NULL for such a
+ * plain handle (which the call then gives to the real zoo_ function).
+ * While no plain handle exists it costs one atomic load.
+ * zkr_compat_close() closes either kind (zkr_close or the real
+ * zookeeper_close) and returns what that returns.  Any thread. */
+ZKR_API zhandle_t *zkr_compat_init(const char *host, watcher_fn fn,
+                                   int recv_timeout, const clientid_t *clientid,
+                                   void *context, int flags,
+                                   log_callback_fn log_callback);
+ZKR_API zkr_t *zkr_compat_routed(zhandle_t *zh);
+ZKR_API int zkr_compat_close(zhandle_t *zh);
 
 /* Closes every member session.  Every outstanding completion fires exactly
  * once (ZCLOSING where it did not finish).  May be called from a callback:

@@ -11,7 +11,10 @@
  * Usage: dropin_prog HOSTS BASE   (BASE: a node path that does not exist)
  * With a third argument "quirks" it prints only what zkroute is known to do
  * differently (docs/dropin.md): it_dropin.sh reports a difference there as a
- * known issue, not a failure. */
+ * known issue, not a failure.  With "identity" it makes its handle with
+ * zookeeper_init2 and a log callback and prints whether the handle gives
+ * the callback back, which only a real libzookeeper_mt handle does
+ * (ZKROUTE=off must give one). */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -19,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <zookeeper/zookeeper.h>
@@ -664,6 +668,17 @@ static void quirks(void) {
   zoo_delete(zh, base, -1);
 }
 
+/* ---- "identity": what only a real libzookeeper_mt handle answers ---- */
+
+/* The handle is made with zookeeper_init2 and this log callback.  A real
+ * handle gives it back; a routed one does not use it (docs/dropin.md), and
+ * its zoo_get_log_callback says so. */
+static void id_log(const char *message) { (void)message; }
+
+static void identity(void) {
+  printf("zoo_get_log_callback gives ours: %s\n", zoo_get_log_callback(zh) == id_log ? "yes" : "no");
+}
+
 static void delete_tree(const char *path) {
   struct String_vector v;
   if (zoo_get_children(zh, path, 0, &v) == ZOK) {
@@ -682,8 +697,9 @@ static void delete_tree(const char *path) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3 && !(argc == 4 && strcmp(argv[3], "quirks") == 0)) {
-    fprintf(stderr, "usage: %s HOSTS BASE [quirks]\n", argv[0]);
+  if (argc != 3 && !(argc == 4 && (strcmp(argv[3], "quirks") == 0 ||
+                                    strcmp(argv[3], "identity") == 0))) {
+    fprintf(stderr, "usage: %s HOSTS BASE [quirks|identity]\n", argv[0]);
     return 2;
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -691,7 +707,10 @@ int main(int argc, char **argv) {
   base_len = strlen(base);
   zoo_set_debug_level(ZOO_LOG_LEVEL_WARN);
 
-  zh = zookeeper_init(argv[1], gwatch, 10000, NULL, &ctx1, 0);
+  if (argc == 4 && strcmp(argv[3], "identity") == 0)
+    zh = zookeeper_init2(argv[1], gwatch, 10000, NULL, &ctx1, 0, id_log);
+  else
+    zh = zookeeper_init(argv[1], gwatch, 10000, NULL, &ctx1, 0);
   printf("zookeeper_init: %s\n", zh ? "handle" : "NULL");
   if (!zh) return 1;
   struct timespec ts = deadline(20);
@@ -706,6 +725,11 @@ int main(int argc, char **argv) {
    * it_dropin.sh checks show steady-state routing. */
   nanosleep(&(struct timespec){1, 0}, NULL);
   printf("zoo_get_context: %s\n", zoo_get_context(zh) == &ctx1 ? "ctx1" : "?");
+  if (argc == 4 && strcmp(argv[3], "identity") == 0) {
+    identity();
+    zookeeper_close(zh);
+    return 0;
+  }
   if (argc == 4) {
     quirks();
     zookeeper_close(zh);

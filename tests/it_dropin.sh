@@ -118,8 +118,9 @@ check "dropin_prog plain runs" prog plain -- "$plain"
 check "dropin_prog compat header runs" prog compat ZKROUTE_STATS="$work/compat.stats" ZKROUTE_VERBOSE=1 -- "$compat"
 check "dropin_prog under zkroute-run runs" prog preload ZKROUTE_STATS="$work/preload.stats" ZKROUTE_VERBOSE=1 -- "$run" "$plain"
 check "dropin_prog under zkroute-run, ZKROUTE=off, runs" prog off ZKROUTE=off ZKROUTE_STATS="$work/off.stats" ZKROUTE_VERBOSE=1 -- "$run" "$plain"
+check "dropin_prog compat header, ZKROUTE=off, runs" prog compat-off ZKROUTE=off ZKROUTE_STATS="$work/compat-off.stats" ZKROUTE_VERBOSE=1 -- "$compat"
 check "dropin_prog under zkroute-run with bad values runs" prog bad ZKROUTE_POLICY=bogus ZKROUTE_LEADER_POLL_MS=fast ZKROUTE_POLICEY=hybrid ZKROUTE_VERBOSE=1 -- "$run" "$plain"
-for way in compat preload off bad; do
+for way in compat preload off compat-off bad; do
 	check "dropin_prog output: $way identical to plain" diff -u "$work/plain.out" "$work/$way.out"
 done
 check "plain output has the expected shape (68+ lines, all watch events)" \
@@ -130,6 +131,17 @@ check "compat: routed, said once" bash -c "[ \"\$(grep -c '^zkroute: routing .*p
 check "interposer: routed, said once" bash -c "[ \"\$(grep -c '^zkroute: routing .*policy hybrid' '$work/preload.err')\" = 1 ]"
 check "ZKROUTE=off: passed through, said once, no stats" \
 	bash -c "[ \"\$(grep -c '^zkroute: ' '$work/off.err')\" = 1 ] && grep -q 'not routing .*ZKROUTE=off' '$work/off.err' && [ ! -e '$work/off.stats' ]"
+check "compat, ZKROUTE=off: passed through, said once, no stats" \
+	bash -c "[ \"\$(grep -c '^zkroute: ' '$work/compat-off.err')\" = 1 ] && grep -q 'not routing .*ZKROUTE=off' '$work/compat-off.err' && [ ! -e '$work/compat-off.stats' ]"
+# Only a real libzookeeper_mt handle gives back the log callback it was
+# made with: compat with ZKROUTE=off answers as stock, compat routed does not.
+prog_mode=identity
+prog id-plain -- "$plain" && prog id-off ZKROUTE=off -- "$compat" && prog id-on -- "$compat"
+prog_mode=
+check "compat, ZKROUTE=off: a real handle (gives its log callback back, as stock)" \
+	bash -c "grep -q '^zoo_get_log_callback gives ours: yes' '$work/id-plain.out' && diff -u '$work/id-plain.out' '$work/id-off.out'"
+check "compat, routed: not a real handle (the identity check tells the two apart)" \
+	grep -q '^zoo_get_log_callback gives ours: no' "$work/id-on.out"
 zkr_lines "$work/bad.err" >"$work/bad.zkr"
 check "bad ZKROUTE_POLICY: one warning, default used" \
 	bash -c "[ \"\$(grep -c 'ignoring ZKROUTE_POLICY=bogus.*using the default, hybrid' '$work/bad.zkr')\" = 1 ]"

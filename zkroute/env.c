@@ -208,17 +208,33 @@ static void at_exit(void) {
   }
 }
 
-/* fork(): rec_mu is taken around it, so that a child never starts with it
- * held by a thread it does not have; the child drops the parent's records
- * (its own handles get new ones).  Registered once per process. */
-static void rec_prefork(void) { pthread_mutex_lock(&rec_mu); }
-static void rec_parent(void) { pthread_mutex_unlock(&rec_mu); }
+/* ---- the compat header's plain handles (ZKROUTE=off) ---- */
+
+static pthread_mutex_t plain_mu = PTHREAD_MUTEX_INITIALIZER;
+static zhandle_t **plain;
+static size_t plain_cap;
+static _Atomic size_t plain_n; /* read without the lock: 0, nothing to look up */
+
+/* fork(): rec_mu and plain_mu are taken around it, so that a child never
+ * starts with one held by a thread it does not have; the child drops the
+ * parent's records (its own handles get new ones).  Registered once per
+ * process. */
+static void rec_prefork(void) {
+  pthread_mutex_lock(&rec_mu);
+  pthread_mutex_lock(&plain_mu);
+}
+static void rec_parent(void) {
+  pthread_mutex_unlock(&plain_mu);
+  pthread_mutex_unlock(&rec_mu);
+}
 static void rec_child(void) {
   stats_rec_t *list = recs;
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   recs = NULL;
   n_recs = 0;
-  rec_mu = fresh; /* locked by the parent's thread, not by this one */
+  /* Locked by the parent's thread, not by this one. */
+  rec_mu = fresh;
+  plain_mu = fresh;
   while (list) {
     stats_rec_t *n = list->next;
     rec_free(list);
@@ -297,14 +313,14 @@ zkr_t *zkr_init_env(const char *host, watcher_fn fn, int recv_timeout,
   const zkr__env_t *e = zkr__env();
   zkr_options_t o = e->opts;
   if (e->off) {
-    /* Compiled against zkroute, the program cannot bypass it: the closest
-     * thing is what the stock client does, one session for everything. */
+    /* A zkr_t must come back: the closest thing to no zkroute is what the
+     * stock client does, one session for everything.  (The compat header
+     * bypasses zkroute truly: zkr_compat_init.) */
     static _Atomic int told;
     if (!atomic_exchange(&told, 1))
-      zkr__env_note("ZKROUTE=off: this program is built with zkroute (compat "
-                    "header) and cannot bypass it; using policy sticky and "
-                    "consistency local, one session for every operation as "
-                    "the stock client does");
+      zkr__env_note("ZKROUTE=off: zkr_init_env() returns a routed handle all "
+                    "the same; using policy sticky and consistency local, one "
+                    "session for every operation as the stock client does");
     o.policy = ZKR_POLICY_STICKY;
     o.consistency = ZKR_CONSISTENCY_LOCAL;
   }
@@ -315,4 +331,70 @@ zkr_t *zkr_init_env(const char *host, watcher_fn fn, int recv_timeout,
           : rc == ZKR_EINIT || rc == ZKR_ETHREAD ? EAGAIN
                                                  : EINVAL;
   return NULL;
+}
+
+/* ---- the compat header ---- */
+
+zhandle_t *zkr_compat_init(const char *host, watcher_fn fn, int recv_timeout,
+                           const clientid_t *clientid, void *context, int flags,
+                           log_callback_fn log_callback) {
+  const zkr__env_t *e = zkr__env();
+  if (!e->off)
+    return zkr_as_zh(zkr_init_env(host, fn, recv_timeout, clientid, context, flags));
+  /* ZKROUTE=off: the stock client itself.  The table's init is the real
+   * zookeeper_init, but the log callback needs zookeeper_init2. */
+  pthread_mutex_lock(&plain_mu);
+  if (plain_n == plain_cap) {
+    size_t cap = plain_cap ? 2 * plain_cap : 8;
+    zhandle_t **v = realloc(plain, cap * sizeof *v);
+    if (!v) {
+      pthread_mutex_unlock(&plain_mu);
+      errno = ENOMEM;
+      return NULL;
+    }
+    plain = v;
+    plain_cap = cap;
+  }
+  zhandle_t *zh = zookeeper_init2(host, fn, recv_timeout, clientid, context, flags,
+                                  log_callback);
+  int err = errno;
+  if (zh) {
+    plain[plain_n] = zh;
+    atomic_store(&plain_n, plain_n + 1);
+  }
+  pthread_mutex_unlock(&plain_mu);
+  if (e->verbose)
+    zkr__env_note("not routing %s: ZKROUTE=off; using the stock client", host ? host : "(null)");
+  errno = err;
+  return zh;
+}
+
+/* Takes zh out of the plain handles: 1 if it was one. */
+static int plain_take(zhandle_t *zh, int remove) {
+  int found = 0;
+  pthread_mutex_lock(&plain_mu);
+  size_t n = plain_n;
+  for (size_t i = 0; i < n && !found; i++) {
+    if (plain[i] != zh) continue;
+    found = 1;
+    if (remove) {
+      plain[i] = plain[n - 1];
+      atomic_store(&plain_n, n - 1);
+    }
+  }
+  pthread_mutex_unlock(&plain_mu);
+  return found;
+}
+
+zkr_t *zkr_compat_routed(zhandle_t *zh) {
+  if (atomic_load_explicit(&plain_n, memory_order_acquire) == 0 || !plain_take(zh, 0))
+    return zkr_from_zh(zh);
+  return NULL;
+}
+
+int zkr_compat_close(zhandle_t *zh) {
+  /* Out of the list before the real close frees it: a routed handle later
+   * allocated at the same address is never taken for it. */
+  if (zh && atomic_load(&plain_n) > 0 && plain_take(zh, 1)) return zookeeper_close(zh);
+  return zkr_close(zkr_from_zh(zh));
 }

@@ -8,8 +8,10 @@
  * the zkr_ call it mirrors.  The program keeps its zhandle_t pointers: they
  * are routed handles in disguise (zkr_as_zh), and watchers receive the same
  * pointer the program holds.  Options come from the environment as for the
- * LD_PRELOAD interposer (zkr_init_env: ZKROUTE_POLICY, ZKROUTE_<OPTION>,
- * ZKROUTE_STATS).
+ * LD_PRELOAD interposer (ZKROUTE_POLICY, ZKROUTE_<OPTION>, ZKROUTE_STATS).
+ * With ZKROUTE=off, zookeeper_init gives a plain libzookeeper_mt handle
+ * (zkr_compat_init) and every call on it goes to the real zoo_ function
+ * (each adapter asks zkr_compat_routed): a true pass-through.
  *
  * How: each name is a macro for a static inline adapter, so calls, and
  * function pointers taken of zoo_ functions, both reach zkroute.  Include
@@ -32,11 +34,23 @@
 
 #include "../zkroute.h"
 
+/* zkroute serves libzookeeper_mt programs: built with THREADED, which also
+ * declares the synchronous calls this header hands plain handles to.  A
+ * program without it runs the single-threaded event loop, which a routed
+ * handle cannot take part in. */
+#ifndef THREADED
+#error "<zkroute/compat.h> needs THREADED (cc -DTHREADED ... -lzookeeper_mt)"
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define ZKR_COMPAT_Z(zh) zkr_from_zh(zh)
+/* Declared by zookeeper.h only without THREADED; a plain handle
+ * (ZKROUTE=off) gets the real ones. */
+int zookeeper_interest(zhandle_t *zh, int *fd, int *interest,
+                       struct timeval *tv);
+int zookeeper_process(zhandle_t *zh, int events);
 
 /* ---- handle life and the session ---- */
 
@@ -45,67 +59,91 @@ static inline zhandle_t *zkr_compat_zookeeper_init(const char *host,
                                                    int recv_timeout,
                                                    const clientid_t *clientid,
                                                    void *context, int flags) {
-  return zkr_as_zh(zkr_init_env(host, fn, recv_timeout, clientid, context, flags));
+  return zkr_compat_init(host, fn, recv_timeout, clientid, context, flags, NULL);
 }
 
 static inline zhandle_t *zkr_compat_zookeeper_init2(
     const char *host, watcher_fn fn, int recv_timeout,
     const clientid_t *clientid, void *context, int flags,
     log_callback_fn log_callback) {
-  (void)log_callback;
-  return zkr_as_zh(zkr_init_env(host, fn, recv_timeout, clientid, context, flags));
+  return zkr_compat_init(host, fn, recv_timeout, clientid, context, flags,
+                         log_callback);
 }
 
 static inline int zkr_compat_zookeeper_close(zhandle_t *zh) {
-  return zkr_close(ZKR_COMPAT_Z(zh));
+  return zkr_compat_close(zh);
 }
 
 static inline int zkr_compat_zoo_state(zhandle_t *zh) {
-  return zkr_state(ZKR_COMPAT_Z(zh));
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_state(zh);
+  return zkr_state(z_);
 }
 
 static inline const clientid_t *zkr_compat_zoo_client_id(zhandle_t *zh) {
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_client_id(zh);
   static clientid_t none; /* zeros; not const: C++ would want an initialiser */
-  const clientid_t *id = zkr_client_id(ZKR_COMPAT_Z(zh));
+  const clientid_t *id = zkr_client_id(z_);
   return id ? id : &none;
 }
 
 static inline int zkr_compat_zoo_recv_timeout(zhandle_t *zh) {
-  return zkr_recv_timeout(ZKR_COMPAT_Z(zh));
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_recv_timeout(zh);
+  return zkr_recv_timeout(z_);
 }
 
 static inline const void *zkr_compat_zoo_get_context(zhandle_t *zh) {
-  return zkr_get_context(ZKR_COMPAT_Z(zh));
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_get_context(zh);
+  return zkr_get_context(z_);
 }
 
 static inline void zkr_compat_zoo_set_context(zhandle_t *zh, void *context) {
-  zkr_set_context(ZKR_COMPAT_Z(zh), context);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) {
+    zoo_set_context(zh, context);
+    return;
+  }
+  zkr_set_context(z_, context);
 }
 
 static inline watcher_fn zkr_compat_zoo_set_watcher(zhandle_t *zh,
                                                     watcher_fn newFn) {
-  return zkr_set_watcher(ZKR_COMPAT_Z(zh), newFn);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_set_watcher(zh, newFn);
+  return zkr_set_watcher(z_, newFn);
 }
 
 static inline int zkr_compat_is_unrecoverable(zhandle_t *zh) {
-  return zkr_is_unrecoverable(ZKR_COMPAT_Z(zh));
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return is_unrecoverable(zh);
+  return zkr_is_unrecoverable(z_);
 }
 
 static inline int zkr_compat_zoo_add_auth(zhandle_t *zh, const char *scheme,
                                           const char *cert, int certLen,
                                           void_completion_t completion,
                                           const void *data) {
-  return zkr_add_auth(ZKR_COMPAT_Z(zh), scheme, cert, certLen, completion, data);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_add_auth(zh, scheme, cert, certLen, completion, data);
+  return zkr_add_auth(z_, scheme, cert, certLen, completion, data);
 }
 
 static inline log_callback_fn zkr_compat_zoo_get_log_callback(const zhandle_t *zh) {
-  (void)zh;
+  zkr_t *z_ = zkr_compat_routed((zhandle_t *)zh);
+  if (!z_) return zoo_get_log_callback(zh);
   return NULL;
 }
 
 static inline void zkr_compat_zoo_set_log_callback(zhandle_t *zh,
                                                    log_callback_fn callback) {
-  (void)zh;
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) {
+    zoo_set_log_callback(zh, callback);
+    return;
+  }
   (void)callback;
 }
 
@@ -114,7 +152,8 @@ static inline void zkr_compat_zoo_set_log_callback(zhandle_t *zh,
 static inline int zkr_compat_zookeeper_interest(zhandle_t *zh, int *fd,
                                                 int *interest,
                                                 struct timeval *tv) {
-  (void)zh;
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zookeeper_interest(zh, fd, interest, tv);
   (void)fd;
   (void)interest;
   (void)tv;
@@ -122,30 +161,38 @@ static inline int zkr_compat_zookeeper_interest(zhandle_t *zh, int *fd,
 }
 
 static inline int zkr_compat_zookeeper_process(zhandle_t *zh, int events) {
-  (void)zh;
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zookeeper_process(zh, events);
   (void)events;
   return ZUNIMPLEMENTED;
 }
 
 static inline int zkr_compat_zoo_set_servers(zhandle_t *zh, const char *hosts) {
-  return zkr_set_servers(ZKR_COMPAT_Z(zh), hosts);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_set_servers(zh, hosts);
+  return zkr_set_servers(z_, hosts);
 }
 
 static inline int zkr_compat_zoo_set_servers_resolution_delay(zhandle_t *zh,
                                                               int delay_ms) {
-  (void)zh;
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_set_servers_resolution_delay(zh, delay_ms);
   return delay_ms < 0 ? ZBADARGUMENTS : ZOK;
 }
 
 static inline void zkr_compat_zoo_cycle_next_server(zhandle_t *zh) { (void)zh; }
 
 static inline const char *zkr_compat_zoo_get_current_server(zhandle_t *zh) {
-  return zkr_get_current_server(ZKR_COMPAT_Z(zh));
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_get_current_server(zh);
+  return zkr_get_current_server(z_);
 }
 
 static inline struct sockaddr *zkr_compat_zookeeper_get_connected_host(
     zhandle_t *zh, struct sockaddr *addr, socklen_t *addr_len) {
-  return zkr_get_connected_host(ZKR_COMPAT_Z(zh), addr, addr_len);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zookeeper_get_connected_host(zh, addr, addr_len);
+  return zkr_get_connected_host(z_, addr, addr_len);
 }
 
 static inline int zkr_compat_zoo_areconfig(zhandle_t *zh, const char *joining,
@@ -153,7 +200,9 @@ static inline int zkr_compat_zoo_areconfig(zhandle_t *zh, const char *joining,
                                            const char *members, int64_t version,
                                            data_completion_t dc,
                                            const void *data) {
-  return zkr_areconfig(ZKR_COMPAT_Z(zh), joining, leaving, members, version, dc, data);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_areconfig(zh, joining, leaving, members, version, dc, data);
+  return zkr_areconfig(z_, joining, leaving, members, version, dc, data);
 }
 
 static inline int zkr_compat_zoo_reconfig(zhandle_t *zh, const char *joining,
@@ -161,7 +210,9 @@ static inline int zkr_compat_zoo_reconfig(zhandle_t *zh, const char *joining,
                                           const char *members, int64_t version,
                                           char *buffer, int *buffer_len,
                                           struct Stat *stat) {
-  return zkr_reconfig(ZKR_COMPAT_Z(zh), joining, leaving, members, version, buffer,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_reconfig(zh, joining, leaving, members, version, buffer, buffer_len, stat);
+  return zkr_reconfig(z_, joining, leaving, members, version, buffer,
                       buffer_len, stat);
 }
 
@@ -171,7 +222,9 @@ static inline int zkr_compat_zoo_aremove_watches(
     zhandle_t *zh, const char *path, ZooWatcherType wtype, watcher_fn watcher,
     void *watcherCtx, int local, void_completion_t *completion,
     const void *data) {
-  return zkr_aremove_watches(ZKR_COMPAT_Z(zh), path, wtype, watcher, watcherCtx, local,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_aremove_watches(zh, path, wtype, watcher, watcherCtx, local, completion, data);
+  return zkr_aremove_watches(z_, path, wtype, watcher, watcherCtx, local,
                              (void_completion_t)completion, data);
 }
 
@@ -179,13 +232,17 @@ static inline int zkr_compat_zoo_remove_watches(zhandle_t *zh, const char *path,
                                                 ZooWatcherType wtype,
                                                 watcher_fn watcher,
                                                 void *watcherCtx, int local) {
-  return zkr_remove_watches(ZKR_COMPAT_Z(zh), path, wtype, watcher, watcherCtx, local);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_remove_watches(zh, path, wtype, watcher, watcherCtx, local);
+  return zkr_remove_watches(z_, path, wtype, watcher, watcherCtx, local);
 }
 
 static inline int zkr_compat_zoo_aremove_all_watches(
     zhandle_t *zh, const char *path, ZooWatcherType wtype, int local,
     void_completion_t *completion, const void *data) {
-  return zkr_aremove_all_watches(ZKR_COMPAT_Z(zh), path, wtype, local,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_aremove_all_watches(zh, path, wtype, local, completion, data);
+  return zkr_aremove_all_watches(z_, path, wtype, local,
                                  (void_completion_t)completion, data);
 }
 
@@ -193,7 +250,9 @@ static inline int zkr_compat_zoo_remove_all_watches(zhandle_t *zh,
                                                     const char *path,
                                                     ZooWatcherType wtype,
                                                     int local) {
-  return zkr_remove_all_watches(ZKR_COMPAT_Z(zh), path, wtype, local);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_remove_all_watches(zh, path, wtype, local);
+  return zkr_remove_all_watches(z_, path, wtype, local);
 }
 
 /* ---- asynchronous calls ---- */
@@ -203,7 +262,9 @@ static inline int zkr_compat_zoo_acreate(zhandle_t *zh, const char *path,
                                          const struct ACL_vector *acl, int mode,
                                          string_completion_t completion,
                                          const void *data) {
-  return zkr_acreate(ZKR_COMPAT_Z(zh), path, value, valuelen, acl, mode,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_acreate(zh, path, value, valuelen, acl, mode, completion, data);
+  return zkr_acreate(z_, path, value, valuelen, acl, mode,
                      completion, data);
 }
 
@@ -213,7 +274,9 @@ static inline int zkr_compat_zoo_acreate_ttl(zhandle_t *zh, const char *path,
                                              int mode, int64_t ttl,
                                              string_completion_t completion,
                                              const void *data) {
-  return zkr_acreate_ttl(ZKR_COMPAT_Z(zh), path, value, valuelen, acl, mode,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_acreate_ttl(zh, path, value, valuelen, acl, mode, ttl, completion, data);
+  return zkr_acreate_ttl(z_, path, value, valuelen, acl, mode,
                          ttl, completion, data);
 }
 
@@ -223,7 +286,9 @@ static inline int zkr_compat_zoo_acreate2(zhandle_t *zh, const char *path,
                                           int mode,
                                           string_stat_completion_t completion,
                                           const void *data) {
-  return zkr_acreate2(ZKR_COMPAT_Z(zh), path, value, valuelen, acl, mode,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_acreate2(zh, path, value, valuelen, acl, mode, completion, data);
+  return zkr_acreate2(z_, path, value, valuelen, acl, mode,
                       completion, data);
 }
 
@@ -231,7 +296,9 @@ static inline int zkr_compat_zoo_acreate2_ttl(
     zhandle_t *zh, const char *path, const char *value, int valuelen,
     const struct ACL_vector *acl, int mode, int64_t ttl,
     string_stat_completion_t completion, const void *data) {
-  return zkr_acreate2_ttl(ZKR_COMPAT_Z(zh), path, value, valuelen, acl, mode,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_acreate2_ttl(zh, path, value, valuelen, acl, mode, ttl, completion, data);
+  return zkr_acreate2_ttl(z_, path, value, valuelen, acl, mode,
                           ttl, completion, data);
 }
 
@@ -239,34 +306,44 @@ static inline int zkr_compat_zoo_adelete(zhandle_t *zh, const char *path,
                                          int version,
                                          void_completion_t completion,
                                          const void *data) {
-  return zkr_adelete(ZKR_COMPAT_Z(zh), path, version, completion, data);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_adelete(zh, path, version, completion, data);
+  return zkr_adelete(z_, path, version, completion, data);
 }
 
 static inline int zkr_compat_zoo_aexists(zhandle_t *zh, const char *path,
                                          int watch, stat_completion_t completion,
                                          const void *data) {
-  return zkr_aexists(ZKR_COMPAT_Z(zh), path, watch, completion, data);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_aexists(zh, path, watch, completion, data);
+  return zkr_aexists(z_, path, watch, completion, data);
 }
 
 static inline int zkr_compat_zoo_awexists(zhandle_t *zh, const char *path,
                                           watcher_fn watcher, void *watcherCtx,
                                           stat_completion_t completion,
                                           const void *data) {
-  return zkr_awexists(ZKR_COMPAT_Z(zh), path, watcher, watcherCtx, completion,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_awexists(zh, path, watcher, watcherCtx, completion, data);
+  return zkr_awexists(z_, path, watcher, watcherCtx, completion,
                       data);
 }
 
 static inline int zkr_compat_zoo_aget(zhandle_t *zh, const char *path,
                                       int watch, data_completion_t completion,
                                       const void *data) {
-  return zkr_aget(ZKR_COMPAT_Z(zh), path, watch, completion, data);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_aget(zh, path, watch, completion, data);
+  return zkr_aget(z_, path, watch, completion, data);
 }
 
 static inline int zkr_compat_zoo_awget(zhandle_t *zh, const char *path,
                                        watcher_fn watcher, void *watcherCtx,
                                        data_completion_t completion,
                                        const void *data) {
-  return zkr_awget(ZKR_COMPAT_Z(zh), path, watcher, watcherCtx, completion,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_awget(zh, path, watcher, watcherCtx, completion, data);
+  return zkr_awget(z_, path, watcher, watcherCtx, completion,
                    data);
 }
 
@@ -274,14 +351,18 @@ static inline int zkr_compat_zoo_awget(zhandle_t *zh, const char *path,
 static inline int zkr_compat_zoo_agetconfig(zhandle_t *zh, int watch,
                                             data_completion_t completion,
                                             const void *data) {
-  return zkr_aget(ZKR_COMPAT_Z(zh), ZOO_CONFIG_NODE, watch, completion, data);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_agetconfig(zh, watch, completion, data);
+  return zkr_aget(z_, ZOO_CONFIG_NODE, watch, completion, data);
 }
 
 static inline int zkr_compat_zoo_awgetconfig(zhandle_t *zh, watcher_fn watcher,
                                              void *watcherCtx,
                                              data_completion_t completion,
                                              const void *data) {
-  return zkr_awget(ZKR_COMPAT_Z(zh), ZOO_CONFIG_NODE, watcher, watcherCtx,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_awgetconfig(zh, watcher, watcherCtx, completion, data);
+  return zkr_awget(z_, ZOO_CONFIG_NODE, watcher, watcherCtx,
                    completion, data);
 }
 
@@ -289,7 +370,9 @@ static inline int zkr_compat_zoo_aset(zhandle_t *zh, const char *path,
                                       const char *buffer, int buflen,
                                       int version, stat_completion_t completion,
                                       const void *data) {
-  return zkr_aset(ZKR_COMPAT_Z(zh), path, buffer, buflen, version, completion,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_aset(zh, path, buffer, buflen, version, completion, data);
+  return zkr_aset(z_, path, buffer, buflen, version, completion,
                   data);
 }
 
@@ -297,46 +380,60 @@ static inline int zkr_compat_zoo_aget_children(zhandle_t *zh, const char *path,
                                                int watch,
                                                strings_completion_t completion,
                                                const void *data) {
-  return zkr_aget_children(ZKR_COMPAT_Z(zh), path, watch, completion, data);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_aget_children(zh, path, watch, completion, data);
+  return zkr_aget_children(z_, path, watch, completion, data);
 }
 
 static inline int zkr_compat_zoo_awget_children(
     zhandle_t *zh, const char *path, watcher_fn watcher, void *watcherCtx,
     strings_completion_t completion, const void *data) {
-  return zkr_awget_children(ZKR_COMPAT_Z(zh), path, watcher, watcherCtx,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_awget_children(zh, path, watcher, watcherCtx, completion, data);
+  return zkr_awget_children(z_, path, watcher, watcherCtx,
                             completion, data);
 }
 
 static inline int zkr_compat_zoo_aget_children2(
     zhandle_t *zh, const char *path, int watch,
     strings_stat_completion_t completion, const void *data) {
-  return zkr_aget_children2(ZKR_COMPAT_Z(zh), path, watch, completion, data);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_aget_children2(zh, path, watch, completion, data);
+  return zkr_aget_children2(z_, path, watch, completion, data);
 }
 
 static inline int zkr_compat_zoo_awget_children2(
     zhandle_t *zh, const char *path, watcher_fn watcher, void *watcherCtx,
     strings_stat_completion_t completion, const void *data) {
-  return zkr_awget_children2(ZKR_COMPAT_Z(zh), path, watcher, watcherCtx,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_awget_children2(zh, path, watcher, watcherCtx, completion, data);
+  return zkr_awget_children2(z_, path, watcher, watcherCtx,
                              completion, data);
 }
 
 static inline int zkr_compat_zoo_async(zhandle_t *zh, const char *path,
                                        string_completion_t completion,
                                        const void *data) {
-  return zkr_async(ZKR_COMPAT_Z(zh), path, completion, data);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_async(zh, path, completion, data);
+  return zkr_async(z_, path, completion, data);
 }
 
 static inline int zkr_compat_zoo_aget_acl(zhandle_t *zh, const char *path,
                                           acl_completion_t completion,
                                           const void *data) {
-  return zkr_aget_acl(ZKR_COMPAT_Z(zh), path, completion, data);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_aget_acl(zh, path, completion, data);
+  return zkr_aget_acl(z_, path, completion, data);
 }
 
 static inline int zkr_compat_zoo_aset_acl(zhandle_t *zh, const char *path,
                                           int version, struct ACL_vector *acl,
                                           void_completion_t completion,
                                           const void *data) {
-  return zkr_aset_acl(ZKR_COMPAT_Z(zh), path, version, acl, completion, data);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_aset_acl(zh, path, version, acl, completion, data);
+  return zkr_aset_acl(z_, path, version, acl, completion, data);
 }
 
 static inline int zkr_compat_zoo_amulti(zhandle_t *zh, int count,
@@ -344,7 +441,9 @@ static inline int zkr_compat_zoo_amulti(zhandle_t *zh, int count,
                                         zoo_op_result_t *results,
                                         void_completion_t completion,
                                         const void *data) {
-  return zkr_amulti(ZKR_COMPAT_Z(zh), count, ops, results, completion, data);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_amulti(zh, count, ops, results, completion, data);
+  return zkr_amulti(z_, count, ops, results, completion, data);
 }
 
 /* ---- synchronous calls ---- */
@@ -353,7 +452,9 @@ static inline int zkr_compat_zoo_create(zhandle_t *zh, const char *path,
                                         const char *value, int valuelen,
                                         const struct ACL_vector *acl, int mode,
                                         char *path_buffer, int path_buffer_len) {
-  return zkr_create(ZKR_COMPAT_Z(zh), path, value, valuelen, acl, mode,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_create(zh, path, value, valuelen, acl, mode, path_buffer, path_buffer_len);
+  return zkr_create(z_, path, value, valuelen, acl, mode,
                     path_buffer, path_buffer_len);
 }
 
@@ -363,7 +464,9 @@ static inline int zkr_compat_zoo_create_ttl(zhandle_t *zh, const char *path,
                                             int mode, int64_t ttl,
                                             char *path_buffer,
                                             int path_buffer_len) {
-  return zkr_create_ttl(ZKR_COMPAT_Z(zh), path, value, valuelen, acl, mode, ttl,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_create_ttl(zh, path, value, valuelen, acl, mode, ttl, path_buffer, path_buffer_len);
+  return zkr_create_ttl(z_, path, value, valuelen, acl, mode, ttl,
                         path_buffer, path_buffer_len);
 }
 
@@ -372,7 +475,9 @@ static inline int zkr_compat_zoo_create2(zhandle_t *zh, const char *path,
                                          const struct ACL_vector *acl, int mode,
                                          char *path_buffer, int path_buffer_len,
                                          struct Stat *stat) {
-  return zkr_create2(ZKR_COMPAT_Z(zh), path, value, valuelen, acl, mode,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_create2(zh, path, value, valuelen, acl, mode, path_buffer, path_buffer_len, stat);
+  return zkr_create2(z_, path, value, valuelen, acl, mode,
                      path_buffer, path_buffer_len, stat);
 }
 
@@ -380,84 +485,110 @@ static inline int zkr_compat_zoo_create2_ttl(
     zhandle_t *zh, const char *path, const char *value, int valuelen,
     const struct ACL_vector *acl, int mode, int64_t ttl, char *path_buffer,
     int path_buffer_len, struct Stat *stat) {
-  return zkr_create2_ttl(ZKR_COMPAT_Z(zh), path, value, valuelen, acl, mode,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_create2_ttl(zh, path, value, valuelen, acl, mode, ttl, path_buffer, path_buffer_len, stat);
+  return zkr_create2_ttl(z_, path, value, valuelen, acl, mode,
                          ttl, path_buffer, path_buffer_len, stat);
 }
 
 static inline int zkr_compat_zoo_delete(zhandle_t *zh, const char *path,
                                         int version) {
-  return zkr_delete(ZKR_COMPAT_Z(zh), path, version);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_delete(zh, path, version);
+  return zkr_delete(z_, path, version);
 }
 
 static inline int zkr_compat_zoo_exists(zhandle_t *zh, const char *path,
                                         int watch, struct Stat *stat) {
-  return zkr_exists(ZKR_COMPAT_Z(zh), path, watch, stat);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_exists(zh, path, watch, stat);
+  return zkr_exists(z_, path, watch, stat);
 }
 
 static inline int zkr_compat_zoo_wexists(zhandle_t *zh, const char *path,
                                          watcher_fn watcher, void *watcherCtx,
                                          struct Stat *stat) {
-  return zkr_wexists(ZKR_COMPAT_Z(zh), path, watcher, watcherCtx, stat);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_wexists(zh, path, watcher, watcherCtx, stat);
+  return zkr_wexists(z_, path, watcher, watcherCtx, stat);
 }
 
 static inline int zkr_compat_zoo_get(zhandle_t *zh, const char *path, int watch,
                                      char *buffer, int *buffer_len,
                                      struct Stat *stat) {
-  return zkr_get(ZKR_COMPAT_Z(zh), path, watch, buffer, buffer_len, stat);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_get(zh, path, watch, buffer, buffer_len, stat);
+  return zkr_get(z_, path, watch, buffer, buffer_len, stat);
 }
 
 static inline int zkr_compat_zoo_wget(zhandle_t *zh, const char *path,
                                       watcher_fn watcher, void *watcherCtx,
                                       char *buffer, int *buffer_len,
                                       struct Stat *stat) {
-  return zkr_wget(ZKR_COMPAT_Z(zh), path, watcher, watcherCtx, buffer,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_wget(zh, path, watcher, watcherCtx, buffer, buffer_len, stat);
+  return zkr_wget(z_, path, watcher, watcherCtx, buffer,
                   buffer_len, stat);
 }
 
 static inline int zkr_compat_zoo_getconfig(zhandle_t *zh, int watch,
                                            char *buffer, int *buffer_len,
                                            struct Stat *stat) {
-  return zkr_get(ZKR_COMPAT_Z(zh), ZOO_CONFIG_NODE, watch, buffer, buffer_len,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_getconfig(zh, watch, buffer, buffer_len, stat);
+  return zkr_get(z_, ZOO_CONFIG_NODE, watch, buffer, buffer_len,
                  stat);
 }
 
 static inline int zkr_compat_zoo_wgetconfig(zhandle_t *zh, watcher_fn watcher,
                                             void *watcherCtx, char *buffer,
                                             int *buffer_len, struct Stat *stat) {
-  return zkr_wget(ZKR_COMPAT_Z(zh), ZOO_CONFIG_NODE, watcher, watcherCtx,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_wgetconfig(zh, watcher, watcherCtx, buffer, buffer_len, stat);
+  return zkr_wget(z_, ZOO_CONFIG_NODE, watcher, watcherCtx,
                   buffer, buffer_len, stat);
 }
 
 static inline int zkr_compat_zoo_set(zhandle_t *zh, const char *path,
                                      const char *buffer, int buflen,
                                      int version) {
-  return zkr_set(ZKR_COMPAT_Z(zh), path, buffer, buflen, version);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_set(zh, path, buffer, buflen, version);
+  return zkr_set(z_, path, buffer, buflen, version);
 }
 
 static inline int zkr_compat_zoo_set2(zhandle_t *zh, const char *path,
                                       const char *buffer, int buflen,
                                       int version, struct Stat *stat) {
-  return zkr_set2(ZKR_COMPAT_Z(zh), path, buffer, buflen, version, stat);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_set2(zh, path, buffer, buflen, version, stat);
+  return zkr_set2(z_, path, buffer, buflen, version, stat);
 }
 
 static inline int zkr_compat_zoo_get_children(zhandle_t *zh, const char *path,
                                               int watch,
                                               struct String_vector *strings) {
-  return zkr_get_children(ZKR_COMPAT_Z(zh), path, watch, strings);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_get_children(zh, path, watch, strings);
+  return zkr_get_children(z_, path, watch, strings);
 }
 
 static inline int zkr_compat_zoo_wget_children(zhandle_t *zh, const char *path,
                                                watcher_fn watcher,
                                                void *watcherCtx,
                                                struct String_vector *strings) {
-  return zkr_wget_children(ZKR_COMPAT_Z(zh), path, watcher, watcherCtx, strings);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_wget_children(zh, path, watcher, watcherCtx, strings);
+  return zkr_wget_children(z_, path, watcher, watcherCtx, strings);
 }
 
 static inline int zkr_compat_zoo_get_children2(zhandle_t *zh, const char *path,
                                                int watch,
                                                struct String_vector *strings,
                                                struct Stat *stat) {
-  return zkr_get_children2(ZKR_COMPAT_Z(zh), path, watch, strings, stat);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_get_children2(zh, path, watch, strings, stat);
+  return zkr_get_children2(z_, path, watch, strings, stat);
 }
 
 static inline int zkr_compat_zoo_wget_children2(zhandle_t *zh, const char *path,
@@ -465,26 +596,34 @@ static inline int zkr_compat_zoo_wget_children2(zhandle_t *zh, const char *path,
                                                 void *watcherCtx,
                                                 struct String_vector *strings,
                                                 struct Stat *stat) {
-  return zkr_wget_children2(ZKR_COMPAT_Z(zh), path, watcher, watcherCtx,
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_wget_children2(zh, path, watcher, watcherCtx, strings, stat);
+  return zkr_wget_children2(z_, path, watcher, watcherCtx,
                             strings, stat);
 }
 
 static inline int zkr_compat_zoo_get_acl(zhandle_t *zh, const char *path,
                                          struct ACL_vector *acl,
                                          struct Stat *stat) {
-  return zkr_get_acl(ZKR_COMPAT_Z(zh), path, acl, stat);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_get_acl(zh, path, acl, stat);
+  return zkr_get_acl(z_, path, acl, stat);
 }
 
 static inline int zkr_compat_zoo_set_acl(zhandle_t *zh, const char *path,
                                          int version,
                                          const struct ACL_vector *acl) {
-  return zkr_set_acl(ZKR_COMPAT_Z(zh), path, version, acl);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_set_acl(zh, path, version, acl);
+  return zkr_set_acl(z_, path, version, acl);
 }
 
 static inline int zkr_compat_zoo_multi(zhandle_t *zh, int count,
                                        const zoo_op_t *ops,
                                        zoo_op_result_t *results) {
-  return zkr_multi(ZKR_COMPAT_Z(zh), count, ops, results);
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_multi(zh, count, ops, results);
+  return zkr_multi(z_, count, ops, results);
 }
 
 #ifdef __cplusplus

@@ -1,12 +1,14 @@
 /* Unit tests (no server) of the environment configuration behind the
  * drop-in layers (docs/dropin.md), through the public zkr_init_env(): a
  * good value is used, a bad one gives one stderr line and the default, an
- * unknown ZKROUTE_* variable is reported, ZKROUTE=off in a compat build
- * means sticky + local, and ZKROUTE_STATS gets one JSON line per handle at
+ * unknown ZKROUTE_* variable is reported, ZKROUTE=off means sticky + local
+ * for zkr_init_env and a plain handle for the compat header's
+ * zkr_compat_init, and ZKROUTE_STATS gets one JSON line per handle at
  * close.  Each test runs in its own process (Check forks), so the
  * environment is read afresh.  The host list names closed local ports:
  * handles are created and closed without ever connecting. */
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,14 +97,64 @@ START_TEST(bad_values_warn_once_and_use_defaults) {
 }
 END_TEST
 
-START_TEST(off_in_a_compat_build_is_sticky) {
+/* zkr_init_env must return a routed handle: with ZKROUTE=off, sticky +
+ * local, said once. */
+START_TEST(off_in_zkr_init_env_is_sticky) {
   capture_stderr();
   setenv("ZKROUTE", "off", 1);
   zkr_t *z = zkr_init_env(HOSTS, NULL, 10000, NULL, NULL, 0);
   ck_assert_ptr_nonnull(z);
   ck_assert_int_eq(policy_of(z), ZKR_POLICY_STICKY);
   zkr_close(z);
-  ck_assert_int_eq(count(slurp(err_path), "ZKROUTE=off: this program is built with zkroute"), 1);
+  z = zkr_init_env(HOSTS, NULL, 10000, NULL, NULL, 0);
+  zkr_close(z);
+  ck_assert_int_eq(count(slurp(err_path), "ZKROUTE=off: zkr_init_env() returns a routed handle"), 1);
+  unlink(err_path);
+}
+END_TEST
+
+/* The compat header's constructor: with ZKROUTE=off a plain
+ * libzookeeper_mt handle that every compat call hands to the real
+ * library; a routed handle of the same process is still routed. */
+START_TEST(off_in_the_compat_header_is_plain) {
+  capture_stderr();
+  setenv("ZKROUTE", "off", 1);
+  setenv("ZKROUTE_STATS", "/dev/null", 1);
+  zhandle_t *zh = zkr_compat_init(HOSTS, NULL, 10000, NULL, NULL, 0, NULL);
+  ck_assert_ptr_nonnull(zh);
+  ck_assert_ptr_null(zkr_compat_routed(zh));
+  /* A real handle: libzookeeper_mt answers for it, zkroute does not know it. */
+  ck_assert_int_eq(zoo_recv_timeout(zh), 10000);
+  ck_assert_int_eq(is_unrecoverable(zh), ZOK);
+  zkr_stats_t *st = NULL;
+  ck_assert_int_eq(zkr_stats(zkr_from_zh(zh), &st), ZKR_ECLOSED);
+  zkr_t *z = zkr_init(HOSTS, NULL, 10000, NULL, NULL, 0);
+  ck_assert_ptr_eq(zkr_compat_routed(zkr_as_zh(z)), z);
+  ck_assert_int_eq(zkr_compat_close(zkr_as_zh(z)), ZOK);
+  ck_assert_int_eq(zkr_compat_close(zh), ZOK);
+  /* Closed: no longer a plain handle (a later one at that address would
+   * be taken for what it is). */
+  zhandle_t *zh2 = zkr_compat_init(HOSTS, NULL, 10000, NULL, NULL, 0, NULL);
+  ck_assert_ptr_null(zkr_compat_routed(zh2));
+  ck_assert_int_eq(zkr_compat_close(zh2), ZOK);
+  /* A bad host list: NULL and errno, as the real zookeeper_init2. */
+  errno = 0;
+  ck_assert_ptr_null(zkr_compat_init("", NULL, 10000, NULL, NULL, 0, NULL));
+  ck_assert_int_eq(errno, EINVAL);
+  ck_assert_int_eq(count(slurp(err_path), "zkroute:"), 0); /* not verbose: silent */
+  unlink(err_path);
+}
+END_TEST
+
+START_TEST(on_in_the_compat_header_is_routed) {
+  capture_stderr();
+  zhandle_t *zh = zkr_compat_init(HOSTS, NULL, 10000, NULL, NULL, 0, NULL);
+  ck_assert_ptr_nonnull(zh);
+  zkr_t *z = zkr_compat_routed(zh);
+  ck_assert_ptr_eq(z, zkr_from_zh(zh));
+  ck_assert_int_eq(policy_of(z), ZKR_POLICY_HYBRID);
+  ck_assert_int_eq(zkr_compat_close(zh), ZOK);
+  ck_assert_int_eq(zkr_compat_close(zh), ZKR_ECLOSED);
   unlink(err_path);
 }
 END_TEST
@@ -166,7 +218,9 @@ int main(void) {
   tcase_set_timeout(tc, 20);
   tcase_add_test(tc, good_values_are_used);
   tcase_add_test(tc, bad_values_warn_once_and_use_defaults);
-  tcase_add_test(tc, off_in_a_compat_build_is_sticky);
+  tcase_add_test(tc, off_in_zkr_init_env_is_sticky);
+  tcase_add_test(tc, off_in_the_compat_header_is_plain);
+  tcase_add_test(tc, on_in_the_compat_header_is_routed);
   tcase_add_test(tc, bad_host_list_fails_as_zkr_init);
   tcase_add_test(tc, stats_file_gets_one_line_per_handle);
   tcase_add_test(tc, stats_json_of_a_handle);

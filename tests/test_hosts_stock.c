@@ -120,6 +120,15 @@ static const struct {
     {"127.0.9.1:2181/a\xc2\x85", ACCEPT, ZKR_EHOSTS_BAD_CHROOT, NULL, NULL,
      "0x1f, DEL or C1 in the chroot: stock lets it through, the server refuses "
      "every path holding it"},
+    /* Stock skips an entry it cannot resolve and runs on the others. */
+    {"127.0.9.1 :2181,127.0.9.2:2181", ACCEPT, ZKR_EHOSTS_SPACE, NULL, NULL,
+     "an entry no host could have: stock skips it, a typo gets a code"},
+    {"127.0.9.1:2181,::1", ACCEPT, ZKR_EHOSTS_BAD_IPV6, NULL, NULL,
+     "an entry no host could have: stock skips it, a typo gets a code"},
+    {"127.0.9.1:2181,127.0.9.2:2181:2182", ACCEPT, ZKR_EHOSTS_BAD_IPV6, NULL, NULL,
+     "an entry no host could have: stock skips it, a typo gets a code"},
+    {"127.0.9.1:2181,h$:2181", ACCEPT, ZKR_EHOSTS_BAD_HOST, NULL, NULL,
+     "an entry no host could have: stock skips it, a typo gets a code"},
 };
 
 #define N_ROWS (sizeof rows / sizeof rows[0])

@@ -3,7 +3,9 @@
  * ZKROUTE_VERBOSE, read once per process.  A bad value is reported in one
  * stderr line and replaced by its default: a program run under zkroute must
  * never fail because of a typo in its environment.  Also zkr_init_env(),
- * the constructor the compat header uses, and the ZKROUTE_STATS records,
+ * the compat header's constructor and its list of plain handles
+ * (zkr_compat_init: ZKROUTE=off gives real libzookeeper_mt handles), the
+ * locks' fork handling, and the ZKROUTE_STATS records,
  * written when a handle closes (zkr__env_close_hook, called by zkr_close)
  * or, for handles still open, when the process that created them exits
  * (a forked child's exit writes only its own handles'). */

@@ -21,6 +21,12 @@
  * - A handle leaves the registry after its last callback and before its
  *   memory is freed (zkr__env_destroy_hook), so a real zhandle_t allocated
  *   later at the same address is never mistaken for it.
+ * - A program that runs ZooKeeper's event loop itself (libzookeeper_st, or
+ *   calls to zookeeper_interest/zookeeper_process: preload_detect.c) gets
+ *   stock handles only, said in one line.
+ * - The registry lock is held across fork() and fresh in the child
+ *   (pthread_atfork), so a child's first zookeeper_init never waits for a
+ *   thread it does not have.
  * Calls that make no sense on a routed handle return ZUNIMPLEMENTED (or
  * NULL, or nothing); the list and the reasons are in docs/dropin.md. */
 #define _GNU_SOURCE

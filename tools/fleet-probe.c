@@ -1,6 +1,6 @@
 /* What zkroute-fleet measures from outside the handles (fleet-probe.h):
- * /proc/self, the servers' four-letter words and the server JVMs (jcmd,
- * /proc/PID/status).  Every network read and every child process has a
+ * /proc/self, the servers' four-letter words and the server JVMs (jcmd).
+ * Every network read and every child process has a
  * deadline, so a stopped server or a hung jcmd costs a timeout, never a
  * hang. */
 #define _GNU_SOURCE
@@ -216,11 +216,7 @@ static int64_t heap_used_kib(const char *text) {
   return old >= 0 ? old : heap;
 }
 
-void fleet_jvm_read(int pid, const char *jcmd, int timeout_s, int64_t *heap_kib, int64_t *rss_kib,
-                    const char **why) {
-  char path[64];
-  snprintf(path, sizeof path, "/proc/%d/status", pid);
-  *rss_kib = status_kib(path, "VmRSS");
+void fleet_jvm_read(int pid, const char *jcmd, int timeout_s, int64_t *heap_kib, const char **why) {
   *heap_kib = -1;
   *why = NULL;
   if (!jcmd) {

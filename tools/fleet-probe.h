@@ -1,8 +1,7 @@
 /* What zkroute-fleet measures from outside the handles: this process's
  * memory, threads and descriptors (/proc/self), a server's counters (the
- * srvr, mntr and wchs four-letter words), and a server JVM's heap after a
- * full collection (jcmd) and resident memory (/proc/PID/status).  Every
- * call is bounded in time; none keeps state. */
+ * srvr and mntr four-letter words), and a server JVM's live heap (jcmd).
+ * Every call is bounded in time; none keeps state. */
 #ifndef ZKR_FLEET_PROBE_H
 #define ZKR_FLEET_PROBE_H
 
@@ -42,13 +41,13 @@ int fleet_server_read(const char *host, int port, int timeout_ms,
 long fleet_4lw(const char *host, int port, const char *cmd, int timeout_ms,
                char *buf, size_t cap);
 
-/* The server JVM pid: its live heap (KiB) - `jcmd PID GC.run`, then
- * `jcmd PID GC.heap_info`: the old generation's "used" figure, where the
- * full collection left every live object (the heap's, for collectors
- * without generations) - and its VmRSS (KiB).  jcmd is the jcmd binary; NULL skips the heap (-1).  Each
- * jcmd call is killed after timeout_s.  Fields that could not be had are
- * -1; *why says why the heap is missing (static text) or is NULL. */
+/* The server JVM pid's live heap (KiB): `jcmd PID GC.run`, then `jcmd PID
+ * GC.heap_info`, whose old generation's "used" figure holds every live
+ * object after the full collection (the heap's figure, for collectors
+ * without generations).  jcmd is the jcmd binary; NULL skips it (-1).
+ * Each jcmd call is killed after timeout_s.  *why says why the heap is
+ * missing (static text), or is NULL. */
 void fleet_jvm_read(int pid, const char *jcmd, int timeout_s, int64_t *heap_kib,
-                    int64_t *rss_kib, const char **why);
+                    const char **why);
 
 #endif

@@ -12,9 +12,8 @@
  *    client connections (srvr), watches (mntr zk_watch_count), requests
  *    received per second over an idle window (srvr Received; for routed
  *    handles split into their monitors' srvr polls, counted by the
- *    handles, and the rest: pings), and with --server-pids each JVM's heap
- *    in use after a full collection (jcmd GC.run + GC.heap_info) and its
- *    resident memory.
+ *    handles, and the rest: pings), and with --server-pids each JVM's live
+ *    heap: in use after a full collection (jcmd GC.run + GC.heap_info).
  * Each variant of each round runs in a child process of its own, so that
  * one variant's memory never shows in another's.  The report (Markdown,
  * stdout and --out) gives medians over the rounds, per handle and per 100
@@ -74,8 +73,8 @@ static const char usage_text[] =
     "      --window S         idle window for the Received counters (default 20)\n"
     "  -r, --rounds R         repeat the variants R times, order rotated; medians\n"
     "                         (default 1)\n"
-    "      --server-pids LIST NAME=PID or PID per server, in HOSTS order: JVM heap\n"
-    "                         (jcmd) and resident memory\n"
+    "      --server-pids LIST NAME=PID or PID per server, in HOSTS order: JVM live\n"
+    "                         heap (jcmd)\n"
     "      --jcmd PATH        jcmd binary (default jcmd; none: no heap figures)\n"
     "      --connect-timeout S  every handle connected within S (default 60)\n"
     "      --prefix PATH      znode holding the watched nodes (default /zkr-fleet)\n"
@@ -115,7 +114,7 @@ typedef struct result {
   fleet_self_t c0, c1;
   fleet_server_t s0[MAXM], sa[MAXM], sb[MAXM]; /* before; window start, end */
   double window_s;
-  int64_t heap0[MAXM], heap1[MAXM], rss0[MAXM], rss1[MAXM];
+  int64_t heap0[MAXM], heap1[MAXM]; /* JVM live heap, KiB */
   char heap_why[128];
   int64_t srvr_polls;  /* routed: the handles' srvr polls in the window */
   int64_t events;      /* watcher events in the window (idle: none) */
@@ -454,12 +453,12 @@ static void servers_read(const cfg_t *c, fleet_server_t *s) {
       fprintf(stderr, "zkroute-fleet: no srvr reply from %s:%d\n", c->hl.v[m].name, c->hl.v[m].port);
 }
 
-static void jvms_read(const cfg_t *c, int64_t *heap, int64_t *rss, char *why, size_t wn) {
+static void jvms_read(const cfg_t *c, int64_t *heap, char *why, size_t wn) {
   for (size_t m = 0; m < c->hl.n; m++) {
-    heap[m] = rss[m] = -1;
+    heap[m] = -1;
     if (!c->npids) continue;
     const char *w;
-    fleet_jvm_read(c->pids[m], c->jcmd, JCMD_TIMEOUT_S, &heap[m], &rss[m], &w);
+    fleet_jvm_read(c->pids[m], c->jcmd, JCMD_TIMEOUT_S, &heap[m], &w);
     if (w && !*why) snprintf(why, wn, "%s", w);
   }
 }
@@ -486,7 +485,7 @@ static void run_variant(const cfg_t *c, const variant_t *v, result_t *r) {
   r->load0 = loadavg1();
   fleet_self_read(&r->c0);
   servers_read(c, r->s0);
-  jvms_read(c, r->heap0, r->rss0, r->heap_why, sizeof r->heap_why);
+  jvms_read(c, r->heap0, r->heap_why, sizeof r->heap_why);
 
   double t_open = now_s();
   for (int i = 0; i < c->handles && !interrupted; i++) {
@@ -534,7 +533,7 @@ static void run_variant(const cfg_t *c, const variant_t *v, result_t *r) {
   int64_t polls1 = routed_srvr_polls(&f);
   r->srvr_polls = v->routed && polls0 >= 0 && polls1 >= 0 ? polls1 - polls0 : -1;
   r->events = atomic_load(&n_events) - ev0;
-  jvms_read(c, r->heap1, r->rss1, r->heap_why, sizeof r->heap_why);
+  jvms_read(c, r->heap1, r->heap_why, sizeof r->heap_why);
   r->load1 = loadavg1();
   close_all(&f);
   free(f.zh);
@@ -614,8 +613,7 @@ static double sum_servers(const cfg_t *c, const result_t *r, int what) {
     case 0: d = d64(r->s0[m].connections, r->sa[m].connections); break;
     case 1: d = d64(r->s0[m].watches, r->sa[m].watches); break;
     case 2: d = d64(r->sa[m].received, r->sb[m].received) - OWN_QUERIES; break;
-    case 3: d = d64(r->heap0[m], r->heap1[m]); break;
-    default: d = d64(r->rss0[m], r->rss1[m]); break;
+    default: d = d64(r->heap0[m], r->heap1[m]); break;
     }
     sum += d;
   }
@@ -637,7 +635,6 @@ static double m_polls(const cfg_t *c, const result_t *r) {
 }
 static double m_pings(const cfg_t *c, const result_t *r) { return m_recv(c, r) - m_polls(c, r); }
 static double m_heap(const cfg_t *c, const result_t *r) { return per100(r, sum_servers(c, r, 3)); }
-static double m_jrss(const cfg_t *c, const result_t *r) { return per100(r, sum_servers(c, r, 4)); }
 static double m_events(const cfg_t *c, const result_t *r) { (void)c; return (double)r->events; }
 
 typedef struct row {
@@ -659,7 +656,6 @@ static const row_t server_rows[] = {
     {"... of which `srvr` polls of the handles' monitors per second", m_polls, "%.1f"},
     {"... the rest (pings) per second", m_pings, "%.1f"},
     {"JVM live heap: old generation after a full GC (KiB, all servers)", m_heap, "%.0f"},
-    {"JVM resident memory (KiB, all servers)", m_jrss, "%.0f"},
 };
 
 static double med_metric(const cfg_t *c, const result_t *res, int v, metric_fn fn) {
@@ -746,7 +742,7 @@ static void report(FILE *o, const cfg_t *c, const result_t *res, const char *com
         o);
   if (c->npids)
     fprintf(o, " Heap: `%s PID GC.run` then `GC.heap_info`, the old generation's used figure "
-               "(the live set after a full collection), after minus before; resident memory: VmRSS of /proc/PID/status.%s%s",
+               "(the live set after a full collection), after minus before.%s%s",
             c->jcmd ? c->jcmd : "(no jcmd)", why ? " Heap missing: " : "", why ? why : "");
   else
     fputs(" No --server-pids: no JVM figures.", o);

@@ -396,6 +396,27 @@ static int handle_ready(fleet_t *f, int i) {
   return ok;
 }
 
+/* What keeps handle i from being ready, in words. */
+static void describe_unready(fleet_t *f, int i, char *buf, size_t n) {
+  if (!f->v->routed) {
+    snprintf(buf, n, "session state %d", zoo_state(f->zh[i]));
+    return;
+  }
+  zkr_stats_t *s;
+  if (zkr_stats(f->z[i], &s) != ZOK) {
+    snprintf(buf, n, "zkr_stats failed");
+    return;
+  }
+  size_t len = (size_t)snprintf(buf, n, "state %d, leader %d;", zkr_state(f->z[i]), s->leader);
+  for (int m = 0; m < s->n_members && len < n; m++)
+    len += (size_t)snprintf(buf + len, n - len, " member %d: %s, session state %d, 0x%llx%s%s", m + 1,
+                            s->members[m].connected ? "connected" : "not connected",
+                            s->members[m].session_state, (unsigned long long)s->members[m].session_id,
+                            s->members[m].is_owner ? ", owner" : "",
+                            s->members[m].removed ? ", removed" : "");
+  zkr_stats_free(s);
+}
+
 static int64_t routed_srvr_polls(fleet_t *f) {
   int64_t sum = 0;
   for (int i = 0; f->v->routed && i < f->n; i++) {
@@ -505,8 +526,10 @@ static void run_variant(const cfg_t *c, const variant_t *v, result_t *r) {
       if (now_s() > deadline) {
         int ready = 0;
         for (int k = 0; k < f.n; k++) ready += handle_ready(&f, k);
-        child_fail(&f, "only %d of %d handles ready after %g s (--connect-timeout)", ready, f.n,
-                   c->connect_timeout);
+        char why[512];
+        describe_unready(&f, i, why, sizeof why);
+        child_fail(&f, "only %d of %d handles ready after %g s (--connect-timeout); handle %d: %s",
+                   ready, f.n, c->connect_timeout, i + 1, why);
       }
       sleep_s(0.02);
     }

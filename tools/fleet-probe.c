@@ -1,5 +1,6 @@
 /* What zkroute-fleet measures from outside the handles (fleet-probe.h):
- * /proc/self, the servers' four-letter words and the server JVMs (jcmd).
+ * /proc/self, the servers' four-letter words and the server JVMs
+ * (/proc/PID/stat, jcmd).
  * Every network read and every child process has a
  * deadline, so a stopped server or a hung jcmd costs a timeout, never a
  * hang. */
@@ -67,6 +68,21 @@ void fleet_self_read(fleet_self_t *out) {
     if (e->d_name[0] != '.') n++;
   closedir(d);
   out->fds = n - 1; /* the directory stream's own descriptor */
+}
+
+double fleet_pid_cpu_s(int pid) {
+  char path[64], buf[2048];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+  unsigned long long ut, st;
+  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+    return -1;
+  return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 long fleet_4lw(const char *host, int port, const char *cmd, int timeout_ms, char *buf,

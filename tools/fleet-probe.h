@@ -1,6 +1,7 @@
 /* What zkroute-fleet measures from outside the handles: this process's
  * memory, threads and descriptors (/proc/self), a server's counters (the
- * srvr and mntr four-letter words), and a server JVM's live heap (jcmd).
+ * srvr and mntr four-letter words), and a server JVM's CPU time
+ * (/proc/PID/stat) and live heap (jcmd).
  * Every call is bounded in time; none keeps state. */
 #ifndef ZKR_FLEET_PROBE_H
 #define ZKR_FLEET_PROBE_H
@@ -40,6 +41,10 @@ int fleet_server_read(const char *host, int port, int timeout_ms,
  * failure, timeout or a reply larger than the buffer. */
 long fleet_4lw(const char *host, int port, const char *cmd, int timeout_ms,
                char *buf, size_t cap);
+
+/* CPU seconds (user + system, every thread) used so far by process pid,
+ * from /proc/PID/stat; -1 when it cannot be read. */
+double fleet_pid_cpu_s(int pid);
 
 /* The server JVM pid's live heap (KiB): `jcmd PID GC.run`, then `jcmd PID
  * GC.heap_info`, whose old generation's "used" figure holds every live

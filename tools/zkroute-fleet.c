@@ -71,6 +71,8 @@ static const char usage_text[] =
     "                         15: longer than the session timeout, so that a session\n"
     "                         abandoned while connecting has expired)\n"
     "      --window S         idle window for the Received counters (default 20)\n"
+    "      --baseline S       with --server-pids: the servers' CPU is also measured\n"
+    "                         for S seconds before the first handle (default 5)\n"
     "  -r, --rounds R         repeat the variants R times, order rotated; medians\n"
     "                         (default 1)\n"
     "      --server-pids LIST NAME=PID or PID per server, in HOSTS order: JVM live\n"
@@ -100,7 +102,7 @@ typedef struct cfg {
   zkr_options_t base_opts; /* -o: every routed variant starts from these */
   char base_text[1024];
   int handles, watches, session_ms, rounds, verbose;
-  double settle, window, connect_timeout, pause;
+  double settle, window, connect_timeout, pause, baseline;
   int npids;
   int pids[MAXM];
   char pid_names[MAXM][32];
@@ -115,6 +117,7 @@ typedef struct result {
   fleet_server_t s0[MAXM], sa[MAXM], sb[MAXM]; /* before; window start, end */
   double window_s;
   int64_t heap0[MAXM], heap1[MAXM]; /* JVM live heap, KiB */
+  double base_cores[MAXM], idle_cores[MAXM]; /* JVM CPU: no handles; window */
   char heap_why[128];
   int64_t srvr_polls;  /* routed: the handles' srvr polls in the window */
   int64_t events;      /* watcher events in the window (idle: none) */
@@ -248,7 +251,7 @@ static void resolve_variants(cfg_t *c) {
   }
 }
 
-enum { O_TIMEOUT = 256, O_SETTLE, O_WINDOW, O_PIDS, O_JCMD, O_CONNECT, O_PREFIX, O_PAUSE,
+enum { O_TIMEOUT = 256, O_SETTLE, O_WINDOW, O_BASELINE, O_PIDS, O_JCMD, O_CONNECT, O_PREFIX, O_PAUSE,
        O_LABEL, O_OUT };
 static const struct option long_opts[] = {
     {"handles", required_argument, NULL, 'n'},
@@ -258,6 +261,7 @@ static const struct option long_opts[] = {
     {"session-timeout", required_argument, NULL, O_TIMEOUT},
     {"settle", required_argument, NULL, O_SETTLE},
     {"window", required_argument, NULL, O_WINDOW},
+    {"baseline", required_argument, NULL, O_BASELINE},
     {"server-pids", required_argument, NULL, O_PIDS},
     {"jcmd", required_argument, NULL, O_JCMD},
     {"connect-timeout", required_argument, NULL, O_CONNECT},
@@ -300,6 +304,7 @@ static void parse_args(cfg_t *c, int argc, char **argv) {
     case O_TIMEOUT: int_arg("--session-timeout", optarg, 100, 600000, &c->session_ms); break;
     case O_SETTLE: num_arg("--settle", optarg, 0, 3600, &c->settle); break;
     case O_WINDOW: num_arg("--window", optarg, 1, 3600, &c->window); break;
+    case O_BASELINE: num_arg("--baseline", optarg, 1, 3600, &c->baseline); break;
     case O_PIDS: parse_pids(c, optarg); break;
     case O_JCMD: c->jcmd = strcmp(optarg, "none") == 0 ? NULL : optarg; break;
     case O_CONNECT: num_arg("--connect-timeout", optarg, 1, 3600, &c->connect_timeout); break;
@@ -484,6 +489,16 @@ static void jvms_read(const cfg_t *c, int64_t *heap, char *why, size_t wn) {
   }
 }
 
+/* Each server JVM's CPU time now (seconds; -1 unknown). */
+static void jvms_cpu(const cfg_t *c, double *cpu) {
+  for (size_t m = 0; m < c->hl.n; m++) cpu[m] = c->npids ? fleet_pid_cpu_s(c->pids[m]) : -1;
+}
+
+/* Cores used by each JVM between two readings taken dt seconds apart. */
+static void cores(const cfg_t *c, const double *a, const double *b, double dt, double *out) {
+  for (size_t m = 0; m < c->hl.n; m++) out[m] = a[m] < 0 || b[m] < 0 ? NAN : (b[m] - a[m]) / dt;
+}
+
 /* Fails the child: closes what it opened, says why. */
 static void child_fail(fleet_t *f, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 static void child_fail(fleet_t *f, const char *fmt, ...) {
@@ -507,6 +522,15 @@ static void run_variant(const cfg_t *c, const variant_t *v, result_t *r) {
   fleet_self_read(&r->c0);
   servers_read(c, r->s0);
   jvms_read(c, r->heap0, r->heap_why, sizeof r->heap_why);
+  double cpu_a[MAXM], cpu_b[MAXM];
+  for (size_t m = 0; m < c->hl.n; m++) r->base_cores[m] = r->idle_cores[m] = NAN;
+  if (c->npids) {
+    jvms_cpu(c, cpu_a);
+    double tb = now_s();
+    sleep_s(c->baseline);
+    jvms_cpu(c, cpu_b);
+    cores(c, cpu_a, cpu_b, now_s() - tb, r->base_cores);
+  }
 
   double t_open = now_s();
   for (int i = 0; i < c->handles && !interrupted; i++) {
@@ -549,10 +573,13 @@ static void run_variant(const cfg_t *c, const variant_t *v, result_t *r) {
   fleet_self_read(&r->c1);
   servers_read(c, r->sa);
   int64_t polls0 = routed_srvr_polls(&f), ev0 = atomic_load(&n_events);
+  jvms_cpu(c, cpu_a);
   double t0 = now_s();
   sleep_s(c->window);
+  jvms_cpu(c, cpu_b);
   servers_read(c, r->sb);
   r->window_s = now_s() - t0;
+  cores(c, cpu_a, cpu_b, r->window_s, r->idle_cores);
   int64_t polls1 = routed_srvr_polls(&f);
   r->srvr_polls = v->routed && polls0 >= 0 && polls1 >= 0 ? polls1 - polls0 : -1;
   r->events = atomic_load(&n_events) - ev0;
@@ -658,6 +685,12 @@ static double m_polls(const cfg_t *c, const result_t *r) {
 }
 static double m_pings(const cfg_t *c, const result_t *r) { return m_recv(c, r) - m_polls(c, r); }
 static double m_heap(const cfg_t *c, const result_t *r) { return per100(r, sum_servers(c, r, 3)); }
+/* Server CPU the idle handles cost: window minus baseline, % of a core. */
+static double m_cpu(const cfg_t *c, const result_t *r) {
+  double sum = 0;
+  for (size_t m = 0; m < c->hl.n; m++) sum += r->idle_cores[m] - r->base_cores[m];
+  return per100(r, sum * 100);
+}
 static double m_events(const cfg_t *c, const result_t *r) { (void)c; return (double)r->events; }
 
 typedef struct row {
@@ -679,6 +712,7 @@ static const row_t server_rows[] = {
     {"... of which `srvr` polls of the handles' monitors per second", m_polls, "%.1f"},
     {"... the rest (pings) per second", m_pings, "%.1f"},
     {"JVM live heap: old generation after a full GC (KiB, all servers)", m_heap, "%.0f"},
+    {"JVM CPU while idle, above the no-handle baseline (% of a core, all servers)", m_cpu, "%.1f"},
 };
 
 static double med_metric(const cfg_t *c, const result_t *res, int v, metric_fn fn) {
@@ -765,7 +799,7 @@ static void report(FILE *o, const cfg_t *c, const result_t *res, const char *com
         o);
   if (c->npids)
     fprintf(o, " Heap: `%s PID GC.run` then `GC.heap_info`, the old generation's used figure "
-               "(the live set after a full collection), after minus before.%s%s",
+               "(the live set after a full collection), after minus before. JVM CPU: /proc/PID/stat over the idle window, minus the same over --baseline seconds before the first handle.%s%s",
             c->jcmd ? c->jcmd : "(no jcmd)", why ? " Heap missing: " : "", why ? why : "");
   else
     fputs(" No --server-pids: no JVM figures.", o);
@@ -800,7 +834,7 @@ static char *join_args(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   static cfg_t c = {.handles = 100, .watches = 3, .session_ms = 10000, .rounds = 1, .settle = 15,
-                    .window = 20, .connect_timeout = 60, .pause = -1, .jcmd = "jcmd",
+                    .window = 20, .baseline = 5, .connect_timeout = 60, .pause = -1, .jcmd = "jcmd",
                     .prefix = "/zkr-fleet", .base_opts = ZKR_OPTIONS_INIT};
   char *argv0 = argv[0];
   argv[0] = (char *)"zkroute-fleet";

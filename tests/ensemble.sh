@@ -521,6 +521,7 @@ write_config() {
 	((RECONFIG)) || return 0
 	if [[ -n $join ]]; then
 		# The newest dynamic file of member 1 holds the current config.
+		# shellcheck disable=SC2012 # newest first; the names are zoo.cfg.dynamic[.HEX]
 		f=$(ls -t "$(member_dir "$dir" 1)"/zoo.cfg.dynamic* 2>/dev/null | head -n 1)
 		[[ -n $f ]] || die "no dynamic config in $(member_dir "$dir" 1)"
 		{
@@ -955,7 +956,9 @@ cmd_start() {
 	local dir=$1 mode=${2:-plain} net=${ZKR_TEST_NET:-127.0.0} port=${ZKR_TEST_PORT:-2181} i end pid
 	((N_MEMBERS >= 1 && N_MEMBERS <= 9)) || die "--members must be 1..9, got '$N_MEMBERS'"
 	for i in $OBSERVERS; do
-		[[ $i =~ ^[1-9]$ ]] && ((i <= N_MEMBERS)) || die "--observers: no member '$i' (1..$N_MEMBERS)"
+		if ! [[ $i =~ ^[1-9]$ ]] || ((i > N_MEMBERS)); then
+			die "--observers: no member '$i' (1..$N_MEMBERS)"
+		fi
 	done
 	((!RECONFIG)) || [[ $mode != proxied ]] || die "--reconfig does not go with --proxied"
 	if [[ -n $CPU_QUOTA ]]; then

@@ -388,7 +388,9 @@ typedef struct fleet {
 } fleet_t;
 
 /* 1 when handle i is connected; routed: the virtual session is, a leader
- * is known and every member session is connected (the steady state). */
+ * is known and every member session is connected (the steady state); a
+ * member left without a session by the read_members cap (parked) counts
+ * as settled. */
 static int handle_ready(fleet_t *f, int i) {
   if (!f->v->routed) return zoo_state(f->zh[i]) == ZOO_CONNECTED_STATE;
   if (zkr_state(f->z[i]) != ZOO_CONNECTED_STATE) return 0;
@@ -396,7 +398,7 @@ static int handle_ready(fleet_t *f, int i) {
   if (zkr_stats(f->z[i], &s) != ZOK) return 0;
   int ok = s->leader >= 0;
   for (int m = 0; m < s->n_members && ok; m++)
-    if (!s->members[m].removed && !s->members[m].connected) ok = 0;
+    if (!s->members[m].removed && !s->members[m].parked && !s->members[m].connected) ok = 0;
   zkr_stats_free(s);
   return ok;
 }
@@ -414,11 +416,12 @@ static void describe_unready(fleet_t *f, int i, char *buf, size_t n) {
   }
   size_t len = (size_t)snprintf(buf, n, "state %d, leader %d;", zkr_state(f->z[i]), s->leader);
   for (int m = 0; m < s->n_members && len < n; m++)
-    len += (size_t)snprintf(buf + len, n - len, " member %d: %s, session state %d, 0x%llx%s%s", m + 1,
+    len += (size_t)snprintf(buf + len, n - len, " member %d: %s, session state %d, 0x%llx%s%s%s", m + 1,
                             s->members[m].connected ? "connected" : "not connected",
                             s->members[m].session_state, (unsigned long long)s->members[m].session_id,
                             s->members[m].is_owner ? ", owner" : "",
-                            s->members[m].removed ? ", removed" : "");
+                            s->members[m].removed ? ", removed" : "",
+                            s->members[m].parked ? ", parked" : "");
   zkr_stats_free(s);
 }
 

@@ -52,6 +52,15 @@
 #                                     OUT/ab.md (scripts/ab-summary.py);
 #                                     BENCH_A_ARGS: arguments for A only
 #                                     (e.g. '-o sync_coalesce=off')
+#   scripts/bench.sh policies [OUT]   steady state, 80/20: hybrid vs round_robin
+#                                     vs leader_only, BENCH_TRIALS (3) x
+#                                     BENCH_SECONDS (15) s; run it with and
+#                                     without BENCH_CPU_QUOTA to compare a
+#                                     shared host with a machine per server
+#   scripts/bench.sh fleet [OUT]      tools/zkroute-fleet: BENCH_HANDLES (100)
+#                                     idle handles with 3 watches each, variants
+#                                     BENCH_FLEET_VARIANTS (stock,routed),
+#                                     BENCH_ROUNDS (1); OUT/fleet.md
 # OUT defaults to bench-out/SCENARIO.  Extra zkroute-bench arguments go in
 # BENCH_ARGS (word-split), e.g. BENCH_ARGS='--trials 7 -w 48'.
 #
@@ -60,7 +69,20 @@
 # (default 127.0.8, so it does not collide with the test ensemble),
 # BENCH_DELAY_MS (1), BENCH_SLOW_MS / BENCH_SLOW_JITTER_MS (8 / 2),
 # BENCH_TICK_MS (ZooKeeper tickTime, 2000; empty: the harness's 200),
-# BENCH_MEMBERS (ensemble size: 3, or 5 for `five`).
+# BENCH_MEMBERS (ensemble size: 3, or 5 for `five`), ZKR_FLEET (the
+# zkroute-fleet binary; default tools/zkroute-fleet).
+#
+# A machine per server, emulated: BENCH_CPU_QUOTA=CPUS (e.g. 0.35) starts
+# the ensemble with `ensemble.sh start --cpu-quota CPUS`, so each server
+# has CPUS cores of its own whatever the others use, as on separate
+# machines; any scenario runs either way, and its label says which.
+# Without a writable cgroup v1 cpu controller that fails at once, unless
+# BENCH_CPU_QUOTA_FALLBACK=1, which runs on the shared host and says so.
+# In both modes the servers' CPU is sampled every second
+# (scripts/server-cpu.sh): OUT/server-cpu.tsv, and its summary (mean,
+# highest 1 s and 5 s use, throttled periods; against the quota when there
+# is one, or BENCH_QUOTA_REF=CPUS on a shared host) in OUT/server-cpu.md
+# and on stderr.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 scenario=${1:-}
@@ -76,9 +98,9 @@ slow_jitter=${BENCH_SLOW_JITTER_MS:-2}
 extra=(${BENCH_ARGS:-})
 
 case $scenario in
-quick | steady | degraded | mix50 | cpu | sweep | boltzmann | hedge | selectors | readmit | five | ab) ;;
+quick | steady | degraded | mix50 | cpu | sweep | boltzmann | hedge | selectors | readmit | five | ab | policies | fleet) ;;
 *)
-	sed -n '6,56s/^# \{0,1\}//p' "$0" >&2
+	awk 'NR >= 6 && /^set -euo/ { exit } NR >= 6 { sub(/^# ?/, ""); print }' "$0" >&2
 	exit 2
 	;;
 esac
@@ -88,9 +110,35 @@ if ! command -v java >/dev/null || [[ ! -e /usr/share/java/zookeeper.jar ]]; the
 	echo "bench: Java or the ZooKeeper server is not installed (scripts/setup.sh)" >&2
 	exit 1
 fi
+fleet=${ZKR_FLEET:-$here/tools/zkroute-fleet}
+if [[ $scenario == fleet && ! -x $fleet ]]; then
+	echo "bench: $fleet not built (make tools/zkroute-fleet)" >&2
+	exit 1
+fi
+
+# Shared host, or a machine per server (BENCH_CPU_QUOTA).
+quota=${BENCH_CPU_QUOTA:-}
+[[ $quota != off ]] || quota=''
+if [[ -n $quota ]] && ! why=$(bash "$ens" cpu-quota-check 2>&1); then
+	if [[ ${BENCH_CPU_QUOTA_FALLBACK:-0} != 1 ]]; then
+		echo "bench: BENCH_CPU_QUOTA=$quota: $why (BENCH_CPU_QUOTA_FALLBACK=1 runs on the shared host instead)" >&2
+		exit 1
+	fi
+	echo "bench: BENCH_CPU_QUOTA=$quota: $why; BENCH_CPU_QUOTA_FALLBACK=1: running on the shared host" >&2
+	quota=''
+fi
+quota_args=()
+hostmode='shared host'
+if [[ -n $quota ]]; then
+	quota_args=(--cpu-quota "$quota")
+	hostmode="$quota cores per server"
+fi
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/zkr-bench.XXXXXX")
+sampler=''
+# shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
+	[[ -z $sampler ]] || kill "$sampler" 2>/dev/null || true
 	bash "$ens" stop "$dir" >/dev/null 2>&1 || true
 	rm -rf "$dir"
 }
@@ -101,7 +149,7 @@ trap 'exit 143' TERM
 mkdir -p "$out"
 members=${BENCH_MEMBERS:-3}
 [[ $scenario != five ]] || members=${BENCH_MEMBERS:-5}
-hosts=$(bash "$ens" start "$dir" --proxied --members "$members")
+hosts=$(bash "$ens" start "$dir" --proxied --members "$members" "${quota_args[@]}")
 # The harness's tickTime of 200 ms (fast failover tests) gives a follower
 # 1 s (syncLimit 5 ticks) before it is dropped; on this 2-core machine,
 # loaded by the bench itself and by other jobs, that ended measurements with
@@ -121,7 +169,7 @@ if [[ -n $tick ]]; then
 	done
 	bash "$ens" wait-leader "$dir" >/dev/null
 fi
-echo "bench: ensemble $hosts (proxied, tickTime ${tick:-harness}, dir $dir), load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "bench: ensemble $hosts (proxied, tickTime ${tick:-harness}, $hostmode, dir $dir), load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 bash "$ens" delay-all "$dir" "$delay" 0 >/dev/null
 leader=$(bash "$ens" leader "$dir")
 follower=1
@@ -136,16 +184,35 @@ degrade() {
 
 # The servers' and the proxy's CPU per operation are reported next to the
 # client's: this machine is CPU-bound, so they explain throughput.
-pids=''
+pids='' server_pids='' samples=()
 for ((i = 1; i <= members; i++)); do
-	pids+="zk$i=$(bash "$ens" pid "$dir" "$i"),"
+	p=$(bash "$ens" pid "$dir" "$i")
+	pids+="zk$i=$p,"
+	server_pids+="${server_pids:+,}zk$i=$p"
+	cg=''
+	[[ -z $quota ]] || cg=@$(bash "$ens" cgroup "$dir" "$i")
+	samples+=("zk$i=$p$cg")
 done
 pids+="faultproxy=$(cat "$dir/faultproxy.pid")"
+bash "$here/scripts/server-cpu.sh" sample "$out/server-cpu.tsv" 1 "${samples[@]}" &
+sampler=$!
 
 run() { # run OUTDIR ARGS...: the bench, with the scenario's common arguments
-	local o=$1
+	local o=$1 a
+	local -a args=()
 	shift
-	"$bench" "$@" "${extra[@]}" --watch-pids "$pids" --out "$o" "$hosts"
+	# Every label says whether the servers shared the host.
+	while (($# > 0)); do
+		a=$1
+		shift
+		if [[ $a == --label && $# -gt 0 ]]; then
+			args+=(--label "$1 ($hostmode)")
+			shift
+		else
+			args+=("$a")
+		fi
+	done
+	"$bench" "${args[@]}" "${extra[@]}" --watch-pids "$pids" --out "$o" "$hosts"
 }
 
 rc=0
@@ -220,6 +287,16 @@ hedge)
 		--fault-cmd "bash '$ens' slow '$dir' $follower $slow $slow_jitter >/dev/null" \
 		--heal-cmd "bash '$ens' slow '$dir' $follower $delay 0 >/dev/null" || rc=$?
 	;;
+policies)
+	run "$out" --label "steady state, 1 ms links, 80/20" \
+		-p hybrid,round_robin,leader_only -w 32 -t "${BENCH_TRIALS:-3}" -d "${BENCH_SECONDS:-15}" \
+		--warmup 5 || rc=$?
+	;;
+fleet)
+	"$fleet" -n "${BENCH_HANDLES:-100}" -m "${BENCH_FLEET_VARIANTS:-stock,routed}" \
+		-r "${BENCH_ROUNDS:-1}" --server-pids "$server_pids" --label "fleet: idle handles ($hostmode)" \
+		--out "$out/fleet.md" "${extra[@]}" "$hosts" || rc=$?
+	;;
 selectors)
 	for mix in 80 100; do
 		run "$out/r$mix" --label "read selection, steady state, 1 ms links, $mix % reads" -r "$mix" \
@@ -249,6 +326,13 @@ ab)
 	cat "$out/ab.md"
 	;;
 esac
+kill "$sampler" 2>/dev/null || true
+wait "$sampler" 2>/dev/null || true
+sampler=''
+if bash "$here/scripts/server-cpu.sh" summary "$out/server-cpu.tsv" "${quota:-${BENCH_QUOTA_REF:-}}" >"$out/server-cpu.md"; then
+	echo "bench: servers' CPU ($hostmode; scripts/server-cpu.sh, /proc/PID/stat every second):" >&2
+	cat "$out/server-cpu.md" >&2
+fi
 # 3: a target was missed; the report says which and by how much.
 if ((rc == 3)); then
 	echo "bench: some targets missed (see $out/results.md)" >&2

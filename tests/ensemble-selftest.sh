@@ -6,29 +6,39 @@
 # answers again after resume).  Then the same with --proxied: every link
 # crosses the fault proxy, a delay on a member's links shows in its round
 # trip and heals, a leader is elected again through the proxy, and stop
-# stops the proxy too.  Everything started is stopped on any exit.
+# stops the proxy too.  Then --cpu-quota: bad values and a missing cpu
+# controller fail at once with nothing started; on a --reconfig ensemble
+# each member's JVM, every thread of it, is in a cgroup of its own with
+# the quota, and has not used more CPU than the quota allows since it
+# started; restart and join put the new process in its cgroup again, and
+# stop removes the cgroups.  Everything started is stopped on any exit.
 #
 # Exit status: 0 pass, 1 fail, 77 skip (ZKR_TEST_ENSEMBLE set: an external
-# ensemble cannot be killed, so only the leader check runs).
+# ensemble cannot be killed, so only the leader check runs).  Where
+# `ensemble.sh cpu-quota-check` fails (no writable cgroup v1 cpu
+# controller), the live quota checks are skipped with a message, unless
+# ZKR_TEST_REQUIRE_CPU_QUOTA=1 makes that a failure.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ens=$here/ensemble.sh
 dir=$(mktemp -d "${TMPDIR:-/tmp}/zkr-selftest.XXXXXX")
 pdir=$(mktemp -d "${TMPDIR:-/tmp}/zkr-selftest-proxied.XXXXXX")
+qdir=$(mktemp -d "${TMPDIR:-/tmp}/zkr-selftest-quota.XXXXXX")
 
 cleanup() {
 	local rc=$?
 	"$ens" stop "$dir" || rc=1
 	"$ens" stop "$pdir" || rc=1
+	"$ens" stop "$qdir" || rc=1
 	if ((rc != 0 && rc != 77)); then
-		for f in "$dir"/zk*/server.log "$pdir"/zk*/server.log "$pdir"/faultproxy.log; do
+		for f in "$dir"/zk*/server.log "$pdir"/zk*/server.log "$pdir"/faultproxy.log "$qdir"/zk*/server.log; do
 			[[ -s $f ]] || continue
 			echo "--- tail of $f" >&2
 			tail -n 20 "$f" >&2
 		done
 	fi
-	rm -rf "$dir" "$pdir"
+	rm -rf "$dir" "$pdir" "$qdir"
 	exit "$rc"
 }
 trap cleanup EXIT
@@ -187,4 +197,93 @@ done
 if read -r st 2>/dev/null <"/proc/$fp_pid/stat" && [[ ${st##*) } != [ZX]* ]]; then
 	fail "faultproxy (pid $fp_pid) still running after stop"
 fi
+
+# ---- --cpu-quota
+# Bad input: a clear error at once, nothing started.
+expect_refused() { # expect_refused WHAT PATTERN CMD...: CMD fails, says PATTERN
+	local what=$1 pat=$2 err
+	shift 2
+	if err=$("$@" 2>&1 >/dev/null); then
+		fail "$what: start succeeded"
+	fi
+	[[ $err == *"$pat"* ]] || fail "$what: expected an error with '$pat', got: $err"
+	for i in 1 2 3; do
+		if "$ens" pid "$qdir" "$i" >/dev/null 2>&1; then
+			fail "$what: member $i was started"
+		fi
+	done
+}
+expect_refused "--cpu-quota abc" "needs a number of cores" "$ens" start "$qdir" --cpu-quota abc
+expect_refused "--cpu-quota 0" "needs a number of cores" "$ens" start "$qdir" --cpu-quota 0
+expect_refused "--cpu-quota 0.001" "too small" "$ens" start "$qdir" --cpu-quota 0.001
+expect_refused "no cpu controller" "not a cgroup v1 cpu controller" \
+	env ZKR_TEST_CPU_CGROUP=/nonexistent "$ens" start "$qdir" --cpu-quota 0.5
+if ZKR_TEST_CPU_CGROUP=/nonexistent "$ens" cpu-quota-check 2>/dev/null; then
+	fail "cpu-quota-check passed without a cpu controller"
+fi
+step "--cpu-quota: bad values and a missing controller refused"
+
+if ! why=$("$ens" cpu-quota-check 2>&1); then
+	if [[ ${ZKR_TEST_REQUIRE_CPU_QUOTA:-0} == 1 ]]; then
+		fail "cpu quota unavailable here: $why"
+	fi
+	echo "SKIP (cpu quota, live part): $why"
+	echo "PASS"
+	exit 0
+fi
+
+readonly QUOTA=0.5
+clk_tck=$(getconf CLK_TCK)
+# check_quota_member I: member I runs in its own cgroup with QUOTA x period
+# as quota, every thread of it, and has used no more CPU since it started
+# than the quota allows (plus one period's worth for the window's edges).
+check_quota_member() {
+	local i=$1 cg pid want period quota t n=0 got stat cpu_s up_s
+	cg=$("$ens" cgroup "$qdir" "$i") || fail "no cgroup for member $i"
+	[[ -d $cg ]] || fail "cgroup $cg of member $i does not exist"
+	period=$(<"$cg/cpu.cfs_period_us")
+	quota=$(<"$cg/cpu.cfs_quota_us")
+	((quota == period * 5 / 10)) || fail "member $i: cpu.cfs_quota_us $quota, want $QUOTA x $period"
+	pid=$("$ens" pid "$qdir" "$i")
+	grep -qx "$pid" "$cg/cgroup.procs" || fail "member $i (pid $pid) is not in $cg/cgroup.procs"
+	want=$(sed -n 's/^cgroup_proc=//p' "$qdir/ensemble.env")/zk$i
+	for t in /proc/"$pid"/task/*; do
+		got=$(sed -n 's/^[0-9]*:\([^:]*,\)\{0,1\}cpu\(,[^:]*\)\{0,1\}://p' "$t/cgroup" 2>/dev/null) || continue
+		[[ -n $got ]] || continue
+		[[ $got == "$want" ]] || fail "member $i: thread ${t##*/} is in cpu cgroup '$got', want '$want'"
+		n=$((n + 1))
+	done
+	((n >= 10)) || fail "member $i: only $n threads checked (a JVM has dozens)"
+	read -r stat <"/proc/$pid/stat"
+	stat=${stat##*) }
+	read -r -a f <<<"$stat"
+	# After "pid (comm) ": f[11] utime, f[12] stime, f[19] starttime (ticks).
+	cpu_s=$(awk -v u="${f[11]}" -v s="${f[12]}" -v h="$clk_tck" 'BEGIN { print (u + s) / h }')
+	read -r up_s _ </proc/uptime
+	up_s=$(awk -v up="$up_s" -v st="${f[19]}" -v h="$clk_tck" 'BEGIN { print up - st / h }')
+	awk -v c="$cpu_s" -v e="$up_s" -v q="$QUOTA" -v p="$period" \
+		'BEGIN { exit !(c <= q * e + q * p / 1e6 + 0.02) }' ||
+		fail "member $i used $cpu_s s of CPU in its first $up_s s: more than $QUOTA cores"
+	step "member $i: pid $pid, $n threads in $want, quota $quota/$period us, $cpu_s s CPU in $up_s s ($(tr '\n' ' ' <"$cg/cpu.stat" | cut -d' ' -f1-6))"
+}
+
+qhosts=$("$ens" start "$qdir" --reconfig --cpu-quota "$QUOTA")
+step "started with --cpu-quota $QUOTA: $qhosts"
+grep -qx "cpu_quota=$QUOTA" "$qdir/ensemble.env" || fail "ensemble.env does not keep cpu_quota=$QUOTA"
+cgroup=$(sed -n 's/^cgroup=//p' "$qdir/ensemble.env")
+[[ -n $cgroup && -d $cgroup ]] || fail "ensemble.env names no existing cgroup: '$cgroup'"
+for i in 1 2 3; do check_quota_member "$i"; done
+qf=1
+old=$("$ens" pid "$qdir" "$qf")
+"$ens" kill "$qdir" "$qf"
+"$ens" restart "$qdir" "$qf"
+[[ $("$ens" pid "$qdir" "$qf") != "$old" ]] || fail "member $qf has its old pid after restart"
+check_quota_member "$qf"
+step "restart: member $qf back in its cgroup"
+"$ens" join "$qdir" 4
+check_quota_member 4
+step "join: member 4 in its own cgroup"
+"$ens" stop "$qdir"
+[[ ! -e $cgroup ]] || fail "stop left the cgroup $cgroup"
+step "stopped; cgroups removed"
 echo "PASS"

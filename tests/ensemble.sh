@@ -3,6 +3,7 @@
 #
 # Usage:
 #   ensemble.sh start DIR [--proxied] [--members N] [--observers LIST] [--reconfig]
+#                     [--cpu-quota CPUS]
 #                                  create DIR/zk{1,2,3}, start 3 servers, wait until
 #                                  all serve and exactly one is leader, print the
 #                                  connect string (only that goes to stdout);
@@ -13,7 +14,10 @@
 #                                  --reconfig: dynamic reconfiguration on
 #                                  (reconfigEnabled, superDigest of
 #                                  super:zkroute-test, dynamic config file;
-#                                  not with --proxied)
+#                                  not with --proxied);
+#                                  --cpu-quota CPUS: each server in a cpu cgroup
+#                                  of its own capped at CPUS cores (e.g. 0.35),
+#                                  as on a machine of its own (see "CPU quota")
 #   ensemble.sh join DIR N         reconfig ensembles: start a new server N (its
 #                                  dynamic config: the current one plus itself
 #                                  as participant) and wait until it serves; a
@@ -32,6 +36,11 @@
 #   ensemble.sh resume DIR N       SIGCONT member N
 #   ensemble.sh pid DIR N          print the pid of member N (fails if not running)
 #   ensemble.sh srvr HOST PORT     print a server's reply to the `srvr` 4lw command
+#   ensemble.sh cgroup DIR N       print member N's cpu cgroup directory (ensembles
+#                                  started with --cpu-quota)
+#   ensemble.sh cpu-quota-check    exit 0 when --cpu-quota can work here; else print
+#                                  why on stderr and exit 1 (callers that want to
+#                                  fall back to a shared host ask this first)
 # Proxied ensembles only:
 #   ensemble.sh fault DIR COMMAND...
 #                                  send one faultproxy control command, print
@@ -71,6 +80,25 @@
 # DIR/ensemble.env (control=...), the proxy's pid in DIR/faultproxy.pid and
 # its log in DIR/faultproxy.log.
 #
+# CPU quota (start --cpu-quota CPUS).  On one host every server shares
+# every core; in production each has a machine of its own.  With
+# --cpu-quota, member I's JVM runs in a cgroup of its own, CGROUP/zkI, under
+# the cgroup v1 cpu controller, with cpu.cfs_quota_us = CPUS x
+# cpu.cfs_period_us: it gets at most CPUS cores' worth of time per period,
+# whatever the others do.  CGROUP is MOUNT/zkroute.NAME.SUM (MOUNT: the cpu
+# controller's mount point from /proc/self/mountinfo, or
+# ZKR_TEST_CPU_CGROUP; NAME, SUM: DIR's base name and checksum).  The shell
+# that launches a member writes its own pid to cgroup.procs right before it
+# execs java, so every JVM thread is born inside; launch then checks every
+# thread (/proc/PID/task/*/cgroup) and fails if one is elsewhere.
+# DIR/ensemble.env keeps cpu_quota= and cgroup=, so restart and join put the
+# new process in the same cgroup (made again if it is gone, quota written
+# again); stop removes the cgroups.  No writable v1 cpu controller (cgroup
+# v2 alone is not supported): start fails with one line before it starts
+# anything; `cpu-quota-check` says the same without starting.  Java 17
+# sees the quota (container support): it sizes its pools for ceil(CPUS)
+# processors.
+#
 # Environment:
 #   ZKR_TEST_ENSEMBLE   connect string of an existing ensemble (e.g. docker):
 #                       start prints it (after waiting for a leader) and starts
@@ -93,6 +121,8 @@
 #   ZKR_TEST_CLASSPATH  full classpath, overrides the jar list below
 #   FAULTPROXY          the faultproxy binary of --proxied (default
 #                       ./tests/faultproxy, else next to this script)
+#   ZKR_TEST_CPU_CGROUP mount point of the cgroup v1 cpu controller for
+#                       --cpu-quota (default: found in /proc/self/mountinfo)
 #
 # Measured here (2 vCPU, 24 GB, Debian 12, OpenJDK 17.0.15, ZooKeeper 3.8.0;
 # 6 timed runs plus 20+ selftest runs): `start` from a fresh DIR to the connect
@@ -101,7 +131,8 @@
 # member until it serves 0.3-0.4 s; `stop` about 0.4 s.  A DIR uses ~150 KB
 # (the 1 MB preallocated txn log is sparse).  `start --proxied` takes
 # 1.2-1.7 s.  tests/ensemble-selftest.sh, which runs both modes, takes
-# about 10 s.
+# about 10 s, and 25-30 s with its --cpu-quota part (JVMs capped at half a
+# core start in 2-3.5 s).
 #
 # ZooKeeper notes:
 # - maxClientCnxns=0: all test sessions come from 127.0.0.1 and zkroute opens
@@ -124,6 +155,9 @@ set -euo pipefail
 N_MEMBERS=3    # --members; kept in DIR/ensemble.env
 OBSERVERS=''   # --observers, space separated
 RECONFIG=0     # --reconfig
+CPU_QUOTA=''   # --cpu-quota CPUS; kept in DIR/ensemble.env
+CGROUP=''      # with --cpu-quota: the ensemble's cgroup directory (ensemble.env)
+CGROUP_PROC='' # ... and that cgroup as /proc/PID/cgroup names it
 readonly SUPER_DIGEST='super:16OKu1uo6VC26GknztQhHbpbUcA=' # super:zkroute-test
 readonly QUORUM_PORT=2888
 readonly ELECTION_PORT=3888
@@ -139,8 +173,9 @@ die() {
 	exit 1
 }
 
+# The usage text: the header from "Usage:" to the first empty comment line.
 usage() {
-	sed -n '3,44s/^# \{0,1\}//p' "$0" >&2
+	awk 'NR > 3 && /^#$/ { exit } NR >= 3 { sub(/^# ?/, ""); print }' "$0" >&2
 	exit 2
 }
 
@@ -232,6 +267,9 @@ load_members() {
 			members) N_MEMBERS=$v ;;
 			observers) OBSERVERS=$v ;;
 			reconfig) RECONFIG=$v ;;
+			cpu_quota) CPU_QUOTA=$v ;;
+			cgroup) CGROUP=$v ;;
+			cgroup_proc) CGROUP_PROC=$v ;;
 			esac
 		done <"$dir/ensemble.env"
 	fi
@@ -365,15 +403,21 @@ close_fds() {
 
 # launch_member DIR I: start member I in the background, write its pid file.
 launch_member() {
-	local dir=$1 i=$2 mdir cp java=${ZKR_TEST_JAVA:-java}
+	local dir=$1 i=$2 mdir cp java=${ZKR_TEST_JAVA:-java} cg='' bad
 	local -a extra=()
 	mdir=$(member_dir "$dir" "$i")
 	cp=$(classpath)
+	[[ -z $CPU_QUOTA ]] || cg=$(cgroup_member_setup "$i")
 	command -v "$java" >/dev/null || die "java not found (apt-get install default-jre-headless)"
 	# shellcheck disable=SC2206 # word splitting of extra options is intended
 	[[ -z ${ZKR_TEST_JAVA_OPTS:-} ]] || extra=($ZKR_TEST_JAVA_OPTS)
 	printf '=== %s: starting member %s\n' "$(date '+%F %T')" "$i" >>"$mdir/server.log"
 	(
+		# Into the member's cgroup before exec: every JVM thread is born there.
+		if [[ -n $cg ]] && ! { printf '%s\n' "$BASHPID" >"$cg/cgroup.procs"; } 2>/dev/null; then
+			printf 'cannot join cgroup %s\n' "$cg" >&2
+			exit 1
+		fi
 		close_fds
 		cd "$mdir"
 		# A session of its own: a test runner that kills its process group
@@ -395,6 +439,10 @@ launch_member() {
 		((SECONDS < end)) || break
 		sleep 0.01
 	done
+	if [[ -n $cg ]] && is_member_proc "$pid" "$mdir/zoo.cfg"; then
+		bad=$(cgroup_check_threads "$pid" "$CGROUP_PROC/zk$i") ||
+			die "member $i (pid $pid) is not in its cgroup $cg: $bad"
+	fi
 }
 
 # is_observer I: member I was started as an observer (--observers).
@@ -473,6 +521,7 @@ write_config() {
 	((RECONFIG)) || return 0
 	if [[ -n $join ]]; then
 		# The newest dynamic file of member 1 holds the current config.
+		# shellcheck disable=SC2012 # newest first; the names are zoo.cfg.dynamic[.HEX]
 		f=$(ls -t "$(member_dir "$dir" 1)"/zoo.cfg.dynamic* 2>/dev/null | head -n 1)
 		[[ -n $f ]] || die "no dynamic config in $(member_dir "$dir" 1)"
 		{
@@ -536,6 +585,156 @@ stop_members() {
 	return "$rc"
 }
 
+# ---------------------------------------------------------------------------
+# CPU quota: one cpu cgroup per member (see "CPU quota" in the header)
+
+# cpu_cgroup_mount: set CG_MOUNT to the mount point of the cgroup v1 cpu
+# controller and CG_ROOT to the hierarchy path mounted there (what
+# /proc/PID/cgroup paths start with), or print why there is none on stderr
+# and fail.
+cpu_cgroup_mount() {
+	local line rest opts o mp root
+	local -a f os
+	CG_MOUNT='' CG_ROOT=''
+	if [[ -n ${ZKR_TEST_CPU_CGROUP:-} ]]; then
+		if [[ ! -e $ZKR_TEST_CPU_CGROUP/cpu.cfs_quota_us ]]; then
+			printf '%s: --cpu-quota: %s is not a cgroup v1 cpu controller (no cpu.cfs_quota_us; from ZKR_TEST_CPU_CGROUP)\n' \
+				"$PROG" "$ZKR_TEST_CPU_CGROUP" >&2
+			return 1
+		fi
+		CG_MOUNT=$ZKR_TEST_CPU_CGROUP
+		return 0
+	fi
+	# mountinfo: ID PARENT DEV ROOT MOUNTPOINT OPTS [OPTIONAL...] - TYPE SOURCE SUPEROPTS
+	while IFS= read -r line; do
+		rest=${line#* - }
+		[[ $rest == "cgroup "* ]] || continue
+		opts=${rest##* }
+		IFS=, read -r -a os <<<"$opts"
+		for o in "${os[@]}"; do
+			[[ $o == cpu ]] || continue
+			read -r -a f <<<"$line"
+			root=${f[3]} mp=${f[4]}
+			[[ $root != / ]] || root=''
+			CG_MOUNT=$mp CG_ROOT=$root
+			break 2
+		done
+	done </proc/self/mountinfo
+	if [[ -z $CG_MOUNT ]]; then
+		printf '%s: --cpu-quota: no cgroup v1 cpu controller is mounted here (none in /proc/self/mountinfo; cgroup v2 alone is not supported)\n' \
+			"$PROG" >&2
+		return 1
+	fi
+	if [[ ! -e $CG_MOUNT/cpu.cfs_quota_us ]]; then
+		printf '%s: --cpu-quota: %s has no cpu.cfs_quota_us (CFS bandwidth control is not in this kernel)\n' \
+			"$PROG" "$CG_MOUNT" >&2
+		return 1
+	fi
+}
+
+# cpu_quota_check: the cpu controller is there and a cgroup with a quota
+# can be made in it (a probe cgroup, removed at once); else say why.
+cpu_quota_check() {
+	local probe
+	cpu_cgroup_mount || return 1
+	probe=$CG_MOUNT/zkroute.probe.$$
+	if ! mkdir "$probe" 2>/dev/null; then
+		printf '%s: --cpu-quota: cannot create a cgroup in %s (not writable: run as root, or delegate it)\n' \
+			"$PROG" "$CG_MOUNT" >&2
+		return 1
+	fi
+	if ! { printf '%s\n' 100000 >"$probe/cpu.cfs_quota_us"; } 2>/dev/null; then
+		rmdir "$probe" 2>/dev/null || true
+		printf '%s: --cpu-quota: cannot set cpu.cfs_quota_us in %s\n' "$PROG" "$CG_MOUNT" >&2
+		return 1
+	fi
+	rmdir "$probe" 2>/dev/null || true
+}
+
+# check_cpus CPUS: CPUS is a number of cores, 0 < CPUS <= 1024.
+check_cpus() {
+	if ! [[ $1 =~ ^([0-9]+(\.[0-9]*)?|\.[0-9]+)$ ]] ||
+		! awk -v c="$1" 'BEGIN { exit !(c > 0 && c <= 1024) }'; then
+		die "--cpu-quota needs a number of cores, 0 < CPUS <= 1024 (e.g. 0.35), got '$1'"
+	fi
+}
+
+# quota_us CG: print cpu.cfs_quota_us for CPU_QUOTA cores in cgroup CG
+# (CPU_QUOTA x its cpu.cfs_period_us); die if below the kernel's 1 ms.
+quota_us() {
+	local period quota
+	period=$(<"$1/cpu.cfs_period_us") || die "--cpu-quota: cannot read $1/cpu.cfs_period_us"
+	quota=$(awk -v c="$CPU_QUOTA" -v p="$period" 'BEGIN { printf "%d", c * p + 0.5 }')
+	((quota >= 1000)) ||
+		die "--cpu-quota $CPU_QUOTA is too small: $quota us per $period us period (the kernel's minimum is 1000 us)"
+	printf '%s\n' "$quota"
+}
+
+# cgroup_member_setup I: make member I's cgroup (if gone) and write its
+# quota.  Prints the cgroup directory.
+cgroup_member_setup() {
+	local cg=$CGROUP/zk$1 quota
+	[[ -d $cg ]] || mkdir -p "$cg" || die "--cpu-quota: cannot create cgroup $cg"
+	quota=$(quota_us "$cg")
+	{ printf '%s\n' "$quota" >"$cg/cpu.cfs_quota_us"; } 2>/dev/null ||
+		die "--cpu-quota: cannot write $quota to $cg/cpu.cfs_quota_us"
+	printf '%s\n' "$cg"
+}
+
+# cpu_cgroup_of FILE: print the cpu controller's cgroup path in FILE (a
+# /proc/.../cgroup file); fail if FILE cannot be read or has none.
+cpu_cgroup_of() {
+	local ctl path c
+	local -a cs
+	while IFS=: read -r _ ctl path; do
+		IFS=, read -r -a cs <<<"$ctl"
+		for c in "${cs[@]}"; do
+			if [[ $c == cpu ]]; then
+				printf '%s\n' "$path"
+				return 0
+			fi
+		done
+	done 2>/dev/null <"$1"
+	return 1
+}
+
+# cgroup_check_threads PID WANT: every thread of PID is in cpu cgroup WANT
+# (as /proc names it).  Threads that exit meanwhile are skipped.  On
+# failure prints the first thread found elsewhere.
+cgroup_check_threads() {
+	local t got n=0
+	for t in /proc/"$1"/task/*; do
+		got=$(cpu_cgroup_of "$t/cgroup") || continue
+		n=$((n + 1))
+		if [[ $got != "$2" ]]; then
+			printf 'thread %s is in cpu cgroup %s' "${t##*/}" "$got"
+			return 1
+		fi
+	done
+	((n > 0)) || { printf 'no thread of pid %s could be read' "$1"; return 1; }
+}
+
+# cgroup_remove: remove the ensemble's cgroups (after its members exited;
+# a cgroup with a task left cannot be removed, so wait up to 5 s for the
+# kernel to let go of exiting tasks).
+cgroup_remove() {
+	local d end rc=0
+	[[ -n $CGROUP && -d $CGROUP ]] || return 0
+	for d in "$CGROUP"/zk[0-9]* "$CGROUP"; do
+		[[ -d $d ]] || continue
+		end=$((SECONDS + 5))
+		until rmdir "$d" 2>/dev/null; do
+			if ((SECONDS >= end)); then
+				printf '%s: cannot remove cgroup %s (tasks: %s)\n' "$PROG" "$d" \
+					"$(tr '\n' ' ' <"$d/cgroup.procs" 2>/dev/null)" >&2
+				rc=1
+				break
+			fi
+			sleep 0.05
+		done
+	done
+	return "$rc"
+}
 
 # ---------------------------------------------------------------------------
 # the fault proxy of a proxied ensemble
@@ -747,6 +946,7 @@ on_exit() {
 	if [[ -n $START_DIR ]]; then
 		stop_members "$START_DIR" || true
 		stop_proxy "$START_DIR" || true
+		cgroup_remove || true
 	fi
 	[[ -z $POLL_TMP ]] || rm -rf "$POLL_TMP"
 	exit "$rc"
@@ -756,9 +956,18 @@ cmd_start() {
 	local dir=$1 mode=${2:-plain} net=${ZKR_TEST_NET:-127.0.0} port=${ZKR_TEST_PORT:-2181} i end pid
 	((N_MEMBERS >= 1 && N_MEMBERS <= 9)) || die "--members must be 1..9, got '$N_MEMBERS'"
 	for i in $OBSERVERS; do
-		[[ $i =~ ^[1-9]$ ]] && ((i <= N_MEMBERS)) || die "--observers: no member '$i' (1..$N_MEMBERS)"
+		if ! [[ $i =~ ^[1-9]$ ]] || ((i > N_MEMBERS)); then
+			die "--observers: no member '$i' (1..$N_MEMBERS)"
+		fi
 	done
 	((!RECONFIG)) || [[ $mode != proxied ]] || die "--reconfig does not go with --proxied"
+	if [[ -n $CPU_QUOTA ]]; then
+		check_cpus "$CPU_QUOTA"
+		[[ -z ${ZKR_TEST_ENSEMBLE:-} ]] ||
+			die "--cpu-quota needs a local ensemble (ZKR_TEST_ENSEMBLE is set)"
+		cpu_cgroup_mount || exit 1
+		quota_us "$CG_MOUNT" >/dev/null
+	fi
 	if [[ -n ${ZKR_TEST_ENSEMBLE:-} ]]; then
 		load_members "$dir"
 		cmd_wait_leader_external
@@ -794,8 +1003,19 @@ cmd_start() {
 			die "${hp% *}:${hp#* } is already in use (another ensemble? see ZKR_TEST_NET / ZKR_TEST_PORT)"
 		fi
 	done
-	printf 'net=%s\nport=%s\nmode=%s\nmembers=%s\nobservers=%s\nreconfig=%s\n' \
-		"$net" "$port" "$mode" "$N_MEMBERS" "$OBSERVERS" "$RECONFIG" >"$dir/ensemble.env"
+	CGROUP='' CGROUP_PROC=''
+	if [[ -n $CPU_QUOTA ]]; then
+		local name=${dir##*/} sum
+		sum=$(printf '%s' "$dir" | cksum)
+		CGROUP=$CG_MOUNT/zkroute.${name//[^A-Za-z0-9._-]/_}.${sum%% *}
+		CGROUP_PROC=$CG_ROOT${CGROUP#"$CG_MOUNT"}
+		if ! mkdir -p "$CGROUP" 2>/dev/null; then
+			die "--cpu-quota: cannot create a cgroup in $CG_MOUNT (not writable: run as root, or delegate it)"
+		fi
+	fi
+	printf 'net=%s\nport=%s\nmode=%s\nmembers=%s\nobservers=%s\nreconfig=%s\ncpu_quota=%s\ncgroup=%s\ncgroup_proc=%s\n' \
+		"$net" "$port" "$mode" "$N_MEMBERS" "$OBSERVERS" "$RECONFIG" \
+		"$CPU_QUOTA" "$CGROUP" "$CGROUP_PROC" >"$dir/ensemble.env"
 	for ((i = 1; i <= N_MEMBERS; i++)); do
 		write_config "$dir" "$i" "$net" "$port" "$mode"
 	done
@@ -833,9 +1053,16 @@ cmd_stop() {
 	[[ -d $dir ]] || return 0
 	dir=$(cd "$dir" && pwd -P)
 	local rc=0
+	load_members "$dir"
 	stop_members "$dir" || rc=1
 	stop_proxy "$dir" || rc=1
+	((rc)) || cgroup_remove || rc=1
 	return "$rc"
+}
+
+cmd_cgroup() {
+	[[ -n $CGROUP ]] || die "the ensemble in $DIR was not started with --cpu-quota"
+	printf '%s/zk%s\n' "$CGROUP" "$N"
 }
 
 cmd_hosts() {
@@ -1022,6 +1249,12 @@ main() {
 				OBSERVERS=${2//,/ }
 				shift
 				;;
+			--cpu-quota)
+				(($# >= 2)) || usage
+				CPU_QUOTA=$2
+				check_cpus "$CPU_QUOTA"
+				shift
+				;;
 			*) usage ;;
 			esac
 			shift
@@ -1042,11 +1275,12 @@ main() {
 		wait-leader) cmd_wait_leader "$1" ;;
 		esac
 		;;
-	kill | restart | pause | resume | pid)
+	kill | restart | pause | resume | pid | cgroup)
 		(($# == 2)) || [[ $cmd == restart && $# == 3 && $3 == --no-wait ]] || usage
 		need_fault_injection "$cmd"
 		member_args "$1" "$2"
 		case $cmd in
+		cgroup) cmd_cgroup ;;
 		kill) cmd_kill ;;
 		restart) cmd_restart "${3:-}" ;;
 		pause) cmd_signal STOP ;;
@@ -1057,6 +1291,10 @@ main() {
 	srvr)
 		(($# == 2)) || usage
 		cmd_srvr "$1" "$2"
+		;;
+	cpu-quota-check)
+		(($# == 0)) || usage
+		cpu_quota_check || exit 1
 		;;
 	fault)
 		(($# >= 2)) || usage

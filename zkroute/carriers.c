@@ -50,10 +50,15 @@ void zkr__carriers_tick(zkr_t *z, uint64_t now) {
   if (o >= 0 && (size_t)o < n) keep[o] = 1;
   /* The N best others: kept members in the pool first (so a healthy one is
    * not swapped for a marginally faster one), then serving ones by EWMA. */
+  /* Ties (idle handles have measured no member yet) go to the first in a
+   * per-handle order: a fleet of handles spreads over the followers
+   * instead of all choosing the first one. */
+  size_t start = n ? (size_t)z->opts.seed % n : 0;
   for (int k = 0; k < cap; k++) {
     int best = -1;
     double best_score = INFINITY;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t j = 0; j < n; j++) {
+      size_t i = (start + j) % n;
       zkr__member_t *m = &z->members[i];
       if (keep[i] || m->retired || !serving(m) || m->role == ZKR_ROLE_LEADER) continue;
       /* Lower is better: a kept member in the pool keeps its place unless

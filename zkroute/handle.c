@@ -174,7 +174,9 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
   if (rc == ZOK) rc = zkr__hedger_new(z);
   if (rc == ZOK) rc = zkr__selector_init(z);
   if (rc == ZOK) rc = zkr__monitor_start(z);
-  for (size_t i = 0; rc == ZOK && i < z->n; i++)
+  /* The connect string's members only: the monitor, already running, may
+   * admit more (z->n grows) and opens those itself. */
+  for (size_t i = 0; rc == ZOK && i < z->hosts.n; i++)
     rc = zkr__member_open(&z->members[i], (int)i, (int)i == resume_on ? clientid : NULL);
   if (rc != ZOK) {
     close_now(z);

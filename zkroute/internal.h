@@ -382,6 +382,7 @@ int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid);
 zhandle_t *zkr__member_detach(zkr__member_t *m, int only_if_down);
 int zkr__member_has_zh(zkr__member_t *m);
 void zkr__member_close(zkr__member_t *m);
+int zkr__member_holds_session(const zkr__member_t *m);
 int zkr__member_usable(const zkr__member_t *m);
 int zkr__member_connected(const zkr__member_t *m);
 int zkr__member_readonly(const zkr__member_t *m);

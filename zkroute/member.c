@@ -20,6 +20,15 @@ zkr__member_t *zkr__owner_slot(zkr_t *z) { return &z->members[z->cap]; }
  * closing a connected one would end its session). */
 int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
   zkr_t *z = m->z;
+  /* Two threads may decide to open the same slot (the init thread and the
+   * monitor admitting a member, a re-resolution, the carriers' choice):
+   * the first wins, the second has nothing to do.  A second zhandle would
+   * replace the first in the slot and leave its session open, unowned. */
+  pthread_rwlock_wrlock(&m->zh_lock);
+  int busy = m->zh != NULL || m->opening > 0;
+  if (!busy) m->opening++;
+  pthread_rwlock_unlock(&m->zh_lock);
+  if (busy) return ZOK;
   m->down_since_ns = zkr__now_ns();
   m->state = ZOO_CONNECTING_STATE;
   m->expired = 0;
@@ -28,8 +37,7 @@ int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
    * credentials were sent and accepted, even if it connects at once. */
   m->auth_pending++;
   /* Its first event may come before the zhandle is stored below: the
-   * member watcher waits for that (opening). */
-  m->opening++;
+   * member watcher waits for that (opening, counted above). */
   zhandle_t *zh = zkr__zk->init(z->members[on].connect, zkr__member_watcher,
                                  z->recv_timeout, cid, m, z->flags);
   if (!zh) {
@@ -120,7 +128,15 @@ int zkr__member_readonly(const zkr__member_t *m) {
  * suspect (silent to srvr while others answer).  For the owner slot the
  * server is the one it lives on. */
 int zkr__member_usable(const zkr__member_t *m) {
-  if (!zkr__member_connected(m) || m->retired) return 0;
+  return !m->retired && zkr__member_holds_session(m);
+}
+
+/* May take the owner's session-scoped writes: as usable, but a retired
+ * member still may.  Its server still serves the application's session
+ * until it drops it (the rescue then moves the session to a member that
+ * is not retired): parking those writes meanwhile would only stall them. */
+int zkr__member_holds_session(const zkr__member_t *m) {
+  if (!zkr__member_connected(m)) return 0;
   int host = m->hosted_on;
   if (m->owner_slot && host < 0) return 0;
   const zkr__member_t *h = m->owner_slot ? &m->z->members[host] : m;

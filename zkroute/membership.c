@@ -302,32 +302,22 @@ static void settle_retired(zkr_t *z) {
 
 /* ---- the connect string's names (resolve.c) ---- */
 
-/* The member whose server holds the application's session (the owner
- * session, wherever a rescue moved it), -1 none yet. */
-static int owner_home(zkr_t *z) {
-  int o = z->owner;
-  if (o < 0) return -1;
-  return (size_t)o == z->cap ? zkr__owner_slot(z)->hosted_on : o;
-}
-
 /* Makes the members match what the host list stands for now: each
  * address in want without a live member gets one (a retired slot of that
  * address comes back), then each live member not in want is retired.
- * Admitting first means the handle is never left without a member.  The
- * member holding the application's session stays until that session
- * moves (rescue.c, once its server is unreachable): a retired member
- * takes no session-scoped write, so retiring it would stall them while
- * its server still serves the session.  The next round retires it. */
+ * Admitting first means the handle is never left without a member.  A
+ * retired member holding the application's session keeps it, and its
+ * session-scoped writes, until its server drops it (then the rescue moves
+ * it to a member that is not retired, rescue.c). */
 static void dns_apply(zkr_t *z, const zkr__host_t *want, size_t nw) {
   size_t n = z->n;
-  int home = owner_home(z);
   for (size_t k = 0; k < nw; k++) admit_host(z, &want[k], NULL);
   for (size_t i = 0; i < n; i++) {
     zkr__member_t *m = &z->members[i];
     int wanted = 0;
     if (m->retired) continue;
     for (size_t k = 0; k < nw && !wanted; k++) wanted = zkr__host_equal(&m->host, &want[k]);
-    if (!wanted && (int)i != home) retire(z, m);
+    if (!wanted) retire(z, m);
   }
   /* New members' roles, and a leader that may have changed. */
   zkr__monitor_kick(z);

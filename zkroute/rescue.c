@@ -77,7 +77,7 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
     pthread_mutex_lock(&z->state_mu);
     z->owner = os->index;
     pthread_mutex_unlock(&z->state_mu);
-    m->reopen = zkr__member_open(m, m->index, NULL) != ZOK;
+    if (!m->retired) m->reopen = zkr__member_open(m, m->index, NULL) != ZOK;
   } else {
     os->rescues++;
   }

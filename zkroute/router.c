@@ -85,12 +85,12 @@ static int reads_inflight_path(zkr__op_t *op) {
 enum { PARK = 1 };
 
 /* The session a gated operation goes to: the owner's for a
- * session-scoped write (none yet, or not usable: it waits), else the
+ * session-scoped write (none yet, or not connected: it waits), else the
  * write member the policy names. */
 static int gate_target(zkr_t *z, const zkr__op_t *op) {
   if (!op->owner_op) return zkr__policy_write_member(z);
   int o = z->owner;
-  return o >= 0 && zkr__member_usable(&z->members[o]) ? o : -1;
+  return o >= 0 && zkr__member_holds_session(&z->members[o]) ? o : -1;
 }
 
 /* Gate held.  Returns ZOK (sent), PARK, or the error zoo_a* returned. */

@@ -1,11 +1,11 @@
-/* Unit tests of the /zookeeper/config parser (zkroute/zkconfig.c).  Pure
+/* Unit tests of the /zookeeper/config parser (zkroute/dynconfig.c).  Pure
  * code, no server: real replies of ZooKeeper 3.8.0 (tests/ensemble.sh
  * ensembles), the corners of the grammar, and inputs that must be refused. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "zkconfig.h"
+#include "dynconfig.h"
 #include "zkroute.h"
 
 static int parse(const char *s, zkr__config_t *c) {
@@ -148,8 +148,8 @@ START_TEST(same_host) {
   zkr__host_t a = {.name = "Host.example", .port = 2181};
   zkr__host_t b = {.name = "host.EXAMPLE", .port = 2181};
   zkr__host_t d = {.name = "host.example", .port = 2182};
-  ck_assert(zkr__host_same(&a, &b));
-  ck_assert(!zkr__host_same(&a, &d));
+  ck_assert(zkr__host_equal(&a, &b));
+  ck_assert(!zkr__host_equal(&a, &d));
 }
 END_TEST
 

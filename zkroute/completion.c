@@ -141,7 +141,7 @@ static void op_release(zkr__op_t *op) {
 /* The start of every completion: `a` is the request that completed, op
  * the operation whose application completion this reply runs, or NULL when
  * the reply is discarded (the other request of a hedged read won; see
- * hedger.c).  A barrier (zkr_async, never gated nor hedged) belongs to
+ * hedge_apply.c).  A barrier (zkr_async, never gated nor hedged) belongs to
  * barrier.c from here on. */
 static void complete(zkr__op_t *a, zkr__result_t *r) {
   r->rc = op_finish(a, r->rc, r->stat);
@@ -208,7 +208,7 @@ void zkr__op_complete_error(zkr__op_t *op, int rc) {
 
 /* Hands on the application's completion of a read with rc and no result,
  * nothing else: for a hedged read whose held-back error became its outcome
- * (hedger.c) after both requests' own bookkeeping was done. */
+ * (hedge_apply.c) after both requests' own bookkeeping was done. */
 void zkr__op_call_user_error(zkr__op_t *op, int rc) {
   zkr__result_t r = {.rc = rc, .value_len = -1};
   zkr__op_hand_on(op, &r);

@@ -305,7 +305,7 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
   int is_read = !is_write && op->type != ZKR__OP_SYNC && !op->probe && !op->is_hedge;
   int is_hedge = op->is_hedge;
   /* A hedgeable read is held by its reply and by its entry in the hedge
-   * queue (hedger.c): its completion cannot free it while it is queued. */
+   * queue (hedge_apply.c): its completion cannot free it while it is queued. */
   int hedged = op->hedge_ok && op->z->hedger;
   if (hedged) {
     op->h_armed = 1;

@@ -93,7 +93,7 @@ typedef struct zkr__member {
    * the last sync sent on this member's session. */
   _Atomic uint64_t synced_epoch;
   zhandle_t *_Atomic synced_zh;
-  _Atomic uint64_t hedges;  /* hedge requests sent to it (hedger.c) */
+  _Atomic uint64_t hedges;  /* hedge requests sent to it (hedge_apply.c) */
   _Atomic int outstanding;  /* operations sent and not completed */
   _Atomic uint64_t progress_ns; /* last completion, or start of being busy */
   uint64_t nudged_ns;       /* last nudge (monitor) */
@@ -228,7 +228,7 @@ typedef struct zkr__op {
   char *b_path;
   struct zkr__op *ord_prev, *ord_next;
 
-  /* Hedged reads (hedger.c).  A hedgeable read is the primary: it carries
+  /* Hedged reads (hedge_apply.c).  A hedgeable read is the primary: it carries
    * the application's completion, which runs once, with the first reply of
    * either request.  Its hedge is an op of its own (is_hedge, primary set)
    * sent to another member, with no completion of its own.  The h_ fields
@@ -371,7 +371,7 @@ struct zkr {
 
   int reg_slot;            /* its slot in the registry (registry.c), -1 none */
 
-  /* Hedged reads (hedger.c); NULL when hedging is off. */
+  /* Hedged reads (hedge_apply.c); NULL when hedging is off. */
   struct zkr__hedger *hedger;
   /* Membership that follows /zookeeper/config (membership.c). */
   struct zkr__membership *ms;
@@ -395,7 +395,7 @@ int zkr__member_observer(const zkr__member_t *m);
 int zkr__member_setup(struct zkr *z, size_t i, const zkr__host_t *host);
 zkr__member_t *zkr__owner_slot(struct zkr *z);
 
-/* ---- pool.c: the health model applied ---- */
+/* ---- health_apply.c: the health model applied ---- */
 void zkr__health_tick(struct zkr *z, uint64_t now_ns);
 int zkr__policy_read_candidate(struct zkr *z, const zkr__member_t *m);
 void zkr__pool_probe_result(zkr__member_t *m, uint64_t now, double ms, int ok);
@@ -450,6 +450,9 @@ void zkr__order_barrier(zkr__op_t *op, const zkr__result_t *r);
 int zkr__monitor_start(struct zkr *z);
 void zkr__monitor_stop(struct zkr *z);
 void zkr__monitor_kick(struct zkr *z);
+
+/* ---- srvr_apply.c: the srvr poll of every member, the leader ---- */
+void zkr__srvr_poll_members(struct zkr *z);
 
 /* ---- policy.c ---- */
 int zkr__policy_read_member(struct zkr *z);
@@ -508,7 +511,7 @@ void zkr__op_done_acl(int rc, struct ACL_vector *acl, struct Stat *stat,
                       const void *data);
 void zkr__op_hand_on(zkr__op_t *op, const zkr__result_t *r);
 
-/* ---- hedger.c ---- */
+/* ---- hedge_apply.c ---- */
 int zkr__hedger_new(struct zkr *z);   /* ZOK, ZKR_ENOMEM or ZKR_ETHREAD */
 void zkr__hedger_stop(struct zkr *z); /* joins its thread; queue stays */
 void zkr__hedger_free(struct zkr *z);

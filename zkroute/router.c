@@ -18,7 +18,7 @@
  *   (the write it follows completed, so the sync's server sees it).  Every
  *   other read is a sync+read on the member the policy picks.
  * - A read that is neither pinned nor ordered, has no watch and runs under
- *   hybrid may be hedged (hedger.c): its dispatch queues it for a second
+ *   hybrid may be hedged (hedge_apply.c): its dispatch queues it for a second
  *   sync+read on another pool member if no reply comes in time.
  * - When no member is usable (start-up, total outage), operations park
  *   until one is, or until the session timeout passes (ZCONNECTIONLOSS). */

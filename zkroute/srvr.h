@@ -56,6 +56,9 @@ void zkr__srvr_buf_free(zkr__srvr_buf_t *b);
  * order, "\r\n" and blanks around values are accepted. */
 int zkr__srvr_parse(const char *text, size_t len, zkr__srvr_reply_t *out);
 
+/* A reply with nothing known: role UNKNOWN, every counter -1. */
+void zkr__srvr_reply_clear(zkr__srvr_reply_t *out);
+
 /* Connects to host:port, sends "srvr", reads to EOF (or cap) and parses.
  * Total time bounded by timeout_ms.  Returns as zkr__srvr_parse, or
  * ZKR_ESRVR_CONNECT, ZKR_ESRVR_TIMEOUT, ZKR_ESRVR_TOO_BIG.

@@ -1,4 +1,4 @@
-/* libFuzzer target: the /zookeeper/config parser (zkroute/zkconfig.c) on
+/* libFuzzer target: the /zookeeper/config parser (zkroute/dynconfig.c) on
  * untrusted bytes, as a server could send them.  The input sits in a buffer
  * of exactly its size, so ASan catches any read past the length.
  *
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zkconfig.h"
+#include "dynconfig.h"
 #include "zkroute.h"
 
 static void check_host(const zkr__host_t *h) {
@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (zkr__config_parse(buf, size, &b) != rc || a.n != b.n || a.version != b.version)
     abort();
   for (size_t i = 0; i < a.n; i++)
-    if (a.v[i].id != b.v[i].id || !zkr__host_same(&a.v[i].client, &b.v[i].client))
+    if (a.v[i].id != b.v[i].id || !zkr__host_equal(&a.v[i].client, &b.v[i].client))
       abort();
   if (size) check(zkr__config_parse(buf, (size_t)data[0] % size, &b), &b);
   free(buf);

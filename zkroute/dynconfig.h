@@ -2,8 +2,8 @@
  * serves at /zookeeper/config: which servers there are, their roles and
  * where clients reach them.  Pure code, no I/O: the bytes come from a
  * server and are untrusted (tests/fuzz/fuzz_config.c). */
-#ifndef ZKR_ZKCONFIG_H
-#define ZKR_ZKCONFIG_H
+#ifndef ZKR_DYNCONFIG_H
+#define ZKR_DYNCONFIG_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -42,9 +42,5 @@ typedef struct zkr__config {
  * ZKR_ECONFIG (out->n is then 0), or ZBADARGUMENTS for a NULL out (or NULL
  * buf with len > 0). */
 int zkr__config_parse(const char *buf, size_t len, zkr__config_t *out);
-
-/* 1 when a and b name the same address: same port, names equal ignoring
- * case (IPv6 text compares as text: "::1" and "0::1" differ). */
-int zkr__host_same(const zkr__host_t *a, const zkr__host_t *b);
 
 #endif

@@ -1,8 +1,8 @@
-/* Parser of /zookeeper/config (see zkconfig.h): strict, because the bytes
+/* Parser of /zookeeper/config (see dynconfig.h): strict, because the bytes
  * come from the network and a misread server list would open sessions to
  * the wrong places.  Addresses go through the host list parser (hosts.c),
  * so a name or port means exactly what it means in a connect string. */
-#include "zkconfig.h"
+#include "dynconfig.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -144,10 +144,6 @@ static int parse_server(const char *p, const char *end,
   }
   s->has_client = 1;
   return 1;
-}
-
-int zkr__host_same(const zkr__host_t *a, const zkr__host_t *b) {
-  return a->port == b->port && strcasecmp(a->name, b->name) == 0;
 }
 
 static int key_is(const char *p, const char *eq, const char *prefix,

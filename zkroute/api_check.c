@@ -1,0 +1,103 @@
+/* The checks every zkr_ call makes before anything is built (handle,
+ * path, value, ACL, request size), the one-path operation they share, and
+ * the hand-over to the router through the issue order.  api_write.c and
+ * api_read.c are the calls; the blocking calls (waiter.c) are those plus a
+ * waiter, so both share one routing, ordering, statistics and close path. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "internal.h"
+
+/* ---- checks ---- */
+
+int zkr__api_check_handle(zkr_t *z) {
+  if (!z) return ZBADARGUMENTS;
+  if (z->closing) return ZKR_ECLOSING;
+  if (z->expired || z->auth_failed) return ZINVALIDSTATE;
+  return ZOK;
+}
+
+/* ZooKeeper's path rules (PathUtils.validatePath): absolute, no empty,
+ * "." or ".." component, no trailing '/' (except a sequential create's
+ * prefix), no control characters. */
+int zkr__api_check_path_mode(const char *path, int sequential) {
+  if (!path || path[0] != '/') return ZBADARGUMENTS;
+  size_t len = strlen(path);
+  if (len == 1) return ZOK;
+  if (path[len - 1] == '/' && !sequential) return ZBADARGUMENTS;
+  for (const char *c = path + 1, *seg = path + 1;; c++) {
+    if (*c == '/' || *c == '\0') {
+      size_t n = (size_t)(c - seg);
+      if (n == 0 && !(*c == '\0' && sequential)) return ZBADARGUMENTS;
+      if ((n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.'))
+        return ZBADARGUMENTS;
+      if (*c == '\0') break;
+      seg = c + 1;
+    } else if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+      return ZBADARGUMENTS;
+    }
+  }
+  return ZOK;
+}
+
+int zkr__check_path(const char *path) { return zkr__api_check_path_mode(path, 0); }
+
+int zkr__api_check_value(const char *value, int valuelen) {
+  if (valuelen > 0 && !value) return ZBADARGUMENTS;
+  if (valuelen < -1 || (valuelen < 0 && value)) return ZBADARGUMENTS;
+  return ZOK;
+}
+
+size_t zkr__api_acl_bytes(const struct ACL_vector *acl) {
+  size_t n = 4;
+  for (int i = 0; acl && i < acl->count; i++)
+    n += 4 + 4 + strlen(acl->data[i].id.scheme) + 4 + strlen(acl->data[i].id.id);
+  return n;
+}
+
+int zkr__api_check_acl(const struct ACL_vector *acl) {
+  if (!acl || acl->count <= 0 || !acl->data) return ZINVALIDACL;
+  for (int i = 0; i < acl->count; i++)
+    if (!acl->data[i].id.scheme || !acl->data[i].id.id) return ZINVALIDACL;
+  return ZOK;
+}
+
+/* Rejects a request the server would refuse by dropping the connection:
+ * header, path, value and ACL against the servers' jute.maxbuffer (the
+ * jute_maxbuffer option, 1048575 bytes by default), before anything is
+ * sent, so the member is not marked unhealthy for the caller's mistake. */
+int zkr__api_check_size(zkr_t *z, size_t path_len, int valuelen, size_t acl) {
+  size_t total = 8 + 4 + path_len + 4 + (size_t)(valuelen > 0 ? valuelen : 0) +
+                 acl + 4 + 8 + 64;
+  size_t limit = z && z->opts.jute_maxbuffer > 0 ? (size_t)z->opts.jute_maxbuffer : 1048575;
+  return total > limit ? ZKR_ETOOBIG : ZOK;
+}
+
+/* Every application operation enters the issue order (barrier.c) before
+ * it can complete, and leaves it if the router refuses it. */
+int zkr__api_submit(zkr__op_t *op) {
+  zkr__order_add(op);
+  int rc = zkr__route(op);
+  if (rc != ZOK) {
+    zkr__order_cancel(op);
+    zkr__op_free(op);
+  }
+  return rc;
+}
+
+/* An operation on one existing path: delete, set, set_acl and all reads. */
+zkr__op_t *zkr__api_path_op(zkr_t *z, zkr__op_type_t type, const char *path,
+                          const void *data, int direct, int *rc) {
+  if ((*rc = zkr__api_check_handle(z)) != ZOK || (*rc = zkr__check_path(path)) != ZOK)
+    return NULL;
+  zkr__op_t *op = zkr__op_new(z, type, path);
+  if (!op) {
+    *rc = ZKR_ENOMEM;
+  } else {
+    op->data = data;
+    op->direct = direct;
+  }
+  return op;
+}
+

@@ -466,12 +466,17 @@ else
 	set_name "${keep[@]}"
 	check "the name loses an address: that member is retired" dns_step "members 2" "members: $(sorted "${ips[keep[0]]}" "${ips[keep[1]]}")"
 	check "... and the handle still routes a write and a read" dns_step "rw /zkr-dropin-dns-$$" "rw: ok"
-	# The address holding the handle's session stays while it does.
+	set_name 0 1 2
+	check "the dropped address comes back: its member is live again" \
+		dns_step "members 3" "members: $(sorted "${ips[@]}")"
+	# The address holding the handle's session: its member is retired (no
+	# reads, no leader writes) but keeps the session, and with it the
+	# session-scoped writes, while its server serves it (docs/dropin.md).
 	others=()
 	for i in 0 1 2; do [ "${ips[i]}" = "$own" ] || others+=("$i"); done
 	set_name "${others[@]}"
-	check "the name loses the session's address: that member stays, the other comes back" \
-		dns_step "members 3" "members: $(sorted "${ips[@]}")"
+	check "the name loses the session's address: that member is retired" \
+		dns_step "members 2" "members: $(sorted "${ips[others[0]]}" "${ips[others[1]]}")"
 	check "... and the session is where it was" dns_step owner "owner: $own"
 	check "... and the handle still routes a write and a read" dns_step "rw /zkr-dropin-dns-$$" "rw: ok"
 	echo quit >&3

@@ -75,7 +75,8 @@ fi
 # What the sanitizers said, whatever the outcome.  (grep finds nothing in
 # a clean run: every grep here is allowed to fail.)
 logs=()
-for f in tests/*.log; do [ "$f" = tests/test-suite.log ] || logs+=("$f"); done
+# Every test's log, in tests/ and its subfolders (tests/unit/...).
+while IFS= read -r -d '' f; do logs+=("$f"); done < <(find tests -name '*.log' ! -name test-suite.log ! -name build.log -print0 | sort -z)
 reports=$(cat "${logs[@]}" 2>/dev/null |
   grep -c -E '^(==[0-9]+==ERROR: |WARNING: ThreadSanitizer)|runtime error: ' || true)
 echo "sanitize: $mode: ${reports:-0} sanitizer report(s) in ${#logs[@]} test logs"

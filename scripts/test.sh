@@ -21,14 +21,13 @@ status=0
 make -j"$(nproc)" check 2>&1 | tee -a "$out" || status=${PIPESTATUS[0]}
 if [ $status -ne 0 ]; then
   # Show what failed: the harness keeps each test's output in its log.
-  for f in tests/*.log; do
-    [ "$f" = tests/test-suite.log ] && continue
-    grep -q ":test-result: \(FAIL\|ERROR\)" "${f%.log}.trs" 2>/dev/null && {
+  while IFS= read -r f; do
+    if grep -q ":test-result: \(FAIL\|ERROR\)" "${f%.log}.trs" 2>/dev/null; then
       echo "==== $f"
       grep -a -E ':[0-9]+:[EF]:|^=== .* FAILED' "$f" || true
       grep -a -v "ZOO_" "$f" | tail -n 80
-    }
-  done
+    fi
+  done < <(find tests -name '*.log' ! -name test-suite.log | sort)
 fi
 
 echo "==== docker/docker-compose.yml"
@@ -66,7 +65,7 @@ fi
 # and integration), then the test programs as the harness counted them (TAP
 # scripts included) and the compose validation.
 [ -z "$robustness" ] || echo "robustness:${robustness%,}"
-grep -h "^[0-9]*%: Checks:" tests/*.log 2>/dev/null | awk -F'[:,] *' '
+find tests -name '*.log' ! -name test-suite.log -exec grep -h "^[0-9]*%: Checks:" {} + 2>/dev/null | awk -F'[:,] *' '
   { print; checks += $3; bad += $5 + $7 }
   END { printf "checks: %d passed, %d failed\n", checks - bad, bad }'
 awk -v c="$compose" '/^# PASS:/ { p = $3 } /^# (FAIL|ERROR|XPASS):/ { f += $3 }

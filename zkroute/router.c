@@ -141,7 +141,7 @@ int zkr__route(zkr__op_t *op) {
            z->opts.policy == ZKR_POLICY_BOLTZMANN;
   int rc;
   if (op->is_write) {
-    if ((rc = track_write(op)) != ZOK) return rc;
+    if ((rc = track_write(op)) != ZOK) goto undo;
     /* Session-scoped writes go to the owner whatever the policy. */
     op->gated = !rr || op->owner_op;
   } else if (op->pin >= 0) {
@@ -168,12 +168,12 @@ int zkr__route(zkr__op_t *op) {
     }
   }
   pthread_mutex_unlock(&z->gate_mu);
-  if (rc != ZOK) {
-    /* The completion will not run: undo what the write registered. */
+undo:
+  /* The completion will not run: undo what the write registered.  The
+   * strings stay with op, which the caller frees (zkr__op_free). */
+  if (rc != ZOK)
     for (int i = 0; i < op->n_inflight; i++)
       zkr__inflight_remove(z->inflight, op->inflight[i]);
-    op->n_inflight = 0;
-  }
   return rc;
 }
 

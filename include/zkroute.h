@@ -170,6 +170,11 @@ typedef struct zkr_options {
   int jute_maxbuffer;     /* largest request zkroute sends, in bytes: the
                              servers' jute.maxbuffer (default 1048575);
                              larger ones get ZKR_ETOOBIG */
+  int idle_poll_ms;       /* srvr poll period while the handle is idle: no
+                             operation since the last poll, leader known,
+                             every member answering (default 5000; at or
+                             below leader_poll_ms: one rate).  The first
+                             operation after an idle spell polls at once. */
 } zkr_options_t;
 
 #define ZKR_OPTIONS_INIT {.version = ZKR_OPTIONS_VERSION}

@@ -57,6 +57,16 @@
 #                                     BENCH_SECONDS (15) s; run it with and
 #                                     without BENCH_CPU_QUOTA to compare a
 #                                     shared host with a machine per server
+#   scripts/bench.sh coalesce [OUT]   hybrid with sync coalescing on and off,
+#                                     interleaved, at 1, 2, 4 and 32 workers
+#                                     (BENCH_COALESCE_WORKERS), 80/20 and
+#                                     100 % reads, BENCH_TRIALS (3) x
+#                                     BENCH_SECONDS (10) s: what the default
+#                                     `sync_coalesce=on` rests on
+#   scripts/bench.sh pure-reads [OUT] 100 % reads, 128 bytes: hybrid vs
+#                                     leader_only (and round_robin), 32
+#                                     workers, BENCH_TRIALS (3) x
+#                                     BENCH_SECONDS (15) s; BENCH_MEMBERS (3)
 #   scripts/bench.sh fleet [OUT]      tools/zkroute-fleet: BENCH_HANDLES (100)
 #                                     idle handles with 3 watches each, variants
 #                                     BENCH_FLEET_VARIANTS (stock,routed),
@@ -98,7 +108,7 @@ slow_jitter=${BENCH_SLOW_JITTER_MS:-2}
 extra=(${BENCH_ARGS:-})
 
 case $scenario in
-quick | steady | degraded | mix50 | cpu | sweep | boltzmann | hedge | selectors | readmit | five | ab | policies | fleet) ;;
+quick | steady | degraded | mix50 | cpu | sweep | boltzmann | hedge | selectors | readmit | five | ab | policies | fleet | coalesce | pure-reads) ;;
 *)
 	awk 'NR >= 6 && /^set -euo/ { exit } NR >= 6 { sub(/^# ?/, ""); print }' "$0" >&2
 	exit 2
@@ -291,6 +301,20 @@ policies)
 	run "$out" --label "steady state, 1 ms links, 80/20" \
 		-p hybrid,round_robin,leader_only -w 32 -t "${BENCH_TRIALS:-3}" -d "${BENCH_SECONDS:-15}" \
 		--warmup 5 || rc=$?
+	;;
+coalesce)
+	for mix in 80 100; do
+		for w in ${BENCH_COALESCE_WORKERS:-1 2 4 32}; do
+			run "$out/r$mix-w$w" --label "sync coalescing on vs off, $mix % reads, $w workers, 1 ms links" \
+				-r "$mix" -p hybrid,hybrid+sync_coalesce=off -w "$w" -t "${BENCH_TRIALS:-3}" \
+				-d "${BENCH_SECONDS:-10}" --warmup 3 --prewarm 3 --pause 0.5 || rc=$?
+		done
+	done
+	;;
+pure-reads)
+	run "$out" --label "$members members, 100 % reads of 128 bytes, 1 ms links" -r 100 \
+		-p hybrid,leader_only,round_robin -w 32 -t "${BENCH_TRIALS:-3}" -d "${BENCH_SECONDS:-15}" \
+		--warmup 5 --prewarm 3 || rc=$?
 	;;
 fleet)
 	"$fleet" -n "${BENCH_HANDLES:-100}" -m "${BENCH_FLEET_VARIANTS:-stock,routed}" \

@@ -77,6 +77,12 @@ int zkr__api_check_size(zkr_t *z, size_t path_len, int valuelen, size_t acl) {
 /* Every application operation enters the issue order (barrier.c) before
  * it can complete, and leaves it if the router refuses it. */
 int zkr__api_submit(zkr__op_t *op) {
+  zkr_t *z = op->z;
+  z->app_ops++;
+  /* The monitor polls slowly while idle: the first operation after an
+   * idle spell has it poll now, so the leader and the members' state are
+   * fresh again within one poll. */
+  if (z->poll_idle && atomic_exchange(&z->poll_idle, 0)) zkr__monitor_kick(z);
   zkr__order_add(op);
   int rc = zkr__route(op);
   if (rc != ZOK) {

@@ -368,6 +368,11 @@ struct zkr {
   pthread_cond_t mon_cv;
   _Atomic int mon_stop;
   int mon_kick;
+  /* Idle polling (monitor.c): operations submitted (api_check.c counts
+   * them), and whether the monitor polls at the idle rate now (the next
+   * operation then kicks it). */
+  _Atomic uint64_t app_ops;
+  _Atomic int poll_idle;
 
   int reg_slot;            /* its slot in the registry (registry.c), -1 none */
 
@@ -452,7 +457,7 @@ void zkr__monitor_stop(struct zkr *z);
 void zkr__monitor_kick(struct zkr *z);
 
 /* ---- srvr_apply.c: the srvr poll of every member, the leader ---- */
-void zkr__srvr_poll_members(struct zkr *z);
+int zkr__srvr_poll_members(struct zkr *z);
 
 /* ---- policy.c ---- */
 int zkr__policy_read_member(struct zkr *z);

@@ -1,5 +1,7 @@
 /* The monitor thread: polls `srvr` on every member every leader_poll_ms
- * (at once when kicked, e.g. when the write session disconnects), which
+ * (at once when kicked, e.g. when the write session disconnects; every
+ * idle_poll_ms while the handle is idle and the picture settled, so that a
+ * fleet of idle handles does not keep the servers busy), which
  * names the leader (srvr_apply.c), and does the periodic housekeeping: the owner's
  * rescue and the carriers' re-creation (rescue.c), watches to re-arm
  * (watch_rearm.c), the virtual session's tick (session.c), health
@@ -53,7 +55,8 @@ static void housekeeping(zkr_t *z) {
 
 static void *monitor_main(void *arg) {
   zkr_t *z = arg;
-  uint64_t next_poll = 0;
+  uint64_t next_poll = 0, last_ops = 0;
+  int polls_settled = 0;
   pthread_mutex_lock(&z->mon_mu);
   while (!z->mon_stop) {
     uint64_t now = zkr__now_ns();
@@ -61,8 +64,18 @@ static void *monitor_main(void *arg) {
     z->mon_kick = 0;
     pthread_mutex_unlock(&z->mon_mu);
     if (kicked || now >= next_poll) {
-      zkr__srvr_poll_members(z);
-      next_poll = zkr__now_ns() + (uint64_t)z->opts.leader_poll_ms * 1000000u;
+      uint64_t ops = z->app_ops;
+      int settled = zkr__srvr_poll_members(z);
+      /* Idle: nothing submitted since the last poll, nothing in flight or
+       * waiting, and the last two polls settled.  A session event kicks
+       * the monitor as before; the next operation does too (api_check.c). */
+      int idle = settled && ops == last_ops && polls_settled > 0 &&
+                 z->opts.idle_poll_ms > z->opts.leader_poll_ms;
+      polls_settled = settled ? polls_settled + 1 : 0;
+      last_ops = ops;
+      z->poll_idle = idle;
+      int period = idle ? z->opts.idle_poll_ms : z->opts.leader_poll_ms;
+      next_poll = zkr__now_ns() + (uint64_t)period * 1000000u;
     }
     housekeeping(z);
     zkr__membership_tick(z);

@@ -108,6 +108,9 @@ static const opt_t opt_table[] = {
     {"resolve_ms", OPT_INT, OFF(resolve_ms), 10, 3600000, 0,
      "period of the re-resolution of the connect string's host names: an address a name "
      "gains becomes a member, one it loses is retired (0: leader_poll_ms)"},
+    {"idle_poll_ms", OPT_INT, OFF(idle_poll_ms), 20, 3600000, 5000,
+     "srvr poll period while the handle is idle (no operation since the last poll, the "
+     "leader known, every member answering); the next operation polls at once"},
     {"jute_maxbuffer", OPT_INT, OFF(jute_maxbuffer), 1024, INT_MAX, 1048575,
      "the servers' jute.maxbuffer: a request larger than this many bytes (path, data, "
      "ACLs, header) is refused with ZKR_ETOOBIG before it is sent"},

@@ -24,8 +24,10 @@ static void *poll_one(void *arg) {
 }
 
 /* Polls every member at once; a hung member accepts the TCP connection
- * and never answers. */
-void zkr__srvr_poll_members(zkr_t *z) {
+ * and never answers.  Returns 1 when the picture is settled - a leader,
+ * every member that is not retired answering, none suspect or without its
+ * session (parked ones aside) - so the monitor may poll at the idle rate. */
+int zkr__srvr_poll_members(zkr_t *z) {
   poll_t polls[ZKR_MAX_MEMBERS];
   pthread_t threads[ZKR_MAX_MEMBERS];
   int started[ZKR_MAX_MEMBERS];
@@ -94,4 +96,11 @@ void zkr__srvr_poll_members(zkr_t *z) {
   zkr__gate_adopt_leader(z);
   /* A new leader (or a write session back) may let parked writes go. */
   zkr__gate_flush(z);
+  int settled = best >= 0;
+  for (size_t i = 0; i < z->n && settled; i++) {
+    zkr__member_t *m = &z->members[i];
+    if (m->retired) continue;
+    settled = polls[i].rc == ZOK && !m->suspect && (m->parked || zkr__member_connected(m));
+  }
+  return settled;
 }

@@ -28,6 +28,7 @@ static zkr_t *open_handle(const char *hosts, int want_rc) {
   zkr_options_t o = ZKR_OPTIONS_INIT;
   zkr_t *z = NULL;
   ck_assert_int_eq(zkr_options_set(&o, "leader_poll_ms", "20"), ZOK);
+  ck_assert_int_eq(zkr_options_set(&o, "idle_poll_ms", "20"), ZOK); /* one rate */
   ck_assert_int_eq(zkr_options_set(&o, "resolve_ms", "30"), ZOK);
   ck_assert_int_eq(zkr_options_set(&o, "follow_config", "off"), ZOK);
   ck_assert_int_eq(zkr_options_set(&o, "hedge", "off"), ZOK);

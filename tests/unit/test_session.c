@@ -117,6 +117,9 @@ static fake_zh_t *h[4]; /* h[1..3]: the first zhandle of each member */
 static void opts_default(zkr_options_t *o) {
   *o = (zkr_options_t)ZKR_OPTIONS_INIT;
   o->leader_poll_ms = 20;
+  /* One poll rate: the tests were written for a poll every 20 ms, idle or
+   * not (idle polling has its tests in test_monitor.c). */
+  o->idle_poll_ms = 20;
   o->hedge = -1;
   o->follow_config = -1;
   /* No rescue unless a test asks for one (open3_rescue): a loaded machine

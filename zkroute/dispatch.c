@@ -300,13 +300,16 @@ static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch) {
 int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
   int rc;
   /* Read before sending: once ZooKeeper has op, its completion may run on
-   * another thread and free it before send_request even returns. */
+   * another thread and free it before send_request even returns - op->z
+   * included (it_history under ASan: a read's completion freed it before
+   * session_last was set through it). */
+  zkr_t *z = op->z;
   int is_write = op->is_write;
   int is_read = !is_write && op->type != ZKR__OP_SYNC && !op->probe && !op->is_hedge;
   int is_hedge = op->is_hedge;
   /* A hedgeable read is held by its reply and by its entry in the hedge
    * queue (hedge_apply.c): its completion cannot free it while it is queued. */
-  int hedged = op->hedge_ok && op->z->hedger;
+  int hedged = op->hedge_ok && z->hedger;
   if (hedged) {
     op->h_armed = 1;
     op->h_refs = 2;
@@ -339,7 +342,7 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
          * requests in order, so the read after it sees everything the
          * sync saw. */
         const char *sp = op->type == ZKR__OP_MULTI ? "/" : op->path;
-        uint64_t epoch = op->z->write_epoch;
+        uint64_t epoch = z->write_epoch;
         rc = zkr__zk->async(zh, sp, pre_sync_done, NULL);
         if (rc == ZOK) {
           if (!is_hedge) m->syncs++;
@@ -348,7 +351,7 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
         }
       }
       if (rc == ZOK) rc = send_request(op, zh, with_watch);
-      if (rc == ZOK && is_read) op->z->session_last = m->index;
+      if (rc == ZOK && is_read) z->session_last = m->index;
     }
     /* Unlisted while zh cannot be closed (the read lock is held), so a
      * refused request is never also completed as dropped. */

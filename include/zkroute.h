@@ -405,6 +405,12 @@ ZKR_API int zkr_get_acl(zkr_t *z, const char *path, struct ACL_vector *acl,
  * different chroot), ZKR_ECLOSING/ZKR_ECLOSED. */
 ZKR_API int zkr_set_servers(zkr_t *z, const char *hosts);
 
+/* zoo_set_servers_resolution_delay's mirror: accepted and ignored (each
+ * member session has one address; the host names are re-resolved every
+ * resolve_ms).  Returns ZOK, ZBADARGUMENTS (NULL, or delay_ms negative),
+ * ZKR_ECLOSING/ZKR_ECLOSED. */
+ZKR_API int zkr_set_servers_resolution_delay(zkr_t *z, int delay_ms);
+
 /* "host:port" of the server holding the owner session (as given in the
  * host list; before the owner is chosen, the first member's), in a buffer
  * of the calling thread that the next call on that thread overwrites, as

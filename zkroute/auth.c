@@ -97,7 +97,7 @@ static int send_auth_locked(zkr__member_t *m, struct zkr__auth *a, int attach) {
   if (r->call) r->call->refs++;
   m->auth_pending++;
   pthread_rwlock_rdlock(&m->zh_lock);
-  int rc = m->zh ? zkr__zk->add_auth(m->zh, a->scheme, a->cert, a->len, auth_done, r)
+  int rc = m->zh ? zkr__zk->zoo_add_auth(m->zh, a->scheme, a->cert, a->len, auth_done, r)
                  : ZINVALIDSTATE;
   pthread_rwlock_unlock(&m->zh_lock);
   if (rc != ZOK) {

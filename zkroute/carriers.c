@@ -95,7 +95,7 @@ void zkr__carriers_tick(zkr_t *z, uint64_t now) {
     zhandle_t *zh = zkr__member_detach(m, 0);
     m->parked = 1;
     if (!zh) continue;
-    zkr__zk->close(zh);
+    zkr__zk->zookeeper_close(zh);
     zkr__op_complete_dropped(z, zh);
     zkr__watch_rearm_from(z, (int)i, zh);
     pthread_mutex_lock(&m->health_mu);

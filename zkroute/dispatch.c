@@ -148,7 +148,7 @@ static int co_send_sync(zkr__member_t *m, zhandle_t *zh, const char *path) {
   if (!t) return ZKR_ENOMEM;
   t->m = m;
   t->zh = zh;
-  int rc = zkr__zk->async(zh, path, co_sync_done, t);
+  int rc = zkr__zk->zoo_async(zh, path, co_sync_done, t);
   if (rc != ZOK) free(t);
   else m->syncs++;
   return rc;
@@ -264,31 +264,31 @@ static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch) {
   switch (op->type) {
   case ZKR__OP_CREATE:
     if (op->create2)
-      return zkr__zk->acreate2_ttl(zh, p, op->value, op->valuelen, acl, op->mode,
+      return zkr__zk->zoo_acreate2_ttl(zh, p, op->value, op->valuelen, acl, op->mode,
                                    op->ttl, zkr__op_done_string_stat, op);
-    return zkr__zk->acreate_ttl(zh, p, op->value, op->valuelen, acl, op->mode,
+    return zkr__zk->zoo_acreate_ttl(zh, p, op->value, op->valuelen, acl, op->mode,
                                 op->ttl, zkr__op_done_string, op);
-  case ZKR__OP_DELETE: return zkr__zk->adelete(zh, p, op->version, zkr__op_done_void, op);
+  case ZKR__OP_DELETE: return zkr__zk->zoo_adelete(zh, p, op->version, zkr__op_done_void, op);
   case ZKR__OP_SET:
-    return zkr__zk->aset(zh, p, op->value, op->valuelen, op->version, zkr__op_done_stat, op);
+    return zkr__zk->zoo_aset(zh, p, op->value, op->valuelen, op->version, zkr__op_done_stat, op);
   case ZKR__OP_SET_ACL:
-    return zkr__zk->aset_acl(zh, p, op->version, &op->acl, zkr__op_done_void, op);
+    return zkr__zk->zoo_aset_acl(zh, p, op->version, &op->acl, zkr__op_done_void, op);
   case ZKR__OP_MULTI:
-    return zkr__zk->amulti(zh, op->multi_count, op->multi_ops, op->multi_results,
+    return zkr__zk->zoo_amulti(zh, op->multi_count, op->multi_ops, op->multi_results,
                            zkr__op_done_void, op);
-  case ZKR__OP_EXISTS: return zkr__zk->awexists(zh, p, wf, wc, zkr__op_done_stat, op);
-  case ZKR__OP_GET: return zkr__zk->awget(zh, p, wf, wc, zkr__op_done_data, op);
+  case ZKR__OP_EXISTS: return zkr__zk->zoo_awexists(zh, p, wf, wc, zkr__op_done_stat, op);
+  case ZKR__OP_GET: return zkr__zk->zoo_awget(zh, p, wf, wc, zkr__op_done_data, op);
   case ZKR__OP_GET_CHILDREN:
     /* Sent as get_children2: the Stat lets a child watch be re-armed with
      * a comparison (watch_rearm.c); the application gets no Stat. */
-    return zkr__zk->awget_children2(zh, p, wf, wc, zkr__op_done_strings, op);
+    return zkr__zk->zoo_awget_children2(zh, p, wf, wc, zkr__op_done_strings, op);
   case ZKR__OP_GET_CHILDREN2:
-    return zkr__zk->awget_children2(zh, p, wf, wc, zkr__op_done_strings_stat, op);
-  case ZKR__OP_GET_ACL: return zkr__zk->aget_acl(zh, p, zkr__op_done_acl, op);
-  case ZKR__OP_SYNC: return zkr__zk->async(zh, p, zkr__op_done_string, op);
+    return zkr__zk->zoo_awget_children2(zh, p, wf, wc, zkr__op_done_strings_stat, op);
+  case ZKR__OP_GET_ACL: return zkr__zk->zoo_aget_acl(zh, p, zkr__op_done_acl, op);
+  case ZKR__OP_SYNC: return zkr__zk->zoo_async(zh, p, zkr__op_done_string, op);
   case ZKR__OP_RECONFIG:
-    if (!zkr__zk->areconfig) return ZUNIMPLEMENTED;
-    return zkr__zk->areconfig(zh, op->joining, op->leaving, op->members, op->ttl,
+    if (!zkr__zk->zoo_areconfig) return ZUNIMPLEMENTED;
+    return zkr__zk->zoo_areconfig(zh, op->joining, op->leaving, op->members, op->ttl,
                               zkr__op_done_data, op);
   }
   return ZBADARGUMENTS;
@@ -340,7 +340,7 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
          * sync saw. */
         const char *sp = op->type == ZKR__OP_MULTI ? "/" : op->path;
         uint64_t epoch = op->z->write_epoch;
-        rc = zkr__zk->async(zh, sp, pre_sync_done, NULL);
+        rc = zkr__zk->zoo_async(zh, sp, pre_sync_done, NULL);
         if (rc == ZOK) {
           if (!is_hedge) m->syncs++;
           m->synced_epoch = epoch;

@@ -38,7 +38,7 @@ int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
   m->auth_pending++;
   /* Its first event may come before the zhandle is stored below: the
    * member watcher waits for that (opening, counted above). */
-  zhandle_t *zh = zkr__zk->init(z->members[on].connect, zkr__member_watcher,
+  zhandle_t *zh = zkr__zk->zookeeper_init(z->members[on].connect, zkr__member_watcher,
                                  z->recv_timeout, cid, m, z->flags);
   if (!zh) {
     m->opening--;
@@ -48,7 +48,7 @@ int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
   /* A member's host string names one server: re-resolving it on every
    * turn of the I/O loop (libzookeeper_mt's default) only burns client CPU
    * (docs/benchmarks.md); it is still resolved on connection loss. */
-  if (zkr__zk->set_resolution_delay) zkr__zk->set_resolution_delay(zh, -1);
+  if (zkr__zk->zoo_set_servers_resolution_delay) zkr__zk->zoo_set_servers_resolution_delay(zh, -1);
   pthread_rwlock_wrlock(&m->zh_lock);
   m->zh = zh;
   m->hosted_on = on;
@@ -71,7 +71,7 @@ zhandle_t *zkr__member_detach(zkr__member_t *m, int only_if_down) {
   pthread_rwlock_wrlock(&m->zh_lock);
   zhandle_t *zh = m->zh;
   if (zh && only_if_down) {
-    int s = zkr__zk->state ? zkr__zk->state(zh) : m->state;
+    int s = zkr__zk->zoo_state ? zkr__zk->zoo_state(zh) : m->state;
     if (s == ZOO_CONNECTED_STATE || s == ZOO_READONLY_STATE) zh = NULL;
   }
   if (zh) {
@@ -110,7 +110,7 @@ void zkr__member_close(zkr__member_t *m) {
   /* zookeeper_close fires the outstanding completions it still can
    * (ZCLOSING) through the trampolines before it returns; the close path
    * completes the ones it drops. */
-  if (zh) zkr__zk->close(zh);
+  if (zh) zkr__zk->zookeeper_close(zh);
 }
 
 /* Connected, credentials accepted, not expired: the session works. */

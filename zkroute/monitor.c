@@ -33,7 +33,7 @@ static void nudge(zkr_t *z, zkr__member_t *m, uint64_t now) {
     return;
   m->nudged_ns = now;
   pthread_rwlock_rdlock(&m->zh_lock);
-  if (m->zh && zkr__zk->awexists(m->zh, "/", NULL, NULL, nudge_done, NULL) == ZOK)
+  if (m->zh && zkr__zk->zoo_awexists(m->zh, "/", NULL, NULL, nudge_done, NULL) == ZOK)
     m->nudges++;
   pthread_rwlock_unlock(&m->zh_lock);
 }

@@ -84,7 +84,7 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
   /* Closed while not connected: no close-session is sent, the session
    * lives on and the new zhandle resumes it.  What was in flight on it
    * has an unknown outcome; its watches go elsewhere. */
-  zkr__zk->close(old);
+  zkr__zk->zookeeper_close(old);
   zkr__op_complete_dropped(z, old);
   zkr__watch_rearm_from(z, m->index, old);
   if (zkr__member_open(os, t, &z->owner_id) != ZOK) {
@@ -104,7 +104,7 @@ int zkr__carrier_replace(zkr__member_t *m, int reopen) {
   zhandle_t *old = zkr__member_detach(m, !m->expired);
   if (!old) return 0;
   m->recreated++;
-  zkr__zk->close(old);
+  zkr__zk->zookeeper_close(old);
   zkr__op_complete_dropped(z, old);
   zkr__watch_rearm_from(z, m->index, old);
   if (reopen) m->reopen = zkr__member_open(m, m->index, NULL) != ZOK;
@@ -141,7 +141,7 @@ void zkr__sessions_close_expired(zkr_t *z) {
     zkr__member_t *m = i < n ? &z->members[i] : zkr__owner_slot(z);
     zhandle_t *zh = zkr__member_detach(m, 0);
     if (!zh) continue;
-    zkr__zk->close(zh);
+    zkr__zk->zookeeper_close(zh);
     zkr__op_complete_dropped(z, zh);
   }
   zkr__gate_flush(z);

@@ -54,7 +54,7 @@ static void choose_owner_locked(zkr_t *z) {
   if (pick < 0) return;
   zkr__member_t *m = &z->members[pick];
   pthread_rwlock_rdlock(&m->zh_lock);
-  const clientid_t *id = m->zh ? zkr__zk->client_id(m->zh) : NULL;
+  const clientid_t *id = m->zh ? zkr__zk->zoo_client_id(m->zh) : NULL;
   if (id) z->owner_id = *id;
   pthread_rwlock_unlock(&m->zh_lock);
   z->owner = pick;
@@ -233,7 +233,7 @@ static int recv_timeout_held(zkr_t *z) {
   if (o < 0) return t;
   zkr__member_t *m = &z->members[o];
   pthread_rwlock_rdlock(&m->zh_lock);
-  if (m->zh && m->state == ZOO_CONNECTED_STATE) t = zkr__zk->recv_timeout(m->zh);
+  if (m->zh && m->state == ZOO_CONNECTED_STATE) t = zkr__zk->zoo_recv_timeout(m->zh);
   pthread_rwlock_unlock(&m->zh_lock);
   return t;
 }
@@ -257,11 +257,11 @@ const char *zkr_get_current_server(zkr_t *z) {
 static struct sockaddr *connected_host_held(zkr_t *z, struct sockaddr *addr,
                                             socklen_t *addr_len) {
   int o = z->owner;
-  if (o < 0 || !addr || !addr_len || !zkr__zk->connected_host) return NULL;
+  if (o < 0 || !addr || !addr_len || !zkr__zk->zookeeper_get_connected_host) return NULL;
   zkr__member_t *m = &z->members[o];
   struct sockaddr *r = NULL;
   pthread_rwlock_rdlock(&m->zh_lock);
-  if (m->zh && m->state == ZOO_CONNECTED_STATE) r = zkr__zk->connected_host(m->zh, addr, addr_len);
+  if (m->zh && m->state == ZOO_CONNECTED_STATE) r = zkr__zk->zookeeper_get_connected_host(m->zh, addr, addr_len);
   pthread_rwlock_unlock(&m->zh_lock);
   return r;
 }

@@ -46,7 +46,7 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
     ms->zxid = m->zxid;
     ms->session_state = m->state;
     pthread_rwlock_rdlock(&m->zh_lock);
-    const clientid_t *cid = m->zh ? zkr__zk->client_id(m->zh) : NULL;
+    const clientid_t *cid = m->zh ? zkr__zk->zoo_client_id(m->zh) : NULL;
     ms->session_id = cid ? cid->client_id : 0;
     pthread_rwlock_unlock(&m->zh_lock);
     ms->connected = zkr__member_usable(m);

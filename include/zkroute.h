@@ -190,6 +190,11 @@ ZKR_API int zkr_options_set(zkr_options_t *opts, const char *key,
 ZKR_API int zkr_option_info(int i, const char **name, const char **doc,
                             double *default_value);
 
+/* Option i's default as zkr_options_set() takes it ("hybrid", "on", "500";
+ * "(none)" for the text options), in buf (len bytes, truncated to fit).
+ * Returns ZOK, or ZBADARGUMENTS (no option i, NULL buf, len 0). */
+ZKR_API int zkr_option_default_text(int i, char *buf, size_t len);
+
 /* Creates a routed handle, like zookeeper_init().  host is a ZooKeeper host
  * list ("h1:2181,h2:2181,[::1]:2181/chroot"), strictly parsed.  fn is the
  * global watcher (may be NULL); it sees virtual-session events only.
@@ -722,8 +727,13 @@ ZKR_API int zkr_stats_json(zkr_t *z, char **out);
 ZKR_API const char *zkr_strerror(int code);
 /* Symbolic name ("ZCONNECTIONLOSS", "ZKR_EHOSTS_BAD_PORT"); never NULL. */
 ZKR_API const char *zkr_err_name(int code);
-ZKR_API const char *zkr_role_name(zkr_role_t role);
-ZKR_API const char *zkr_policy_name(int policy);
+/* The words of zkr_stats_json() and the CLI; never NULL ("unknown"). */
+ZKR_API const char *zkr_role_name(zkr_role_t role);   /* "leader", ... */
+ZKR_API const char *zkr_policy_name(int policy);      /* "hybrid", ... */
+/* A ZOO_*_STATE: "connected", "connecting", "associating", "expired",
+ * "auth-failed", "read-only", "not-connected"; 0 (a closed handle's
+ * zkr_state) is "closed". */
+ZKR_API const char *zkr_state_name(int state);
 
 #ifdef __cplusplus
 }

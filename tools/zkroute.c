@@ -125,18 +125,6 @@ static void sleep_ms(int ms) {
   }
 }
 
-static const char *state_name(int state) {
-  if (state == ZOO_CONNECTED_STATE) return "connected";
-  if (state == ZOO_CONNECTING_STATE) return "connecting";
-  if (state == ZOO_ASSOCIATING_STATE) return "associating";
-  if (state == ZOO_EXPIRED_SESSION_STATE) return "expired";
-  if (state == ZOO_AUTH_FAILED_STATE) return "auth-failed";
-  if (state == ZOO_READONLY_STATE) return "read-only";
-  if (state == ZOO_NOTCONNECTED_STATE) return "not-connected";
-  if (state == 0) return "closed";
-  return "unknown";
-}
-
 /* ---- the status report ---- */
 
 enum {
@@ -168,7 +156,7 @@ static void member_cells(const zkr_member_stats_t *m, int i, cell_t *row) {
   else
     snprintf(row[COL_ZXID], sizeof row[0], "-");
   snprintf(row[COL_SESSION], sizeof row[0], "%s",
-           state_name(m->session_state));
+           zkr_state_name(m->session_state));
   snprintf(row[COL_POOL], sizeof row[0], "%s", m->in_read_pool ? "yes" : "no");
   snprintf(row[COL_WRITE], sizeof row[0], "%s", m->is_write_session ? "*" : "");
   snprintf(row[COL_READS], sizeof row[0], "%llu", (unsigned long long)m->reads);
@@ -232,7 +220,7 @@ static void print_table(FILE *f, zkr_t *z, const zkr_stats_t *s) {
     fprintf(f, "leader: unknown");
   fprintf(f, "  policy: %s  leader changes: %llu  session: %s\n",
           zkr_policy_name(s->policy), (unsigned long long)s->leader_changes,
-          state_name(zkr_state(z)));
+          zkr_state_name(zkr_state(z)));
   if (s->owner >= 0)
     fprintf(f, "owner session: 0x%llx on member %d%s  rescues: %llu  watches: %d (lost %d)\n",
             (unsigned long long)s->owner_session_id, s->owner,
@@ -279,7 +267,7 @@ static void json_member(FILE *f, const zkr_member_stats_t *m, int i) {
   if (m->zxid >= 0) fprintf(f, "\"0x%llx\"", (unsigned long long)m->zxid);
   else fputs("null", f);
   fprintf(f, ", \"session_state\": \"%s\", \"session_id\": \"0x%llx\"",
-          state_name(m->session_state), (unsigned long long)m->session_id);
+          zkr_state_name(m->session_state), (unsigned long long)m->session_id);
   fprintf(f, ", \"connected\": %s, \"in_read_pool\": %s"
              ", \"write_session\": %s",
           m->connected ? "true" : "false", m->in_read_pool ? "true" : "false",
@@ -302,7 +290,7 @@ static void json_member(FILE *f, const zkr_member_stats_t *m, int i) {
 
 static void print_json(FILE *f, zkr_t *z, const zkr_stats_t *s, int ready) {
   fprintf(f, "{\n  \"ready\": %s,\n  \"session_state\": \"%s\",\n",
-          ready ? "true" : "false", state_name(zkr_state(z)));
+          ready ? "true" : "false", zkr_state_name(zkr_state(z)));
   fprintf(f, "  \"leader\": %d,\n  \"write_member\": %d,\n", s->leader,
           s->write_member);
   fprintf(f, "  \"policy\": \"%s\",\n  \"leader_changes\": %llu,\n",
@@ -370,13 +358,13 @@ static int wait_ready(zkr_t *z, int timeout_ms, int need_leader) {
 static void wait_failed(zkr_t *z, int rc, int timeout_ms, int need_leader) {
   if (rc == ZOPERATIONTIMEOUT)
     fprintf(stderr, "zkroute: not ready after %d ms (session %s%s): %s (%s)\n",
-            timeout_ms, state_name(zkr_state(z)),
+            timeout_ms, zkr_state_name(zkr_state(z)),
             !need_leader ? "" : leader_known(z) ? ", leader known"
                                                 : ", leader unknown",
             zkr_strerror(rc), zkr_err_name(rc));
   else
     fprintf(stderr, "zkroute: session %s: %s (%s)\n",
-            state_name(zkr_state(z)), zkr_strerror(rc), zkr_err_name(rc));
+            zkr_state_name(zkr_state(z)), zkr_strerror(rc), zkr_err_name(rc));
 }
 
 /* ---- subcommands ---- */
@@ -474,32 +462,14 @@ static int cmd_ls(zkr_t *z, const cli_t *c) {
   return EXIT_SUCCESS;
 }
 
-/* zkr_option_info gives enum and switch defaults as numbers; a reader of
- * docs/options.md wants the word.  A switch is an option that accepts "on". */
-static void default_text(const char *name, double def, char *buf, size_t n) {
-  zkr_options_t probe = ZKR_OPTIONS_INIT;
-  if (strcmp(name, "policy") == 0)
-    snprintf(buf, n, "%s", zkr_policy_name((int)def));
-  else if (strcmp(name, "consistency") == 0)
-    snprintf(buf, n, "%s", (int)def == ZKR_CONSISTENCY_LOCAL ? "local"
-                                                             : "linearizable");
-  else if (zkr_options_set(&probe, name, "z.z") == ZOK) /* text: a label */
-    snprintf(buf, n, "(none)");
-  else if (zkr_options_set(&probe, name, "on") == ZOK)
-    snprintf(buf, n, "%s", def > 0 ? "on" : "off");
-  else
-    snprintf(buf, n, "%.15g", def);
-}
-
 /* Markdown table of every option; docs/options.md is generated from it. */
 static int cmd_options(void) {
   puts("| option | default | meaning |");
   puts("| --- | --- | --- |");
   const char *name, *doc;
-  double def;
-  for (int i = 0; zkr_option_info(i, &name, &doc, &def) == ZOK; i++) {
+  for (int i = 0; zkr_option_info(i, &name, &doc, NULL) == ZOK; i++) {
     char text[64];
-    default_text(name, def, text, sizeof text);
+    zkr_option_default_text(i, text, sizeof text);
     printf("| `%s` | %s | ", name, text);
     for (const char *p = doc; *p; p++) {
       if (*p == '|') fputs("\\|", stdout);

@@ -635,7 +635,10 @@ int zkr__reconfig(struct zkr *z, const char *joining, const char *leaving,
                   const char *members, int64_t version, data_completion_t cb,
                   const void *data, int direct);
 
-/* ---- options.c: the zones option's syntax ---- */
+/* ---- options.c: the switch words, the zones option's syntax ---- */
+/* 1 for an on word (on, 1, yes, true; any case), -1 for an off word, 0
+ * for anything else. */
+int zkr__switch_word(const char *v);
 /* Splits the next entry of a zones string at *s ("addr=label" or "label",
  * comma-separated): copies the address part ("" in the positional form)
  * and the label, advances *s.  Returns 1 for an entry, 0 at the end, -1

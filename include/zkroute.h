@@ -717,9 +717,14 @@ typedef struct zkr_stats {
 ZKR_API int zkr_stats(zkr_t *z, zkr_stats_t **out);
 ZKR_API void zkr_stats_free(zkr_stats_t *s);
 
-/* The same snapshot as one line of JSON (no newline; schema in
- * docs/dropin.md).  Returns ZOK and a malloc'd string in *out (free it with
- * free()), ZBADARGUMENTS or ZKR_ENOMEM. */
+/* The same snapshot as one line of JSON (no newline), the one serializer
+ * of the statistics: ZKROUTE_STATS records and `zkroute status --json`
+ * are it.  Every field, its type, unit and meaning: docs/stats.md.  Its
+ * "version" is ZKR_STATS_JSON_VERSION, raised when a field changes meaning
+ * or is removed (fields may be added without it).  Returns ZOK and a
+ * malloc'd string in *out (free it with free()), ZBADARGUMENTS (NULL z or
+ * out), ZKR_ECLOSED or ZKR_ENOMEM. */
+#define ZKR_STATS_JSON_VERSION 1
 ZKR_API int zkr_stats_json(zkr_t *z, char **out);
 
 /* ---- names ---- */

@@ -1,6 +1,6 @@
 /* The zkroute command: argument parsing, the status report of every member
- * (table or JSON), routed get/set/create/delete/ls through the synchronous
- * zkr_ calls, and the Markdown table of options that docs/options.md is
+ * (a table, or the library's statistics JSON), routed get/set/create/
+ * delete/ls through the synchronous zkr_ calls, and the Markdown table of options that docs/options.md is
  * generated from.  It uses only the public API of <zkroute.h>.
  * Exit codes: 0 success, 1 an operation or connection failed, 2 usage. */
 #include <errno.h>
@@ -247,84 +247,24 @@ static void print_table(FILE *f, zkr_t *z, const zkr_stats_t *s) {
     fprintf(f, "membership: /zookeeper/config names other addresses: not followed\n");
 }
 
-/* A JSON string; addresses come from a strictly parsed host list, but
- * escape anyway so the output always parses. */
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-    else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-    else fputc(ch, f);
-  }
-  fputc('"', f);
-}
-
-static void json_member(FILE *f, const zkr_member_stats_t *m, int i) {
-  fprintf(f, "    {\"index\": %d, \"address\": ", i);
-  json_string(f, m->address);
-  fprintf(f, ", \"role\": \"%s\", \"zxid\": ", zkr_role_name(m->role));
-  if (m->zxid >= 0) fprintf(f, "\"0x%llx\"", (unsigned long long)m->zxid);
-  else fputs("null", f);
-  fprintf(f, ", \"session_state\": \"%s\", \"session_id\": \"0x%llx\"",
-          zkr_state_name(m->session_state), (unsigned long long)m->session_id);
-  fprintf(f, ", \"connected\": %s, \"in_read_pool\": %s"
-             ", \"write_session\": %s",
-          m->connected ? "true" : "false", m->in_read_pool ? "true" : "false",
-          m->is_write_session ? "true" : "false");
-  fprintf(f, ", \"reads\": %llu, \"writes\": %llu, \"syncs\": %llu"
-             ", \"errors\": %llu, \"samples\": %llu, \"ewma_ms\": ",
-          (unsigned long long)m->reads, (unsigned long long)m->writes,
-          (unsigned long long)m->syncs, (unsigned long long)m->errors,
-          (unsigned long long)m->samples);
-  if (m->ewma_ms >= 0) fprintf(f, "%.3f", m->ewma_ms);
-  else fputs("null", f);
-  fprintf(f, ", \"ejections\": %llu, \"out_of_pool_ms\": %.3f"
-             ", \"srvr_polls\": %llu, \"srvr_failures\": %llu"
-             ", \"hedges\": %llu, \"removed\": %s, \"server_id\": %lld}",
-          (unsigned long long)m->ejections, m->out_of_pool_ms,
-          (unsigned long long)m->srvr_polls,
-          (unsigned long long)m->srvr_failures, (unsigned long long)m->hedges,
-          m->removed ? "true" : "false", (long long)m->server_id);
-}
-
-static void print_json(FILE *f, zkr_t *z, const zkr_stats_t *s, int ready) {
-  fprintf(f, "{\n  \"ready\": %s,\n  \"session_state\": \"%s\",\n",
-          ready ? "true" : "false", zkr_state_name(zkr_state(z)));
-  fprintf(f, "  \"leader\": %d,\n  \"write_member\": %d,\n", s->leader,
-          s->write_member);
-  fprintf(f, "  \"policy\": \"%s\",\n  \"leader_changes\": %llu,\n",
-          zkr_policy_name(s->policy), (unsigned long long)s->leader_changes);
-  fprintf(f, "  \"hedge\": {\"on\": %s, \"delay_ms\": ", s->hedging ? "true" : "false");
-  if (s->hedge_delay_ms >= 0) fprintf(f, "%.3f", s->hedge_delay_ms);
-  else fputs("null", f);
-  fprintf(f, ", \"eligible\": %llu, \"sent\": %llu, \"won\": %llu, \"capped\": %llu"
-             ", \"no_member\": %llu, \"discarded\": %llu},\n",
-          (unsigned long long)s->hedge_eligible, (unsigned long long)s->hedges_sent,
-          (unsigned long long)s->hedges_won, (unsigned long long)s->hedges_capped,
-          (unsigned long long)s->hedges_no_member,
-          (unsigned long long)s->hedge_discarded);
-  fprintf(f, "  \"membership\": {\"follows_config\": %d, \"config_version\": ",
-          s->follows_config);
-  if (s->config_version >= 0) fprintf(f, "\"0x%llx\"", (unsigned long long)s->config_version);
-  else fputs("null", f);
-  fprintf(f, ", \"members_added\": %llu, \"members_removed\": %llu},\n",
-          (unsigned long long)s->members_added, (unsigned long long)s->members_removed);
-  fputs("  \"members\": [\n", f);
-  for (int i = 0; i < s->n_members; i++) {
-    json_member(f, &s->members[i], i);
-    fputs(i + 1 < s->n_members ? ",\n" : "\n", f);
-  }
-  fputs("  ]\n}\n", f);
+/* The library's statistics JSON (docs/stats.md) with one key of the
+ * command's own in front: "ready". */
+static int print_json(FILE *f, zkr_t *z, int ready) {
+  char *js = NULL;
+  int rc = zkr_stats_json(z, &js);
+  if (rc != ZOK) return fail("stats", rc);
+  fprintf(f, "{\"ready\":%s,%s\n", ready ? "true" : "false", js + 1);
+  free(js);
+  return EXIT_SUCCESS;
 }
 
 /* Prints the report to f; ready says whether the wait succeeded. */
 static int report(FILE *f, zkr_t *z, int json, int ready) {
+  if (json) return print_json(f, z, ready);
   zkr_stats_t *s = NULL;
   int rc = zkr_stats(z, &s);
   if (rc != ZOK) return fail("stats", rc);
-  if (json) print_json(f, z, s, ready);
-  else print_table(f, z, s);
+  print_table(f, z, s);
   zkr_stats_free(s);
   return EXIT_SUCCESS;
 }

@@ -20,11 +20,6 @@ int zkr__op_server_answered(int rc) {
          rc == ZNODEEXISTS || rc == ZNOTEMPTY || rc == ZNOCHILDRENFOREPHEMERALS;
 }
 
-static int connection_trouble(int rc) {
-  return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT ||
-         rc == ZSESSIONEXPIRED || rc == ZSESSIONMOVED;
-}
-
 /* What the application is told for rc.  ZCLOSING comes from a member
  * zhandle that zkroute closed (replaced, or every session after the
  * owner expired) while the handle stays open: the outcome is unknown. */
@@ -33,44 +28,22 @@ static int outcome(zkr_t *z, int rc) {
   return z->expired ? ZSESSIONEXPIRED : ZCONNECTIONLOSS;
 }
 
-/* Everything but handing the reply on: runs first, so that a read the
- * application issues as soon as it has the reply sees the in-flight set
- * already updated. */
+/* Everything but handing the reply on, each part doing its own share:
+ * runs first, so that a read the application issues as soon as it has the
+ * reply sees the in-flight set already updated. */
 static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
   zkr_t *z = op->z;
-  zkr__out_remove(op);
-  /* A write done (applied, refused or unknown): in `session` consistency
-   * the next read of any member syncs first (dispatch.c). */
-  if (op->is_write) z->write_epoch++;
+  zkr__dispatch_op_done(op); /* outstanding list, write epoch */
   rc = outcome(z, rc);
   if (op->member >= 0) {
-    zkr__member_t *m = &z->members[op->member];
     uint64_t now = zkr__now_ns();
     double ms = (double)(now - op->start_ns) / 1e6;
-    if (op->probe)
-      zkr__pool_probe_result(m, now, ms, rc == ZOK || rc == ZNONODE);
-    else if (!op->is_write && op->type != ZKR__OP_SYNC && zkr__op_server_answered(rc))
-      zkr__member_sample(m, now, ms);
-    /* The hedge delay follows the first requests of hedgeable reads, per
-     * member: what a read costs without a hedge. */
-    if (op->h_armed && zkr__op_server_answered(rc)) zkr__hedger_sample(z, op->member, ms);
-    if (rc != ZOK && !zkr__op_server_answered(rc) && rc != ZCLOSING) m->errors++;
-    if (connection_trouble(rc) && op->is_write) zkr__monitor_kick(z);
-    int armed = (rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE)) &&
-                !op->watch_unbound;
-    if (op->watch && op->watch_reused) {
-      /* It was armed before: the same registration, or a new one if it
-       * fired meanwhile. */
-      zkr__watch_reuse_done(op->watch, armed, op->member, op->zh, rc == ZOK ? stat : NULL);
-      op->watch = NULL;
-    } else if (op->watch) {
-      if (armed) zkr__watch_armed(op->watch, op->member, op->zh, rc == ZOK ? stat : NULL);
-      else zkr__watch_discard(op->watch);
-      op->watch = NULL;
-    }
+    zkr__health_op_done(op, rc, now, ms); /* probe result, latency sample */
+    zkr__hedger_op_done(op, rc, ms);      /* the hedge delay's sample */
+    zkr__member_op_done(op, rc);          /* error count, monitor kick */
+    zkr__watch_op_done(op, rc, stat);     /* the watch it set */
   }
-  for (int i = 0; i < op->n_inflight; i++)
-    zkr__inflight_remove(z->inflight, op->inflight[i]);
+  zkr__router_op_done(op); /* in-flight paths */
   return rc;
 }
 

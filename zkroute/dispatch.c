@@ -54,6 +54,14 @@ void zkr__out_remove(zkr__op_t *op) {
   pthread_mutex_unlock(&z->out_mu);
 }
 
+/* Completion's share (completion.c): op leaves the outstanding list, and a
+ * write done (applied, refused or unknown) makes the next read of any
+ * member sync first in `session` consistency (needs_sync). */
+void zkr__dispatch_op_done(zkr__op_t *op) {
+  zkr__out_remove(op);
+  if (op->is_write) op->z->write_epoch++;
+}
+
 /* After every member session was closed no ZooKeeper completion can run
  * any more; the operations still listed were dropped by zookeeper_close and
  * get their one completion here. */

@@ -32,8 +32,18 @@ static void unlock_all(zkr_t *z, size_t n) {
   for (size_t i = n; i-- > 0;) pthread_mutex_unlock(&z->members[i].health_mu);
 }
 
-/* A probe's completion (completion.c): a good probe counts toward
- * reinstatement when it is under the threshold of the current pool. */
+/* Completion's share (completion.c): a probe's result, or the latency
+ * sample of an application read (the sync+read pair) the server answered. */
+void zkr__health_op_done(zkr__op_t *op, int rc, uint64_t now, double ms) {
+  zkr__member_t *m = &op->z->members[op->member];
+  if (op->probe)
+    zkr__pool_probe_result(m, now, ms, rc == ZOK || rc == ZNONODE);
+  else if (!op->is_write && op->type != ZKR__OP_SYNC && zkr__op_server_answered(rc))
+    zkr__member_sample(m, now, ms);
+}
+
+/* A probe's completion: a good probe counts toward reinstatement when it
+ * is under the threshold of the current pool. */
 void zkr__pool_probe_result(zkr__member_t *m, uint64_t now, double ms, int ok) {
   zkr_t *z = m->z;
   zkr__health_t *pool[ZKR_MAX_MEMBERS] = {0};

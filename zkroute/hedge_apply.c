@@ -253,6 +253,13 @@ void zkr__hedger_sent(zkr__op_t *op) {
   if (last) zkr__op_free(op);
 }
 
+/* Completion's share (completion.c): the hedge delay follows the first
+ * requests of hedgeable reads, per member: what a read costs without a
+ * hedge. */
+void zkr__hedger_op_done(zkr__op_t *op, int rc, double ms) {
+  if (op->h_armed && zkr__op_server_answered(rc)) zkr__hedger_sample(op->z, op->member, ms);
+}
+
 void zkr__hedger_sample(zkr_t *z, int member, double ms) {
   struct zkr__hedger *h = z->hedger;
   if (member < 0 || (size_t)member >= z->n) return;

@@ -390,6 +390,8 @@ void zkr__member_maybe_join(zkr__member_t *m);
 void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path,
                          void *ctx);
 void zkr__member_sample(zkr__member_t *m, uint64_t now_ns, double ms);
+struct zkr__op;
+void zkr__member_op_done(struct zkr__op *op, int rc);
 int zkr__member_in_pool(zkr__member_t *m);
 int zkr__member_observer(const zkr__member_t *m);
 int zkr__member_setup(struct zkr *z, size_t i, const zkr__host_t *host);
@@ -399,6 +401,7 @@ zkr__member_t *zkr__owner_slot(struct zkr *z);
 void zkr__health_tick(struct zkr *z, uint64_t now_ns);
 int zkr__policy_read_candidate(struct zkr *z, const zkr__member_t *m);
 void zkr__pool_probe_result(zkr__member_t *m, uint64_t now, double ms, int ok);
+void zkr__health_op_done(zkr__op_t *op, int rc, uint64_t now, double ms);
 void zkr__health_cfg_from_options(zkr__health_cfg_t *c, const zkr_options_t *o);
 
 /* ---- carriers.c: the read_members cap ---- */
@@ -469,6 +472,7 @@ extern _Thread_local int zkr__in_selector;
 
 /* ---- router.c ---- */
 int zkr__route(zkr__op_t *op);
+void zkr__router_op_done(zkr__op_t *op);
 void zkr__gate_done(struct zkr *z);
 void zkr__gate_flush(struct zkr *z);
 void zkr__gate_adopt_leader(struct zkr *z);
@@ -489,6 +493,7 @@ int zkr__mode_ephemeral(int mode);
 int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m);
 int zkr__probe(zkr__member_t *m);
 void zkr__out_remove(zkr__op_t *op);
+void zkr__dispatch_op_done(zkr__op_t *op);
 void zkr__op_complete_abandoned(struct zkr *z);
 void zkr__op_complete_dropped(struct zkr *z, zhandle_t *zh);
 
@@ -518,6 +523,7 @@ void zkr__hedger_free(struct zkr *z);
 int zkr__hedger_eligible(const zkr__op_t *op);
 void zkr__hedger_sent(zkr__op_t *op);
 void zkr__hedger_sample(struct zkr *z, int member, double ms);
+void zkr__hedger_op_done(zkr__op_t *op, int rc, double ms);
 zkr__op_t *zkr__hedger_claim(zkr__op_t *op, int rc);
 void zkr__hedger_release(zkr__op_t *op);
 void zkr__hedger_stats(struct zkr *z, zkr_stats_t *s);
@@ -567,6 +573,7 @@ zkr__watch_t *zkr__watch_new(struct zkr *z, watcher_fn fn, void *ctx, int kind,
 void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh,
                       const struct Stat *stat);
 void zkr__watch_discard(zkr__watch_t *w);
+void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat);
 zkr__watch_t *zkr__watch_find(struct zkr *z, int kind, const char *path,
                               watcher_fn fn, void *ctx, int *member);
 int zkr__watch_reuse_bound(zkr__watch_t *w, zhandle_t *zh);

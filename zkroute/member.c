@@ -180,6 +180,20 @@ int zkr__member_in_pool(zkr__member_t *m) {
   return in;
 }
 
+static int connection_trouble(int rc) {
+  return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT ||
+         rc == ZSESSIONEXPIRED || rc == ZSESSIONMOVED;
+}
+
+/* Completion's share (completion.c): a request that failed without a
+ * server's answer counts as the member's error, and a write's connection
+ * trouble asks the monitor for a srvr poll at once (DESIGN.md section 5). */
+void zkr__member_op_done(zkr__op_t *op, int rc) {
+  zkr__member_t *m = &op->z->members[op->member];
+  if (rc != ZOK && !zkr__op_server_answered(rc) && rc != ZCLOSING) m->errors++;
+  if (connection_trouble(rc) && op->is_write) zkr__monitor_kick(op->z);
+}
+
 void zkr__member_sample(zkr__member_t *m, uint64_t now_ns, double ms) {
   pthread_mutex_lock(&m->health_mu);
   zkr__health_sample(&m->health, &m->z->hcfg, now_ns, ms);

@@ -133,6 +133,13 @@ static zkr__op_t *pop(zkr_t *z) {
   return op;
 }
 
+/* Completion's share (completion.c): the write's paths leave the
+ * in-flight set. */
+void zkr__router_op_done(zkr__op_t *op) {
+  for (int i = 0; i < op->n_inflight; i++)
+    zkr__inflight_remove(op->z->inflight, op->inflight[i]);
+}
+
 int zkr__route(zkr__op_t *op) {
   zkr_t *z = op->z;
   /* round_robin and boltzmann spread writes over all members on purpose:

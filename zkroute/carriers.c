@@ -16,7 +16,11 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "carriers.h"
+#include "dispatch.h"
+#include "handle.h"
+#include "watch.h"
+#include "zkapi.h"
 
 /* A kept member is parked only when a better one is this much better
  * (EWMA ratio), or not in the pool at all. */

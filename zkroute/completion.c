@@ -11,7 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "barrier.h"
+#include "completion.h"
+#include "deliver.h"
+#include "dispatch.h"
+#include "handle.h"
+#include "health_apply.h"
+#include "hedge_apply.h"
+#include "router.h"
+#include "session.h"
+#include "watch.h"
 
 /* Replies that came from a server (as opposed to the client library giving
  * up): they measure the member's latency. */
@@ -38,8 +47,8 @@ static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
   if (op->member >= 0) {
     uint64_t now = zkr__now_ns();
     double ms = (double)(now - op->start_ns) / 1e6;
-    zkr__health_op_done(op, rc, now, ms); /* probe result, latency sample */
-    zkr__hedger_op_done(op, rc, ms);      /* the hedge delay's sample */
+    zkr__health_apply_op_done(op, rc, now, ms); /* probe result, latency sample */
+    zkr__hedge_apply_op_done(op, rc, ms);      /* the hedge delay's sample */
     zkr__member_op_done(op, rc);          /* error count, monitor kick */
     zkr__watch_op_done(op, rc, stat);     /* the watch it set */
   }
@@ -102,7 +111,7 @@ void zkr__op_hand_on(zkr__op_t *op, const zkr__result_t *r) {
  * session's writes go. */
 static void op_release(zkr__op_t *op) {
   if (op->is_hedge || op->h_armed) {
-    zkr__hedger_release(op); /* never gated */
+    zkr__hedge_apply_release(op); /* never gated */
     return;
   }
   zkr_t *z = op->z;
@@ -122,7 +131,7 @@ static void complete(zkr__op_t *a, zkr__result_t *r) {
     zkr__order_barrier(a, r);
     return;
   }
-  zkr__op_t *op = zkr__hedger_claim(a, r->rc);
+  zkr__op_t *op = zkr__hedge_apply_claim(a, r->rc);
   if (op && !op->probe) zkr__op_hand_on(op, r);
   op_release(a);
 }

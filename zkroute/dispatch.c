@@ -21,7 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "completion.h"
+#include "dispatch.h"
+#include "handle.h"
+#include "hedge_apply.h"
+#include "watch.h"
+#include "zkapi.h"
 
 /* ---- the outstanding list ---- */
 
@@ -367,7 +372,7 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
     if (is_write) m->writes++;
     else if (is_read) m->reads++;
     else if (is_hedge) m->hedges++;
-    if (hedged) zkr__hedger_sent(op);
+    if (hedged) zkr__hedge_apply_sent(op);
   } else {
     op->member = -1;
     op->zh = NULL;
@@ -378,7 +383,7 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
 }
 
 /* Sends a health probe, a sync+exists of "/" on m's own session; its
- * completion goes to zkr__pool_probe_result.  Returns ZOK or the error. */
+ * completion goes to zkr__health_apply_probe_result.  Returns ZOK or the error. */
 int zkr__probe(zkr__member_t *m) {
   zkr__op_t *op = zkr__op_new(m->z, ZKR__OP_EXISTS, "/");
   if (!op) return ZKR_ENOMEM;

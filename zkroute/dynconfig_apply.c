@@ -9,8 +9,10 @@
 #include <string.h>
 
 #include "dynconfig.h"
-#include "internal.h"
+#include "handle.h"
 #include "membership.h"
+#include "monitor.h"
+#include "zkapi.h"
 
 #define CONFIG_PATH "/zookeeper/config"
 #define RETRY_MS 500

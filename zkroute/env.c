@@ -22,7 +22,8 @@
 #include <unistd.h>
 
 #include "env.h"
-#include "internal.h"
+#include "handle.h"
+#include "options.h"
 
 extern char **environ;
 

@@ -9,9 +9,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "auth.h"
+#include "completion.h"
+#include "handle.h"
+#include "monitor.h"
+#include "router.h"
+#include "session.h"
+#include "zkapi.h"
 
-zkr__member_t *zkr__owner_slot(zkr_t *z) { return &z->members[z->cap]; }
+zkr__member_t *zkr__member_owner_slot(zkr_t *z) { return &z->members[z->cap]; }
 
 /* Opens m's session on the server of member `on` (m's own, or - for the
  * owner slot - a live one).  With cid, the session resumes that ZooKeeper

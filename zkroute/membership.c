@@ -32,9 +32,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "dispatch.h"
+#include "dynconfig.h"
+#include "handle.h"
 #include "membership.h"
+#include "monitor.h"
+#include "registry.h"
 #include "resolve.h"
+#include "router.h"
+#include "session.h"
+#include "watch.h"
+#include "zkapi.h"
 
 int zkr__membership_new(zkr_t *z) {
   struct zkr__membership *ms = calloc(1, sizeof *ms);

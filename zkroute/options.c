@@ -14,7 +14,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "handle.h"
+#include "options.h"
 
 /* OPT_ZONES and OPT_ZONE are text, stored in the struct's char array (max
  * holds its size): the zones list and one zone label. */

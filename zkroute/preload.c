@@ -45,9 +45,10 @@
 #include <sys/time.h>
 
 #include "env.h"
-#include "internal.h"
+#include "handle.h"
 #include "preload.h"
 #include "srvr.h"
+#include "zkapi.h"
 
 static pthread_once_t pl_once = PTHREAD_ONCE_INIT;
 static int pl_missing;     /* some real function could not be resolved */

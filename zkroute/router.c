@@ -25,7 +25,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "completion.h"
+#include "dispatch.h"
+#include "handle.h"
+#include "hedge_apply.h"
+#include "inflight.h"
+#include "policy.h"
+#include "router.h"
 
 /* ---- in-flight paths ---- */
 
@@ -159,7 +165,7 @@ int zkr__route(zkr__op_t *op) {
   } else if (!rr && reads_inflight_path(op)) {
     op->ordered = op->gated = 1;
   } else {
-    op->hedge_ok = zkr__hedger_eligible(op);
+    op->hedge_ok = zkr__hedge_apply_eligible(op);
   }
   pthread_mutex_lock(&z->gate_mu);
   if (z->closing) {

@@ -20,7 +20,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "auth.h"
+#include "deliver.h"
+#include "handle.h"
+#include "monitor.h"
+#include "policy.h"
+#include "registry.h"
+#include "rescue.h"
+#include "router.h"
+#include "session.h"
+#include "zkapi.h"
 
 /* How long the owner choice waits for the leader's session, when srvr has
  * named a leader whose session is not connected yet, before taking
@@ -155,7 +164,7 @@ void zkr__session_tick(zkr_t *z) {
   uint64_t dip = z->dip;
   for (int i = 0; dip && i < 64; i++)
     if (dip & ((uint64_t)1 << i)) zkr__session_dip_check(z, i, 0);
-  if (z->expired && !z->carriers_closed) zkr__sessions_close_expired(z);
+  if (z->expired && !z->carriers_closed) zkr__rescue_close_expired(z);
 }
 
 /* The session-level calls below enter through the registry (registry.c)

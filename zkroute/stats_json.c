@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "env.h"
-#include "internal.h"
+#include "handle.h"
 
 static int sb_reserve(zkr__sb_t *b, size_t more) {
   if (b->oom) return 0;

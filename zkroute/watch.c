@@ -16,8 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "deliver.h"
+#include "handle.h"
 #include "watch.h"
+#include "watch_record.h"
 
 zkr__watch_t *zkr__watch_new(zkr_t *z, watcher_fn fn, void *ctx, int kind,
                              const char *path) {

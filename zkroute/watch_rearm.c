@@ -12,8 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "handle.h"
+#include "policy.h"
 #include "watch.h"
+#include "watch_record.h"
+#include "zkapi.h"
 
 #define RETRY_MS 200
 

@@ -30,8 +30,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "deliver.h"
+#include "handle.h"
+#include "registry.h"
 #include "watch.h"
+#include "watch_record.h"
+#include "zkapi.h"
 
 #define REMOVED_KEEP_S 60
 

@@ -6,13 +6,7 @@
  * checked the same way in preload_calls.c.  No code. */
 #include "zkroute.h"
 
-#pragma GCC diagnostic error "-Wconversion"
-#pragma GCC diagnostic error "-Wsign-conversion"
-#pragma GCC diagnostic error "-Wincompatible-pointer-types"
-#pragma GCC diagnostic error "-Wint-conversion"
-#ifndef __clang__ /* clang: part of -Wincompatible-pointer-types */
-#pragma GCC diagnostic error "-Wdiscarded-qualifiers"
-#endif
+#include "strict.h"
 
 #include "zkroute/compat.h"
 

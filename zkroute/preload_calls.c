@@ -22,15 +22,7 @@ int zkr__pl_resolve(zkr__zk_t *table) {
   return missing;
 }
 
-/* A zkr_ call that stopped taking a zoo_ call's arguments unchanged (or
- * returning its type) is a build error, not a conversion. */
-#pragma GCC diagnostic error "-Wconversion"
-#pragma GCC diagnostic error "-Wsign-conversion"
-#pragma GCC diagnostic error "-Wincompatible-pointer-types"
-#pragma GCC diagnostic error "-Wint-conversion"
-#ifndef __clang__ /* clang: part of -Wincompatible-pointer-types */
-#pragma GCC diagnostic error "-Wdiscarded-qualifiers"
-#endif
+#include "strict.h"
 
 #define WRAP(ret, name, params, args, zkr_fn, zargs) \
   PL_EXPORT ret name params {                         \

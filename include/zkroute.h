@@ -195,6 +195,11 @@ ZKR_API int zkr_options_set(zkr_options_t *opts, const char *key,
 ZKR_API int zkr_option_info(int i, const char **name, const char **doc,
                             double *default_value);
 
+/* Option i's default as zkr_options_set() takes it ("hybrid", "on", "500";
+ * "(none)" for the text options), in buf (len bytes, truncated to fit).
+ * Returns ZOK, or ZBADARGUMENTS (no option i, NULL buf, len 0). */
+ZKR_API int zkr_option_default_text(int i, char *buf, size_t len);
+
 /* Creates a routed handle, like zookeeper_init().  host is a ZooKeeper host
  * list ("h1:2181,h2:2181,[::1]:2181/chroot"), strictly parsed.  fn is the
  * global watcher (may be NULL); it sees virtual-session events only.
@@ -257,23 +262,36 @@ ZKR_API int zkr_compat_close(zhandle_t *zh);
  * closed already (double close) or is not a handle. */
 ZKR_API int zkr_close(zkr_t *z);
 
-/* Virtual session (DESIGN.md section 4). */
-ZKR_API int zkr_state(zkr_t *z);              /* ZOO_*_STATE; 0 for NULL */
-/* The owner session's id: a pointer into the handle, the same pointer and
- * value for the handle's whole life (zeros, or the clientid passed to
- * zkr_init, until the first CONNECTED).  Every ephemeral node the handle
- * creates is owned by it.  NULL for NULL or a closed handle. */
+/* ---- the virtual session (DESIGN.md section 4) ---- */
+
+/* zoo_state: the virtual session's ZOO_*_STATE (it follows the owner
+ * session); 0 for NULL or a closed handle. */
+ZKR_API int zkr_state(zkr_t *z);
+/* zoo_client_id: the owner session's id, a pointer into the handle, the
+ * same pointer and value for the handle's whole life (zeros, or the
+ * clientid passed to zkr_init, until the first CONNECTED).  Every
+ * ephemeral node the handle creates is owned by it.  NULL for NULL or a
+ * closed handle. */
 ZKR_API const clientid_t *zkr_client_id(zkr_t *z);
-ZKR_API int zkr_recv_timeout(zkr_t *z);       /* the owner's negotiated one */
+/* zoo_recv_timeout: the session timeout the owner session negotiated, in
+ * ms, or the one asked for until it is connected; the handle codes for a
+ * NULL or closed handle. */
+ZKR_API int zkr_recv_timeout(zkr_t *z);
+/* zoo_get_context / zoo_set_context: the context given to zkr_init;
+ * NULL (nothing) for a NULL or closed handle. */
 ZKR_API const void *zkr_get_context(zkr_t *z);
 ZKR_API void zkr_set_context(zkr_t *z, void *context);
-ZKR_API watcher_fn zkr_set_watcher(zkr_t *z, watcher_fn fn); /* old one */
-ZKR_API int zkr_is_unrecoverable(zkr_t *z);   /* ZINVALIDSTATE or ZOK */
+/* zoo_set_watcher: replaces the global watcher, returns the old one (NULL
+ * for a NULL or closed handle). */
+ZKR_API watcher_fn zkr_set_watcher(zkr_t *z, watcher_fn fn);
+/* is_unrecoverable: ZINVALIDSTATE once the session expired, failed auth
+ * or the handle is closing or closed, else ZOK; ZBADARGUMENTS for NULL. */
+ZKR_API int zkr_is_unrecoverable(zkr_t *z);
 ZKR_API zkr_t *zkr_from_zh(zhandle_t *zh);    /* handle given to watchers */
 ZKR_API zhandle_t *zkr_as_zh(zkr_t *z);       /* the disguise itself */
 
-/* Records the credential and applies it to every member session, now and
- * on sessions created later.  completion (may be NULL) fires once with the
+/* zoo_add_auth: records the credential and applies it to every member
+ * session, now and on sessions created later.  completion (may be NULL) fires once with the
  * owner session's answer (ZOK, ZAUTHFAILED; ZCLOSING if the handle closes
  * first).  Returns ZOK, ZBADARGUMENTS, ZINVALIDSTATE (expired, auth failed
  * or closing) or ZKR_ENOMEM.  Credentials are never logged. */
@@ -281,42 +299,110 @@ ZKR_API int zkr_add_auth(zkr_t *z, const char *scheme, const char *cert,
                          int certLen, void_completion_t completion,
                          const void *data);
 
-/* ---- asynchronous calls: writes (leader's session) ---- */
+/* ---- the ZooKeeper calls ----
+ * Each mirrors its zoo_ call of <zookeeper/zookeeper.h> and says, as
+ * zookeeper.h does, what it returns and what its completion's rc may be.
+ * "The handle codes" are the same for all: ZBADARGUMENTS (NULL handle),
+ * ZKR_ECLOSING (being closed), ZKR_ECLOSED (closed, or not a handle),
+ * ZKR_EINCALLBACK (called from a read selector).  "Unknown outcome" is
+ * ZCONNECTIONLOSS or ZOPERATIONTIMEOUT: the request may or may not have
+ * been applied; zkroute never retries a write.  Every completion may also
+ * get ZSESSIONEXPIRED and ZAUTHFAILED (the virtual session ended while the
+ * operation waited) and ZCLOSING (the handle was closed first).  A
+ * synchronous call returns what the completion would get. */
+
+/* ---- asynchronous calls: writes (leader's session; ephemeral ones on the
+ * owner session) ---- */
+
+/* zoo_acreate: creates path with value (valuelen bytes; NULL and -1 for
+ * null data), acl and mode (ZOO_PERSISTENT, ZOO_EPHEMERAL, ZOO_SEQUENCE
+ * flags, ZOO_CONTAINER, ZOO_PERSISTENT_WITH_TTL...).
+ * Returns ZOK or: the handle codes; ZBADARGUMENTS (invalid path - a
+ * sequential create's may end in '/' -, value/valuelen that disagree);
+ * ZINVALIDACL (NULL or empty acl, an entry without scheme or id);
+ * ZINVALIDSTATE (session expired or auth failed); ZKR_ETOOBIG (request
+ * over jute_maxbuffer); ZNOTREADONLY (only read-only servers answer);
+ * ZKR_ENOMEM.
+ * Completion rc: ZOK (value: the created path, sequence suffix included);
+ * ZNODEEXISTS; ZNONODE (no parent); ZNOAUTH; ZNOCHILDRENFOREPHEMERALS
+ * (the parent is ephemeral); ZINVALIDACL; unknown outcome. */
 ZKR_API int zkr_acreate(zkr_t *z, const char *path, const char *value,
                         int valuelen, const struct ACL_vector *acl, int mode,
                         string_completion_t completion, const void *data);
+/* zoo_acreate_ttl: as zkr_acreate, with ttl in ms for the TTL modes
+ * (ZOO_PERSISTENT_WITH_TTL, ZOO_PERSISTENT_SEQUENTIAL_WITH_TTL; -1 for the
+ * others).  Returns and completes as zkr_acreate, and the server answers
+ * a TTL it refuses with ZBADARGUMENTS (ZUNIMPLEMENTED where TTL nodes are
+ * not enabled). */
 ZKR_API int zkr_acreate_ttl(zkr_t *z, const char *path, const char *value,
                             int valuelen, const struct ACL_vector *acl,
                             int mode, int64_t ttl,
                             string_completion_t completion, const void *data);
+/* zoo_acreate2: as zkr_acreate; the completion gets the node's Stat too. */
 ZKR_API int zkr_acreate2(zkr_t *z, const char *path, const char *value,
                          int valuelen, const struct ACL_vector *acl, int mode,
                          string_stat_completion_t completion, const void *data);
+/* zoo_acreate2_ttl: as zkr_acreate_ttl, with the Stat. */
 ZKR_API int zkr_acreate2_ttl(zkr_t *z, const char *path, const char *value,
                              int valuelen, const struct ACL_vector *acl,
                              int mode, int64_t ttl,
                              string_stat_completion_t completion,
                              const void *data);
+/* zoo_adelete: deletes path if its version is version (-1: any).
+ * Returns ZOK or: the handle codes; ZBADARGUMENTS (invalid path);
+ * ZINVALIDSTATE; ZNOTREADONLY; ZKR_ENOMEM.
+ * Completion rc: ZOK; ZNONODE; ZNOAUTH; ZBADVERSION; ZNOTEMPTY (it has
+ * children); unknown outcome. */
 ZKR_API int zkr_adelete(zkr_t *z, const char *path, int version,
                         void_completion_t completion, const void *data);
+/* zoo_aset: sets path's data to buffer (buflen bytes; NULL and -1 for
+ * null data) if its version is version (-1: any).
+ * Returns ZOK or: the handle codes; ZBADARGUMENTS (invalid path,
+ * buffer/buflen that disagree); ZINVALIDSTATE; ZKR_ETOOBIG; ZNOTREADONLY;
+ * ZKR_ENOMEM.
+ * Completion rc: ZOK (with the new Stat); ZNONODE; ZNOAUTH; ZBADVERSION;
+ * unknown outcome. */
 ZKR_API int zkr_aset(zkr_t *z, const char *path, const char *buffer,
                      int buflen, int version, stat_completion_t completion,
                      const void *data);
+/* zoo_aset_acl: sets path's ACL if its ACL version is version (-1: any).
+ * Returns ZOK or: the handle codes; ZBADARGUMENTS (invalid path);
+ * ZINVALIDACL (NULL or empty acl, an entry without scheme or id);
+ * ZINVALIDSTATE; ZNOTREADONLY; ZKR_ENOMEM.
+ * Completion rc: ZOK; ZNONODE; ZNOAUTH; ZINVALIDACL; ZBADVERSION; unknown
+ * outcome. */
 ZKR_API int zkr_aset_acl(zkr_t *z, const char *path, int version,
                          struct ACL_vector *acl, void_completion_t completion,
                          const void *data);
-/* A multi with any write op is a write; a multi of reads only is routed as
- * a read.  results must stay valid until the completion ran. */
+/* zoo_amulti: count operations (zoo_*_op_init) applied all or none.  A
+ * multi with any write op is a write (on the owner session if it creates
+ * an ephemeral node); a multi of checks only is routed as a read.  results
+ * (count entries) must stay valid until the completion ran.
+ * Returns ZOK or: the handle codes; ZBADARGUMENTS (count < 0, NULL ops or
+ * results, an op of unknown type or with an invalid path or value);
+ * ZINVALIDACL (a create's acl); ZINVALIDSTATE; ZKR_ETOOBIG (the whole
+ * multi over jute_maxbuffer); ZNOTREADONLY; ZKR_ENOMEM.
+ * Completion rc: ZOK; the failed op's code (ZNONODE, ZNODEEXISTS,
+ * ZBADVERSION, ZNOTEMPTY, ZNOAUTH, ...), each results[i].err giving its
+ * op's own; unknown outcome. */
 ZKR_API int zkr_amulti(zkr_t *z, int count, const zoo_op_t *ops,
                        zoo_op_result_t *results, void_completion_t completion,
                        const void *data);
 
-/* ---- asynchronous calls: reads (sync+read on a follower) ---- */
+/* ---- asynchronous calls: reads (sync+read on a follower) ----
+ * Each returns ZOK or: the handle codes; ZBADARGUMENTS (invalid path);
+ * ZINVALIDSTATE (session expired or auth failed); ZKR_ENOMEM.  Completion
+ * rc: ZOK; ZNONODE (an exists completes with ZNONODE and sets its watch:
+ * the node's creation fires it); ZNOAUTH; unknown outcome.  watch = 1
+ * sets a watch for the global watcher; the w forms set one for
+ * watcher/watcherCtx.  A watch is set when rc is ZOK (or ZNONODE for
+ * exists) and fires once. */
 ZKR_API int zkr_aexists(zkr_t *z, const char *path, int watch,
                         stat_completion_t completion, const void *data);
 ZKR_API int zkr_awexists(zkr_t *z, const char *path, watcher_fn watcher,
                          void *watcherCtx, stat_completion_t completion,
                          const void *data);
+/* The completion gets the data (value_len -1 for null data) and Stat. */
 ZKR_API int zkr_aget(zkr_t *z, const char *path, int watch,
                      data_completion_t completion, const void *data);
 ZKR_API int zkr_awget(zkr_t *z, const char *path, watcher_fn watcher,
@@ -336,14 +422,22 @@ ZKR_API int zkr_awget_children2(zkr_t *z, const char *path,
                                 watcher_fn watcher, void *watcherCtx,
                                 strings_stat_completion_t completion,
                                 const void *data);
+/* No watch; the completion gets the ACL and the Stat. */
 ZKR_API int zkr_aget_acl(zkr_t *z, const char *path,
                          acl_completion_t completion, const void *data);
 /* zoo_async's mirror: a sync() on the member the next read would use; its
- * completion comes after those of every operation issued before it. */
+ * completion comes after those of every operation issued before it.
+ * Returns as the reads; completion rc: ZOK (value: path), unknown
+ * outcome. */
 ZKR_API int zkr_async(zkr_t *z, const char *path,
                       string_completion_t completion, const void *data);
 
-/* ---- synchronous calls: same routing; block the calling thread ---- */
+/* ---- synchronous calls: same routing; block the calling thread ----
+ * Each returns the codes its asynchronous form returns, or else what its
+ * completion would get; a call from inside a callback works (the reply
+ * never waits for the delivery thread). */
+/* path_buffer (path_buffer_len bytes, may be NULL with 0) gets the created
+ * path, truncated to fit and NUL-terminated. */
 ZKR_API int zkr_create(zkr_t *z, const char *path, const char *value,
                        int valuelen, const struct ACL_vector *acl, int mode,
                        char *path_buffer, int path_buffer_len);
@@ -373,13 +467,16 @@ ZKR_API int zkr_exists(zkr_t *z, const char *path, int watch,
 ZKR_API int zkr_wexists(zkr_t *z, const char *path, watcher_fn watcher,
                         void *watcherCtx, struct Stat *stat);
 /* As zoo_get: *buffer_len in = capacity, out = bytes copied (-1 for a
- * node with null data); stat->dataLength gives the full length. */
+ * node with null data); stat->dataLength gives the full length.  Also
+ * ZBADARGUMENTS for a NULL buffer_len, a negative *buffer_len, or a NULL
+ * buffer with *buffer_len > 0. */
 ZKR_API int zkr_get(zkr_t *z, const char *path, int watch, char *buffer,
                     int *buffer_len, struct Stat *stat);
 ZKR_API int zkr_wget(zkr_t *z, const char *path, watcher_fn watcher,
                      void *watcherCtx, char *buffer, int *buffer_len,
                      struct Stat *stat);
-/* strings is filled with malloc'd memory: free with deallocate_String_vector. */
+/* strings is filled with malloc'd memory: free with
+ * deallocate_String_vector.  Also ZBADARGUMENTS for a NULL strings. */
 ZKR_API int zkr_get_children(zkr_t *z, const char *path, int watch,
                              struct String_vector *strings);
 ZKR_API int zkr_wget_children(zkr_t *z, const char *path, watcher_fn watcher,
@@ -391,7 +488,8 @@ ZKR_API int zkr_wget_children2(zkr_t *z, const char *path,
                                watcher_fn watcher, void *watcherCtx,
                                struct String_vector *strings,
                                struct Stat *stat);
-/* acl is filled with malloc'd memory: free with deallocate_ACL_vector. */
+/* acl is filled with malloc'd memory: free with deallocate_ACL_vector.
+ * Also ZBADARGUMENTS for a NULL acl. */
 ZKR_API int zkr_get_acl(zkr_t *z, const char *path, struct ACL_vector *acl,
                         struct Stat *stat);
 
@@ -409,6 +507,12 @@ ZKR_API int zkr_get_acl(zkr_t *z, const char *path, struct ACL_vector *acl,
  * this list.  Returns ZOK, a ZKR_EHOSTS_* code, ZBADARGUMENTS (NULL, or a
  * different chroot), ZKR_ECLOSING/ZKR_ECLOSED. */
 ZKR_API int zkr_set_servers(zkr_t *z, const char *hosts);
+
+/* zoo_set_servers_resolution_delay's mirror: accepted and ignored (each
+ * member session has one address; the host names are re-resolved every
+ * resolve_ms).  Returns ZOK, ZBADARGUMENTS (NULL, or delay_ms negative),
+ * ZKR_ECLOSING/ZKR_ECLOSED. */
+ZKR_API int zkr_set_servers_resolution_delay(zkr_t *z, int delay_ms);
 
 /* "host:port" of the server holding the owner session (as given in the
  * host list; before the owner is chosen, the first member's), in a buffer
@@ -618,9 +722,14 @@ typedef struct zkr_stats {
 ZKR_API int zkr_stats(zkr_t *z, zkr_stats_t **out);
 ZKR_API void zkr_stats_free(zkr_stats_t *s);
 
-/* The same snapshot as one line of JSON (no newline; schema in
- * docs/dropin.md).  Returns ZOK and a malloc'd string in *out (free it with
- * free()), ZBADARGUMENTS or ZKR_ENOMEM. */
+/* The same snapshot as one line of JSON (no newline), the one serializer
+ * of the statistics: ZKROUTE_STATS records and `zkroute status --json`
+ * are it.  Every field, its type, unit and meaning: docs/stats.md.  Its
+ * "version" is ZKR_STATS_JSON_VERSION, raised when a field changes meaning
+ * or is removed (fields may be added without it).  Returns ZOK and a
+ * malloc'd string in *out (free it with free()), ZBADARGUMENTS (NULL z or
+ * out), ZKR_ECLOSED or ZKR_ENOMEM. */
+#define ZKR_STATS_JSON_VERSION 1
 ZKR_API int zkr_stats_json(zkr_t *z, char **out);
 
 /* ---- names ---- */
@@ -628,8 +737,13 @@ ZKR_API int zkr_stats_json(zkr_t *z, char **out);
 ZKR_API const char *zkr_strerror(int code);
 /* Symbolic name ("ZCONNECTIONLOSS", "ZKR_EHOSTS_BAD_PORT"); never NULL. */
 ZKR_API const char *zkr_err_name(int code);
-ZKR_API const char *zkr_role_name(zkr_role_t role);
-ZKR_API const char *zkr_policy_name(int policy);
+/* The words of zkr_stats_json() and the CLI; never NULL ("unknown"). */
+ZKR_API const char *zkr_role_name(zkr_role_t role);   /* "leader", ... */
+ZKR_API const char *zkr_policy_name(int policy);      /* "hybrid", ... */
+/* A ZOO_*_STATE: "connected", "connecting", "associating", "expired",
+ * "auth-failed", "read-only", "not-connected"; 0 (a closed handle's
+ * zkr_state) is "closed". */
+ZKR_API const char *zkr_state_name(int state);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
 /* The zkroute command: argument parsing, the status report of every member
- * (table or JSON), routed get/set/create/delete/ls through the synchronous
- * zkr_ calls, and the Markdown table of options that docs/options.md is
+ * (a table, or the library's statistics JSON), routed get/set/create/
+ * delete/ls through the synchronous zkr_ calls, and the Markdown table of options that docs/options.md is
  * generated from.  It uses only the public API of <zkroute.h>.
  * Exit codes: 0 success, 1 an operation or connection failed, 2 usage. */
 #include <errno.h>
@@ -125,18 +125,6 @@ static void sleep_ms(int ms) {
   }
 }
 
-static const char *state_name(int state) {
-  if (state == ZOO_CONNECTED_STATE) return "connected";
-  if (state == ZOO_CONNECTING_STATE) return "connecting";
-  if (state == ZOO_ASSOCIATING_STATE) return "associating";
-  if (state == ZOO_EXPIRED_SESSION_STATE) return "expired";
-  if (state == ZOO_AUTH_FAILED_STATE) return "auth-failed";
-  if (state == ZOO_READONLY_STATE) return "read-only";
-  if (state == ZOO_NOTCONNECTED_STATE) return "not-connected";
-  if (state == 0) return "closed";
-  return "unknown";
-}
-
 /* ---- the status report ---- */
 
 enum {
@@ -168,7 +156,7 @@ static void member_cells(const zkr_member_stats_t *m, int i, cell_t *row) {
   else
     snprintf(row[COL_ZXID], sizeof row[0], "-");
   snprintf(row[COL_SESSION], sizeof row[0], "%s",
-           state_name(m->session_state));
+           zkr_state_name(m->session_state));
   snprintf(row[COL_POOL], sizeof row[0], "%s", m->in_read_pool ? "yes" : "no");
   snprintf(row[COL_WRITE], sizeof row[0], "%s", m->is_write_session ? "*" : "");
   snprintf(row[COL_READS], sizeof row[0], "%llu", (unsigned long long)m->reads);
@@ -232,7 +220,7 @@ static void print_table(FILE *f, zkr_t *z, const zkr_stats_t *s) {
     fprintf(f, "leader: unknown");
   fprintf(f, "  policy: %s  leader changes: %llu  session: %s\n",
           zkr_policy_name(s->policy), (unsigned long long)s->leader_changes,
-          state_name(zkr_state(z)));
+          zkr_state_name(zkr_state(z)));
   if (s->owner >= 0)
     fprintf(f, "owner session: 0x%llx on member %d%s  rescues: %llu  watches: %d (lost %d)\n",
             (unsigned long long)s->owner_session_id, s->owner,
@@ -259,84 +247,24 @@ static void print_table(FILE *f, zkr_t *z, const zkr_stats_t *s) {
     fprintf(f, "membership: /zookeeper/config names other addresses: not followed\n");
 }
 
-/* A JSON string; addresses come from a strictly parsed host list, but
- * escape anyway so the output always parses. */
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-    else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-    else fputc(ch, f);
-  }
-  fputc('"', f);
-}
-
-static void json_member(FILE *f, const zkr_member_stats_t *m, int i) {
-  fprintf(f, "    {\"index\": %d, \"address\": ", i);
-  json_string(f, m->address);
-  fprintf(f, ", \"role\": \"%s\", \"zxid\": ", zkr_role_name(m->role));
-  if (m->zxid >= 0) fprintf(f, "\"0x%llx\"", (unsigned long long)m->zxid);
-  else fputs("null", f);
-  fprintf(f, ", \"session_state\": \"%s\", \"session_id\": \"0x%llx\"",
-          state_name(m->session_state), (unsigned long long)m->session_id);
-  fprintf(f, ", \"connected\": %s, \"in_read_pool\": %s"
-             ", \"write_session\": %s",
-          m->connected ? "true" : "false", m->in_read_pool ? "true" : "false",
-          m->is_write_session ? "true" : "false");
-  fprintf(f, ", \"reads\": %llu, \"writes\": %llu, \"syncs\": %llu"
-             ", \"errors\": %llu, \"samples\": %llu, \"ewma_ms\": ",
-          (unsigned long long)m->reads, (unsigned long long)m->writes,
-          (unsigned long long)m->syncs, (unsigned long long)m->errors,
-          (unsigned long long)m->samples);
-  if (m->ewma_ms >= 0) fprintf(f, "%.3f", m->ewma_ms);
-  else fputs("null", f);
-  fprintf(f, ", \"ejections\": %llu, \"out_of_pool_ms\": %.3f"
-             ", \"srvr_polls\": %llu, \"srvr_failures\": %llu"
-             ", \"hedges\": %llu, \"removed\": %s, \"server_id\": %lld}",
-          (unsigned long long)m->ejections, m->out_of_pool_ms,
-          (unsigned long long)m->srvr_polls,
-          (unsigned long long)m->srvr_failures, (unsigned long long)m->hedges,
-          m->removed ? "true" : "false", (long long)m->server_id);
-}
-
-static void print_json(FILE *f, zkr_t *z, const zkr_stats_t *s, int ready) {
-  fprintf(f, "{\n  \"ready\": %s,\n  \"session_state\": \"%s\",\n",
-          ready ? "true" : "false", state_name(zkr_state(z)));
-  fprintf(f, "  \"leader\": %d,\n  \"write_member\": %d,\n", s->leader,
-          s->write_member);
-  fprintf(f, "  \"policy\": \"%s\",\n  \"leader_changes\": %llu,\n",
-          zkr_policy_name(s->policy), (unsigned long long)s->leader_changes);
-  fprintf(f, "  \"hedge\": {\"on\": %s, \"delay_ms\": ", s->hedging ? "true" : "false");
-  if (s->hedge_delay_ms >= 0) fprintf(f, "%.3f", s->hedge_delay_ms);
-  else fputs("null", f);
-  fprintf(f, ", \"eligible\": %llu, \"sent\": %llu, \"won\": %llu, \"capped\": %llu"
-             ", \"no_member\": %llu, \"discarded\": %llu},\n",
-          (unsigned long long)s->hedge_eligible, (unsigned long long)s->hedges_sent,
-          (unsigned long long)s->hedges_won, (unsigned long long)s->hedges_capped,
-          (unsigned long long)s->hedges_no_member,
-          (unsigned long long)s->hedge_discarded);
-  fprintf(f, "  \"membership\": {\"follows_config\": %d, \"config_version\": ",
-          s->follows_config);
-  if (s->config_version >= 0) fprintf(f, "\"0x%llx\"", (unsigned long long)s->config_version);
-  else fputs("null", f);
-  fprintf(f, ", \"members_added\": %llu, \"members_removed\": %llu},\n",
-          (unsigned long long)s->members_added, (unsigned long long)s->members_removed);
-  fputs("  \"members\": [\n", f);
-  for (int i = 0; i < s->n_members; i++) {
-    json_member(f, &s->members[i], i);
-    fputs(i + 1 < s->n_members ? ",\n" : "\n", f);
-  }
-  fputs("  ]\n}\n", f);
+/* The library's statistics JSON (docs/stats.md) with one key of the
+ * command's own in front: "ready". */
+static int print_json(FILE *f, zkr_t *z, int ready) {
+  char *js = NULL;
+  int rc = zkr_stats_json(z, &js);
+  if (rc != ZOK) return fail("stats", rc);
+  fprintf(f, "{\"ready\":%s,%s\n", ready ? "true" : "false", js + 1);
+  free(js);
+  return EXIT_SUCCESS;
 }
 
 /* Prints the report to f; ready says whether the wait succeeded. */
 static int report(FILE *f, zkr_t *z, int json, int ready) {
+  if (json) return print_json(f, z, ready);
   zkr_stats_t *s = NULL;
   int rc = zkr_stats(z, &s);
   if (rc != ZOK) return fail("stats", rc);
-  if (json) print_json(f, z, s, ready);
-  else print_table(f, z, s);
+  print_table(f, z, s);
   zkr_stats_free(s);
   return EXIT_SUCCESS;
 }
@@ -370,13 +298,13 @@ static int wait_ready(zkr_t *z, int timeout_ms, int need_leader) {
 static void wait_failed(zkr_t *z, int rc, int timeout_ms, int need_leader) {
   if (rc == ZOPERATIONTIMEOUT)
     fprintf(stderr, "zkroute: not ready after %d ms (session %s%s): %s (%s)\n",
-            timeout_ms, state_name(zkr_state(z)),
+            timeout_ms, zkr_state_name(zkr_state(z)),
             !need_leader ? "" : leader_known(z) ? ", leader known"
                                                 : ", leader unknown",
             zkr_strerror(rc), zkr_err_name(rc));
   else
     fprintf(stderr, "zkroute: session %s: %s (%s)\n",
-            state_name(zkr_state(z)), zkr_strerror(rc), zkr_err_name(rc));
+            zkr_state_name(zkr_state(z)), zkr_strerror(rc), zkr_err_name(rc));
 }
 
 /* ---- subcommands ---- */
@@ -474,32 +402,14 @@ static int cmd_ls(zkr_t *z, const cli_t *c) {
   return EXIT_SUCCESS;
 }
 
-/* zkr_option_info gives enum and switch defaults as numbers; a reader of
- * docs/options.md wants the word.  A switch is an option that accepts "on". */
-static void default_text(const char *name, double def, char *buf, size_t n) {
-  zkr_options_t probe = ZKR_OPTIONS_INIT;
-  if (strcmp(name, "policy") == 0)
-    snprintf(buf, n, "%s", zkr_policy_name((int)def));
-  else if (strcmp(name, "consistency") == 0)
-    snprintf(buf, n, "%s", (int)def == ZKR_CONSISTENCY_LOCAL ? "local"
-                                                             : "linearizable");
-  else if (zkr_options_set(&probe, name, "z.z") == ZOK) /* text: a label */
-    snprintf(buf, n, "(none)");
-  else if (zkr_options_set(&probe, name, "on") == ZOK)
-    snprintf(buf, n, "%s", def > 0 ? "on" : "off");
-  else
-    snprintf(buf, n, "%.15g", def);
-}
-
 /* Markdown table of every option; docs/options.md is generated from it. */
 static int cmd_options(void) {
   puts("| option | default | meaning |");
   puts("| --- | --- | --- |");
   const char *name, *doc;
-  double def;
-  for (int i = 0; zkr_option_info(i, &name, &doc, &def) == ZOK; i++) {
+  for (int i = 0; zkr_option_info(i, &name, &doc, NULL) == ZOK; i++) {
     char text[64];
-    default_text(name, def, text, sizeof text);
+    zkr_option_default_text(i, text, sizeof text);
     printf("| `%s` | %s | ", name, text);
     for (const char *p = doc; *p; p++) {
       if (*p == '|') fputs("\\|", stdout);

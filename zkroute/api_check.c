@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "api.h"
-#include "internal.h"
+#include "barrier.h"
+#include "handle.h"
+#include "router.h"
 
 /* ---- checks ---- */
 

@@ -6,7 +6,10 @@
 #include <string.h>
 
 #include "api.h"
-#include "internal.h"
+#include "handle.h"
+#include "inflight.h"
+#include "registry.h"
+#include "watch.h"
 
 /* ---- reads ---- */
 

@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "api.h"
-#include "internal.h"
+#include "handle.h"
+#include "registry.h"
 
 /* ---- writes ---- */
 

@@ -16,7 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "auth.h"
+#include "deliver.h"
+#include "handle.h"
+#include "registry.h"
+#include "zkapi.h"
 
 #define NO_ANSWER INT_MIN
 
@@ -97,7 +101,7 @@ static int send_auth_locked(zkr__member_t *m, struct zkr__auth *a, int attach) {
   if (r->call) r->call->refs++;
   m->auth_pending++;
   pthread_rwlock_rdlock(&m->zh_lock);
-  int rc = m->zh ? zkr__zk->add_auth(m->zh, a->scheme, a->cert, a->len, auth_done, r)
+  int rc = m->zh ? zkr__zk->zoo_add_auth(m->zh, a->scheme, a->cert, a->len, auth_done, r)
                  : ZINVALIDSTATE;
   pthread_rwlock_unlock(&m->zh_lock);
   if (rc != ZOK) {
@@ -187,7 +191,7 @@ static int add_auth_held(zkr_t *z, const char *scheme, const char *cert,
   z->auths = a;
   size_t n = z->n;
   for (size_t i = 0; i < n; i++) send_auth_locked(&z->members[i], a, 1);
-  send_auth_locked(zkr__owner_slot(z), a, 1);
+  send_auth_locked(zkr__member_owner_slot(z), a, 1);
   /* The owner answered already (a zhandle that refused at once cannot
    * answer; its replay will). */
   int o = z->owner;

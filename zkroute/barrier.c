@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "barrier.h"
+#include "completion.h"
+#include "handle.h"
 
 static void unlink_locked(zkr_t *z, zkr__op_t *op) {
   if (op->ord_prev) op->ord_prev->ord_next = op->ord_next;

@@ -16,7 +16,11 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "carriers.h"
+#include "dispatch.h"
+#include "handle.h"
+#include "watch.h"
+#include "zkapi.h"
 
 /* A kept member is parked only when a better one is this much better
  * (EWMA ratio), or not in the pool at all. */
@@ -95,7 +99,7 @@ void zkr__carriers_tick(zkr_t *z, uint64_t now) {
     zhandle_t *zh = zkr__member_detach(m, 0);
     m->parked = 1;
     if (!zh) continue;
-    zkr__zk->close(zh);
+    zkr__zk->zookeeper_close(zh);
     zkr__op_complete_dropped(z, zh);
     zkr__watch_rearm_from(z, (int)i, zh);
     pthread_mutex_lock(&m->health_mu);

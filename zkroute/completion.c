@@ -11,18 +11,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "barrier.h"
+#include "completion.h"
+#include "deliver.h"
+#include "dispatch.h"
+#include "handle.h"
+#include "health_apply.h"
+#include "hedge_apply.h"
+#include "router.h"
+#include "session.h"
+#include "watch.h"
 
 /* Replies that came from a server (as opposed to the client library giving
  * up): they measure the member's latency. */
 int zkr__op_server_answered(int rc) {
   return rc == ZOK || rc == ZNONODE || rc == ZNOAUTH || rc == ZBADVERSION ||
          rc == ZNODEEXISTS || rc == ZNOTEMPTY || rc == ZNOCHILDRENFOREPHEMERALS;
-}
-
-static int connection_trouble(int rc) {
-  return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT ||
-         rc == ZSESSIONEXPIRED || rc == ZSESSIONMOVED;
 }
 
 /* What the application is told for rc.  ZCLOSING comes from a member
@@ -33,44 +37,22 @@ static int outcome(zkr_t *z, int rc) {
   return z->expired ? ZSESSIONEXPIRED : ZCONNECTIONLOSS;
 }
 
-/* Everything but handing the reply on: runs first, so that a read the
- * application issues as soon as it has the reply sees the in-flight set
- * already updated. */
+/* Everything but handing the reply on, each part doing its own share:
+ * runs first, so that a read the application issues as soon as it has the
+ * reply sees the in-flight set already updated. */
 static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
   zkr_t *z = op->z;
-  zkr__out_remove(op);
-  /* A write done (applied, refused or unknown): in `session` consistency
-   * the next read of any member syncs first (dispatch.c). */
-  if (op->is_write) z->write_epoch++;
+  zkr__dispatch_op_done(op); /* outstanding list, write epoch */
   rc = outcome(z, rc);
   if (op->member >= 0) {
-    zkr__member_t *m = &z->members[op->member];
     uint64_t now = zkr__now_ns();
     double ms = (double)(now - op->start_ns) / 1e6;
-    if (op->probe)
-      zkr__pool_probe_result(m, now, ms, rc == ZOK || rc == ZNONODE);
-    else if (!op->is_write && op->type != ZKR__OP_SYNC && zkr__op_server_answered(rc))
-      zkr__member_sample(m, now, ms);
-    /* The hedge delay follows the first requests of hedgeable reads, per
-     * member: what a read costs without a hedge. */
-    if (op->h_armed && zkr__op_server_answered(rc)) zkr__hedger_sample(z, op->member, ms);
-    if (rc != ZOK && !zkr__op_server_answered(rc) && rc != ZCLOSING) m->errors++;
-    if (connection_trouble(rc) && op->is_write) zkr__monitor_kick(z);
-    int armed = (rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE)) &&
-                !op->watch_unbound;
-    if (op->watch && op->watch_reused) {
-      /* It was armed before: the same registration, or a new one if it
-       * fired meanwhile. */
-      zkr__watch_reuse_done(op->watch, armed, op->member, op->zh, rc == ZOK ? stat : NULL);
-      op->watch = NULL;
-    } else if (op->watch) {
-      if (armed) zkr__watch_armed(op->watch, op->member, op->zh, rc == ZOK ? stat : NULL);
-      else zkr__watch_discard(op->watch);
-      op->watch = NULL;
-    }
+    zkr__health_apply_op_done(op, rc, now, ms); /* probe result, latency sample */
+    zkr__hedge_apply_op_done(op, rc, ms);      /* the hedge delay's sample */
+    zkr__member_op_done(op, rc);          /* error count, monitor kick */
+    zkr__watch_op_done(op, rc, stat);     /* the watch it set */
   }
-  for (int i = 0; i < op->n_inflight; i++)
-    zkr__inflight_remove(z->inflight, op->inflight[i]);
+  zkr__router_op_done(op); /* in-flight paths */
   return rc;
 }
 
@@ -129,7 +111,7 @@ void zkr__op_hand_on(zkr__op_t *op, const zkr__result_t *r) {
  * session's writes go. */
 static void op_release(zkr__op_t *op) {
   if (op->is_hedge || op->h_armed) {
-    zkr__hedger_release(op); /* never gated */
+    zkr__hedge_apply_release(op); /* never gated */
     return;
   }
   zkr_t *z = op->z;
@@ -149,7 +131,7 @@ static void complete(zkr__op_t *a, zkr__result_t *r) {
     zkr__order_barrier(a, r);
     return;
   }
-  zkr__op_t *op = zkr__hedger_claim(a, r->rc);
+  zkr__op_t *op = zkr__hedge_apply_claim(a, r->rc);
   if (op && !op->probe) zkr__op_hand_on(op, r);
   op_release(a);
 }

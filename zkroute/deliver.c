@@ -17,7 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "completion.h"
+#include "deliver.h"
+#include "handle.h"
+#include "watch.h"
 
 _Thread_local zkr_t *zkr__delivering;
 

@@ -21,7 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "completion.h"
+#include "dispatch.h"
+#include "handle.h"
+#include "hedge_apply.h"
+#include "watch.h"
+#include "zkapi.h"
 
 /* ---- the outstanding list ---- */
 
@@ -52,6 +57,14 @@ void zkr__out_remove(zkr__op_t *op) {
   pthread_mutex_lock(&z->out_mu);
   if (op->outstanding) unlink_locked(z, op);
   pthread_mutex_unlock(&z->out_mu);
+}
+
+/* Completion's share (completion.c): op leaves the outstanding list, and a
+ * write done (applied, refused or unknown) makes the next read of any
+ * member sync first in `session` consistency (needs_sync). */
+void zkr__dispatch_op_done(zkr__op_t *op) {
+  zkr__out_remove(op);
+  if (op->is_write) op->z->write_epoch++;
 }
 
 /* After every member session was closed no ZooKeeper completion can run
@@ -148,7 +161,7 @@ static int co_send_sync(zkr__member_t *m, zhandle_t *zh, const char *path) {
   if (!t) return ZKR_ENOMEM;
   t->m = m;
   t->zh = zh;
-  int rc = zkr__zk->async(zh, path, co_sync_done, t);
+  int rc = zkr__zk->zoo_async(zh, path, co_sync_done, t);
   if (rc != ZOK) free(t);
   else m->syncs++;
   return rc;
@@ -264,31 +277,31 @@ static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch) {
   switch (op->type) {
   case ZKR__OP_CREATE:
     if (op->create2)
-      return zkr__zk->acreate2_ttl(zh, p, op->value, op->valuelen, acl, op->mode,
+      return zkr__zk->zoo_acreate2_ttl(zh, p, op->value, op->valuelen, acl, op->mode,
                                    op->ttl, zkr__op_done_string_stat, op);
-    return zkr__zk->acreate_ttl(zh, p, op->value, op->valuelen, acl, op->mode,
+    return zkr__zk->zoo_acreate_ttl(zh, p, op->value, op->valuelen, acl, op->mode,
                                 op->ttl, zkr__op_done_string, op);
-  case ZKR__OP_DELETE: return zkr__zk->adelete(zh, p, op->version, zkr__op_done_void, op);
+  case ZKR__OP_DELETE: return zkr__zk->zoo_adelete(zh, p, op->version, zkr__op_done_void, op);
   case ZKR__OP_SET:
-    return zkr__zk->aset(zh, p, op->value, op->valuelen, op->version, zkr__op_done_stat, op);
+    return zkr__zk->zoo_aset(zh, p, op->value, op->valuelen, op->version, zkr__op_done_stat, op);
   case ZKR__OP_SET_ACL:
-    return zkr__zk->aset_acl(zh, p, op->version, &op->acl, zkr__op_done_void, op);
+    return zkr__zk->zoo_aset_acl(zh, p, op->version, &op->acl, zkr__op_done_void, op);
   case ZKR__OP_MULTI:
-    return zkr__zk->amulti(zh, op->multi_count, op->multi_ops, op->multi_results,
+    return zkr__zk->zoo_amulti(zh, op->multi_count, op->multi_ops, op->multi_results,
                            zkr__op_done_void, op);
-  case ZKR__OP_EXISTS: return zkr__zk->awexists(zh, p, wf, wc, zkr__op_done_stat, op);
-  case ZKR__OP_GET: return zkr__zk->awget(zh, p, wf, wc, zkr__op_done_data, op);
+  case ZKR__OP_EXISTS: return zkr__zk->zoo_awexists(zh, p, wf, wc, zkr__op_done_stat, op);
+  case ZKR__OP_GET: return zkr__zk->zoo_awget(zh, p, wf, wc, zkr__op_done_data, op);
   case ZKR__OP_GET_CHILDREN:
     /* Sent as get_children2: the Stat lets a child watch be re-armed with
      * a comparison (watch_rearm.c); the application gets no Stat. */
-    return zkr__zk->awget_children2(zh, p, wf, wc, zkr__op_done_strings, op);
+    return zkr__zk->zoo_awget_children2(zh, p, wf, wc, zkr__op_done_strings, op);
   case ZKR__OP_GET_CHILDREN2:
-    return zkr__zk->awget_children2(zh, p, wf, wc, zkr__op_done_strings_stat, op);
-  case ZKR__OP_GET_ACL: return zkr__zk->aget_acl(zh, p, zkr__op_done_acl, op);
-  case ZKR__OP_SYNC: return zkr__zk->async(zh, p, zkr__op_done_string, op);
+    return zkr__zk->zoo_awget_children2(zh, p, wf, wc, zkr__op_done_strings_stat, op);
+  case ZKR__OP_GET_ACL: return zkr__zk->zoo_aget_acl(zh, p, zkr__op_done_acl, op);
+  case ZKR__OP_SYNC: return zkr__zk->zoo_async(zh, p, zkr__op_done_string, op);
   case ZKR__OP_RECONFIG:
-    if (!zkr__zk->areconfig) return ZUNIMPLEMENTED;
-    return zkr__zk->areconfig(zh, op->joining, op->leaving, op->members, op->ttl,
+    if (!zkr__zk->zoo_areconfig) return ZUNIMPLEMENTED;
+    return zkr__zk->zoo_areconfig(zh, op->joining, op->leaving, op->members, op->ttl,
                               zkr__op_done_data, op);
   }
   return ZBADARGUMENTS;
@@ -343,7 +356,7 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
          * sync saw. */
         const char *sp = op->type == ZKR__OP_MULTI ? "/" : op->path;
         uint64_t epoch = z->write_epoch;
-        rc = zkr__zk->async(zh, sp, pre_sync_done, NULL);
+        rc = zkr__zk->zoo_async(zh, sp, pre_sync_done, NULL);
         if (rc == ZOK) {
           if (!is_hedge) m->syncs++;
           m->synced_epoch = epoch;
@@ -362,7 +375,7 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
     if (is_write) m->writes++;
     else if (is_read) m->reads++;
     else if (is_hedge) m->hedges++;
-    if (hedged) zkr__hedger_sent(op);
+    if (hedged) zkr__hedge_apply_sent(op);
   } else {
     op->member = -1;
     op->zh = NULL;
@@ -373,7 +386,7 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
 }
 
 /* Sends a health probe, a sync+exists of "/" on m's own session; its
- * completion goes to zkr__pool_probe_result.  Returns ZOK or the error. */
+ * completion goes to zkr__health_apply_probe_result.  Returns ZOK or the error. */
 int zkr__probe(zkr__member_t *m) {
   zkr__op_t *op = zkr__op_new(m->z, ZKR__OP_EXISTS, "/");
   if (!op) return ZKR_ENOMEM;

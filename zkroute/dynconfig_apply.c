@@ -9,8 +9,10 @@
 #include <string.h>
 
 #include "dynconfig.h"
-#include "internal.h"
+#include "handle.h"
 #include "membership.h"
+#include "monitor.h"
+#include "zkapi.h"
 
 #define CONFIG_PATH "/zookeeper/config"
 #define RETRY_MS 500
@@ -75,8 +77,8 @@ static void read_config(zkr_t *z) {
   if (m->zh) {
     /* Same session, in order: the read runs after the sync, so it sees
      * at least what the leader had committed when the sync was sent. */
-    zkr__zk->async(m->zh, CONFIG_PATH, sync_done, NULL);
-    rc = zkr__zk->awgetconfig(m->zh, config_watcher, z, config_done, z);
+    zkr__zk->zoo_async(m->zh, CONFIG_PATH, sync_done, NULL);
+    rc = zkr__zk->zoo_awgetconfig(m->zh, config_watcher, z, config_done, z);
   }
   zhandle_t *zh = m->zh;
   pthread_rwlock_unlock(&m->zh_lock);

@@ -22,7 +22,8 @@
 #include <unistd.h>
 
 #include "env.h"
-#include "internal.h"
+#include "handle.h"
+#include "options.h"
 
 extern char **environ;
 
@@ -47,32 +48,12 @@ void zkr__env_note(const char *fmt, ...) {
 static zkr__env_t env;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
-static int word_on(const char *v) {
-  return !strcmp(v, "1") || !strcasecmp(v, "on") || !strcasecmp(v, "yes") ||
-         !strcasecmp(v, "true");
-}
-
-static int word_off(const char *v) {
-  return !strcmp(v, "0") || !strcasecmp(v, "off") || !strcasecmp(v, "no") ||
-         !strcasecmp(v, "false");
-}
-
 /* "leader_poll_ms" -> "ZKROUTE_LEADER_POLL_MS". */
 static void var_name(const char *option, char *out, size_t len) {
   size_t n = (size_t)snprintf(out, len, "ZKROUTE_");
   for (; *option && n + 1 < len; option++)
     out[n++] = (char)toupper((unsigned char)*option);
   out[n] = '\0';
-}
-
-/* The default as a user would write it. */
-static void default_text(const char *name, double def, char *out, size_t len) {
-  if (!strcmp(name, "policy")) snprintf(out, len, "%s", zkr_policy_name((int)def));
-  else if (!strcmp(name, "consistency"))
-    snprintf(out, len, "%s", def == ZKR_CONSISTENCY_LOCAL ? "local" : "linearizable");
-  else if (!strcmp(name, "read_from_leader") || !strcmp(name, "health"))
-    snprintf(out, len, "%s", def > 0 ? "on" : "off");
-  else snprintf(out, len, "%.15g", def);
 }
 
 static int is_option_var(const char *var, size_t len) {
@@ -90,14 +71,16 @@ static void env_read(void) {
   env.opts = o;
   const char *v = getenv("ZKROUTE");
   if (v && *v) {
-    if (word_off(v)) env.off = 1;
-    else if (!word_on(v))
+    int w = zkr__switch_word(v);
+    if (w < 0) env.off = 1;
+    else if (w == 0)
       zkr__env_note("ignoring ZKROUTE=%s: expected on or off; routing stays on", v);
   }
   v = getenv("ZKROUTE_VERBOSE");
   if (v && *v) {
-    if (word_on(v)) env.verbose = 1;
-    else if (!word_off(v))
+    int w = zkr__switch_word(v);
+    if (w > 0) env.verbose = 1;
+    else if (w == 0)
       zkr__env_note("ignoring ZKROUTE_VERBOSE=%s: expected on or off", v);
   }
   v = getenv("ZKROUTE_STATS");
@@ -113,7 +96,7 @@ static void env_read(void) {
     if (!v || !*v) continue; /* unset or empty: the default */
     if (zkr_options_set(&env.opts, name, v) != ZOK) {
       char d[64];
-      default_text(name, def, d, sizeof d);
+      zkr_option_default_text(i, d, sizeof d);
       zkr__env_note("ignoring %s=%s: not a valid %s (%s); using the default, %s",
                     var, v, name, doc, d);
     }

@@ -33,6 +33,11 @@ int zkr__env_create(zkr_t **out, const char *host, watcher_fn fn,
                     int recv_timeout, const clientid_t *clientid,
                     void *context, int flags, const zkr_options_t *opts);
 
+/* Called by zkr_close(): phase 0 when the close starts (the handle's
+ * ZKROUTE_STATS record is written), phase 1 after the last callback (the
+ * interposer's destroy hook). */
+void zkr__env_close_hook(struct zkr *z, int phase);
+
 /* Set by the interposer: called by zkr_close() for every handle, after the
  * last callback ran and before the handle's memory is freed. */
 extern void (*zkr__env_destroy_hook)(zkr_t *z);

@@ -1,7 +1,7 @@
 /* Names and texts: zkr_strerror() and zkr_err_name() for every code,
- * ZooKeeper's and zkroute's (generated from ZKR_ERRNO_MAP), and the names of
- * roles and policies. */
-#include "internal.h"
+ * ZooKeeper's and zkroute's (generated from ZKR_ERRNO_MAP).  The names of
+ * roles, policies and states are options.c's words. */
+#include "zkroute.h"
 
 const char *zkr_strerror(int code) {
   switch (code) {
@@ -64,31 +64,5 @@ const char *zkr_err_name(int code) {
 #undef ZKR_ZK_NAME_
   default:
     return "UNKNOWN";
-  }
-}
-
-const char *zkr_role_name(zkr_role_t role) {
-  switch (role) {
-  case ZKR_ROLE_LEADER: return "leader";
-  case ZKR_ROLE_FOLLOWER: return "follower";
-  case ZKR_ROLE_OBSERVER: return "observer";
-  case ZKR_ROLE_STANDALONE: return "standalone";
-  case ZKR_ROLE_READ_ONLY: return "read-only";
-  case ZKR_ROLE_NOT_SERVING: return "not-serving";
-  case ZKR_ROLE_UNREACHABLE: return "unreachable";
-  case ZKR_ROLE_UNKNOWN: break;
-  }
-  return "unknown";
-}
-
-const char *zkr_policy_name(int policy) {
-  switch (policy) {
-  case ZKR_POLICY_DEFAULT:
-  case ZKR_POLICY_HYBRID: return "hybrid";
-  case ZKR_POLICY_ROUND_ROBIN: return "round_robin";
-  case ZKR_POLICY_LEADER_ONLY: return "leader_only";
-  case ZKR_POLICY_STICKY: return "sticky";
-  case ZKR_POLICY_BOLTZMANN: return "boltzmann";
-  default: return "unknown";
   }
 }

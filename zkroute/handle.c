@@ -7,7 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "auth.h"
+#include "deliver.h"
+#include "dispatch.h"
+#include "env.h"
+#include "handle.h"
+#include "health_apply.h"
+#include "hedge_apply.h"
+#include "inflight.h"
+#include "membership.h"
+#include "monitor.h"
+#include "options.h"
+#include "registry.h"
+#include "router.h"
+#include "selector.h"
+#include "watch.h"
+#include "zkapi.h"
 
 static void destroy(zkr_t *z) {
   /* Lookups fail from here on, and calls still inside have left. */
@@ -23,7 +38,7 @@ static void destroy(zkr_t *z) {
   zkr__watch_free_all(z);
   zkr__auth_free_all(z);
   zkr__inflight_free(z->inflight);
-  zkr__hedger_free(z);
+  zkr__hedge_apply_free(z);
   zkr__deliver_free(z);
   zkr__hosts_free(&z->hosts);
   pthread_mutex_destroy(&z->ctx_mu);
@@ -45,7 +60,7 @@ static void close_now(zkr_t *z) {
   zkr__monitor_stop(z);
   /* No hedge is sent from here on; reads still waiting for theirs complete
    * with their first request (ZCLOSING at the latest). */
-  zkr__hedger_stop(z);
+  zkr__hedge_apply_stop(z);
   /* Parked operations never reached a server: ZCLOSING now. */
   zkr__gate_flush(z);
   for (size_t i = 0; z->members && i <= z->cap; i++) zkr__member_close(&z->members[i]);
@@ -153,7 +168,7 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
     return rc;
   }
   if (z->opts.seed == 0) z->opts.seed = (int)(zkr__now_ns() & 0x7fffffff);
-  zkr__health_cfg_from_options(&z->hcfg, &z->opts);
+  zkr__health_apply_cfg(&z->hcfg, &z->opts);
   z->rescue_ms = z->opts.rescue_ms > 0 ? z->opts.rescue_ms : z->recv_timeout / 3;
   z->n = z->hosts.n;
   unsigned seed = (unsigned)z->opts.seed;
@@ -171,7 +186,7 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
   for (size_t i = 0; rc == ZOK && i < z->n; i++)
     rc = zkr__member_setup(z, i, &z->hosts.v[i]);
   if (rc == ZOK) rc = zkr__deliver_start(z);
-  if (rc == ZOK) rc = zkr__hedger_new(z);
+  if (rc == ZOK) rc = zkr__hedge_apply_new(z);
   if (rc == ZOK) rc = zkr__selector_init(z);
   if (rc == ZOK) rc = zkr__monitor_start(z);
   /* The connect string's members only: the monitor, already running, may

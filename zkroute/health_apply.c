@@ -1,11 +1,15 @@
 /* The read pool: applies the health model (health.c) to the members.  The
- * monitor calls zkr__health_tick every tick: it re-evaluates the pool of
+ * monitor calls zkr__health_apply_tick every tick: it re-evaluates the pool of
  * read candidates and sends the sync+exists probes of ejected members. */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "completion.h"
+#include "dispatch.h"
+#include "handle.h"
+#include "health_apply.h"
+#include "policy.h"
 
-void zkr__health_cfg_from_options(zkr__health_cfg_t *c, const zkr_options_t *o) {
+void zkr__health_apply_cfg(zkr__health_cfg_t *c, const zkr_options_t *o) {
   c->half_life_ms = o->ewma_half_life_ms;
   c->eject_ratio = o->eject_ratio;
   c->readmit_ratio = o->readmit_ratio;
@@ -32,9 +36,19 @@ static void unlock_all(zkr_t *z, size_t n) {
   for (size_t i = n; i-- > 0;) pthread_mutex_unlock(&z->members[i].health_mu);
 }
 
-/* A probe's completion (completion.c): a good probe counts toward
- * reinstatement when it is under the threshold of the current pool. */
-void zkr__pool_probe_result(zkr__member_t *m, uint64_t now, double ms, int ok) {
+/* Completion's share (completion.c): a probe's result, or the latency
+ * sample of an application read (the sync+read pair) the server answered. */
+void zkr__health_apply_op_done(zkr__op_t *op, int rc, uint64_t now, double ms) {
+  zkr__member_t *m = &op->z->members[op->member];
+  if (op->probe)
+    zkr__health_apply_probe_result(m, now, ms, rc == ZOK || rc == ZNONODE);
+  else if (!op->is_write && op->type != ZKR__OP_SYNC && zkr__op_server_answered(rc))
+    zkr__member_sample(m, now, ms);
+}
+
+/* A probe's completion: a good probe counts toward reinstatement when it
+ * is under the threshold of the current pool. */
+void zkr__health_apply_probe_result(zkr__member_t *m, uint64_t now, double ms, int ok) {
   zkr_t *z = m->z;
   zkr__health_t *pool[ZKR_MAX_MEMBERS] = {0};
   size_t n = 0;
@@ -46,7 +60,7 @@ void zkr__pool_probe_result(zkr__member_t *m, uint64_t now, double ms, int ok) {
   unlock_all(z, locked);
 }
 
-void zkr__health_tick(zkr_t *z, uint64_t now) {
+void zkr__health_apply_tick(zkr_t *z, uint64_t now) {
   zkr__health_t *pool[ZKR_MAX_MEMBERS] = {0};
   zkr__member_t *due[ZKR_MAX_MEMBERS];
   size_t n = 0, nd = 0;

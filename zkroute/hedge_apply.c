@@ -18,7 +18,7 @@
  * in the queue (handed to its hedge when one is sent) and its hedge's
  * completion.  The last holder frees it; a hedge op frees itself.
  *
- * Threads: zkr__hedger_sent runs on the thread that dispatched the read,
+ * Threads: zkr__hedge_apply_sent runs on the thread that dispatched the read,
  * claim and release on ZooKeeper's completion threads, the hedge thread
  * sends hedges.  Lock order: gate_mu (the router dispatches under it) before
  * the hedger's mutex; the hedger never holds its mutex while dispatching,
@@ -26,7 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "completion.h"
+#include "dispatch.h"
+#include "handle.h"
+#include "hedge.h"
+#include "hedge_apply.h"
+#include "policy.h"
 
 struct zkr__hedger {
   pthread_mutex_t mu;
@@ -145,7 +150,7 @@ static void *hedger_main(void *arg) {
 
 /* ---- life ---- */
 
-int zkr__hedger_new(zkr_t *z) {
+int zkr__hedge_apply_new(zkr_t *z) {
   z->hedger = NULL;
   if (z->opts.hedge < 0 || z->opts.policy != ZKR_POLICY_HYBRID) return ZOK;
   struct zkr__hedger *h = calloc(1, sizeof *h);
@@ -183,7 +188,7 @@ int zkr__hedger_new(zkr_t *z) {
 
 /* Reads still queued keep their entry: their own completion (ZCLOSING at
  * the latest) removes it. */
-void zkr__hedger_stop(zkr_t *z) {
+void zkr__hedge_apply_stop(zkr_t *z) {
   struct zkr__hedger *h = z->hedger;
   if (!h) return;
   pthread_mutex_lock(&h->mu);
@@ -194,7 +199,7 @@ void zkr__hedger_stop(zkr_t *z) {
   h->started = 0;
 }
 
-void zkr__hedger_free(zkr_t *z) {
+void zkr__hedge_apply_free(zkr_t *z) {
   struct zkr__hedger *h = z->hedger;
   if (!h) return;
   pthread_mutex_destroy(&h->mu);
@@ -213,7 +218,7 @@ void zkr__hedger_free(zkr_t *z) {
  * session, where FIFO order is the point).  Writes never: ZooKeeper does
  * not deduplicate them.  Nor while a read selector is installed.  A multi of checks is not hedged either: both
  * requests would write the caller's one results array. */
-int zkr__hedger_eligible(const zkr__op_t *op) {
+int zkr__hedge_apply_eligible(const zkr__op_t *op) {
   if (!op->z->hedger || op->is_write || op->ordered || op->gated ||
       op->pin >= 0 || op->watch || op->probe || op->is_hedge)
     return 0;
@@ -236,7 +241,7 @@ int zkr__hedger_eligible(const zkr__op_t *op) {
 
 /* The primary was handed to ZooKeeper (h_refs 2: its reply and the queue
  * entry it gets here).  Its completion may already have run. */
-void zkr__hedger_sent(zkr__op_t *op) {
+void zkr__hedge_apply_sent(zkr__op_t *op) {
   struct zkr__hedger *h = op->z->hedger;
   int last = 0;
   pthread_mutex_lock(&h->mu);
@@ -253,7 +258,14 @@ void zkr__hedger_sent(zkr__op_t *op) {
   if (last) zkr__op_free(op);
 }
 
-void zkr__hedger_sample(zkr_t *z, int member, double ms) {
+/* Completion's share (completion.c): the hedge delay follows the first
+ * requests of hedgeable reads, per member: what a read costs without a
+ * hedge. */
+void zkr__hedge_apply_op_done(zkr__op_t *op, int rc, double ms) {
+  if (op->h_armed && zkr__op_server_answered(rc)) zkr__hedge_apply_sample(op->z, op->member, ms);
+}
+
+void zkr__hedge_apply_sample(zkr_t *z, int member, double ms) {
   struct zkr__hedger *h = z->hedger;
   if (member < 0 || (size_t)member >= z->n) return;
   pthread_mutex_lock(&h->mu);
@@ -267,7 +279,7 @@ void zkr__hedger_sample(zkr_t *z, int member, double ms) {
 /* A reply of a hedgeable read (either request) came: returns the op whose
  * completion the application gets now (the primary), or NULL when this
  * reply is discarded.  Plain operations return themselves. */
-zkr__op_t *zkr__hedger_claim(zkr__op_t *a, int rc) {
+zkr__op_t *zkr__hedge_apply_claim(zkr__op_t *a, int rc) {
   zkr__op_t *p = a->is_hedge ? a->primary : a;
   if (!p->h_armed) return a;
   struct zkr__hedger *h = a->z->hedger;
@@ -293,7 +305,7 @@ zkr__op_t *zkr__hedger_claim(zkr__op_t *a, int rc) {
 }
 
 /* After the completion: drops this reply's hold. */
-void zkr__hedger_release(zkr__op_t *a) {
+void zkr__hedge_apply_release(zkr__op_t *a) {
   /* Read before the unref: once this reply's hold on the primary is
    * dropped another thread may free it, and a may be the primary. */
   int is_hedge = a->is_hedge;
@@ -306,7 +318,7 @@ void zkr__hedger_release(zkr__op_t *a) {
   if (last) zkr__op_free(p);
 }
 
-void zkr__hedger_stats(zkr_t *z, zkr_stats_t *s) {
+void zkr__hedge_apply_stats(zkr_t *z, zkr_stats_t *s) {
   struct zkr__hedger *h = z->hedger;
   s->hedging = h != NULL;
   s->hedge_delay_ms = -1;

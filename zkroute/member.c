@@ -9,9 +9,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "auth.h"
+#include "completion.h"
+#include "handle.h"
+#include "monitor.h"
+#include "router.h"
+#include "session.h"
+#include "zkapi.h"
 
-zkr__member_t *zkr__owner_slot(zkr_t *z) { return &z->members[z->cap]; }
+zkr__member_t *zkr__member_owner_slot(zkr_t *z) { return &z->members[z->cap]; }
 
 /* Opens m's session on the server of member `on` (m's own, or - for the
  * owner slot - a live one).  With cid, the session resumes that ZooKeeper
@@ -38,7 +44,7 @@ int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
   m->auth_pending++;
   /* Its first event may come before the zhandle is stored below: the
    * member watcher waits for that (opening, counted above). */
-  zhandle_t *zh = zkr__zk->init(z->members[on].connect, zkr__member_watcher,
+  zhandle_t *zh = zkr__zk->zookeeper_init(z->members[on].connect, zkr__member_watcher,
                                  z->recv_timeout, cid, m, z->flags);
   if (!zh) {
     m->opening--;
@@ -48,7 +54,7 @@ int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
   /* A member's host string names one server: re-resolving it on every
    * turn of the I/O loop (libzookeeper_mt's default) only burns client CPU
    * (docs/benchmarks.md); it is still resolved on connection loss. */
-  if (zkr__zk->set_resolution_delay) zkr__zk->set_resolution_delay(zh, -1);
+  if (zkr__zk->zoo_set_servers_resolution_delay) zkr__zk->zoo_set_servers_resolution_delay(zh, -1);
   pthread_rwlock_wrlock(&m->zh_lock);
   m->zh = zh;
   m->hosted_on = on;
@@ -71,7 +77,7 @@ zhandle_t *zkr__member_detach(zkr__member_t *m, int only_if_down) {
   pthread_rwlock_wrlock(&m->zh_lock);
   zhandle_t *zh = m->zh;
   if (zh && only_if_down) {
-    int s = zkr__zk->state ? zkr__zk->state(zh) : m->state;
+    int s = zkr__zk->zoo_state ? zkr__zk->zoo_state(zh) : m->state;
     if (s == ZOO_CONNECTED_STATE || s == ZOO_READONLY_STATE) zh = NULL;
   }
   if (zh) {
@@ -110,7 +116,7 @@ void zkr__member_close(zkr__member_t *m) {
   /* zookeeper_close fires the outstanding completions it still can
    * (ZCLOSING) through the trampolines before it returns; the close path
    * completes the ones it drops. */
-  if (zh) zkr__zk->close(zh);
+  if (zh) zkr__zk->zookeeper_close(zh);
 }
 
 /* Connected, credentials accepted, not expired: the session works. */
@@ -178,6 +184,20 @@ int zkr__member_in_pool(zkr__member_t *m) {
   int in = m->health.in_pool;
   pthread_mutex_unlock(&m->health_mu);
   return in;
+}
+
+static int connection_trouble(int rc) {
+  return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT ||
+         rc == ZSESSIONEXPIRED || rc == ZSESSIONMOVED;
+}
+
+/* Completion's share (completion.c): a request that failed without a
+ * server's answer counts as the member's error, and a write's connection
+ * trouble asks the monitor for a srvr poll at once (DESIGN.md section 5). */
+void zkr__member_op_done(zkr__op_t *op, int rc) {
+  zkr__member_t *m = &op->z->members[op->member];
+  if (rc != ZOK && !zkr__op_server_answered(rc) && rc != ZCLOSING) m->errors++;
+  if (connection_trouble(rc) && op->is_write) zkr__monitor_kick(op->z);
 }
 
 void zkr__member_sample(zkr__member_t *m, uint64_t now_ns, double ms) {

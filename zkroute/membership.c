@@ -32,9 +32,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "dispatch.h"
+#include "dynconfig.h"
+#include "handle.h"
 #include "membership.h"
+#include "monitor.h"
+#include "registry.h"
 #include "resolve.h"
+#include "router.h"
+#include "session.h"
+#include "watch.h"
+#include "zkapi.h"
 
 int zkr__membership_new(zkr_t *z) {
   struct zkr__membership *ms = calloc(1, sizeof *ms);
@@ -42,7 +50,7 @@ int zkr__membership_new(zkr_t *z) {
   pthread_mutex_init(&ms->mu, NULL);
   ms->on = -1;
   ms->version = -1;
-  ms->follows = z->opts.follow_config == 1 && zkr__zk->awgetconfig ? CFG_UNKNOWN : CFG_OFF;
+  ms->follows = z->opts.follow_config == 1 && zkr__zk->zoo_awgetconfig ? CFG_UNKNOWN : CFG_OFF;
   ms->dns_want = calloc(ZKR__HOSTS_MAX_MEMBERS, sizeof *ms->dns_want);
   if (ms->dns_want) ms->dns = zkr__dns_new(&z->hosts);
   z->ms = ms;
@@ -152,7 +160,7 @@ static void settle_retired(zkr_t *z) {
     if (!m->retired || m->outstanding > 0 || (int)i == z->owner) continue;
     zhandle_t *zh = zkr__member_detach(m, 0);
     if (!zh) continue;
-    zkr__zk->close(zh);
+    zkr__zk->zookeeper_close(zh);
     /* Anything sent to it in the meantime: outcome unknown. */
     zkr__op_complete_dropped(z, zh);
     zkr__watch_rearm_from(z, (int)i, zh);
@@ -223,3 +231,7 @@ static int set_servers_held(zkr_t *z, const char *hosts) {
 }
 
 int zkr_set_servers(zkr_t *z, const char *hosts) { ZKR__HELD(z, set_servers_held(z, hosts)); }
+
+int zkr_set_servers_resolution_delay(zkr_t *z, int delay_ms) {
+  ZKR__HELD(z, delay_ms < 0 ? ZBADARGUMENTS : ZOK);
+}

@@ -4,7 +4,7 @@
 #define ZKR_MEMBERSHIP_H
 
 #include "dynconfig.h"
-#include "internal.h"
+#include "handle.h"
 #include "resolve.h"
 
 struct zkr__membership {
@@ -28,6 +28,11 @@ struct zkr__membership {
   _Atomic int64_t version;    /* last version seen, -1 none */
   _Atomic uint64_t reads, errors, added, removed;
 };
+
+int zkr__membership_new(struct zkr *z);
+void zkr__membership_free(struct zkr *z);
+void zkr__membership_tick(struct zkr *z);
+void zkr__membership_stats(struct zkr *z, zkr_stats_t *s);
 
 /* follows: whether the membership follows the configuration. */
 enum { CFG_UNKNOWN = 0, CFG_FOLLOWING = 1, CFG_NOT_FOLLOWED = -1, CFG_OFF = -2 };

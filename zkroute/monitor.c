@@ -10,7 +10,17 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "carriers.h"
+#include "handle.h"
+#include "health_apply.h"
+#include "membership.h"
+#include "monitor.h"
+#include "rescue.h"
+#include "router.h"
+#include "session.h"
+#include "srvr_apply.h"
+#include "watch.h"
+#include "zkapi.h"
 
 #define TICK_MS 50
 
@@ -35,7 +45,7 @@ static void nudge(zkr_t *z, zkr__member_t *m, uint64_t now) {
     return;
   m->nudged_ns = now;
   pthread_rwlock_rdlock(&m->zh_lock);
-  if (m->zh && zkr__zk->awexists(m->zh, "/", NULL, NULL, nudge_done, NULL) == ZOK)
+  if (m->zh && zkr__zk->zoo_awexists(m->zh, "/", NULL, NULL, nudge_done, NULL) == ZOK)
     m->nudges++;
   pthread_rwlock_unlock(&m->zh_lock);
 }
@@ -44,12 +54,12 @@ static void housekeeping(zkr_t *z) {
   uint64_t now = zkr__now_ns();
   size_t n = z->n;
   for (size_t j = 0; j <= n && !z->mon_stop; j++)
-    nudge(z, j < n ? &z->members[j] : zkr__owner_slot(z), now);
+    nudge(z, j < n ? &z->members[j] : zkr__member_owner_slot(z), now);
   zkr__session_tick(z);
   zkr__rescue_tick(z, now);
   zkr__carriers_tick(z, now);
   zkr__watch_retry_lost(z, now);
-  zkr__health_tick(z, now);
+  zkr__health_apply_tick(z, now);
   zkr__gate_expire(z, now - (uint64_t)z->recv_timeout * 1000000u);
 }
 

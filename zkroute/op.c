@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "handle.h"
+#include "watch.h"
 
 static zkr__cb_shape_t shape_of(zkr__op_type_t type) {
   switch (type) {

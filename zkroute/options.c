@@ -1,15 +1,21 @@
 /* Options: the one table of every option (name, type, range, default,
  * meaning), the key=value setter used by the CLI, the benchmark and
- * environment variables, and the resolution of zero fields to defaults. */
+ * environment variables, and the resolution of zero fields to defaults.
+ * Also the words: the names of every enum value (policies, consistency
+ * modes, roles, session states) and the switch words, which the setter,
+ * the environment (env.c), the statistics (stats_json.c) and the CLI read
+ * from here. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "handle.h"
+#include "options.h"
 
 /* OPT_ZONES and OPT_ZONE are text, stored in the struct's char array (max
  * holds its size): the zones list and one zone label. */
@@ -118,13 +124,73 @@ static const opt_t opt_table[] = {
 #undef OFF
 #define N_OPTS (sizeof opt_table / sizeof opt_table[0])
 
-static const char *const policy_names[] = {NULL, "hybrid", "round_robin",
-                                           "leader_only", "sticky", "boltzmann"};
-static const char *const consistency_names[] = {NULL, "linearizable", "local", "session"};
+/* ---- words ---- */
+
+static const char *const policy_names[] = {
+    [ZKR_POLICY_HYBRID] = "hybrid",           [ZKR_POLICY_ROUND_ROBIN] = "round_robin",
+    [ZKR_POLICY_LEADER_ONLY] = "leader_only", [ZKR_POLICY_STICKY] = "sticky",
+    [ZKR_POLICY_BOLTZMANN] = "boltzmann"};
+static const char *const consistency_names[] = {
+    [ZKR_CONSISTENCY_LINEARIZABLE] = "linearizable", [ZKR_CONSISTENCY_LOCAL] = "local",
+    [ZKR_CONSISTENCY_SESSION] = "session"};
+static const char *const role_names[] = {
+    [ZKR_ROLE_UNKNOWN] = "unknown",         [ZKR_ROLE_LEADER] = "leader",
+    [ZKR_ROLE_FOLLOWER] = "follower",       [ZKR_ROLE_OBSERVER] = "observer",
+    [ZKR_ROLE_STANDALONE] = "standalone",   [ZKR_ROLE_READ_ONLY] = "read-only",
+    [ZKR_ROLE_NOT_SERVING] = "not-serving", [ZKR_ROLE_UNREACHABLE] = "unreachable"};
+#define N_WORDS(a) ((int)(sizeof a / sizeof a[0]))
+
+/* A switch's words, for options and the ZKROUTE and ZKROUTE_VERBOSE
+ * variables alike; the first of each is the one written. */
+static const char *const on_words[] = {"on", "1", "yes", "true"};
+static const char *const off_words[] = {"off", "0", "no", "false"};
+
+int zkr__switch_word(const char *v) {
+  for (int i = 0; v && i < N_WORDS(on_words); i++)
+    if (strcasecmp(v, on_words[i]) == 0) return 1;
+  for (int i = 0; v && i < N_WORDS(off_words); i++)
+    if (strcasecmp(v, off_words[i]) == 0) return -1;
+  return 0;
+}
+
+static const char *name_of(const char *const *names, int n, int v) {
+  return v >= 0 && v < n && names[v] ? names[v] : "unknown";
+}
+
+const char *zkr_policy_name(int policy) {
+  if (policy == ZKR_POLICY_DEFAULT) policy = ZKR_POLICY_HYBRID;
+  return name_of(policy_names, N_WORDS(policy_names), policy);
+}
+
+const char *zkr_role_name(zkr_role_t role) {
+  return name_of(role_names, N_WORDS(role_names), (int)role);
+}
+
+/* ZooKeeper's states are variables (zookeeper.h's ZOOAPI const int), not
+ * constants: the list is made at each call. */
+const char *zkr_state_name(int state) {
+  const struct {
+    int state;
+    const char *name;
+  } names[] = {
+      {0, "closed"}, /* what zoo_state and zkr_state say of a closed handle */
+      {ZOO_CONNECTED_STATE, "connected"},     {ZOO_CONNECTING_STATE, "connecting"},
+      {ZOO_ASSOCIATING_STATE, "associating"}, {ZOO_EXPIRED_SESSION_STATE, "expired"},
+      {ZOO_AUTH_FAILED_STATE, "auth-failed"}, {ZOO_READONLY_STATE, "read-only"},
+      {ZOO_NOTCONNECTED_STATE, "not-connected"}};
+  for (int i = 0; i < N_WORDS(names); i++)
+    if (names[i].state == state) return names[i].name;
+  return "unknown";
+}
+
+static const char *consistency_name(int c) {
+  if (c == ZKR_CONSISTENCY_DEFAULT) c = ZKR_CONSISTENCY_LINEARIZABLE;
+  return name_of(consistency_names, N_WORDS(consistency_names), c);
+}
 
 static int parse_name(const char *v, const char *const *names, int n) {
   for (int i = 1; i < n; i++)
-    if (strcasecmp(v, names[i]) == 0) return i;
+    if (names[i] && strcasecmp(v, names[i]) == 0) return i;
   return -1;
 }
 
@@ -220,24 +286,17 @@ int zkr_options_set(zkr_options_t *opts, const char *key, const char *value) {
       memcpy(field, &dv, sizeof dv);
       return ZOK;
     case OPT_POLICY:
-      iv = parse_name(value, policy_names, 6);
+      iv = parse_name(value, policy_names, N_WORDS(policy_names));
       if (iv < 0) return ZKR_EOPTION_VALUE;
       memcpy(field, &iv, sizeof iv);
       return ZOK;
     case OPT_CONSISTENCY:
-      iv = parse_name(value, consistency_names, 4);
+      iv = parse_name(value, consistency_names, N_WORDS(consistency_names));
       if (iv < 0) return ZKR_EOPTION_VALUE;
       memcpy(field, &iv, sizeof iv);
       return ZOK;
     case OPT_SWITCH:
-      if (!strcmp(value, "1") || !strcasecmp(value, "on") ||
-          !strcasecmp(value, "true") || !strcasecmp(value, "yes"))
-        iv = 1;
-      else if (!strcmp(value, "0") || !strcasecmp(value, "off") ||
-               !strcasecmp(value, "false") || !strcasecmp(value, "no"))
-        iv = -1;
-      else
-        return ZKR_EOPTION_VALUE;
+      if ((iv = zkr__switch_word(value)) == 0) return ZKR_EOPTION_VALUE;
       memcpy(field, &iv, sizeof iv);
       return ZOK;
     case OPT_ZONES:
@@ -257,6 +316,21 @@ int zkr_option_info(int i, const char **name, const char **doc,
   if (name) *name = opt_table[i].name;
   if (doc) *doc = opt_table[i].doc;
   if (default_value) *default_value = opt_table[i].def;
+  return ZOK;
+}
+
+int zkr_option_default_text(int i, char *buf, size_t len) {
+  if (i < 0 || (size_t)i >= N_OPTS || !buf || len == 0) return ZBADARGUMENTS;
+  const opt_t *o = &opt_table[i];
+  switch (o->kind) {
+  case OPT_POLICY: snprintf(buf, len, "%s", zkr_policy_name((int)o->def)); break;
+  case OPT_CONSISTENCY: snprintf(buf, len, "%s", consistency_name((int)o->def)); break;
+  case OPT_SWITCH: snprintf(buf, len, "%s", o->def > 0 ? on_words[0] : off_words[0]); break;
+  case OPT_ZONES:
+  case OPT_ZONE: snprintf(buf, len, "(none)"); break;
+  case OPT_INT:
+  case OPT_DOUBLE: snprintf(buf, len, "%.15g", o->def); break;
+  }
   return ZOK;
 }
 

@@ -13,7 +13,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "handle.h"
+#include "policy.h"
+#include "selector.h"
 
 static int leader_usable(zkr_t *z) {
   int l = z->leader;

@@ -1,10 +1,13 @@
-/* The LD_PRELOAD interposer (libzkroute_preload.so; docs/dropin.md).  It is
- * built from the library's own sources plus this file, with every zkr_
- * symbol hidden, and exports zookeeper_init, zookeeper_init2,
- * zookeeper_close, zookeeper_interest, zookeeper_process,
- * zookeeper_get_connected_host, is_unrecoverable, zerror and every zoo_*
- * function of libzookeeper_mt 3.8, so an unmodified program linked against
- * libzookeeper_mt gets routed handles.
+/* The LD_PRELOAD interposer (libzkroute_preload.so; docs/dropin.md): it
+ * links the library's convenience library with every zkr_ symbol hidden,
+ * and exports zookeeper_init, zookeeper_init2, zookeeper_close,
+ * zookeeper_interest, zookeeper_process, zookeeper_get_connected_host,
+ * is_unrecoverable, zerror and every zoo_* function of libzookeeper_mt
+ * 3.8 (the call list of <zkroute/calls.h>), so an unmodified program
+ * linked against libzookeeper_mt gets routed handles.  This file owns the
+ * set-up, the registry of routed handles and the entry points with more
+ * to do than a zkr_ call (gen H and P in the list); preload_calls.c
+ * generates the others.
  *
  * - The real functions are resolved once with dlsym(RTLD_NEXT) and the
  *   library's function table (zkapi.h) is pointed at them before any handle
@@ -20,7 +23,9 @@
  *   zookeeper_init returned (cli_mt's calls zoo_client_id) already finds it.
  * - A handle leaves the registry after its last callback and before its
  *   memory is freed (zkr__env_destroy_hook), so a real zhandle_t allocated
- *   later at the same address is never mistaken for it.
+ *   later at the same address is never mistaken for it; the hook also
+ *   frees the record when zookeeper_close finishes later on a helper
+ *   thread (a close from inside a callback).
  * - A program that runs ZooKeeper's event loop itself (libzookeeper_st, or
  *   calls to zookeeper_interest/zookeeper_process: preload_detect.c) gets
  *   stock handles only, said in one line.
@@ -40,69 +45,20 @@
 #include <sys/time.h>
 
 #include "env.h"
-#include "internal.h"
+#include "handle.h"
 #include "preload.h"
 #include "srvr.h"
-
-#define PL_EXPORT __attribute__((visibility("default")))
-
-/* Exported by libzookeeper_mt 3.8 but declared in no installed header, in
- * one that cannot be included on its own, or only without THREADED. */
-FILE *zoo_get_log_stream(void);
-int64_t zoo_htonll(int64_t v);
-int zoo_lock_auth(zhandle_t *zh);
-int zoo_unlock_auth(zhandle_t *zh);
-int zookeeper_interest(zhandle_t *zh, int *fd, int *interest,
-                       struct timeval *tv);
-int zookeeper_process(zhandle_t *zh, int events);
-void zoo_create2_op_init(zoo_op_t *op, const char *path, const char *value,
-                         int valuelen, const struct ACL_vector *acl, int mode,
-                         char *path_buffer, int path_buffer_len);
-
-/* Every function defined here, so each has a real counterpart. */
-#define PL_FUNCS(X)                                                            \
-  X(zookeeper_init) X(zookeeper_init2) X(zookeeper_close)                      \
-  X(zookeeper_interest) X(zookeeper_process) X(zookeeper_get_connected_host)   \
-  X(zoo_state) X(zoo_client_id) X(zoo_recv_timeout) X(zoo_get_context)         \
-  X(zoo_set_context) X(zoo_set_watcher) X(is_unrecoverable) X(zoo_add_auth)    \
-  X(zoo_get_log_callback) X(zoo_set_log_callback) X(zoo_set_servers)           \
-  X(zoo_set_servers_resolution_delay) X(zoo_cycle_next_server)                 \
-  X(zoo_get_current_server) X(zoo_lock_auth) X(zoo_unlock_auth)                \
-  X(zoo_acreate) X(zoo_acreate_ttl) X(zoo_acreate2) X(zoo_acreate2_ttl)        \
-  X(zoo_adelete) X(zoo_aexists) X(zoo_awexists) X(zoo_aget) X(zoo_awget)       \
-  X(zoo_agetconfig) X(zoo_awgetconfig) X(zoo_areconfig) X(zoo_aset)            \
-  X(zoo_aget_children) X(zoo_awget_children) X(zoo_aget_children2)             \
-  X(zoo_awget_children2) X(zoo_async) X(zoo_aget_acl) X(zoo_aset_acl)          \
-  X(zoo_amulti) X(zoo_aremove_watches) X(zoo_aremove_all_watches)              \
-  X(zoo_create) X(zoo_create_ttl) X(zoo_create2) X(zoo_create2_ttl)            \
-  X(zoo_delete) X(zoo_exists) X(zoo_wexists) X(zoo_get) X(zoo_wget)            \
-  X(zoo_getconfig) X(zoo_wgetconfig) X(zoo_reconfig) X(zoo_set) X(zoo_set2)    \
-  X(zoo_get_children) X(zoo_wget_children) X(zoo_get_children2)                \
-  X(zoo_wget_children2) X(zoo_get_acl) X(zoo_set_acl) X(zoo_multi)             \
-  X(zoo_remove_watches) X(zoo_remove_all_watches)                              \
-  X(zoo_set_debug_level) X(zoo_set_log_stream) X(zoo_get_log_stream)           \
-  X(zoo_deterministic_conn_order) X(zoo_htonll) X(zoo_create_op_init)          \
-  X(zoo_create2_op_init) X(zoo_delete_op_init) X(zoo_set_op_init)              \
-  X(zoo_check_op_init) X(zerror)
-
-static struct {
-#define PL_DECL(n) __typeof__(n) *n;
-  PL_FUNCS(PL_DECL)
-#undef PL_DECL
-} real;
+#include "zkapi.h"
 
 static pthread_once_t pl_once = PTHREAD_ONCE_INIT;
 static int pl_missing;     /* some real function could not be resolved */
 static int pl_libzkroute;  /* libzkroute.so is in the process already */
 static zkr__zk_t pl_table;
 
-/* A real function that this libzookeeper_mt lacks: the program could only
- * reach it through this library, so say which and stop. */
-static void pl_absent(const char *name) {
+void zkr__pl_absent(const char *name) {
   zkr__env_note("libzookeeper_mt has no %s: cannot continue", name);
   abort();
 }
-#define REAL(n) (real.n ? real.n : (pl_absent(#n), real.n))
 
 /* ---- routed handles ---- */
 
@@ -232,49 +188,20 @@ static zhandle_t *tbl_init(const char *host, watcher_fn fn, int recv_timeout,
   zkr__member_t *m = ctx;
   pl_handle_t *h = m && m->z ? (pl_handle_t *)m->z->context : NULL;
   log_callback_fn cb = h ? h->log_cb : NULL;
-  return real.zookeeper_init2(host, fn, recv_timeout, clientid, ctx, flags, cb);
+  return zkr__pl_real.zookeeper_init2(host, fn, recv_timeout, clientid, ctx, flags, cb);
 }
 
 static void pl_setup(void) {
   pthread_atfork(reg_prefork, reg_parent, reg_child);
-#define PL_RESOLVE(n)                                                        \
-  *(void **)&real.n = dlsym(RTLD_NEXT, #n);                                  \
-  if (!real.n) pl_missing = 1;
-  PL_FUNCS(PL_RESOLVE)
-#undef PL_RESOLVE
+  /* The table's ZooKeeper fields become the real functions: the member
+   * sessions' calls never come back through the entry points. */
+  pl_table = zkr__zk_real;
+  pl_missing = zkr__pl_resolve(&pl_table);
   /* zkr_init is hidden in this library: if it resolves, the program linked
    * libzkroute itself and its handles must not be routed twice. */
   pl_libzkroute = dlsym(RTLD_DEFAULT, "zkr_init") != NULL;
   if (pl_missing) return;
-  /* Fields added to the table later default to the exported names, which
-   * in this library are the entry points below: they pass member sessions
-   * (never registered) on to the real functions. */
-  pl_table = zkr__zk_real;
-  pl_table.init = tbl_init;
-  pl_table.close = real.zookeeper_close;
-  pl_table.state = real.zoo_state;
-  pl_table.client_id = real.zoo_client_id;
-  pl_table.recv_timeout = real.zoo_recv_timeout;
-  pl_table.add_auth = real.zoo_add_auth;
-  pl_table.acreate_ttl = real.zoo_acreate_ttl;
-  pl_table.acreate2_ttl = real.zoo_acreate2_ttl;
-  pl_table.adelete = real.zoo_adelete;
-  pl_table.aset = real.zoo_aset;
-  pl_table.aset_acl = real.zoo_aset_acl;
-  pl_table.amulti = real.zoo_amulti;
-  pl_table.awexists = real.zoo_awexists;
-  pl_table.awget = real.zoo_awget;
-  pl_table.awget_children = real.zoo_awget_children;
-  pl_table.awget_children2 = real.zoo_awget_children2;
-  pl_table.aget_acl = real.zoo_aget_acl;
-  pl_table.async = real.zoo_async;
-  pl_table.awgetconfig = real.zoo_awgetconfig;
-  pl_table.areconfig = real.zoo_areconfig;
-  pl_table.remove_watches = real.zoo_remove_watches;
-  pl_table.aremove_watches = real.zoo_aremove_watches;
-  pl_table.aremove_all_watches = real.zoo_aremove_all_watches;
-  pl_table.connected_host = real.zookeeper_get_connected_host;
-  pl_table.srvr = zkr__srvr_fetch;
+  pl_table.zookeeper_init = tbl_init;
   zkr__zk_use(&pl_table);
   zkr__env_destroy_hook = pl_destroyed;
 }
@@ -283,9 +210,16 @@ __attribute__((constructor)) static void pl_ctor(void) {
   pthread_once(&pl_once, pl_setup);
 }
 
+void zkr__pl_init(void) { pthread_once(&pl_once, pl_setup); }
+
 static pl_handle_t *routed(const void *zh) {
-  pthread_once(&pl_once, pl_setup);
+  zkr__pl_init();
   return lookup(zh);
+}
+
+zkr_t *zkr__pl_routed(const void *zh) {
+  pl_handle_t *h = routed(zh);
+  return h ? h->z : NULL;
 }
 
 /* ---- creating and closing ---- */
@@ -297,7 +231,7 @@ static const char *loop_reason;
 static char loop_buf[512];
 
 static void loop_check(void) {
-  loop_reason = zkr__pl_event_loop_reason(*(void **)&real.zookeeper_init, loop_buf,
+  loop_reason = zkr__pl_event_loop_reason(*(void **)&zkr__pl_real.zookeeper_init, loop_buf,
                                           sizeof loop_buf);
 }
 
@@ -340,7 +274,7 @@ static const char *pass_reason(const char *host, int flags, int *warn) {
 static zhandle_t *do_init(const char *host, watcher_fn fn, int recv_timeout,
                           const clientid_t *clientid, void *context, int flags,
                           log_callback_fn log_cb) {
-  pthread_once(&pl_once, pl_setup);
+  zkr__pl_init();
   int warn;
   const char *why = pass_reason(host, flags, &warn);
   if (!why) {
@@ -386,19 +320,7 @@ PL_EXPORT zhandle_t *zookeeper_init2(const char *host, watcher_fn fn,
   return do_init(host, fn, recv_timeout, clientid, context, flags, log_callback);
 }
 
-/* The destroy hook frees the record, also when the close finishes later
- * on a helper thread (a close from inside a callback). */
-PL_EXPORT int zookeeper_close(zhandle_t *zh) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_close(h->z) : REAL(zookeeper_close)(zh);
-}
-
 /* ---- the session ---- */
-
-PL_EXPORT int zoo_state(zhandle_t *zh) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_state(h->z) : REAL(zoo_state)(zh);
-}
 
 /* The write session's id (ephemeral nodes belong to it); zeros until a
  * member session has one, never NULL, as with the stock client. */
@@ -407,11 +329,6 @@ PL_EXPORT const clientid_t *zoo_client_id(zhandle_t *zh) {
   if (!h) return REAL(zoo_client_id)(zh);
   const clientid_t *id = zkr_client_id(h->z);
   return id ? id : &h->no_id;
-}
-
-PL_EXPORT int zoo_recv_timeout(zhandle_t *zh) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_recv_timeout(h->z) : REAL(zoo_recv_timeout)(zh);
 }
 
 PL_EXPORT const void *zoo_get_context(zhandle_t *zh) {
@@ -428,19 +345,6 @@ PL_EXPORT void zoo_set_context(zhandle_t *zh, void *context) {
 PL_EXPORT watcher_fn zoo_set_watcher(zhandle_t *zh, watcher_fn newFn) {
   pl_handle_t *h = routed(zh);
   return h ? atomic_exchange(&h->fn, newFn) : REAL(zoo_set_watcher)(zh, newFn);
-}
-
-PL_EXPORT int is_unrecoverable(zhandle_t *zh) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_is_unrecoverable(h->z) : REAL(is_unrecoverable)(zh);
-}
-
-PL_EXPORT int zoo_add_auth(zhandle_t *zh, const char *scheme, const char *cert,
-                           int certLen, void_completion_t completion,
-                           const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_add_auth(h->z, scheme, cert, certLen, completion, data)
-           : REAL(zoo_add_auth)(zh, scheme, cert, certLen, completion, data);
 }
 
 /* The program's LOG_* macros ask for the handle's callback. */
@@ -461,7 +365,7 @@ PL_EXPORT void zoo_set_log_callback(zhandle_t *zh, log_callback_fn callback) {
   for (size_t i = 0; i < z->n; i++) {
     zkr__member_t *m = &z->members[i];
     pthread_rwlock_rdlock(&m->zh_lock);
-    if (m->zh) real.zoo_set_log_callback(m->zh, callback);
+    if (m->zh) zkr__pl_real.zoo_set_log_callback(m->zh, callback);
     pthread_rwlock_unlock(&m->zh_lock);
   }
 }
@@ -480,67 +384,9 @@ PL_EXPORT int zookeeper_process(zhandle_t *zh, int events) {
   return h ? ZUNIMPLEMENTED : REAL(zookeeper_process)(zh, events);
 }
 
-/* A membership change of the virtual session (never the member handles'
- * zoo_set_servers: ZOOKEEPER-4699). */
-PL_EXPORT int zoo_set_servers(zhandle_t *zh, const char *hosts) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_set_servers(h->z, hosts) : REAL(zoo_set_servers)(zh, hosts);
-}
-
-/* Accepted and ignored: each member session has one server. */
-PL_EXPORT int zoo_set_servers_resolution_delay(zhandle_t *zh, int delay_ms) {
-  pl_handle_t *h = routed(zh);
-  if (h) return delay_ms < 0 ? ZBADARGUMENTS : ZOK;
-  return REAL(zoo_set_servers_resolution_delay)(zh, delay_ms);
-}
-
 PL_EXPORT void zoo_cycle_next_server(zhandle_t *zh) {
   pl_handle_t *h = routed(zh);
   if (!h) REAL(zoo_cycle_next_server)(zh);
-}
-
-/* The owner session's server (never a member handle's
- * zoo_get_current_server: ZOOKEEPER-4810). */
-PL_EXPORT const char *zoo_get_current_server(zhandle_t *zh) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_get_current_server(h->z) : REAL(zoo_get_current_server)(zh);
-}
-
-PL_EXPORT struct sockaddr *zookeeper_get_connected_host(zhandle_t *zh,
-                                                        struct sockaddr *addr,
-                                                        socklen_t *addr_len) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_get_connected_host(h->z, addr, addr_len)
-           : REAL(zookeeper_get_connected_host)(zh, addr, addr_len);
-}
-
-PL_EXPORT int zoo_lock_auth(zhandle_t *zh) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_lock_auth(h->z) : REAL(zoo_lock_auth)(zh);
-}
-
-PL_EXPORT int zoo_unlock_auth(zhandle_t *zh) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_unlock_auth(h->z) : REAL(zoo_unlock_auth)(zh);
-}
-
-PL_EXPORT int zoo_areconfig(zhandle_t *zh, const char *joining,
-                            const char *leaving, const char *members,
-                            int64_t version, data_completion_t dc,
-                            const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_areconfig(h->z, joining, leaving, members, version, dc, data)
-           : REAL(zoo_areconfig)(zh, joining, leaving, members, version, dc, data);
-}
-
-PL_EXPORT int zoo_reconfig(zhandle_t *zh, const char *joining,
-                           const char *leaving, const char *members,
-                           int64_t version, char *buffer, int *buffer_len,
-                           struct Stat *stat) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_reconfig(h->z, joining, leaving, members, version, buffer, buffer_len, stat)
-           : REAL(zoo_reconfig)(zh, joining, leaving, members, version, buffer,
-                                buffer_len, stat);
 }
 
 /* The program's global watcher is known to the library as pl_watcher with
@@ -577,422 +423,11 @@ PL_EXPORT int zoo_remove_watches(zhandle_t *zh, const char *path,
   return zkr_remove_watches(h->z, path, wtype, watcher, watcherCtx, local);
 }
 
-PL_EXPORT int zoo_aremove_all_watches(zhandle_t *zh, const char *path,
-                                      ZooWatcherType wtype, int local,
-                                      void_completion_t *completion,
-                                      const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_aremove_all_watches(h->z, path, wtype, local, (void_completion_t)completion,
-                                     data)
-           : REAL(zoo_aremove_all_watches)(zh, path, wtype, local, completion, data);
-}
-
-PL_EXPORT int zoo_remove_all_watches(zhandle_t *zh, const char *path,
-                                     ZooWatcherType wtype, int local) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_remove_all_watches(h->z, path, wtype, local)
-           : REAL(zoo_remove_all_watches)(zh, path, wtype, local);
-}
-
-/* ---- asynchronous calls ---- */
-
-PL_EXPORT int zoo_acreate(zhandle_t *zh, const char *path, const char *value,
-                          int valuelen, const struct ACL_vector *acl, int mode,
-                          string_completion_t completion, const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_acreate(h->z, path, value, valuelen, acl, mode, completion, data)
-           : REAL(zoo_acreate)(zh, path, value, valuelen, acl, mode, completion, data);
-}
-
-PL_EXPORT int zoo_acreate_ttl(zhandle_t *zh, const char *path,
-                              const char *value, int valuelen,
-                              const struct ACL_vector *acl, int mode,
-                              int64_t ttl, string_completion_t completion,
-                              const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_acreate_ttl(h->z, path, value, valuelen, acl, mode, ttl,
-                             completion, data)
-           : REAL(zoo_acreate_ttl)(zh, path, value, valuelen, acl, mode, ttl,
-                                   completion, data);
-}
-
-PL_EXPORT int zoo_acreate2(zhandle_t *zh, const char *path, const char *value,
-                           int valuelen, const struct ACL_vector *acl, int mode,
-                           string_stat_completion_t completion,
-                           const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_acreate2(h->z, path, value, valuelen, acl, mode, completion, data)
-           : REAL(zoo_acreate2)(zh, path, value, valuelen, acl, mode, completion, data);
-}
-
-PL_EXPORT int zoo_acreate2_ttl(zhandle_t *zh, const char *path,
-                               const char *value, int valuelen,
-                               const struct ACL_vector *acl, int mode,
-                               int64_t ttl, string_stat_completion_t completion,
-                               const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_acreate2_ttl(h->z, path, value, valuelen, acl, mode, ttl,
-                              completion, data)
-           : REAL(zoo_acreate2_ttl)(zh, path, value, valuelen, acl, mode, ttl,
-                                    completion, data);
-}
-
-PL_EXPORT int zoo_adelete(zhandle_t *zh, const char *path, int version,
-                          void_completion_t completion, const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_adelete(h->z, path, version, completion, data)
-           : REAL(zoo_adelete)(zh, path, version, completion, data);
-}
-
-PL_EXPORT int zoo_aexists(zhandle_t *zh, const char *path, int watch,
-                          stat_completion_t completion, const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_aexists(h->z, path, watch, completion, data)
-           : REAL(zoo_aexists)(zh, path, watch, completion, data);
-}
-
-PL_EXPORT int zoo_awexists(zhandle_t *zh, const char *path, watcher_fn watcher,
-                           void *watcherCtx, stat_completion_t completion,
-                           const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_awexists(h->z, path, watcher, watcherCtx, completion, data)
-           : REAL(zoo_awexists)(zh, path, watcher, watcherCtx, completion, data);
-}
-
-PL_EXPORT int zoo_aget(zhandle_t *zh, const char *path, int watch,
-                       data_completion_t completion, const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_aget(h->z, path, watch, completion, data)
-           : REAL(zoo_aget)(zh, path, watch, completion, data);
-}
-
-PL_EXPORT int zoo_awget(zhandle_t *zh, const char *path, watcher_fn watcher,
-                        void *watcherCtx, data_completion_t completion,
-                        const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_awget(h->z, path, watcher, watcherCtx, completion, data)
-           : REAL(zoo_awget)(zh, path, watcher, watcherCtx, completion, data);
-}
-
-/* getconfig is a read of ZOO_CONFIG_NODE (docs/dropin.md: not with a
- * chroot). */
-PL_EXPORT int zoo_agetconfig(zhandle_t *zh, int watch,
-                             data_completion_t completion, const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_aget(h->z, ZOO_CONFIG_NODE, watch, completion, data)
-           : REAL(zoo_agetconfig)(zh, watch, completion, data);
-}
-
-PL_EXPORT int zoo_awgetconfig(zhandle_t *zh, watcher_fn watcher,
-                              void *watcherCtx, data_completion_t completion,
-                              const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_awget(h->z, ZOO_CONFIG_NODE, watcher, watcherCtx, completion, data)
-           : REAL(zoo_awgetconfig)(zh, watcher, watcherCtx, completion, data);
-}
-
-PL_EXPORT int zoo_aset(zhandle_t *zh, const char *path, const char *buffer,
-                       int buflen, int version, stat_completion_t completion,
-                       const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_aset(h->z, path, buffer, buflen, version, completion, data)
-           : REAL(zoo_aset)(zh, path, buffer, buflen, version, completion, data);
-}
-
-PL_EXPORT int zoo_aget_children(zhandle_t *zh, const char *path, int watch,
-                                strings_completion_t completion,
-                                const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_aget_children(h->z, path, watch, completion, data)
-           : REAL(zoo_aget_children)(zh, path, watch, completion, data);
-}
-
-PL_EXPORT int zoo_awget_children(zhandle_t *zh, const char *path,
-                                 watcher_fn watcher, void *watcherCtx,
-                                 strings_completion_t completion,
-                                 const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_awget_children(h->z, path, watcher, watcherCtx, completion, data)
-           : REAL(zoo_awget_children)(zh, path, watcher, watcherCtx, completion, data);
-}
-
-PL_EXPORT int zoo_aget_children2(zhandle_t *zh, const char *path, int watch,
-                                 strings_stat_completion_t completion,
-                                 const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_aget_children2(h->z, path, watch, completion, data)
-           : REAL(zoo_aget_children2)(zh, path, watch, completion, data);
-}
-
-PL_EXPORT int zoo_awget_children2(zhandle_t *zh, const char *path,
-                                  watcher_fn watcher, void *watcherCtx,
-                                  strings_stat_completion_t completion,
-                                  const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_awget_children2(h->z, path, watcher, watcherCtx, completion, data)
-           : REAL(zoo_awget_children2)(zh, path, watcher, watcherCtx, completion, data);
-}
-
-PL_EXPORT int zoo_async(zhandle_t *zh, const char *path,
-                        string_completion_t completion, const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_async(h->z, path, completion, data)
-           : REAL(zoo_async)(zh, path, completion, data);
-}
-
-PL_EXPORT int zoo_aget_acl(zhandle_t *zh, const char *path,
-                           acl_completion_t completion, const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_aget_acl(h->z, path, completion, data)
-           : REAL(zoo_aget_acl)(zh, path, completion, data);
-}
-
-PL_EXPORT int zoo_aset_acl(zhandle_t *zh, const char *path, int version,
-                           struct ACL_vector *acl, void_completion_t completion,
-                           const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_aset_acl(h->z, path, version, acl, completion, data)
-           : REAL(zoo_aset_acl)(zh, path, version, acl, completion, data);
-}
-
-PL_EXPORT int zoo_amulti(zhandle_t *zh, int count, const zoo_op_t *ops,
-                         zoo_op_result_t *results, void_completion_t completion,
-                         const void *data) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_amulti(h->z, count, ops, results, completion, data)
-           : REAL(zoo_amulti)(zh, count, ops, results, completion, data);
-}
-
-/* ---- synchronous calls ---- */
-
-PL_EXPORT int zoo_create(zhandle_t *zh, const char *path, const char *value,
-                         int valuelen, const struct ACL_vector *acl, int mode,
-                         char *path_buffer, int path_buffer_len) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_create(h->z, path, value, valuelen, acl, mode, path_buffer,
-                        path_buffer_len)
-           : REAL(zoo_create)(zh, path, value, valuelen, acl, mode, path_buffer,
-                              path_buffer_len);
-}
-
-PL_EXPORT int zoo_create_ttl(zhandle_t *zh, const char *path, const char *value,
-                             int valuelen, const struct ACL_vector *acl,
-                             int mode, int64_t ttl, char *path_buffer,
-                             int path_buffer_len) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_create_ttl(h->z, path, value, valuelen, acl, mode, ttl,
-                            path_buffer, path_buffer_len)
-           : REAL(zoo_create_ttl)(zh, path, value, valuelen, acl, mode, ttl,
-                                  path_buffer, path_buffer_len);
-}
-
-PL_EXPORT int zoo_create2(zhandle_t *zh, const char *path, const char *value,
-                          int valuelen, const struct ACL_vector *acl, int mode,
-                          char *path_buffer, int path_buffer_len,
-                          struct Stat *stat) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_create2(h->z, path, value, valuelen, acl, mode, path_buffer,
-                         path_buffer_len, stat)
-           : REAL(zoo_create2)(zh, path, value, valuelen, acl, mode, path_buffer,
-                               path_buffer_len, stat);
-}
-
-PL_EXPORT int zoo_create2_ttl(zhandle_t *zh, const char *path,
-                              const char *value, int valuelen,
-                              const struct ACL_vector *acl, int mode,
-                              int64_t ttl, char *path_buffer,
-                              int path_buffer_len, struct Stat *stat) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_create2_ttl(h->z, path, value, valuelen, acl, mode, ttl,
-                             path_buffer, path_buffer_len, stat)
-           : REAL(zoo_create2_ttl)(zh, path, value, valuelen, acl, mode, ttl,
-                                   path_buffer, path_buffer_len, stat);
-}
-
-PL_EXPORT int zoo_delete(zhandle_t *zh, const char *path, int version) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_delete(h->z, path, version) : REAL(zoo_delete)(zh, path, version);
-}
-
-PL_EXPORT int zoo_exists(zhandle_t *zh, const char *path, int watch,
-                         struct Stat *stat) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_exists(h->z, path, watch, stat)
-           : REAL(zoo_exists)(zh, path, watch, stat);
-}
-
-PL_EXPORT int zoo_wexists(zhandle_t *zh, const char *path, watcher_fn watcher,
-                          void *watcherCtx, struct Stat *stat) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_wexists(h->z, path, watcher, watcherCtx, stat)
-           : REAL(zoo_wexists)(zh, path, watcher, watcherCtx, stat);
-}
-
-PL_EXPORT int zoo_get(zhandle_t *zh, const char *path, int watch, char *buffer,
-                      int *buffer_len, struct Stat *stat) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_get(h->z, path, watch, buffer, buffer_len, stat)
-           : REAL(zoo_get)(zh, path, watch, buffer, buffer_len, stat);
-}
-
-PL_EXPORT int zoo_wget(zhandle_t *zh, const char *path, watcher_fn watcher,
-                       void *watcherCtx, char *buffer, int *buffer_len,
-                       struct Stat *stat) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_wget(h->z, path, watcher, watcherCtx, buffer, buffer_len, stat)
-           : REAL(zoo_wget)(zh, path, watcher, watcherCtx, buffer, buffer_len, stat);
-}
-
-PL_EXPORT int zoo_getconfig(zhandle_t *zh, int watch, char *buffer,
-                            int *buffer_len, struct Stat *stat) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_get(h->z, ZOO_CONFIG_NODE, watch, buffer, buffer_len, stat)
-           : REAL(zoo_getconfig)(zh, watch, buffer, buffer_len, stat);
-}
-
-PL_EXPORT int zoo_wgetconfig(zhandle_t *zh, watcher_fn watcher,
-                             void *watcherCtx, char *buffer, int *buffer_len,
-                             struct Stat *stat) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_wget(h->z, ZOO_CONFIG_NODE, watcher, watcherCtx, buffer,
-                      buffer_len, stat)
-           : REAL(zoo_wgetconfig)(zh, watcher, watcherCtx, buffer, buffer_len, stat);
-}
-
-PL_EXPORT int zoo_set(zhandle_t *zh, const char *path, const char *buffer,
-                      int buflen, int version) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_set(h->z, path, buffer, buflen, version)
-           : REAL(zoo_set)(zh, path, buffer, buflen, version);
-}
-
-PL_EXPORT int zoo_set2(zhandle_t *zh, const char *path, const char *buffer,
-                       int buflen, int version, struct Stat *stat) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_set2(h->z, path, buffer, buflen, version, stat)
-           : REAL(zoo_set2)(zh, path, buffer, buflen, version, stat);
-}
-
-PL_EXPORT int zoo_get_children(zhandle_t *zh, const char *path, int watch,
-                               struct String_vector *strings) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_get_children(h->z, path, watch, strings)
-           : REAL(zoo_get_children)(zh, path, watch, strings);
-}
-
-PL_EXPORT int zoo_wget_children(zhandle_t *zh, const char *path,
-                                watcher_fn watcher, void *watcherCtx,
-                                struct String_vector *strings) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_wget_children(h->z, path, watcher, watcherCtx, strings)
-           : REAL(zoo_wget_children)(zh, path, watcher, watcherCtx, strings);
-}
-
-PL_EXPORT int zoo_get_children2(zhandle_t *zh, const char *path, int watch,
-                                struct String_vector *strings,
-                                struct Stat *stat) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_get_children2(h->z, path, watch, strings, stat)
-           : REAL(zoo_get_children2)(zh, path, watch, strings, stat);
-}
-
-PL_EXPORT int zoo_wget_children2(zhandle_t *zh, const char *path,
-                                 watcher_fn watcher, void *watcherCtx,
-                                 struct String_vector *strings,
-                                 struct Stat *stat) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_wget_children2(h->z, path, watcher, watcherCtx, strings, stat)
-           : REAL(zoo_wget_children2)(zh, path, watcher, watcherCtx, strings, stat);
-}
-
-PL_EXPORT int zoo_get_acl(zhandle_t *zh, const char *path,
-                          struct ACL_vector *acl, struct Stat *stat) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_get_acl(h->z, path, acl, stat)
-           : REAL(zoo_get_acl)(zh, path, acl, stat);
-}
-
-PL_EXPORT int zoo_set_acl(zhandle_t *zh, const char *path, int version,
-                          const struct ACL_vector *acl) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_set_acl(h->z, path, version, acl)
-           : REAL(zoo_set_acl)(zh, path, version, acl);
-}
-
-PL_EXPORT int zoo_multi(zhandle_t *zh, int count, const zoo_op_t *ops,
-                        zoo_op_result_t *results) {
-  pl_handle_t *h = routed(zh);
-  return h ? zkr_multi(h->z, count, ops, results)
-           : REAL(zoo_multi)(zh, count, ops, results);
-}
-
-/* ---- functions without a handle: the process-wide client library,
- * which the member sessions use too, so they act as the program expects.
- * Defined so that every zoo_* name resolves here (docs/dropin.md). ---- */
-
-PL_EXPORT void zoo_set_debug_level(ZooLogLevel logLevel) {
-  pthread_once(&pl_once, pl_setup);
-  REAL(zoo_set_debug_level)(logLevel);
-}
-
-PL_EXPORT void zoo_set_log_stream(FILE *logStream) {
-  pthread_once(&pl_once, pl_setup);
-  REAL(zoo_set_log_stream)(logStream);
-}
-
-PL_EXPORT FILE *zoo_get_log_stream(void) {
-  pthread_once(&pl_once, pl_setup);
-  return REAL(zoo_get_log_stream)();
-}
-
-PL_EXPORT void zoo_deterministic_conn_order(int yesOrNo) {
-  pthread_once(&pl_once, pl_setup);
-  REAL(zoo_deterministic_conn_order)(yesOrNo);
-}
-
-PL_EXPORT int64_t zoo_htonll(int64_t v) {
-  pthread_once(&pl_once, pl_setup);
-  return REAL(zoo_htonll)(v);
-}
-
-PL_EXPORT void zoo_create_op_init(zoo_op_t *op, const char *path,
-                                  const char *value, int valuelen,
-                                  const struct ACL_vector *acl, int mode,
-                                  char *path_buffer, int path_buffer_len) {
-  pthread_once(&pl_once, pl_setup);
-  REAL(zoo_create_op_init)(op, path, value, valuelen, acl, mode, path_buffer,
-                           path_buffer_len);
-}
-
-PL_EXPORT void zoo_create2_op_init(zoo_op_t *op, const char *path,
-                                   const char *value, int valuelen,
-                                   const struct ACL_vector *acl, int mode,
-                                   char *path_buffer, int path_buffer_len) {
-  pthread_once(&pl_once, pl_setup);
-  REAL(zoo_create2_op_init)(op, path, value, valuelen, acl, mode, path_buffer,
-                            path_buffer_len);
-}
-
-PL_EXPORT void zoo_delete_op_init(zoo_op_t *op, const char *path, int version) {
-  pthread_once(&pl_once, pl_setup);
-  REAL(zoo_delete_op_init)(op, path, version);
-}
-
-PL_EXPORT void zoo_set_op_init(zoo_op_t *op, const char *path,
-                               const char *buffer, int buflen, int version,
-                               struct Stat *stat) {
-  pthread_once(&pl_once, pl_setup);
-  REAL(zoo_set_op_init)(op, path, buffer, buflen, version, stat);
-}
-
-PL_EXPORT void zoo_check_op_init(zoo_op_t *op, const char *path, int version) {
-  pthread_once(&pl_once, pl_setup);
-  REAL(zoo_check_op_init)(op, path, version);
-}
+/* ---- without a handle ---- */
 
 /* zkroute's own codes (-1000 and below) get their text; others ZooKeeper's. */
 PL_EXPORT const char *zerror(int c) {
-  pthread_once(&pl_once, pl_setup);
+  zkr__pl_init();
   if (c <= -1000 && c > -2000 && strncmp(zkr_err_name(c), "ZKR_", 4) == 0)
     return zkr_strerror(c);
   return REAL(zerror)(c);

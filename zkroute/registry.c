@@ -18,7 +18,9 @@
 #include <sched.h>
 #include <time.h>
 
-#include "internal.h"
+#include "handle.h"
+#include "registry.h"
+#include "selector.h"
 
 #define SLOTS 4096 /* a power of two: live handles per process, at most */
 #define EMPTY ((uintptr_t)0)

@@ -19,7 +19,13 @@
  *   virtual session may outlive it. */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "dispatch.h"
+#include "handle.h"
+#include "rescue.h"
+#include "router.h"
+#include "session.h"
+#include "watch.h"
+#include "zkapi.h"
 
 static int serving(const zkr__member_t *m) {
   int r = m->role;
@@ -65,7 +71,7 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
   if (!owner_stranded(z, m, now) || z->owner_id.client_id == 0) return;
   int t = rescue_target(z, m->hosted_on);
   if (t < 0) return;
-  zkr__member_t *os = zkr__owner_slot(z);
+  zkr__member_t *os = zkr__member_owner_slot(z);
   zhandle_t *old = zkr__member_detach(m, 1);
   if (!old) return; /* it reconnected: nothing to move */
   if (m != os) {
@@ -84,7 +90,7 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
   /* Closed while not connected: no close-session is sent, the session
    * lives on and the new zhandle resumes it.  What was in flight on it
    * has an unknown outcome; its watches go elsewhere. */
-  zkr__zk->close(old);
+  zkr__zk->zookeeper_close(old);
   zkr__op_complete_dropped(z, old);
   zkr__watch_rearm_from(z, m->index, old);
   if (zkr__member_open(os, t, &z->owner_id) != ZOK) {
@@ -99,12 +105,12 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
  * ZCONNECTIONLOSS, its watches are re-armed elsewhere, and with reopen a
  * new session is opened at home.  Returns 1 when the zhandle was
  * replaced. */
-int zkr__carrier_replace(zkr__member_t *m, int reopen) {
+int zkr__rescue_carrier_replace(zkr__member_t *m, int reopen) {
   zkr_t *z = m->z;
   zhandle_t *old = zkr__member_detach(m, !m->expired);
   if (!old) return 0;
   m->recreated++;
-  zkr__zk->close(old);
+  zkr__zk->zookeeper_close(old);
   zkr__op_complete_dropped(z, old);
   zkr__watch_rearm_from(z, m->index, old);
   if (reopen) m->reopen = zkr__member_open(m, m->index, NULL) != ZOK;
@@ -123,10 +129,10 @@ void zkr__rescue_tick(zkr_t *z, uint64_t now) {
        * again, until it can. */
       m->reopen = zkr__member_open(m, (int)i, NULL) != ZOK;
     } else if (m->expired) {
-      zkr__carrier_replace(m, 1);
+      zkr__rescue_carrier_replace(m, 1);
     } else if (m->watches > 0 && !zkr__member_connected(m) && m->down_since_ns &&
                now - m->down_since_ns > (uint64_t)z->rescue_ms * 1000000u) {
-      zkr__carrier_replace(m, 1);
+      zkr__rescue_carrier_replace(m, 1);
     }
   }
 }
@@ -134,14 +140,14 @@ void zkr__rescue_tick(zkr_t *z, uint64_t now) {
 /* The owner expired: the virtual session is over.  Every member session
  * closes, so no carrier outlives it on a server; what was in flight
  * completes with ZSESSIONEXPIRED, parked operations too (router.c). */
-void zkr__sessions_close_expired(zkr_t *z) {
+void zkr__rescue_close_expired(zkr_t *z) {
   z->carriers_closed = 1;
   size_t n = z->n;
   for (size_t i = 0; i <= n; i++) {
-    zkr__member_t *m = i < n ? &z->members[i] : zkr__owner_slot(z);
+    zkr__member_t *m = i < n ? &z->members[i] : zkr__member_owner_slot(z);
     zhandle_t *zh = zkr__member_detach(m, 0);
     if (!zh) continue;
-    zkr__zk->close(zh);
+    zkr__zk->zookeeper_close(zh);
     zkr__op_complete_dropped(z, zh);
   }
   zkr__gate_flush(z);

@@ -4,9 +4,10 @@
  * now.  Rounds run while the configuration is not followed: when it is,
  * it names the servers itself (and a name may stand for a load balancer
  * in front of them). */
-#include "internal.h"
+#include "handle.h"
 #include "membership.h"
 #include "resolve.h"
+#include "zkapi.h"
 
 void zkr__resolve_turn(zkr_t *z) {
   struct zkr__membership *ms = z->ms;

@@ -25,7 +25,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "completion.h"
+#include "dispatch.h"
+#include "handle.h"
+#include "hedge_apply.h"
+#include "inflight.h"
+#include "policy.h"
+#include "router.h"
 
 /* ---- in-flight paths ---- */
 
@@ -133,6 +139,13 @@ static zkr__op_t *pop(zkr_t *z) {
   return op;
 }
 
+/* Completion's share (completion.c): the write's paths leave the
+ * in-flight set. */
+void zkr__router_op_done(zkr__op_t *op) {
+  for (int i = 0; i < op->n_inflight; i++)
+    zkr__inflight_remove(op->z->inflight, op->inflight[i]);
+}
+
 int zkr__route(zkr__op_t *op) {
   zkr_t *z = op->z;
   /* round_robin and boltzmann spread writes over all members on purpose:
@@ -152,7 +165,7 @@ int zkr__route(zkr__op_t *op) {
   } else if (!rr && reads_inflight_path(op)) {
     op->ordered = op->gated = 1;
   } else {
-    op->hedge_ok = zkr__hedger_eligible(op);
+    op->hedge_ok = zkr__hedge_apply_eligible(op);
   }
   pthread_mutex_lock(&z->gate_mu);
   if (z->closing) {

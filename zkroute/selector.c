@@ -7,7 +7,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "handle.h"
+#include "options.h"
+#include "policy.h"
+#include "registry.h"
+#include "selector.h"
 
 _Thread_local int zkr__in_selector;
 

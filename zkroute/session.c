@@ -20,7 +20,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "auth.h"
+#include "deliver.h"
+#include "handle.h"
+#include "monitor.h"
+#include "policy.h"
+#include "registry.h"
+#include "rescue.h"
+#include "router.h"
+#include "session.h"
+#include "zkapi.h"
 
 /* How long the owner choice waits for the leader's session, when srvr has
  * named a leader whose session is not connected yet, before taking
@@ -54,7 +63,7 @@ static void choose_owner_locked(zkr_t *z) {
   if (pick < 0) return;
   zkr__member_t *m = &z->members[pick];
   pthread_rwlock_rdlock(&m->zh_lock);
-  const clientid_t *id = m->zh ? zkr__zk->client_id(m->zh) : NULL;
+  const clientid_t *id = m->zh ? zkr__zk->zoo_client_id(m->zh) : NULL;
   if (id) z->owner_id = *id;
   pthread_rwlock_unlock(&m->zh_lock);
   z->owner = pick;
@@ -155,7 +164,7 @@ void zkr__session_tick(zkr_t *z) {
   uint64_t dip = z->dip;
   for (int i = 0; dip && i < 64; i++)
     if (dip & ((uint64_t)1 << i)) zkr__session_dip_check(z, i, 0);
-  if (z->expired && !z->carriers_closed) zkr__sessions_close_expired(z);
+  if (z->expired && !z->carriers_closed) zkr__rescue_close_expired(z);
 }
 
 /* The session-level calls below enter through the registry (registry.c)
@@ -233,7 +242,7 @@ static int recv_timeout_held(zkr_t *z) {
   if (o < 0) return t;
   zkr__member_t *m = &z->members[o];
   pthread_rwlock_rdlock(&m->zh_lock);
-  if (m->zh && m->state == ZOO_CONNECTED_STATE) t = zkr__zk->recv_timeout(m->zh);
+  if (m->zh && m->state == ZOO_CONNECTED_STATE) t = zkr__zk->zoo_recv_timeout(m->zh);
   pthread_rwlock_unlock(&m->zh_lock);
   return t;
 }
@@ -257,11 +266,11 @@ const char *zkr_get_current_server(zkr_t *z) {
 static struct sockaddr *connected_host_held(zkr_t *z, struct sockaddr *addr,
                                             socklen_t *addr_len) {
   int o = z->owner;
-  if (o < 0 || !addr || !addr_len || !zkr__zk->connected_host) return NULL;
+  if (o < 0 || !addr || !addr_len || !zkr__zk->zookeeper_get_connected_host) return NULL;
   zkr__member_t *m = &z->members[o];
   struct sockaddr *r = NULL;
   pthread_rwlock_rdlock(&m->zh_lock);
-  if (m->zh && m->state == ZOO_CONNECTED_STATE) r = zkr__zk->connected_host(m->zh, addr, addr_len);
+  if (m->zh && m->state == ZOO_CONNECTED_STATE) r = zkr__zk->zookeeper_get_connected_host(m->zh, addr, addr_len);
   pthread_rwlock_unlock(&m->zh_lock);
   return r;
 }

@@ -6,8 +6,12 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "handle.h"
+#include "router.h"
+#include "session.h"
 #include "srvr.h"
+#include "srvr_apply.h"
+#include "zkapi.h"
 
 typedef struct {
   zkr_t *z;

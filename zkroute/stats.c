@@ -5,7 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "handle.h"
+#include "hedge_apply.h"
+#include "membership.h"
+#include "policy.h"
+#include "registry.h"
+#include "watch.h"
+#include "zkapi.h"
 
 static int stats_held(zkr_t *z, zkr_stats_t **out) {
   if (!out) return ZBADARGUMENTS;
@@ -24,7 +30,7 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
   pthread_mutex_lock(&z->gate_mu);
   s->write_member = z->gate_cur;
   pthread_mutex_unlock(&z->gate_mu);
-  zkr__hedger_stats(z, s);
+  zkr__hedge_apply_stats(z, s);
   int o = z->owner;
   s->owner = -1;
   if (o >= 0) {
@@ -34,7 +40,7 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
     s->owner_session_id = z->owner_id.client_id;
     s->owner_state = om->state;
   }
-  s->owner_rescues = zkr__owner_slot(z)->rescues;
+  s->owner_rescues = zkr__member_owner_slot(z)->rescues;
   for (size_t i = 0; i < n; i++) s->owner_rescues += z->members[i].rescues;
   zkr__watch_stats(z, s);
   uint64_t now = zkr__now_ns();
@@ -46,7 +52,7 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
     ms->zxid = m->zxid;
     ms->session_state = m->state;
     pthread_rwlock_rdlock(&m->zh_lock);
-    const clientid_t *cid = m->zh ? zkr__zk->client_id(m->zh) : NULL;
+    const clientid_t *cid = m->zh ? zkr__zk->zoo_client_id(m->zh) : NULL;
     ms->session_id = cid ? cid->client_id : 0;
     pthread_rwlock_unlock(&m->zh_lock);
     ms->connected = zkr__member_usable(m);

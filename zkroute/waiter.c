@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "handle.h"
+#include "watch.h"
 
 typedef struct {
   pthread_mutex_t mu;

@@ -16,8 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "deliver.h"
+#include "handle.h"
 #include "watch.h"
+#include "watch_record.h"
 
 zkr__watch_t *zkr__watch_new(zkr_t *z, watcher_fn fn, void *ctx, int kind,
                              const char *path) {
@@ -89,6 +91,21 @@ void zkr__watch_arm_locked(zkr_t *z, zkr__watch_t *w, int member, zhandle_t *zh,
 /* The read that set the watch succeeded: the watch is live on member's
  * zhandle zh.  stat is the node as that read saw it (NULL: it did not
  * exist). */
+/* Completion's share (completion.c): the watch the read set is armed
+ * (its read succeeded, or an exists found no node) or discarded; one that
+ * was armed before is the same registration, or a new one if it fired
+ * meanwhile. */
+void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
+  if (!op->watch) return;
+  int armed = (rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE)) &&
+              !op->watch_unbound;
+  const struct Stat *st = rc == ZOK ? stat : NULL;
+  if (op->watch_reused) zkr__watch_reuse_done(op->watch, armed, op->member, op->zh, st);
+  else if (armed) zkr__watch_armed(op->watch, op->member, op->zh, st);
+  else zkr__watch_discard(op->watch);
+  op->watch = NULL;
+}
+
 void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh,
                       const struct Stat *stat) {
   zkr_t *z = w->z;

@@ -12,8 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "handle.h"
+#include "policy.h"
 #include "watch.h"
+#include "watch_record.h"
+#include "zkapi.h"
 
 #define RETRY_MS 200
 
@@ -114,14 +117,14 @@ static void send_rearm(zkr_t *z, zkr__watch_t *w, int exclude) {
   w->member = t;
   w->zh = zh;
   pthread_mutex_unlock(&z->watch_mu);
-  if (zh && zkr__zk->async(zh, w->path, sync_done, NULL) == ZOK) {
+  if (zh && zkr__zk->zoo_async(zh, w->path, sync_done, NULL) == ZOK) {
     if (w->kind == ZKR__WATCH_DATA)
-      rc = zkr__zk->awget(zh, w->path, zkr__watch_trampoline, w, rearm_data, w);
+      rc = zkr__zk->zoo_awget(zh, w->path, zkr__watch_trampoline, w, rearm_data, w);
     else if (w->kind == ZKR__WATCH_CHILD)
-      rc = zkr__zk->awget_children2(zh, w->path, zkr__watch_trampoline, w,
+      rc = zkr__zk->zoo_awget_children2(zh, w->path, zkr__watch_trampoline, w,
                                     rearm_children, w);
     else
-      rc = zkr__zk->awexists(zh, w->path, zkr__watch_trampoline, w, rearm_stat, w);
+      rc = zkr__zk->zoo_awexists(zh, w->path, zkr__watch_trampoline, w, rearm_stat, w);
   }
   if (m) pthread_rwlock_unlock(&m->zh_lock);
   z->watch_rearms++;

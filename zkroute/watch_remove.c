@@ -30,8 +30,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api.h"
+#include "deliver.h"
+#include "handle.h"
+#include "registry.h"
 #include "watch.h"
+#include "watch_record.h"
+#include "zkapi.h"
 
 #define REMOVED_KEEP_S 60
 
@@ -71,12 +76,12 @@ void zkr__watch_remove_locked(zkr_t *z, zkr__watch_t *w) {
 void zkr__watch_unregister(zkr_t *z, zkr__watch_t *w, int slot, zhandle_t *zh, int own_thread) {
   if (!zh || slot < 0) return;
   if (own_thread) {
-    zkr__zk->remove_watches(zh, w->path, type_of(w), zkr__watch_trampoline, w, 1);
+    zkr__zk->zoo_remove_watches(zh, w->path, type_of(w), zkr__watch_trampoline, w, 1);
     return;
   }
   zkr__member_t *m = &z->members[slot];
   pthread_rwlock_rdlock(&m->zh_lock);
-  if (m->zh == zh) zkr__zk->remove_watches(zh, w->path, type_of(w), zkr__watch_trampoline, w, 1);
+  if (m->zh == zh) zkr__zk->zoo_remove_watches(zh, w->path, type_of(w), zkr__watch_trampoline, w, 1);
   pthread_rwlock_unlock(&m->zh_lock);
 }
 
@@ -200,8 +205,8 @@ static void send_req(rm_call_t *c, int slot, zhandle_t *zh, zkr__watch_t **v, in
   if (m->zh == zh) {
     /* ZooKeeper calls the completion it is given as the function itself. */
     void_completion_t *done = (void_completion_t *)rm_done;
-    rc = all ? zkr__zk->aremove_all_watches(zh, path, t, 0, done, q)
-             : zkr__zk->aremove_watches(zh, path, type_of(v[0]), zkr__watch_trampoline, v[0], 0,
+    rc = all ? zkr__zk->zoo_aremove_all_watches(zh, path, t, 0, done, q)
+             : zkr__zk->zoo_aremove_watches(zh, path, type_of(v[0]), zkr__watch_trampoline, v[0], 0,
                                         done, q);
   }
   pthread_rwlock_unlock(&m->zh_lock);

@@ -3,7 +3,7 @@
  * an LD_PRELOAD interposer that defines zookeeper_init and zoo_* itself can
  * point the table at the real functions (dlsym RTLD_NEXT) without the
  * library recursing into the interposer, and so that unit tests can run the
- * router on a fake (tests/unit/fakezk.c).  The default table holds the real
+ * router on a fake (tests/harness/fakezk.c).  The default table holds the real
  * functions.  The `srvr` four-letter query is part of the table too, so a
  * fake ensemble also answers who leads, and name resolution too, so a fake
  * DNS can add and remove addresses. */
@@ -14,77 +14,26 @@
 #include <sys/socket.h>
 #include <zookeeper/zookeeper.h>
 
+#include "zkroute/calls.h"
+
 struct zkr__srvr_reply;
 struct zkr__host;
 
+/* One field per function of the call list marked T (<zkroute/calls.h>),
+ * named and typed as the function itself: zkr__zk->zoo_awget(...).  A
+ * table made before a field existed may leave it NULL where the field
+ * says so: zoo_set_servers_resolution_delay (member.c skips it),
+ * zoo_awgetconfig (membership does not follow /zookeeper/config).  Watch
+ * removal's asynchronous calls take the completion as ZooKeeper declares
+ * it (a pointer to one) and call it as the function itself; local removal
+ * is made with the synchronous call, which does not wait for a server when
+ * local is set (watch_remove.c). */
+#define ZKR__ZK_FIELD(gen, tbl, ret, name, params, ...) \
+  ZKR__TBL_##tbl(ret (*name) params;)
+#define ZKR__ZK_NONE(...)
+
 typedef struct zkr__zk {
-  zhandle_t *(*init)(const char *host, watcher_fn fn, int recv_timeout,
-                     const clientid_t *clientid, void *context, int flags);
-  int (*close)(zhandle_t *zh);
-  /* The handle's own state, as zoo_state: checked right before a close
-   * that must not end a connected session (rescue.c). */
-  int (*state)(zhandle_t *zh);
-  const clientid_t *(*client_id)(zhandle_t *zh);
-  int (*recv_timeout)(zhandle_t *zh);
-  int (*add_auth)(zhandle_t *zh, const char *scheme, const char *cert,
-                  int certLen, void_completion_t completion, const void *data);
-  int (*acreate_ttl)(zhandle_t *zh, const char *path, const char *value,
-                     int valuelen, const struct ACL_vector *acl, int mode,
-                     int64_t ttl, string_completion_t completion,
-                     const void *data);
-  int (*acreate2_ttl)(zhandle_t *zh, const char *path, const char *value,
-                      int valuelen, const struct ACL_vector *acl, int mode,
-                      int64_t ttl, string_stat_completion_t completion,
-                      const void *data);
-  int (*adelete)(zhandle_t *zh, const char *path, int version,
-                 void_completion_t completion, const void *data);
-  int (*aset)(zhandle_t *zh, const char *path, const char *buffer, int buflen,
-              int version, stat_completion_t completion, const void *data);
-  int (*aset_acl)(zhandle_t *zh, const char *path, int version,
-                  struct ACL_vector *acl, void_completion_t completion,
-                  const void *data);
-  int (*amulti)(zhandle_t *zh, int count, const zoo_op_t *ops,
-                zoo_op_result_t *results, void_completion_t completion,
-                const void *data);
-  int (*awexists)(zhandle_t *zh, const char *path, watcher_fn watcher,
-                  void *watcherCtx, stat_completion_t completion,
-                  const void *data);
-  int (*awget)(zhandle_t *zh, const char *path, watcher_fn watcher,
-               void *watcherCtx, data_completion_t completion,
-               const void *data);
-  int (*awget_children)(zhandle_t *zh, const char *path, watcher_fn watcher,
-                        void *watcherCtx, strings_completion_t completion,
-                        const void *data);
-  int (*awget_children2)(zhandle_t *zh, const char *path, watcher_fn watcher,
-                         void *watcherCtx,
-                         strings_stat_completion_t completion,
-                         const void *data);
-  int (*aget_acl)(zhandle_t *zh, const char *path, acl_completion_t completion,
-                  const void *data);
-  int (*async)(zhandle_t *zh, const char *path, string_completion_t completion,
-               const void *data);
-  int (*set_resolution_delay)(zhandle_t *zh, int delay_ms);
-  /* NULL (a table that predates it): membership does not follow
-   * /zookeeper/config (membership.c). */
-  int (*awgetconfig)(zhandle_t *zh, watcher_fn watcher, void *watcherCtx,
-                     data_completion_t completion, const void *data);
-  int (*areconfig)(zhandle_t *zh, const char *joining, const char *leaving,
-                   const char *members, int64_t version, data_completion_t dc,
-                   const void *data);
-  /* Watch removal (watch_remove.c).  The asynchronous ones take the
-   * completion as ZooKeeper declares it (a pointer to one) and call it as
-   * the function itself; local removal is made with the synchronous call,
-   * which does not wait for a server when local is set. */
-  int (*remove_watches)(zhandle_t *zh, const char *path, ZooWatcherType wtype,
-                        watcher_fn watcher, void *watcherCtx, int local);
-  int (*aremove_watches)(zhandle_t *zh, const char *path, ZooWatcherType wtype,
-                         watcher_fn watcher, void *watcherCtx, int local,
-                         void_completion_t *completion, const void *data);
-  int (*aremove_all_watches)(zhandle_t *zh, const char *path,
-                             ZooWatcherType wtype, int local,
-                             void_completion_t *completion, const void *data);
-  struct sockaddr *(*connected_host)(zhandle_t *zh, struct sockaddr *addr,
-                                     socklen_t *addr_len);
+  ZKR_ZOO_CALLS(ZKR__ZK_FIELD, ZKR__ZK_NONE)
   /* srvr of one server (srvr.c's zkr__srvr_fetch): ZOK or a ZKR_ESRVR_*. */
   int (*srvr)(const char *host, int port, int timeout_ms, size_t cap,
               struct zkr__srvr_reply *out);

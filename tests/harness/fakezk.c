@@ -99,7 +99,7 @@ static int server_of(const char *host) {
 
 /* ---- the table ---- */
 
-static zhandle_t *f_init(const char *host, watcher_fn fn, int recv_timeout,
+static zhandle_t *f_zookeeper_init(const char *host, watcher_fn fn, int recv_timeout,
                          const clientid_t *cid, void *context, int flags) {
   (void)flags;
   int n = server_of(host);
@@ -124,7 +124,7 @@ static zhandle_t *f_init(const char *host, watcher_fn fn, int recv_timeout,
 /* As libzookeeper_mt's multi-threaded close may: completions still queued
  * are dropped (never called), except add_auth's, which get ZCLOSING;
  * watchers are freed uncalled. */
-static int f_close(zhandle_t *zh) {
+static int f_zookeeper_close(zhandle_t *zh) {
   fake_zh_t *h = (fake_zh_t *)zh;
   freq_t *auth[256];
   int na = 0;
@@ -148,16 +148,16 @@ static int f_close(zhandle_t *zh) {
   return ZOK;
 }
 
-static int f_state(zhandle_t *zh) {
+static int f_zoo_state(zhandle_t *zh) {
   pthread_mutex_lock(&mu);
   int s = ((fake_zh_t *)zh)->state;
   pthread_mutex_unlock(&mu);
   return s;
 }
 
-static const clientid_t *f_client_id(zhandle_t *zh) { return &((fake_zh_t *)zh)->cid; }
-static int f_recv_timeout(zhandle_t *zh) { return ((fake_zh_t *)zh)->recv_timeout; }
-static int f_resolution(zhandle_t *zh, int ms) {
+static const clientid_t *f_zoo_client_id(zhandle_t *zh) { return &((fake_zh_t *)zh)->cid; }
+static int f_zoo_recv_timeout(zhandle_t *zh) { return ((fake_zh_t *)zh)->recv_timeout; }
+static int f_zoo_set_servers_resolution_delay(zhandle_t *zh, int ms) {
   (void)zh;
   (void)ms;
   return ZOK;
@@ -205,7 +205,7 @@ static int add(zhandle_t *zh, int kind, const char *path, freq_t tmpl) {
   return ZOK;
 }
 
-static int f_add_auth(zhandle_t *zh, const char *scheme, const char *cert,
+static int f_zoo_add_auth(zhandle_t *zh, const char *scheme, const char *cert,
                       int len, void_completion_t c, const void *data) {
   (void)cert;
   (void)len;
@@ -213,7 +213,7 @@ static int f_add_auth(zhandle_t *zh, const char *scheme, const char *cert,
   return add(zh, FK_AUTH, scheme, t);
 }
 
-static int f_acreate_ttl(zhandle_t *zh, const char *path, const char *value,
+static int f_zoo_acreate_ttl(zhandle_t *zh, const char *path, const char *value,
                          int valuelen, const struct ACL_vector *acl, int mode,
                          int64_t ttl, string_completion_t c, const void *data) {
   (void)value, (void)valuelen, (void)acl, (void)ttl;
@@ -222,7 +222,7 @@ static int f_acreate_ttl(zhandle_t *zh, const char *path, const char *value,
   return add(zh, FK_CREATE, path, t);
 }
 
-static int f_acreate2_ttl(zhandle_t *zh, const char *path, const char *value,
+static int f_zoo_acreate2_ttl(zhandle_t *zh, const char *path, const char *value,
                           int valuelen, const struct ACL_vector *acl, int mode,
                           int64_t ttl, string_stat_completion_t c, const void *data) {
   (void)value, (void)valuelen, (void)acl, (void)ttl;
@@ -231,28 +231,28 @@ static int f_acreate2_ttl(zhandle_t *zh, const char *path, const char *value,
   return add(zh, FK_CREATE, path, t);
 }
 
-static int f_adelete(zhandle_t *zh, const char *path, int version,
+static int f_zoo_adelete(zhandle_t *zh, const char *path, int version,
                      void_completion_t c, const void *data) {
   (void)version;
   freq_t t = {.cb.v = c, .data = data};
   return add(zh, FK_DELETE, path, t);
 }
 
-static int f_aset(zhandle_t *zh, const char *path, const char *buf, int len,
+static int f_zoo_aset(zhandle_t *zh, const char *path, const char *buf, int len,
                   int version, stat_completion_t c, const void *data) {
   (void)buf, (void)len, (void)version;
   freq_t t = {.cb.stat = c, .data = data};
   return add(zh, FK_SET, path, t);
 }
 
-static int f_aset_acl(zhandle_t *zh, const char *path, int version,
+static int f_zoo_aset_acl(zhandle_t *zh, const char *path, int version,
                       struct ACL_vector *acl, void_completion_t c, const void *data) {
   (void)version, (void)acl;
   freq_t t = {.cb.v = c, .data = data};
   return add(zh, FK_SETACL, path, t);
 }
 
-static int f_amulti(zhandle_t *zh, int count, const zoo_op_t *ops,
+static int f_zoo_amulti(zhandle_t *zh, int count, const zoo_op_t *ops,
                     zoo_op_result_t *results, void_completion_t c, const void *data) {
   (void)results;
   freq_t t = {.cb.v = c, .data = data};
@@ -263,49 +263,49 @@ static int f_amulti(zhandle_t *zh, int count, const zoo_op_t *ops,
   return add(zh, FK_MULTI, count > 0 ? "(multi)" : "", t);
 }
 
-static int f_awexists(zhandle_t *zh, const char *path, watcher_fn w, void *wc,
+static int f_zoo_awexists(zhandle_t *zh, const char *path, watcher_fn w, void *wc,
                       stat_completion_t c, const void *data) {
   freq_t t = {.cb.stat = c, .data = data, .wfn = w, .wctx = wc};
   return add(zh, FK_EXISTS, path, t);
 }
 
-static int f_awget(zhandle_t *zh, const char *path, watcher_fn w, void *wc,
+static int f_zoo_awget(zhandle_t *zh, const char *path, watcher_fn w, void *wc,
                    data_completion_t c, const void *data) {
   freq_t t = {.cb.data = c, .data = data, .wfn = w, .wctx = wc};
   return add(zh, FK_GET, path, t);
 }
 
-static int f_awget_children2(zhandle_t *zh, const char *path, watcher_fn w,
+static int f_zoo_awget_children2(zhandle_t *zh, const char *path, watcher_fn w,
                              void *wc, strings_stat_completion_t c, const void *data) {
   freq_t t = {.cb.strings_stat = c, .data = data, .wfn = w, .wctx = wc};
   return add(zh, FK_CHILDREN, path, t);
 }
 
-static int f_awget_children(zhandle_t *zh, const char *path, watcher_fn w,
+static int f_zoo_awget_children(zhandle_t *zh, const char *path, watcher_fn w,
                             void *wc, strings_completion_t c, const void *data) {
   (void)zh, (void)path, (void)w, (void)wc, (void)c, (void)data;
   return ZUNIMPLEMENTED; /* zkroute sends get_children2 only */
 }
 
-static int f_aget_acl(zhandle_t *zh, const char *path, acl_completion_t c,
+static int f_zoo_aget_acl(zhandle_t *zh, const char *path, acl_completion_t c,
                       const void *data) {
   freq_t t = {.cb.acl = c, .data = data};
   return add(zh, FK_GETACL, path, t);
 }
 
-static int f_async(zhandle_t *zh, const char *path, string_completion_t c,
+static int f_zoo_async(zhandle_t *zh, const char *path, string_completion_t c,
                    const void *data) {
   freq_t t = {.cb.string = c, .data = data};
   return add(zh, FK_SYNC, path, t);
 }
 
-static int f_awgetconfig(zhandle_t *zh, watcher_fn w, void *wc,
+static int f_zoo_awgetconfig(zhandle_t *zh, watcher_fn w, void *wc,
                          data_completion_t c, const void *data) {
   freq_t t = {.cb.data = c, .data = data, .wfn = w, .wctx = wc};
   return add(zh, FK_GETCONFIG, "/zookeeper/config", t);
 }
 
-static int f_areconfig(zhandle_t *zh, const char *joining, const char *leaving,
+static int f_zoo_areconfig(zhandle_t *zh, const char *joining, const char *leaving,
                        const char *members, int64_t version, data_completion_t c,
                        const void *data) {
   (void)joining, (void)leaving, (void)members, (void)version;
@@ -334,13 +334,13 @@ static int unwatch(fake_zh_t *h, const char *path, ZooWatcherType t, int all,
   return n;
 }
 
-static int f_remove_watches(zhandle_t *zh, const char *path, ZooWatcherType t,
+static int f_zoo_remove_watches(zhandle_t *zh, const char *path, ZooWatcherType t,
                             watcher_fn w, void *wc, int local) {
   if (!local) return ZUNIMPLEMENTED; /* zkroute only removes locally so */
   return unwatch((fake_zh_t *)zh, path, t, w == NULL, w, wc) ? ZOK : ZNOWATCHER;
 }
 
-static int f_aremove_watches(zhandle_t *zh, const char *path, ZooWatcherType t,
+static int f_zoo_aremove_watches(zhandle_t *zh, const char *path, ZooWatcherType t,
                              watcher_fn w, void *wc, int local,
                              void_completion_t *c, const void *data) {
   if (local) return ZUNIMPLEMENTED;
@@ -349,7 +349,7 @@ static int f_aremove_watches(zhandle_t *zh, const char *path, ZooWatcherType t,
   return add(zh, FK_REMOVE_WATCHES, path, tm);
 }
 
-static int f_aremove_all_watches(zhandle_t *zh, const char *path, ZooWatcherType t,
+static int f_zoo_aremove_all_watches(zhandle_t *zh, const char *path, ZooWatcherType t,
                                  int local, void_completion_t *c, const void *data) {
   if (local) return ZUNIMPLEMENTED;
   freq_t tm = {.cb.v = (void_completion_t)c, .data = data};
@@ -357,7 +357,7 @@ static int f_aremove_all_watches(zhandle_t *zh, const char *path, ZooWatcherType
   return add(zh, FK_REMOVE_ALL_WATCHES, path, tm);
 }
 
-static struct sockaddr *f_connected_host(zhandle_t *zh, struct sockaddr *addr,
+static struct sockaddr *f_zookeeper_get_connected_host(zhandle_t *zh, struct sockaddr *addr,
                                          socklen_t *len) {
   fake_zh_t *h = (fake_zh_t *)zh;
   if (h->state != ZOO_CONNECTED_STATE || !addr || !len || *len < sizeof(struct sockaddr_in))
@@ -388,32 +388,12 @@ static int f_srvr(const char *host, int port, int timeout_ms, size_t cap,
   return ZOK;
 }
 
+/* Every field of the table has its fake, f_<name>: a field added to the
+ * call list fails this build until the fake has one. */
+#define FAKE_FIELD(gen, tbl, ret, name, ...) ZKR__TBL_##tbl(.name = f_##name, )
+
 static const zkr__zk_t fake_table = {
-    .init = f_init,
-    .close = f_close,
-    .state = f_state,
-    .client_id = f_client_id,
-    .recv_timeout = f_recv_timeout,
-    .add_auth = f_add_auth,
-    .acreate_ttl = f_acreate_ttl,
-    .acreate2_ttl = f_acreate2_ttl,
-    .adelete = f_adelete,
-    .aset = f_aset,
-    .aset_acl = f_aset_acl,
-    .amulti = f_amulti,
-    .awexists = f_awexists,
-    .awget = f_awget,
-    .awget_children = f_awget_children,
-    .awget_children2 = f_awget_children2,
-    .aget_acl = f_aget_acl,
-    .async = f_async,
-    .set_resolution_delay = f_resolution,
-    .awgetconfig = f_awgetconfig,
-    .areconfig = f_areconfig,
-    .remove_watches = f_remove_watches,
-    .aremove_watches = f_aremove_watches,
-    .aremove_all_watches = f_aremove_all_watches,
-    .connected_host = f_connected_host,
+    ZKR_ZOO_CALLS(FAKE_FIELD, ZKR__ZK_NONE)
     .srvr = f_srvr,
 };
 

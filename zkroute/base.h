@@ -1,0 +1,25 @@
+/* Small inline helpers any part may use: the monotonic clock and a 64-bit
+ * mix for random draws. */
+#ifndef ZKR_BASE_H
+#define ZKR_BASE_H
+
+#include <stdint.h>
+#include <time.h>
+
+/* ---- time (clock.c is too small for a file: inline) ---- */
+static inline uint64_t zkr__now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- random numbers: splitmix64, a bijective 64-bit mix of a counter
+ * or seed (policy.c's draws, the hedge target, selector.c's p2c) ---- */
+static inline uint64_t zkr__mix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+#endif

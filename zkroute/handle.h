@@ -1,0 +1,148 @@
+/* The handle (struct zkr, what zkr_t names): every part's state of one
+ * routed handle, with the structures every part shares - the members
+ * (member.h) and the operations (op.h) - and the small inline helpers
+ * (base.h).  handle.c creates and closes it.  Each part's functions are in
+ * the part's own header; internal.h includes them all.  Nothing here is
+ * exported (-fvisibility=hidden; only ZKR_API functions are visible). */
+#ifndef ZKR_HANDLE_H
+#define ZKR_HANDLE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "base.h"
+#include "health.h"
+#include "hosts.h"
+#include "member.h"
+#include "op.h"
+#include "zkroute.h"
+
+struct zkr {
+  zkr_options_t opts;
+  zkr__health_cfg_t hcfg;
+  zkr__hostlist_t hosts;
+  /* Members live in members[0..n); n only grows (membership.c adds a
+   * member by filling slot n, then publishing n + 1), up to cap.
+   * members[cap] is the owner slot (see owner below).  No slot ever
+   * moves, so an index stays valid for the life of the handle. */
+  _Atomic size_t n;
+  size_t cap;
+  zkr__member_t *members;
+
+  int recv_timeout;
+  int rescue_ms;   /* resolved: option or a third of recv_timeout */
+  int flags;
+  uint64_t init_ns;
+
+  pthread_mutex_t ctx_mu; /* guards watcher and context */
+  watcher_fn watcher;
+  void *context;
+
+  /* The virtual session (session.c; DESIGN.md section 4).  The owner
+   * session is the application's session: its slot is a member's while it
+   * lives on that member's server (it carries that member's reads and
+   * writes too), and the owner slot members[cap] once a rescue re-attached
+   * it elsewhere.  -1 until chosen.  owner_id is its id, copied: what
+   * zkr_client_id returns for the life of the handle. */
+  pthread_mutex_t state_mu;
+  _Atomic int owner;
+  int owner_told;          /* monitor: what waited for the owner was told */
+  clientid_t owner_id;
+  int resume;              /* a clientid was passed: the owner resumes it */
+  _Atomic int polled;      /* the monitor's first srvr poll is done */
+  _Atomic int vstate;      /* state last reported to the application */
+  _Atomic int expired;     /* the owner session expired */
+  _Atomic int auth_failed;
+  _Atomic int closing;
+  _Atomic int carriers_closed; /* after expiry: every session closed */
+  /* Slots whose connection loss failed an application operation while
+   * the state was CONNECTED: the state dips to CONNECTING until their
+   * failed operations are all completed (as a stock session reports
+   * CONNECTING before its ZCONNECTIONLOSS completions). */
+  _Atomic uint64_t dip;
+
+  /* Leader knowledge (monitor.c). */
+  _Atomic int leader;      /* member index, -1 unknown */
+  _Atomic uint64_t leader_changes;
+  int last_leader;         /* last known leader, -1 none yet (monitor) */
+
+  /* Write gate (router.c): one write session at a time, FIFO.  The write
+   * session is the leader's for most writes and the owner's for
+   * session-scoped ones: a switch between them is a change of session. */
+  pthread_mutex_t gate_mu;
+  int gate_cur;            /* member slot of the write session, -1 none */
+  int gate_inflight;       /* gated operations in flight on gate_cur */
+  zkr__op_t *gate_head, *gate_tail;
+  uint64_t gate_parked_since_ns;
+
+  /* Reads (policy.c). */
+  _Atomic unsigned rr;
+  _Atomic int session_reader;   /* consistency session: the member reads
+                                   stick to, -1 none yet */
+  _Atomic int session_last;     /* ... the member of the last read sent */
+  _Atomic uint64_t write_epoch; /* writes of this handle completed (any
+                                   outcome): a session-mode read syncs when
+                                   its member last synced before one */
+  _Atomic int sticky;
+  _Atomic uint64_t hedge_draws; /* counter behind the hedge target draw */
+  _Atomic unsigned leader_rr; /* hybrid's leader_read_weight counter */
+
+  /* Read selector (selector.c): sel_on says whether to look at all;
+   * sel_lock (read-held while the selector runs) lets a new selector
+   * replace the old one only once no call of the old one is running. */
+  _Atomic int sel_on;
+  pthread_rwlock_t sel_lock;
+  zkr_read_selector_fn sel_fn;
+  void *sel_ctx;
+  _Atomic uint64_t sel_picks, sel_fallbacks;
+
+  /* In-flight write paths (inflight.c). */
+  struct zkr__inflight *inflight;
+
+  /* Auth records (auth.c). */
+  pthread_mutex_t auth_mu;
+  struct zkr__auth *auths;
+
+  /* The delivery thread (deliver.c): runs every application callback. */
+  struct zkr__deliver *dl;
+
+  /* The application's operations in issue order (barrier.c). */
+  pthread_mutex_t order_mu;
+  zkr__op_t *ord_head, *ord_tail;
+
+  /* Operations handed to ZooKeeper, not yet completed (dispatch.c). */
+  pthread_mutex_t out_mu;
+  zkr__op_t *out_list;
+
+  /* Watch registry (watch.c). */
+  pthread_mutex_t watch_mu;
+  zkr__watch_t *watch_list;
+  struct zkr__rm_req *rm_list; /* removals sent, not answered (watch_remove.c) */
+  _Atomic int watch_lost;  /* records waiting for a re-arm retry */
+  uint64_t watch_retry_ns; /* monitor: next retry of lost records */
+  _Atomic unsigned rearm_rr;
+  _Atomic uint64_t watch_rearms, watch_missed_events, watch_rearm_retries;
+
+  /* Monitor thread (monitor.c). */
+  pthread_t monitor;
+  int monitor_started;
+  pthread_mutex_t mon_mu;
+  pthread_cond_t mon_cv;
+  _Atomic int mon_stop;
+  int mon_kick;
+  /* Idle polling (monitor.c): operations submitted (api_check.c counts
+   * them), and whether the monitor polls at the idle rate now (the next
+   * operation then kicks it). */
+  _Atomic uint64_t app_ops;
+  _Atomic int poll_idle;
+
+  int reg_slot;            /* its slot in the registry (registry.c), -1 none */
+
+  /* Hedged reads (hedge_apply.c); NULL when hedging is off. */
+  struct zkr__hedger *hedger;
+  /* Membership that follows /zookeeper/config (membership.c). */
+  struct zkr__membership *ms;
+};
+
+#endif

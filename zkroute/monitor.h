@@ -1,0 +1,12 @@
+/* The monitor thread (monitor.c): srvr polls, health, rescue, carriers
+ * and membership turns; a kick makes it turn at once. */
+#ifndef ZKR_MONITOR_H
+#define ZKR_MONITOR_H
+
+#include "handle.h"
+
+int zkr__monitor_start(struct zkr *z);
+void zkr__monitor_stop(struct zkr *z);
+void zkr__monitor_kick(struct zkr *z);
+
+#endif

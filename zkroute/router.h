@@ -1,0 +1,17 @@
+/* The router (router.c; DESIGN.md sections 2, 3): an operation's
+ * classification and ordering, the write gate (one write session at a
+ * time, FIFO), and completion's share (the in-flight paths). */
+#ifndef ZKR_ROUTER_H
+#define ZKR_ROUTER_H
+
+#include "handle.h"
+
+int zkr__route(zkr__op_t *op);
+void zkr__router_op_done(zkr__op_t *op);
+void zkr__gate_done(struct zkr *z);
+void zkr__gate_flush(struct zkr *z);
+void zkr__gate_adopt_leader(struct zkr *z);
+int zkr__gate_current(struct zkr *z);
+void zkr__gate_expire(struct zkr *z, uint64_t older_than_ns);
+
+#endif

@@ -332,6 +332,8 @@ typedef struct trial {
   double out_ms[MAXM];      /* routed: time out of the read pool in it */
   int hedging;              /* routed: hedged reads on */
   uint64_t h_elig, h_sent, h_won, h_capped; /* hedge counters in the window */
+  uint64_t syncs, m_reads; /* routed: syncs sent and reads served in the window,
+                              over every member session (reads per sync) */
 } trial_t;
 
 typedef struct samples {
@@ -766,6 +768,11 @@ static int run_trial(const cfg_t *c, const policy_t *p, char **paths, const char
       t->h_sent = hs0->hedges_sent;
       t->h_won = hs0->hedges_won;
       t->h_capped = hs0->hedges_capped;
+      t->syncs = t->m_reads = 0;
+      for (int i = 0; i < hs0->n_members; i++) {
+        t->syncs += hs0->members[i].syncs;
+        t->m_reads += hs0->members[i].reads;
+      }
       zkr_stats_free(hs0);
     }
     cpu0 = cpu_seconds(&csw0);
@@ -784,6 +791,13 @@ static int run_trial(const cfg_t *c, const policy_t *p, char **paths, const char
       t->h_sent = hs1->hedges_sent - t->h_sent;
       t->h_won = hs1->hedges_won - t->h_won;
       t->h_capped = hs1->hedges_capped - t->h_capped;
+      uint64_t sy = 0, rd = 0;
+      for (int i = 0; i < hs1->n_members; i++) {
+        sy += hs1->members[i].syncs;
+        rd += hs1->members[i].reads;
+      }
+      t->syncs = sy - t->syncs;
+      t->m_reads = rd - t->m_reads;
       zkr_stats_free(hs1);
     }
     if (c->heal_cmd && system(c->heal_cmd) != 0) warn("--heal-cmd failed: %s", c->heal_cmd);
@@ -1269,6 +1283,10 @@ static void write_markdown(FILE *f, const report_t *R) {
                 T[t].h_elig ? 100.0 * (double)T[t].h_sent / (double)T[t].h_elig : 0.0,
                 (unsigned long long)T[t].h_elig, (unsigned long long)T[t].h_won,
                 (unsigned long long)T[t].h_capped);
+      if (c->pol[p].kind == K_ROUTED && T[t].syncs)
+        fprintf(f, " (syncs %llu for %llu reads: %.2f reads per sync)",
+                (unsigned long long)T[t].syncs, (unsigned long long)T[t].m_reads,
+                (double)T[t].m_reads / (double)T[t].syncs);
       if (T[t].first_err)
         fprintf(f, " (%llu errors, first %s)",
                 (unsigned long long)(T[t].err[OP_READ] + T[t].err[OP_WRITE]),
@@ -1424,7 +1442,9 @@ static void write_json(FILE *f, const report_t *R) {
           if (i) fputs(", ", f);
           json_num(f, c->pol[p].kind == K_ROUTED ? x->out_ms[i] : NAN);
         }
-        fputs("], \"load_start\": ", f);
+        fprintf(f, "], \"syncs\": %llu, \"member_reads\": %llu", (unsigned long long)x->syncs,
+                (unsigned long long)x->m_reads);
+        fputs(", \"load_start\": ", f);
         json_num(f, x->load_start);
         fputs(", \"load_end\": ", f);
         json_num(f, x->load_end);

@@ -9,6 +9,7 @@
 #include "api.h"
 #include "barrier.h"
 #include "handle.h"
+#include "monitor.h"
 #include "router.h"
 
 /* ---- checks ---- */

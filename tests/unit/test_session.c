@@ -252,46 +252,55 @@ END_TEST
 
 /* ---- failures of parked operations keep their place (item 9) ---- */
 
-typedef struct {
-  int tag;
-} wait_tag_t;
-
-/* Runs inside the fake's aset of the second write, under the write gate:
- * answers it at once from another thread and waits (bounded) until its
- * completion reached the application - the worst case for the order. */
-static void *answer_set(void *arg) {
-  (void)arg;
-  fake_req_t *r = fake_wait(NULL, FK_SET, "/b");
-  if (r) fake_reply(r, ZOK, 0x100000009LL, 0, NULL);
+/* /b's reply, from a thread of its own: the thread that sends /b holds the
+ * write gate, which /b's completion takes once it has handed its answer
+ * on. */
+static void *answer_b(void *arg) {
+  fake_reply((fake_req_t *)arg, ZOK, 0x100000009LL, 0, NULL);
   return NULL;
 }
-static void hook_answer_now(void *arg) {
+
+/* Runs inside the fake's aset of /b, once the fake recorded it: the flush
+ * that sends /b is still running and holds the gate.  /b is answered, and
+ * this waits until that answer reached the application.  So /a's failure
+ * comes first only if it was handed on before /b was sent; a failure
+ * handed on after the flush (the old behaviour) comes after /b's
+ * completion, whatever the timing. */
+static _Atomic int b_done_while_sending;
+static void hook_answer_b(fake_req_t *r, void *arg) {
   (void)arg;
   pthread_t t;
-  pthread_create(&t, NULL, answer_set, NULL);
+  pthread_create(&t, NULL, answer_b, r);
   pthread_detach(t);
-  uint64_t deadline = now_ms() + 300;
-  while (ev_matching(EV_DONE, 2) == 0 && now_ms() < deadline) sleep_ms(1);
+  b_done_while_sending = ev_find(0, EV_DONE, 2) >= 0;
 }
 
 START_TEST(parked_failure_completes_before_later_writes) {
   open3();
+  b_done_while_sending = 0;
   /* No member usable: writes park. */
   for (int i = 1; i <= 3; i++) fake_session_event(h[i], ZOO_CONNECTING_STATE);
   wait_state(ZOO_CONNECTING_STATE);
   ck_assert_int_eq(zkr_aset(z, "/a", "1", 1, -1, done_stat, (void *)1), ZOK);
   ck_assert_int_eq(zkr_aset(z, "/b", "2", 1, -1, done_stat, (void *)2), ZOK);
-  /* The leader comes back; sending /a fails, /b goes and is answered at
-   * once. */
+  /* The leader comes back: sending /a fails (the next SET), /b goes and is
+   * answered before the flush that sent it returns. */
   fake_fail_next(FK_SET, ZMARSHALLINGERROR);
-  fake_hook_next(FK_SET, hook_answer_now, NULL);
+  fake_hook_sent(FK_SET, "/b", hook_answer_b, NULL);
   fake_session_event(h[1], ZOO_CONNECTED_STATE);
   int a = ev_find(0, EV_DONE, 1), b = ev_find(0, EV_DONE, 2);
   ck_assert_int_ge(a, 0);
   ck_assert_int_ge(b, 0);
+  /* The hook ran, and /b's completion was handed on inside it. */
+  ck_assert(b_done_while_sending);
   ck_assert_int_lt(a, b);
   ck_assert_int_eq(ev_at(a).rc, ZMARSHALLINGERROR);
   ck_assert_int_eq(ev_at(b).rc, ZOK);
+  /* /a never reached the server: the one SET sent is /b's. */
+  int kinds[8];
+  fake_req_t *log[8];
+  ck_assert_int_eq(fake_log(h[1], kinds, log, 8), 1);
+  ck_assert_str_eq(log[0]->path, "/b");
   sleep_ms(50);
   ck_assert_int_eq(ev_matching(EV_DONE, 1), 1);
   ck_assert_int_eq(ev_matching(EV_DONE, 2), 1);
@@ -300,36 +309,46 @@ END_TEST
 
 /* ---- a refused request is never also completed (item 9) ---- */
 
-static void *expire_fake2(void *arg) {
-  (void)arg;
-  fake_session_event(h[2], ZOO_EXPIRED_SESSION_STATE);
+static void *expire_handle(void *arg) {
+  fake_session_event((fake_zh_t *)arg, ZOO_EXPIRED_SESSION_STATE);
   return NULL;
 }
-/* Inside the failing awget, under the slot's read lock: the carrier's
- * expiry arrives on another thread, and the monitor replaces the session
- * (it must wait for the lock, then find nothing of this read listed). */
-static void hook_expire(void *arg) {
+/* Inside the failing awget, under the slot's read lock: the expiry of the
+ * very session the read was given to arrives on another thread, and the
+ * monitor replaces that session (it must wait for the lock, then find
+ * nothing of this read listed). */
+static fake_zh_t *refused_on;
+static void hook_expire(fake_zh_t *hh, void *arg) {
   (void)arg;
+  refused_on = hh;
   pthread_t t;
-  pthread_create(&t, NULL, expire_fake2, NULL);
+  pthread_create(&t, NULL, expire_handle, hh);
   pthread_detach(t);
   sleep_ms(30);
 }
 
 START_TEST(refused_read_never_completes) {
   open3();
-  int before = fake_handle_count(2);
+  refused_on = NULL;
+  int before[4];
+  for (int i = 1; i <= 3; i++) before[i] = fake_handle_count(i);
   for (int i = 0; i < 6; i++) {
     fake_fail_next(FK_GET, ZMARSHALLINGERROR);
     if (i == 0) fake_hook_next(FK_GET, hook_expire, NULL);
     int rc = zkr_aget(z, "/r", 0, done_data, (void *)7);
     ck_assert_int_eq(rc, ZMARSHALLINGERROR);
   }
-  /* The expired carrier was replaced; nothing of the refused reads was
-   * completed then or later. */
+  /* The first refused read went to a carrier (a follower's session), and
+   * that is the session that expired. */
+  ck_assert_ptr_nonnull(refused_on);
+  ck_assert(refused_on == h[2] || refused_on == h[3]);
+  int n = fake_handle_server(refused_on);
+  /* That carrier was replaced; nothing of the refused reads was completed
+   * then or later. */
   uint64_t deadline = now_ms() + 5000;
-  while (fake_handle_count(2) == before && now_ms() < deadline) sleep_ms(5);
-  ck_assert_int_gt(fake_handle_count(2), before);
+  while (fake_handle_count(n) == before[n] && now_ms() < deadline) sleep_ms(5);
+  ck_assert_int_gt(fake_handle_count(n), before[n]);
+  ck_assert(fake_handle_closed(refused_on));
   sleep_ms(100);
   ck_assert_int_eq(ev_matching(EV_DONE, 7), 0);
 }

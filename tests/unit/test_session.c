@@ -776,6 +776,60 @@ START_TEST(add_auth_reports_owner_answer) {
 }
 END_TEST
 
+/* No member session is connected yet when the credential is added: the
+ * call is not completed on the way (a ZOK no server gave, on the
+ * caller's thread), nor by a carrier's answer; it reports the owner's
+ * answer once the owner session is established and answers, on the
+ * delivery thread. */
+static pthread_t caller;
+static _Atomic int auth_on_caller;
+static void done_auth(int rc, const void *d) {
+  if (pthread_equal(pthread_self(), caller)) auth_on_caller = 1;
+  ev_add(EV_DONE, TAG(d), rc, 0, 0, NULL);
+}
+
+START_TEST(add_auth_before_any_session_waits_for_owner) {
+  zkr_options_t o;
+  opts_default(&o);
+  n_evs = 0;
+  auth_on_caller = 0;
+  fake_install();
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
+  wait_leader(0);
+  ck_assert_int_eq(zkr_state(z), ZOO_CONNECTING_STATE);
+  caller = pthread_self();
+  ck_assert_int_eq(zkr_add_auth(z, "digest", "u:p", 3, done_auth, (void *)1), ZOK);
+  ck_assert_int_eq(ev_matching(EV_DONE, 1), 0);
+  /* Queued on every zhandle, as stock queues it until the handshake. */
+  fake_req_t *a[4];
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(a[i] = fake_wait(h[i], FK_AUTH, NULL));
+  /* The leader's session is established; until its server answered the
+   * credential it is not usable, and nothing is reported. */
+  fake_connect(h[1], 0);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_DONE, 1), 0);
+  /* Its server refuses the credential: that is the answer, the owner's
+   * (the session was chosen as the owner once it could be used). */
+  fake_reply(a[1], ZAUTHFAILED, 0, 0, NULL);
+  int d = ev_find(0, EV_DONE, 1);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZAUTHFAILED);
+  ck_assert_int_eq(stat_owner(), 0);
+  /* The carriers connect and accept it later: no second answer. */
+  for (int i = 2; i <= 3; i++) {
+    fake_connect(h[i], 0);
+    fake_reply(a[i], ZOK, 0, 0, NULL);
+  }
+  ck_assert(!auth_on_caller);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 1), 1);
+}
+END_TEST
+
 /* ---- removing watches, the server list, where the owner is ---- */
 
 /* Two watchers on one path, armed by reads the test answers; returns the
@@ -1209,6 +1263,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, blocking_call_from_watcher);
   tcase_add_test(tc, runtime_lock_in_callbacks_no_deadlock);
   tcase_add_test(tc, add_auth_reports_owner_answer);
+  tcase_add_test(tc, add_auth_before_any_session_waits_for_owner);
   tcase_add_test(tc, remove_watch_on_its_member);
   tcase_add_test(tc, remove_all_watches_everywhere);
   tcase_add_test(tc, remove_watch_locally);

@@ -558,6 +558,7 @@ typedef struct zkr_member_stats {
   char zone[32];         /* zone label (zones option), "" none */
   int outstanding;       /* requests sent, not completed */
   uint64_t selector_picks; /* reads the read selector sent here */
+  int watches;           /* watches armed on its session now */
   int removed;           /* left /zookeeper/config: takes no operation */
   int parked;            /* no session, by the read_members cap */
   int64_t server_id;     /* N of server.N in /zookeeper/config, -1 unknown */

@@ -111,8 +111,8 @@ int zkr_stats_json(zkr_t *z, char **out) {
                    m->hosted_on, m->hedges, json_bool(m->removed), json_bool(m->parked),
                    m->server_id);
     zkr__sb_json_str(&b, m->zone);
-    zkr__sb_printf(&b, ",\"outstanding\":%d,\"selector_picks\":%" PRIu64 "}",
-                   m->outstanding, m->selector_picks);
+    zkr__sb_printf(&b, ",\"outstanding\":%d,\"selector_picks\":%" PRIu64 ",\"watches\":%d}",
+                   m->outstanding, m->selector_picks, m->watches);
   }
   zkr__sb_printf(&b, "]}");
   zkr_stats_free(s);

@@ -14,7 +14,11 @@
  * known issue, not a failure.  With "identity" it makes its handle with
  * zookeeper_init2 and a log callback and prints whether the handle gives
  * the callback back, which only a real libzookeeper_mt handle does
- * (ZKROUTE=off must give one). */
+ * (ZKROUTE=off must give one).  With "lockauth" it holds the credential
+ * lock (zoo_lock_auth, exported by libzookeeper_mt but declared only in its
+ * private zk_adaptor.h) while another thread calls zoo_add_auth, and
+ * prints what each call returned and when: the same for every way it
+ * runs. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -679,6 +683,42 @@ static void identity(void) {
   printf("zoo_get_log_callback gives ours: %s\n", zoo_get_log_callback(zh) == id_log ? "yes" : "no");
 }
 
+/* ---- "lockauth": the credential lock ---- */
+
+/* Not in zookeeper.h: programs declare them themselves. */
+int zoo_lock_auth(zhandle_t *zh);
+int zoo_unlock_auth(zhandle_t *zh);
+
+static _Atomic int add_auth_returned = 0, add_auth_rc = 0;
+
+static void *add_auth_main(void *arg) {
+  (void)arg;
+  add_auth_rc = zoo_add_auth(zh, "digest", "zkr:lock", 8, c_void, D(24));
+  add_auth_returned = 1;
+  return NULL;
+}
+
+/* Stock holds the handle's auth list lock across zoo_add_auth (and its
+ * replies): a zoo_add_auth made while the program holds it waits. */
+static void lockauth(void) {
+  printf("zoo_lock_auth: %d\n", zoo_lock_auth(zh));
+  pending = 1;
+  pthread_t t;
+  pthread_create(&t, NULL, add_auth_main, NULL);
+  nanosleep(&(struct timespec){0, 500000000}, NULL);
+  printf("zoo_add_auth from another thread, 0.5 s into the lock: %s\n",
+         add_auth_returned ? "returned" : "waiting");
+  printf("zoo_unlock_auth: %d\n", zoo_unlock_auth(zh));
+  pthread_join(t, NULL);
+  printf("zoo_add_auth after zoo_unlock_auth: %s\n", rc_name(add_auth_rc));
+  wait_pending();
+  printf("  add_auth completion %s\n", results[24]);
+  printf("zoo_lock_auth again: %d\n", zoo_lock_auth(zh));
+  printf("zoo_unlock_auth again: %d\n", zoo_unlock_auth(zh));
+  print_rc("create $B after the lock", zoo_create(zh, base, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0));
+  print_rc("delete $B", zoo_delete(zh, base, -1));
+}
+
 static void delete_tree(const char *path) {
   struct String_vector v;
   if (zoo_get_children(zh, path, 0, &v) == ZOK) {
@@ -698,8 +738,9 @@ static void delete_tree(const char *path) {
 
 int main(int argc, char **argv) {
   if (argc != 3 && !(argc == 4 && (strcmp(argv[3], "quirks") == 0 ||
-                                    strcmp(argv[3], "identity") == 0))) {
-    fprintf(stderr, "usage: %s HOSTS BASE [quirks|identity]\n", argv[0]);
+                                    strcmp(argv[3], "identity") == 0 ||
+                                    strcmp(argv[3], "lockauth") == 0))) {
+    fprintf(stderr, "usage: %s HOSTS BASE [quirks|identity|lockauth]\n", argv[0]);
     return 2;
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -727,6 +768,11 @@ int main(int argc, char **argv) {
   printf("zoo_get_context: %s\n", zoo_get_context(zh) == &ctx1 ? "ctx1" : "?");
   if (argc == 4 && strcmp(argv[3], "identity") == 0) {
     identity();
+    zookeeper_close(zh);
+    return 0;
+  }
+  if (argc == 4 && strcmp(argv[3], "lockauth") == 0) {
+    lockauth();
     zookeeper_close(zh);
     return 0;
   }

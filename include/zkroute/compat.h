@@ -51,6 +51,11 @@ extern "C" {
 int zookeeper_interest(zhandle_t *zh, int *fd, int *interest,
                        struct timeval *tv);
 int zookeeper_process(zhandle_t *zh, int events);
+/* Exported by libzookeeper_mt, declared only in its private zk_adaptor.h:
+ * programs that use them declare them themselves (a declaration after
+ * this header names the adapter, with the same type). */
+int zoo_lock_auth(zhandle_t *zh);
+int zoo_unlock_auth(zhandle_t *zh);
 
 /* ---- handle life and the session ---- */
 
@@ -131,6 +136,18 @@ static inline int zkr_compat_zoo_add_auth(zhandle_t *zh, const char *scheme,
   return zkr_add_auth(z_, scheme, cert, certLen, completion, data);
 }
 
+static inline int zkr_compat_zoo_lock_auth(zhandle_t *zh) {
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_lock_auth(zh);
+  return zkr_lock_auth(z_);
+}
+
+static inline int zkr_compat_zoo_unlock_auth(zhandle_t *zh) {
+  zkr_t *z_ = zkr_compat_routed(zh);
+  if (!z_) return zoo_unlock_auth(zh);
+  return zkr_unlock_auth(z_);
+}
+
 static inline log_callback_fn zkr_compat_zoo_get_log_callback(const zhandle_t *zh) {
   zkr_t *z_ = zkr_compat_routed((zhandle_t *)zh);
   if (!z_) return zoo_get_log_callback(zh);
@@ -180,7 +197,9 @@ static inline int zkr_compat_zoo_set_servers_resolution_delay(zhandle_t *zh,
   return delay_ms < 0 ? ZBADARGUMENTS : ZOK;
 }
 
-static inline void zkr_compat_zoo_cycle_next_server(zhandle_t *zh) { (void)zh; }
+static inline void zkr_compat_zoo_cycle_next_server(zhandle_t *zh) {
+  if (!zkr_compat_routed(zh)) zoo_cycle_next_server(zh);
+}
 
 static inline const char *zkr_compat_zoo_get_current_server(zhandle_t *zh) {
   zkr_t *z_ = zkr_compat_routed(zh);
@@ -645,6 +664,8 @@ static inline int zkr_compat_zoo_multi(zhandle_t *zh, int count,
 #define zoo_set_watcher zkr_compat_zoo_set_watcher
 #define is_unrecoverable zkr_compat_is_unrecoverable
 #define zoo_add_auth zkr_compat_zoo_add_auth
+#define zoo_lock_auth zkr_compat_zoo_lock_auth
+#define zoo_unlock_auth zkr_compat_zoo_unlock_auth
 #define zoo_get_log_callback zkr_compat_zoo_get_log_callback
 #define zoo_set_log_callback zkr_compat_zoo_set_log_callback
 #define zoo_set_servers zkr_compat_zoo_set_servers

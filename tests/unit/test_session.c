@@ -906,12 +906,42 @@ START_TEST(remove_all_watches_everywhere) {
   sleep_ms(50);
   ck_assert_int_eq(ev_matching(EV_WATCH, 1) + ev_matching(EV_WATCH, 2), 0);
   ck_assert_int_eq(ev_matching(EV_DONE, 20), 1);
-  /* Nothing left: remove_all asks anyway, and gets ZNOWATCHER. */
+  /* Nothing left: remove_all asks every member session anyway, as stock
+   * asks its server, and gets ZNOWATCHER from all. */
   ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)21),
                    ZOK);
+  for (int i = 1; i <= 3; i++) {
+    fake_req_t *r = fake_wait(h[i], FK_REMOVE_ALL_WATCHES, "/p");
+    ck_assert_ptr_nonnull(r);
+    fake_reply(r, ZNOWATCHER, 0, 0, NULL);
+  }
   d = ev_find(0, EV_DONE, 21);
   ck_assert_int_ge(d, 0);
   ck_assert_int_eq(ev_at(d).rc, ZNOWATCHER);
+}
+END_TEST
+
+/* A watch removed on the client only stays registered on its server, as
+ * with stock: a later remove_all, which finds nothing here, still asks, and
+ * that server's ZOK is the answer (stock's: ZOK from its one server). */
+START_TEST(remove_all_after_local_removal_asks_servers) {
+  open3();
+  fake_zh_t *ha, *hb;
+  two_watches(&ha, &hb);
+  ck_assert_int_eq(zkr_remove_watches(z, "/p", ZWATCHTYPE_ANY, watcher, (void *)1, 1), ZOK);
+  ck_assert_int_eq(zkr_remove_watches(z, "/p", ZWATCHTYPE_ANY, watcher, (void *)2, 1), ZOK);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)22),
+                   ZOK);
+  for (int i = 1; i <= 3; i++) {
+    fake_req_t *r = fake_wait(h[i], FK_REMOVE_ALL_WATCHES, "/p");
+    ck_assert_ptr_nonnull(r);
+    fake_reply(r, h[i] == ha ? ZOK : ZNOWATCHER, 0, 0, NULL);
+  }
+  int d = ev_find(0, EV_DONE, 22);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 22), 1);
 }
 END_TEST
 
@@ -1266,6 +1296,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, add_auth_before_any_session_waits_for_owner);
   tcase_add_test(tc, remove_watch_on_its_member);
   tcase_add_test(tc, remove_all_watches_everywhere);
+  tcase_add_test(tc, remove_all_after_local_removal_asks_servers);
   tcase_add_test(tc, remove_watch_locally);
   tcase_add_test(tc, remove_answered_when_its_session_goes);
   tcase_add_test(tc, set_servers_changes_members);

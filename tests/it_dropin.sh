@@ -5,7 +5,8 @@
 #     nothing else (no zkr_ symbol); zkroute-run's own behaviour (usage,
 #     exit codes);
 #  2. tests/dropin_prog.c (plain zookeeper.h: sync and async calls,
-#     watches, multi, ACLs) prints the same thing built plain, built with
+#     watches, multi, ACLs, TTL creates, /zookeeper/config, watch removal,
+#     the server-list calls) prints the same thing built plain, built with
 #     <zkroute/compat.h>, under zkroute-run, under zkroute-run with
 #     ZKROUTE=off, and with bad ZKROUTE_* values (each warned about once,
 #     defaults used); ZKROUTE_STATS shows the writes on the leader's session

@@ -400,8 +400,9 @@ PL_EXPORT int zoo_state(zhandle_t *zh) {
   return h ? zkr_state(h->z) : REAL(zoo_state)(zh);
 }
 
-/* The write session's id (ephemeral nodes belong to it); zeros until a
- * member session has one, never NULL, as with the stock client. */
+/* The owner session's id, one value for the handle's life (every
+ * ephemeral node belongs to it); the clientid passed to zookeeper_init, or
+ * zeros, until the owner is chosen; never NULL, as with the stock client. */
 PL_EXPORT const clientid_t *zoo_client_id(zhandle_t *zh) {
   pl_handle_t *h = routed(zh);
   if (!h) return REAL(zoo_client_id)(zh);
@@ -487,10 +488,12 @@ PL_EXPORT int zoo_set_servers(zhandle_t *zh, const char *hosts) {
   return h ? zkr_set_servers(h->z, hosts) : REAL(zoo_set_servers)(zh, hosts);
 }
 
-/* Accepted and ignored: each member session has one server. */
+/* Stock's codes (-1, 0 and a window are valid), otherwise ignored: each
+ * member session has one address, and the connect string's names are
+ * re-resolved every resolve_ms (docs/dropin.md "Host names"). */
 PL_EXPORT int zoo_set_servers_resolution_delay(zhandle_t *zh, int delay_ms) {
   pl_handle_t *h = routed(zh);
-  if (h) return delay_ms < 0 ? ZBADARGUMENTS : ZOK;
+  if (h) return delay_ms < -1 ? ZBADARGUMENTS : ZOK;
   return REAL(zoo_set_servers_resolution_delay)(zh, delay_ms);
 }
 

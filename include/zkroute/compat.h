@@ -194,7 +194,8 @@ static inline int zkr_compat_zoo_set_servers_resolution_delay(zhandle_t *zh,
                                                               int delay_ms) {
   zkr_t *z_ = zkr_compat_routed(zh);
   if (!z_) return zoo_set_servers_resolution_delay(zh, delay_ms);
-  return delay_ms < 0 ? ZBADARGUMENTS : ZOK;
+  /* Stock's codes; the names are re-resolved every resolve_ms. */
+  return delay_ms < -1 ? ZBADARGUMENTS : ZOK;
 }
 
 static inline void zkr_compat_zoo_cycle_next_server(zhandle_t *zh) {

@@ -12,6 +12,9 @@
  *   outcome the application could not know, forced with the fault proxy:
  *   one applied, one lost) is owned by it and outlives the loss of each
  *   one server;
+ * - a watch whose carrier is lost is re-armed elsewhere: its event comes
+ *   after rescue_ms, and a node deleted and created again meanwhile shows
+ *   as CHANGED (stock: DELETED), as docs/dropin.md says;
  * - session events reach every per-path watcher with its own context,
  *   each transition once. */
 #include <limits.h>
@@ -194,6 +197,61 @@ START_TEST(carrier_cut_watch_still_fires) {
   ck_assert_uint_ge(s->members[carrier].recreated, 1);
   ck_assert_uint_ge(s->watch_missed_events, 1);
   zkr_stats_free(s);
+  zookeeper_close(stock);
+  zkr_close(z);
+  it_fault("clear all");
+}
+END_TEST
+
+/* ---- a watch re-armed after its carrier was lost: late, and CHANGED for
+ * a node deleted and created again meanwhile (docs/dropin.md, "Known
+ * differences") ---- */
+
+START_TEST(rearmed_watch_late_and_changed) {
+  seen_t pw = {0}, sw = {0};
+  zkr_options_t o = ZKR_OPTIONS_INIT;
+  o.rescue_ms = 1000;
+  zkr_t *z = NULL;
+  ck_assert_int_eq(zkr_init_opts(&z, it_hosts(), NULL, 10000, NULL, NULL, 0, &o), ZOK);
+  it_wait_ready(z);
+  char path[128], buf[8];
+  it_path(path, sizeof path, "recreate");
+  int owner = owner_member(z);
+  zhandle_t *stock = stock_on(owner);
+  ck_assert_int_eq(zoo_create(stock, path, "a", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+  uint64_t before[IT_MEMBERS];
+  for (int i = 0; i < IT_MEMBERS; i++) before[i] = reads_of(z, i);
+  int len = sizeof buf;
+  ck_assert_int_eq(zkr_wget(z, path, record, &pw, buf, &len, NULL), ZOK);
+  int carrier = -1;
+  for (int i = 0; i < IT_MEMBERS; i++)
+    if (reads_of(z, i) > before[i]) carrier = i;
+  ck_assert_int_ge(carrier, 0);
+  ck_assert_int_ne(carrier, owner);
+  /* A stock session's watch on the same node, on a link left alone. */
+  len = sizeof buf;
+  ck_assert_int_eq(zoo_wget(stock, path, record, &sw, buf, &len, NULL), ZOK);
+  /* The carrier's server refuses the client; the node is deleted and
+   * created again while its watch has no session. */
+  fault("refuse c%d on", carrier + 1);
+  fault("reset c%d", carrier + 1);
+  uint64_t t0 = it_now_ms();
+  ck_assert_int_eq(zoo_delete(stock, path, -1), ZOK);
+  ck_assert_int_eq(zoo_create(stock, path, "b", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+  ck_assert_int_eq(wait_count(&sw, ZOO_DELETED_EVENT, ANY, 1, 5000), 1);
+  uint64_t stock_ms = it_now_ms() - t0;
+  ck_assert_int_eq(wait_count(&pw, ZOO_CHANGED_EVENT, ANY, 1, 10000), 1);
+  uint64_t routed_ms = it_now_ms() - t0;
+  fault("refuse c%d off", carrier + 1);
+  it_sleep_ms(500);
+  ck_assert_int_eq(count(&pw, ZOO_DELETED_EVENT, ANY), 0);
+  ck_assert_int_eq(count(&pw, ZOO_CHANGED_EVENT, ANY), 1);
+  ck_assert_int_eq(zkr_state(z), ZOO_CONNECTED_STATE);
+  printf("rearmed_watch: node deleted and created again while its carrier (member %d) was cut: "
+         "stock got DELETED after %llu ms, the routed handle CHANGED after %llu ms (rescue_ms "
+         "%d)\n", carrier, (unsigned long long)stock_ms, (unsigned long long)routed_ms,
+         o.rescue_ms);
+  ck_assert_uint_gt(routed_ms, (uint64_t)o.rescue_ms);
   zookeeper_close(stock);
   zkr_close(z);
   it_fault("clear all");
@@ -534,6 +592,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, session_events_reach_path_watchers);
   tcase_add_test(tc, carrier_cut_watch_still_fires);
   tcase_add_test(tc, watch_only_cut_from_all_expires);
+  tcase_add_test(tc, rearmed_watch_late_and_changed);
   tcase_add_test(tc, client_id_stable_ephemerals_owned);
   suite_add_tcase(s, tc);
   return s;

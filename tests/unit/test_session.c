@@ -679,6 +679,24 @@ START_TEST(carrier_connection_loss_dips_state) {
 }
 END_TEST
 
+/* ---- AUTH_FAILED from a carrier is the application's ---- */
+
+/* The same credentials go to every member session: a carrier's server
+ * that refuses them makes the virtual session AUTH_FAILED, though the
+ * owner's server took them (docs/dropin.md, "Known differences"). */
+START_TEST(carrier_auth_failed_is_the_applications) {
+  open3();
+  int mark = ev_count();
+  fake_session_event(h[3], ZOO_AUTH_FAILED_STATE);
+  wait_state(ZOO_AUTH_FAILED_STATE);
+  int e = ev_find(mark, EV_SESSION, 100);
+  ck_assert_int_ge(e, 0);
+  ck_assert_int_eq(ev_at(e).state, ZOO_AUTH_FAILED_STATE);
+  ck_assert(!fake_handle_closed(h[1]));
+  ck_assert_int_eq(zkr_aset(z, "/x", "1", 1, -1, done_stat, (void *)1), ZINVALIDSTATE);
+}
+END_TEST
+
 /* ---- callbacks may block ---- */
 
 static void *answer_reads(void *arg) {
@@ -1290,6 +1308,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, rearm_unchanged_then_fires_once);
   tcase_add_test(tc, owner_expiry_is_the_applications);
   tcase_add_test(tc, carrier_connection_loss_dips_state);
+  tcase_add_test(tc, carrier_auth_failed_is_the_applications);
   tcase_add_test(tc, blocking_call_from_watcher);
   tcase_add_test(tc, runtime_lock_in_callbacks_no_deadlock);
   tcase_add_test(tc, add_auth_reports_owner_answer);

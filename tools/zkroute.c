@@ -284,20 +284,21 @@ static void json_member(FILE *f, const zkr_member_stats_t *m, int i) {
              ", \"write_session\": %s",
           m->connected ? "true" : "false", m->in_read_pool ? "true" : "false",
           m->is_write_session ? "true" : "false");
-  fprintf(f, ", \"reads\": %llu, \"writes\": %llu, \"syncs\": %llu"
+  fprintf(f, ", \"owner\": %s", m->is_owner ? "true" : "false");
+  fprintf(f, ", \"reads\": %llu, \"writes\": %llu, \"syncs\": %llu, \"coalesced\": %llu"
              ", \"errors\": %llu, \"samples\": %llu, \"ewma_ms\": ",
           (unsigned long long)m->reads, (unsigned long long)m->writes,
-          (unsigned long long)m->syncs, (unsigned long long)m->errors,
-          (unsigned long long)m->samples);
+          (unsigned long long)m->syncs, (unsigned long long)m->coalesced,
+          (unsigned long long)m->errors, (unsigned long long)m->samples);
   if (m->ewma_ms >= 0) fprintf(f, "%.3f", m->ewma_ms);
   else fputs("null", f);
   fprintf(f, ", \"ejections\": %llu, \"out_of_pool_ms\": %.3f"
              ", \"srvr_polls\": %llu, \"srvr_failures\": %llu"
-             ", \"hedges\": %llu, \"removed\": %s, \"server_id\": %lld}",
+             ", \"hedges\": %llu, \"watches\": %d, \"removed\": %s, \"server_id\": %lld}",
           (unsigned long long)m->ejections, m->out_of_pool_ms,
           (unsigned long long)m->srvr_polls,
           (unsigned long long)m->srvr_failures, (unsigned long long)m->hedges,
-          m->removed ? "true" : "false", (long long)m->server_id);
+          m->watches, m->removed ? "true" : "false", (long long)m->server_id);
 }
 
 static void print_json(FILE *f, zkr_t *z, const zkr_stats_t *s, int ready) {
@@ -316,6 +317,12 @@ static void print_json(FILE *f, zkr_t *z, const zkr_stats_t *s, int ready) {
           (unsigned long long)s->hedges_won, (unsigned long long)s->hedges_capped,
           (unsigned long long)s->hedges_no_member,
           (unsigned long long)s->hedge_discarded);
+  fprintf(f, "  \"owner\": {\"member\": %d, \"session_id\": \"0x%llx\", \"moved\": %s"
+             ", \"rescues\": %llu},\n",
+          s->owner, (unsigned long long)s->owner_session_id, s->owner_moved ? "true" : "false",
+          (unsigned long long)s->owner_rescues);
+  fprintf(f, "  \"watches\": {\"registered\": %d, \"lost\": %d},\n", s->watches,
+          s->watches_lost);
   fprintf(f, "  \"membership\": {\"follows_config\": %d, \"config_version\": ",
           s->follows_config);
   if (s->config_version >= 0) fprintf(f, "\"0x%llx\"", (unsigned long long)s->config_version);

@@ -1,8 +1,8 @@
 /* A ZooKeeper client written against plain <zookeeper/zookeeper.h>: sync
  * and async calls, watches of every kind (global and per-call watchers, a
  * watcher that re-arms from inside its callback), multi, ACLs with digest
- * auth, TTL creates, /zookeeper/config, watch removal, the server-list
- * calls, contexts, zoo_set_watcher and the session calls.  It prints what it
+ * auth, TTL creates, /zookeeper/config, reconfig, watch removal, the
+ * server-list calls, contexts, zoo_set_watcher and the session calls.  It prints what it
  * observes, with every path relative to its base node and nothing that
  * depends on time, zxids or session ids, so that its output is the same
  * whichever way it runs: linked to libzookeeper_mt as is, built with
@@ -701,6 +701,14 @@ static void more_calls(void) {
   wait_pending();
   printf("  completion %s\n", results[31]);
   print_rc("remove_all_watches /zookeeper/config", zoo_remove_all_watches(zh, ZOO_CONFIG_NODE, ZWATCHTYPE_ANY, 0));
+
+  /* A reconfiguration (these servers have it disabled: their answer). */
+  len = sizeof buf;
+  print_rc("reconfig leaving server 99", zoo_reconfig(zh, NULL, "99", NULL, -1, buf, &len, &st));
+  pending = 1;
+  print_rc("areconfig leaving server 99", zoo_areconfig(zh, NULL, "99", NULL, -1, c_config, D(34)));
+  wait_pending();
+  printf("  completion %s\n", results[34]);
 
   /* Watch removal, each form. */
   len = sizeof buf;

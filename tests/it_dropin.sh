@@ -145,12 +145,15 @@ check "compat, ZKROUTE=off: passed through, said once, no stats" \
 # Only a real libzookeeper_mt handle gives back the log callback it was
 # made with: compat with ZKROUTE=off answers as stock, compat routed does not.
 prog_mode=identity
-prog id-plain -- "$plain" && prog id-off ZKROUTE=off -- "$compat" && prog id-on -- "$compat"
+prog id-plain -- "$plain" && prog id-off ZKROUTE=off -- "$compat" && prog id-on -- "$compat" &&
+	prog id-preload -- "$run" "$plain"
 prog_mode=
 check "compat, ZKROUTE=off: a real handle (gives its log callback back, as stock)" \
 	bash -c "grep -q '^zoo_get_log_callback gives ours: yes' '$work/id-plain.out' && diff -u '$work/id-plain.out' '$work/id-off.out'"
 check "compat, routed: not a real handle (the identity check tells the two apart)" \
 	grep -q '^zoo_get_log_callback gives ours: no' "$work/id-on.out"
+check "zkroute-run: the log callback of zookeeper_init2 is honoured (given back, as stock)" \
+	diff -u "$work/id-plain.out" "$work/id-preload.out"
 zkr_lines "$work/bad.err" >"$work/bad.zkr"
 check "bad ZKROUTE_POLICY: one warning, default used" \
 	bash -c "[ \"\$(grep -c 'ignoring ZKROUTE_POLICY=bogus.*using the default, hybrid' '$work/bad.zkr')\" = 1 ]"

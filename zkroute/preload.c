@@ -459,7 +459,10 @@ PL_EXPORT void zoo_set_log_callback(zhandle_t *zh, log_callback_fn callback) {
   }
   h->log_cb = callback;
   zkr_t *z = h->z;
-  for (size_t i = 0; i < z->n; i++) {
+  /* The members, then the owner slot (the owner session after a rescue). */
+  size_t n = z->n;
+  for (size_t i = 0; i <= z->cap; i++) {
+    if (i >= n && i != z->cap) continue;
     zkr__member_t *m = &z->members[i];
     pthread_rwlock_rdlock(&m->zh_lock);
     if (m->zh) real.zoo_set_log_callback(m->zh, callback);

@@ -434,7 +434,9 @@ ZKR_API int zkr_reconfig(zkr_t *z, const char *joining, const char *leaving,
  * each member session holding one asks its server, and the registration
  * goes when the server says ZOK.  A removed watcher is never called again.
  * Returns ZOK; ZNOWATCHER at once when no such watch is registered (not
- * for _all_, whose completion then gets ZNOWATCHER); ZBADARGUMENTS (path,
+ * for _all_: as stock asks its server, every working member session is
+ * asked, and the completion gets ZNOWATCHER unless a server still held a
+ * watch the client had removed only locally); ZBADARGUMENTS (path,
  * wtype); ZINVALIDSTATE (not local, session expired or auth failed);
  * ZKR_ECLOSING, ZKR_ENOMEM.  The completion (may be NULL; unlike
  * zoo_aremove_watches it is the function itself, not a pointer to it)

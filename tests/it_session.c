@@ -351,13 +351,35 @@ static void wait_done(eph_t *e) {
 /* An ephemeral create whose reply (down) or request (up) the owner's link
  * holds back, until that link is reset: the application hears
  * ZCONNECTIONLOSS, an outcome it cannot know; the test knows it. */
+static zkr_member_stats_t member_now(zkr_t *z, int i) {
+  zkr_stats_t *s;
+  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
+  zkr_member_stats_t m = s->members[i];
+  zkr_stats_free(s);
+  return m;
+}
+
 static void create_cut(zkr_t *z, eph_t *e, const char *dir, int other) {
   int o = owner_member(z);
   char cmd[64];
+  zkr_stats_t *st;
+  ck_assert_int_eq(zkr_stats(z, &st), ZOK);
+  int moved = st->owner_moved;
+  zkr_stats_free(st);
+  ck_assert_int_eq(moved, 0); /* its member's counters are its own */
+  /* The owner's member usable (srvr answers it: a member srvr cannot
+   * reach keeps the owner's creates parked), so the create is sent at
+   * once; then the link holds back what the test says. */
+  uint64_t deadline = it_now_ms() + 10000;
+  while (!member_now(z, o).connected && it_now_ms() < deadline) it_sleep_ms(20);
+  ck_assert(member_now(z, o).connected);
+  uint64_t writes = member_now(z, o).writes;
   snprintf(cmd, sizeof cmd, "delay c%d 4000 0 %s", o + 1, dir);
   ck_assert_int_eq(it_fault(cmd), 0);
   ck_assert_int_eq(zkr_acreate(z, e->path, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL,
                                eph_done, e), ZOK);
+  /* Handed to the owner's session (not parked). */
+  ck_assert_uint_eq(member_now(z, o).writes, writes + 1);
   if (!strcmp(dir, "down")) {
     /* The server applied it: another server has it (no sync: the poll
      * ends when the commit got there). */
@@ -376,7 +398,28 @@ static void create_cut(zkr_t *z, eph_t *e, const char *dir, int other) {
   ck_assert_int_eq(it_fault(cmd), 0);
   fault("reset c%d", o + 1);
   wait_done(e);
-  ck_assert_int_eq(e->rc, ZCONNECTIONLOSS);
+  ck_assert_msg(e->rc == ZCONNECTIONLOSS, "%s (%s held back): %s", e->path, dir, zerror(e->rc));
+}
+
+/* An ephemeral create that must succeed; on failure, what the handle
+ * looked like, to tell a test's race from the library's. */
+static void create_eph(zkr_t *z, const char *path, const char *when) {
+  uint64_t t0 = it_now_ms();
+  int rc = zkr_create(z, path, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0);
+  if (rc != ZOK) {
+    zkr_stats_t *s;
+    ck_assert_int_eq(zkr_stats(z, &s), ZOK);
+    fprintf(stderr, "%s: create %s: %s after %llu ms; state %d, owner on %d (moved %d, state %d, "
+            "rescues %llu), leader %d, write member %d\n", when, path, zerror(rc),
+            (unsigned long long)(it_now_ms() - t0), zkr_state(z), s->owner, s->owner_moved,
+            s->owner_state, (unsigned long long)s->owner_rescues, s->leader, s->write_member);
+    for (int i = 0; i < s->n_members; i++)
+      fprintf(stderr, "  member %d: role %d session %d connected %d errors %llu\n", i,
+              s->members[i].role, s->members[i].session_state, s->members[i].connected,
+              (unsigned long long)s->members[i].errors);
+    zkr_stats_free(s);
+  }
+  ck_assert_msg(rc == ZOK, "%s: create %s: %s", when, path, zerror(rc));
 }
 
 static void assert_same_id(zkr_t *z, const clientid_t *idp, const clientid_t *id) {
@@ -447,8 +490,7 @@ START_TEST(client_id_stable_ephemerals_owned) {
   wait_settled(z, leader);
   assert_same_id(z, idp, &id);
   snprintf(e[AFTER_KILL].path, sizeof e[AFTER_KILL].path, "%s/after-kill", base);
-  ck_assert_int_eq(zkr_create(z, e[AFTER_KILL].path, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL,
-                              NULL, 0), ZOK);
+  create_eph(z, e[AFTER_KILL].path, "after the leader kill");
   e[AFTER_KILL].expect = 1;
   check_owned(owner_member(z), base, sid, e, N_EPH, 5, "after the leader kill");
   it_ensemble_heal();
@@ -477,8 +519,7 @@ START_TEST(client_id_stable_ephemerals_owned) {
   wait_settled(z, -1);
   assert_same_id(z, idp, &id);
   snprintf(e[AFTER_RESTART].path, sizeof e[AFTER_RESTART].path, "%s/after-restart", base);
-  ck_assert_int_eq(zkr_create(z, e[AFTER_RESTART].path, "", 0, &ZOO_OPEN_ACL_UNSAFE,
-                              ZOO_EPHEMERAL, NULL, 0), ZOK);
+  create_eph(z, e[AFTER_RESTART].path, "after the leader restart");
   e[AFTER_RESTART].expect = 1;
   check_owned(other, base, sid, e, N_EPH, 6, "after the leader restart");
   /* The loss of each one server in turn: every ephemeral stays. */

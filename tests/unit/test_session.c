@@ -526,6 +526,26 @@ START_TEST(owner_rescue_aborted_when_reconnected) {
 }
 END_TEST
 
+/* The owner's zhandle is associating (its session renewal is on its way
+ * to the server that came back): not closed either - a renewal landing
+ * after the rescue's would move the session back to a dead connection. */
+START_TEST(owner_rescue_aborted_when_associating) {
+  open3_rescue();
+  fake_set_role(1, ZKR_ROLE_UNREACHABLE, 0);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  fake_set_state(h[1], ZOO_ASSOCIATING_STATE);
+  sleep_ms(600); /* two rescue periods */
+  ck_assert(!fake_handle_closed(h[1]));
+  ck_assert_int_eq(fake_handle_count(2), 1);
+  /* The renewal failed after all (the server went again): now it moves. */
+  fake_set_state(h[1], ZOO_CONNECTING_STATE);
+  fake_zh_t *r = fake_handle(2, 1);
+  ck_assert_ptr_nonnull(r);
+  ck_assert(fake_handle_closed(h[1]));
+}
+END_TEST
+
 START_TEST(resume_of_unknown_session_expires) {
   zkr_options_t o;
   opts_default(&o);
@@ -1303,6 +1323,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, ephemerals_go_to_owner_ttl_to_leader);
   tcase_add_test(tc, owner_rescue_keeps_client_id);
   tcase_add_test(tc, owner_rescue_aborted_when_reconnected);
+  tcase_add_test(tc, owner_rescue_aborted_when_associating);
   tcase_add_test(tc, resume_of_unknown_session_expires);
   tcase_add_test(tc, carrier_expiry_silent_watch_rearmed);
   tcase_add_test(tc, rearm_unchanged_then_fires_once);

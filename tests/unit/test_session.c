@@ -526,23 +526,27 @@ START_TEST(owner_rescue_aborted_when_reconnected) {
 }
 END_TEST
 
-/* The owner's zhandle is associating (its session renewal is on its way
- * to the server that came back): not closed either - a renewal landing
- * after the rescue's would move the session back to a dead connection. */
+/* The owner's zhandle is associating with its server, which answers srvr
+ * again (it came back): the session renewal is on its way there, and a
+ * renewal landing after the rescue's would move the session back to a
+ * dead connection (ZOOKEEPER-710) - not closed.  Once that server is
+ * silent again, the associating zhandle is moved: it cannot renew soon,
+ * and the session must not expire waiting. */
 START_TEST(owner_rescue_aborted_when_associating) {
   open3_rescue();
   fake_set_role(1, ZKR_ROLE_UNREACHABLE, 0);
   fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
   fake_session_event(h[1], ZOO_CONNECTING_STATE);
   fake_set_state(h[1], ZOO_ASSOCIATING_STATE);
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
   sleep_ms(600); /* two rescue periods */
   ck_assert(!fake_handle_closed(h[1]));
   ck_assert_int_eq(fake_handle_count(2), 1);
-  /* The renewal failed after all (the server went again): now it moves. */
-  fake_set_state(h[1], ZOO_CONNECTING_STATE);
+  fake_set_role(1, 0, 0); /* srvr gets no answer */
   fake_zh_t *r = fake_handle(2, 1);
   ck_assert_ptr_nonnull(r);
   ck_assert(fake_handle_closed(h[1]));
+  ck_assert_int_eq(fake_handle_resumed(r), fake_session_id(h[1]));
 }
 END_TEST
 

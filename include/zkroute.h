@@ -510,7 +510,8 @@ ZKR_API int zkr_set_servers(zkr_t *z, const char *hosts);
 
 /* zoo_set_servers_resolution_delay's mirror: accepted and ignored (each
  * member session has one address; the host names are re-resolved every
- * resolve_ms).  Returns ZOK, ZBADARGUMENTS (NULL, or delay_ms negative),
+ * resolve_ms).  Returns ZOK, ZBADARGUMENTS (NULL, or delay_ms below -1,
+ * as stock),
  * ZKR_ECLOSING/ZKR_ECLOSED. */
 ZKR_API int zkr_set_servers_resolution_delay(zkr_t *z, int delay_ms);
 
@@ -543,7 +544,9 @@ ZKR_API int zkr_reconfig(zkr_t *z, const char *joining, const char *leaving,
  * each member session holding one asks its server, and the registration
  * goes when the server says ZOK.  A removed watcher is never called again.
  * Returns ZOK; ZNOWATCHER at once when no such watch is registered (not
- * for _all_, whose completion then gets ZNOWATCHER); ZBADARGUMENTS (path,
+ * for _all_: as stock asks its server, every working member session is
+ * asked, and the completion gets ZNOWATCHER unless a server still held a
+ * watch the client had removed only locally); ZBADARGUMENTS (path,
  * wtype); ZINVALIDSTATE (not local, session expired or auth failed);
  * ZKR_ECLOSING, ZKR_ENOMEM.  The completion (may be NULL; unlike
  * zoo_aremove_watches it is the function itself, not a pointer to it)
@@ -667,6 +670,7 @@ typedef struct zkr_member_stats {
   char zone[32];         /* zone label (zones option), "" none */
   int outstanding;       /* requests sent, not completed */
   uint64_t selector_picks; /* reads the read selector sent here */
+  int watches;           /* watches armed on its session now */
   int removed;           /* left /zookeeper/config: takes no operation */
   int parked;            /* no session, by the read_members cap */
   int64_t server_id;     /* N of server.N in /zookeeper/config, -1 unknown */

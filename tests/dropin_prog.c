@@ -1,7 +1,8 @@
 /* A ZooKeeper client written against plain <zookeeper/zookeeper.h>: sync
  * and async calls, watches of every kind (global and per-call watchers, a
  * watcher that re-arms from inside its callback), multi, ACLs with digest
- * auth, contexts, zoo_set_watcher and the session calls.  It prints what it
+ * auth, TTL creates, /zookeeper/config, reconfig, watch removal, the
+ * server-list calls, contexts, zoo_set_watcher and the session calls.  It prints what it
  * observes, with every path relative to its base node and nothing that
  * depends on time, zxids or session ids, so that its output is the same
  * whichever way it runs: linked to libzookeeper_mt as is, built with
@@ -9,12 +10,16 @@
  * zkroute-run (tests/it_dropin.sh compares the three).
  *
  * Usage: dropin_prog HOSTS BASE   (BASE: a node path that does not exist)
- * With a third argument "quirks" it prints only what zkroute is known to do
- * differently (docs/dropin.md): it_dropin.sh reports a difference there as a
- * known issue, not a failure.  With "identity" it makes its handle with
+ * With a third argument "quirks" it prints only where zkroute once
+ * differed (watch merging, serial callbacks): it_dropin.sh fails on a
+ * difference there too.  With "identity" it makes its handle with
  * zookeeper_init2 and a log callback and prints whether the handle gives
  * the callback back, which only a real libzookeeper_mt handle does
- * (ZKROUTE=off must give one). */
+ * (ZKROUTE=off must give one).  With "lockauth" it holds the credential
+ * lock (zoo_lock_auth, exported by libzookeeper_mt but declared only in its
+ * private zk_adaptor.h) while another thread calls zoo_add_auth, and
+ * prints what each call returned and when: the same for every way it
+ * runs. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -53,7 +58,7 @@ static const char *rc_name(int rc) {
     N(ZOPERATIONTIMEOUT) N(ZBADARGUMENTS) N(ZINVALIDSTATE) N(ZAPIERROR)
     N(ZNONODE) N(ZNOAUTH) N(ZBADVERSION) N(ZNOCHILDRENFOREPHEMERALS)
     N(ZNODEEXISTS) N(ZNOTEMPTY) N(ZSESSIONEXPIRED) N(ZINVALIDCALLBACK)
-    N(ZINVALIDACL) N(ZAUTHFAILED) N(ZCLOSING) N(ZNOTHING)
+    N(ZINVALIDACL) N(ZAUTHFAILED) N(ZCLOSING) N(ZNOTHING) N(ZNOWATCHER)
 #undef N
   }
   snprintf(other, sizeof other, "rc%d", rc);
@@ -228,7 +233,7 @@ static void cwatch(zhandle_t *h, int type, int state, const char *path, void *ct
 
 /* ---- async completions: results by issue index ---- */
 
-static char results[32][512];
+static char results[40][512];
 static int write_order[32], n_write_order;
 
 static void done(int idx, const char *fmt, ...) {
@@ -613,6 +618,147 @@ static void acls(void) {
   printf("  aset_acl completion %s\n  aget_acl completion %s\n", results[22], results[23]);
 }
 
+/* The asynchronous watching reads, TTL creates, /zookeeper/config, watch
+ * removal and the server-list calls: what each returns, and the events. */
+/* Only whether it is a config: each server names its peers its way. */
+static const char *server_lines(const char *value, int len) {
+  char copy[1024];
+  if (!value || len <= 0) return "no";
+  snprintf(copy, sizeof copy, "%.*s", len, value);
+  return strstr(copy, "server.") ? "yes" : "no";
+}
+
+static void c_config(int rc, const char *value, int len, const struct Stat *st,
+                     const void *data) {
+  (void)st;
+  done(IDX, "rc=%s server lines=%s", rc_name(rc), server_lines(value, len));
+}
+
+static const char *hosts_arg;
+
+static void more_calls(void) {
+  char p[256], q[256], buf[512], r[256];
+  struct Stat st;
+  int len;
+  at(p, sizeof p, "/more");
+  print_rc("create $B/more", zoo_create(zh, p, "m", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0));
+  at(q, sizeof q, "/more/x");
+
+  pending = 1;
+  print_rc("awexists $B/more/x (watcher aw-exists)",
+           zoo_awexists(zh, q, cwatch, (void *)"aw-exists", c_stat, D(25)));
+  wait_pending();
+  printf("  completion %s\n", results[25]);
+  print_rc("create $B/more/x", zoo_create(zh, q, "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0));
+  expect_event("awexists watch");
+  pending = 1;
+  print_rc("awget_children $B/more (watcher aw-children)",
+           zoo_awget_children(zh, p, cwatch, (void *)"aw-children", c_strings, D(26)));
+  wait_pending();
+  printf("  completion %s\n", results[26]);
+  print_rc("delete $B/more/x", zoo_delete(zh, q, -1));
+  expect_event("awget_children watch");
+  pending = 1;
+  print_rc("awget_children2 $B/more (watcher aw-children2)",
+           zoo_awget_children2(zh, p, cwatch, (void *)"aw-children2", c_strings_stat, D(27)));
+  wait_pending();
+  printf("  completion %s\n", results[27]);
+  print_rc("create $B/more/x", zoo_create(zh, q, "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0));
+  expect_event("awget_children2 watch");
+
+  /* TTL nodes: the servers' answer (ZUNIMPLEMENTED without
+   * extendedTypesEnabled), the same routed. */
+  char t[256];
+  at(t, sizeof t, "/more/ttl");
+  print_rc("create_ttl $B/more/ttl",
+           zoo_create_ttl(zh, t, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_WITH_TTL, 60000, NULL, 0));
+  print_rc("create2_ttl $B/more/ttl",
+           zoo_create2_ttl(zh, t, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_WITH_TTL, 60000, NULL, 0, &st));
+  pending = 1;
+  print_rc("acreate_ttl $B/more/ttl", zoo_acreate_ttl(zh, t, "", 0, &ZOO_OPEN_ACL_UNSAFE,
+                                                     ZOO_PERSISTENT_WITH_TTL, 60000, c_string, D(128)));
+  wait_pending();
+  pending = 1;
+  print_rc("acreate2_ttl $B/more/ttl", zoo_acreate2_ttl(zh, t, "", 0, &ZOO_OPEN_ACL_UNSAFE,
+                                                       ZOO_PERSISTENT_WITH_TTL, 60000, c_string_stat, D(29)));
+  wait_pending();
+  printf("  acreate_ttl completion %s\n  acreate2_ttl completion %s\n", results[28], results[29]);
+
+  /* /zookeeper/config, the four ways. */
+  len = sizeof buf;
+  int rc = zoo_getconfig(zh, 0, buf, &len, &st);
+  printf("getconfig: %s server lines=%s\n", rc_name(rc), rc == ZOK ? server_lines(buf, len) : "-");
+  len = sizeof buf;
+  rc = zoo_wgetconfig(zh, cwatch, (void *)"config", buf, &len, &st);
+  printf("wgetconfig (watcher config): %s server lines=%s\n", rc_name(rc),
+         rc == ZOK ? server_lines(buf, len) : "-");
+  pending = 1;
+  print_rc("agetconfig", zoo_agetconfig(zh, 0, c_config, D(30)));
+  wait_pending();
+  printf("  completion %s\n", results[30]);
+  pending = 1;
+  print_rc("awgetconfig (watcher config2)", zoo_awgetconfig(zh, cwatch, (void *)"config2", c_config, D(31)));
+  wait_pending();
+  printf("  completion %s\n", results[31]);
+  print_rc("remove_all_watches /zookeeper/config", zoo_remove_all_watches(zh, ZOO_CONFIG_NODE, ZWATCHTYPE_ANY, 0));
+
+  /* A reconfiguration (these servers have it disabled: their answer). */
+  len = sizeof buf;
+  print_rc("reconfig leaving server 99", zoo_reconfig(zh, NULL, "99", NULL, -1, buf, &len, &st));
+  pending = 1;
+  print_rc("areconfig leaving server 99", zoo_areconfig(zh, NULL, "99", NULL, -1, c_config, D(34)));
+  wait_pending();
+  printf("  completion %s\n", results[34]);
+
+  /* Watch removal, each form. */
+  len = sizeof buf;
+  print_rc("wget $B/more (watcher rm-1)", zoo_wget(zh, p, cwatch, (void *)"rm-1", buf, &len, &st));
+  print_rc("remove_watches rm-1 data", zoo_remove_watches(zh, p, ZWATCHTYPE_DATA, cwatch, (void *)"rm-1", 0));
+  print_rc("remove_watches rm-1 data again", zoo_remove_watches(zh, p, ZWATCHTYPE_DATA, cwatch, (void *)"rm-1", 0));
+  print_rc("wexists $B/more (watcher rm-2)", zoo_wexists(zh, p, cwatch, (void *)"rm-2", &st));
+  pending = 1;
+  print_rc("aremove_watches rm-2 any",
+           zoo_aremove_watches(zh, p, ZWATCHTYPE_ANY, cwatch, (void *)"rm-2", 0,
+                               (void_completion_t *)c_void, D(132)));
+  wait_pending();
+  printf("  completion %s\n", results[32]);
+  len = sizeof buf;
+  print_rc("wget $B/more (watcher rm-3)", zoo_wget(zh, p, cwatch, (void *)"rm-3", buf, &len, &st));
+  struct String_vector v;
+  print_rc("wget_children $B/more (watcher rm-4)", zoo_wget_children(zh, p, cwatch, (void *)"rm-4", &v));
+  deallocate_String_vector(&v);
+  print_rc("remove_all_watches $B/more local", zoo_remove_all_watches(zh, p, ZWATCHTYPE_ANY, 1));
+  pending = 1;
+  print_rc("aremove_all_watches $B/more",
+           zoo_aremove_all_watches(zh, p, ZWATCHTYPE_ANY, 0, (void_completion_t *)c_void, D(133)));
+  wait_pending();
+  printf("  completion %s\n", results[33]);
+  print_rc("set $B/more", zoo_set(zh, p, "n", 1, -1));
+  print_rc("delete $B/more/x", zoo_delete(zh, q, -1));
+  nanosleep(&(struct timespec){0, 300000000}, NULL);
+  expect_no_event("removed watchers");
+
+  /* The server list and where the session is. */
+  print_rc("set_servers_resolution_delay -2", zoo_set_servers_resolution_delay(zh, -2));
+  print_rc("set_servers_resolution_delay -1", zoo_set_servers_resolution_delay(zh, -1));
+  print_rc("set_servers_resolution_delay 0", zoo_set_servers_resolution_delay(zh, 0));
+  print_rc("set_servers (the same list)", zoo_set_servers(zh, hosts_arg));
+  print_rc("set_servers NULL", zoo_set_servers(zh, NULL));
+  zoo_cycle_next_server(zh);
+  printf("zoo_cycle_next_server: returned\n");
+  const char *cur = zoo_get_current_server(zh);
+  printf("zoo_get_current_server: %s\n", cur && strstr(hosts_arg, cur) ? "one of the list" : "?");
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof ss;
+  struct sockaddr *sa = zookeeper_get_connected_host(zh, (struct sockaddr *)&ss, &sl);
+  printf("zookeeper_get_connected_host: %s\n",
+         sa && ss.ss_family == AF_INET ? "an IPv4 address" : sa ? "an address" : "NULL");
+  zoo_deterministic_conn_order(0);
+  zoo_set_log_stream(NULL);
+  printf("zoo_deterministic_conn_order, zoo_set_log_stream: returned\n");
+  (void)r;
+}
+
 static void session_calls(void) {
   printf("zoo_state: %s\n", state_name(zoo_state(zh)));
   printf("is_unrecoverable: %s\n", rc_name(is_unrecoverable(zh)));
@@ -679,6 +825,42 @@ static void identity(void) {
   printf("zoo_get_log_callback gives ours: %s\n", zoo_get_log_callback(zh) == id_log ? "yes" : "no");
 }
 
+/* ---- "lockauth": the credential lock ---- */
+
+/* Not in zookeeper.h: programs declare them themselves. */
+int zoo_lock_auth(zhandle_t *zh);
+int zoo_unlock_auth(zhandle_t *zh);
+
+static _Atomic int add_auth_returned = 0, add_auth_rc = 0;
+
+static void *add_auth_main(void *arg) {
+  (void)arg;
+  add_auth_rc = zoo_add_auth(zh, "digest", "zkr:lock", 8, c_void, D(24));
+  add_auth_returned = 1;
+  return NULL;
+}
+
+/* Stock holds the handle's auth list lock across zoo_add_auth (and its
+ * replies): a zoo_add_auth made while the program holds it waits. */
+static void lockauth(void) {
+  printf("zoo_lock_auth: %d\n", zoo_lock_auth(zh));
+  pending = 1;
+  pthread_t t;
+  pthread_create(&t, NULL, add_auth_main, NULL);
+  nanosleep(&(struct timespec){0, 500000000}, NULL);
+  printf("zoo_add_auth from another thread, 0.5 s into the lock: %s\n",
+         add_auth_returned ? "returned" : "waiting");
+  printf("zoo_unlock_auth: %d\n", zoo_unlock_auth(zh));
+  pthread_join(t, NULL);
+  printf("zoo_add_auth after zoo_unlock_auth: %s\n", rc_name(add_auth_rc));
+  wait_pending();
+  printf("  add_auth completion %s\n", results[24]);
+  printf("zoo_lock_auth again: %d\n", zoo_lock_auth(zh));
+  printf("zoo_unlock_auth again: %d\n", zoo_unlock_auth(zh));
+  print_rc("create $B after the lock", zoo_create(zh, base, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0));
+  print_rc("delete $B", zoo_delete(zh, base, -1));
+}
+
 static void delete_tree(const char *path) {
   struct String_vector v;
   if (zoo_get_children(zh, path, 0, &v) == ZOK) {
@@ -698,13 +880,15 @@ static void delete_tree(const char *path) {
 
 int main(int argc, char **argv) {
   if (argc != 3 && !(argc == 4 && (strcmp(argv[3], "quirks") == 0 ||
-                                    strcmp(argv[3], "identity") == 0))) {
-    fprintf(stderr, "usage: %s HOSTS BASE [quirks|identity]\n", argv[0]);
+                                    strcmp(argv[3], "identity") == 0 ||
+                                    strcmp(argv[3], "lockauth") == 0))) {
+    fprintf(stderr, "usage: %s HOSTS BASE [quirks|identity|lockauth]\n", argv[0]);
     return 2;
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
   base = argv[2];
   base_len = strlen(base);
+  hosts_arg = argv[1];
   zoo_set_debug_level(ZOO_LOG_LEVEL_WARN);
 
   if (argc == 4 && strcmp(argv[3], "identity") == 0)
@@ -730,6 +914,11 @@ int main(int argc, char **argv) {
     zookeeper_close(zh);
     return 0;
   }
+  if (argc == 4 && strcmp(argv[3], "lockauth") == 0) {
+    lockauth();
+    zookeeper_close(zh);
+    return 0;
+  }
   if (argc == 4) {
     quirks();
     zookeeper_close(zh);
@@ -741,6 +930,7 @@ int main(int argc, char **argv) {
   watches();
   multi();
   acls();
+  more_calls();
   session_calls();
   delete_tree(base);
   struct Stat st;

@@ -1,9 +1,10 @@
 /* Integration tests of the zookeeper.h calls a routed handle now serves
  * instead of refusing (issue 12), against the real proxied ensemble of
  * tests/integration.sh:
- * - watch removal on watches held by different member sessions, with the
- *   stock return codes (a stock session beside it gives the same codes
- *   for the same calls);
+ * - watch removal on watches held by different member sessions (a read
+ *   selector places them; each member's watch count shows where they are
+ *   and that each removal took its own), with the stock return codes (a
+ *   stock session beside it gives the same codes for the same calls);
  * - zkr_set_servers adding a member, then removing one, under a routed
  *   workload that sees no failure;
  * - the owner's server, as zkr_get_current_server and
@@ -28,22 +29,37 @@ static void counting(zhandle_t *zh, int type, int state, const char *path, void 
   c->n++;
 }
 
-/* Member whose read counter moves during fn. */
-static int reads_moved(zkr_t *z, const uint64_t *before) {
-  zkr_stats_t *s;
-  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
-  int m = -1;
-  for (int i = 0; i < s->n_members; i++)
-    if (s->members[i].reads > before[i]) m = i;
-  zkr_stats_free(s);
-  return m;
+/* A read selector that sends every read to the member named in ctx. */
+static int pick_member(const zkr_member_info_t *members, int n, void *ctx) {
+  int want = *(_Atomic int *)ctx;
+  for (int i = 0; i < n; i++)
+    if (members[i].index == want) return i;
+  return -1;
 }
 
-static void reads_now(zkr_t *z, uint64_t *out) {
+/* Per member: watches armed on its session, reads the selector sent. */
+static void member_watches(zkr_t *z, int *watches, uint64_t *picks) {
   zkr_stats_t *s;
   ck_assert_int_eq(zkr_stats(z, &s), ZOK);
-  for (int i = 0; i < s->n_members; i++) out[i] = s->members[i].reads;
+  for (int i = 0; i < s->n_members; i++) {
+    watches[i] = s->members[i].watches;
+    picks[i] = s->members[i].selector_picks;
+  }
   zkr_stats_free(s);
+}
+
+static void followers(zkr_t *z, int *f1, int *f2) {
+  zkr_stats_t *s;
+  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
+  *f1 = *f2 = -1;
+  for (int i = 0; i < s->n_members; i++)
+    if (s->members[i].role == ZKR_ROLE_FOLLOWER) {
+      if (*f1 < 0) *f1 = i;
+      else *f2 = i;
+    }
+  zkr_stats_free(s);
+  ck_assert_int_ge(*f1, 0);
+  ck_assert_int_ge(*f2, 0);
 }
 
 START_TEST(remove_watches_across_members) {
@@ -54,22 +70,33 @@ START_TEST(remove_watches_across_members) {
   it_path(path2, sizeof path2, "rmw2");
   ck_assert_int_eq(zoo_create(stock, path, "a", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
   ck_assert_int_eq(zoo_create(stock, path2, "a", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
-  /* Watchers a, b on path: armed on whichever followers served the reads
-   * (the rotation alternates); c on path2, twice (two members). */
+  /* The reads that set them are placed by a selector: watchers a (path)
+   * and c (path2) on follower f1, b (path) and c2 (path2) on f2. */
+  int f1, f2;
+  followers(z, &f1, &f2);
+  static _Atomic int target;
+  ck_assert_int_eq(zkr_set_read_selector(z, pick_member, (void *)&target), ZOK);
   count_t a = {0}, b = {0}, c = {0}, c2 = {0};
-  uint64_t r0[ZKR_MAX_MEMBERS];
+  int w0[ZKR_MAX_MEMBERS], w[ZKR_MAX_MEMBERS];
+  uint64_t p0[ZKR_MAX_MEMBERS], p[ZKR_MAX_MEMBERS];
+  member_watches(z, w0, p0);
   int len;
-  reads_now(z, r0);
+  target = f1;
   len = sizeof buf;
   ck_assert_int_eq(zkr_wget(z, path, counting, &a, buf, &len, NULL), ZOK);
-  int ma = reads_moved(z, r0);
-  reads_now(z, r0);
+  ck_assert_int_eq(zkr_wexists(z, path2, counting, &c, NULL), ZOK);
+  target = f2;
   len = sizeof buf;
   ck_assert_int_eq(zkr_wget(z, path, counting, &b, buf, &len, NULL), ZOK);
-  int mb = reads_moved(z, r0);
-  ck_assert_int_eq(zkr_wexists(z, path2, counting, &c, NULL), ZOK);
   ck_assert_int_eq(zkr_wexists(z, path2, counting, &c2, NULL), ZOK);
-  printf("remove_watches: a on member %d, b on member %d\n", ma, mb);
+  ck_assert_int_eq(zkr_set_read_selector(z, NULL, NULL), ZOK);
+  member_watches(z, w, p);
+  printf("remove_watches: a and c on member %d (%d watches), b and c2 on member %d (%d)\n", f1,
+         w[f1], f2, w[f2]);
+  ck_assert_uint_eq(p[f1] - p0[f1], 2);
+  ck_assert_uint_eq(p[f2] - p0[f2], 2);
+  ck_assert_int_eq(w[f1] - w0[f1], 2);
+  ck_assert_int_eq(w[f2] - w0[f2], 2);
   /* The same calls on a stock session give the codes a program expects. */
   count_t sa = {0};
   len = sizeof buf;
@@ -79,11 +106,21 @@ START_TEST(remove_watches_across_members) {
   ck_assert_int_eq(zoo_remove_watches(stock, path, ZWATCHTYPE_CHILD, counting, &sa, 0), ZNOWATCHER);
   ck_assert_int_eq(zkr_remove_watches(z, path, ZWATCHTYPE_CHILD, counting, &a, 0), ZNOWATCHER);
   ck_assert_int_eq(zoo_remove_watches(stock, path, ZWATCHTYPE_DATA, counting, &sa, 0), ZOK);
+  /* a, from f1's session only. */
   ck_assert_int_eq(zkr_remove_watches(z, path, ZWATCHTYPE_DATA, counting, &a, 0), ZOK);
+  member_watches(z, w, p);
+  ck_assert_int_eq(w[f1] - w0[f1], 1);
+  ck_assert_int_eq(w[f2] - w0[f2], 2);
   /* b locally: no server asked. */
   ck_assert_int_eq(zkr_remove_watches(z, path, ZWATCHTYPE_ANY, counting, &b, 1), ZOK);
-  /* Everything on path2, held by two sessions or one. */
+  member_watches(z, w, p);
+  ck_assert_int_eq(w[f1] - w0[f1], 1);
+  ck_assert_int_eq(w[f2] - w0[f2], 1);
+  /* Everything on path2, held by the two sessions. */
   ck_assert_int_eq(zkr_remove_all_watches(z, path2, ZWATCHTYPE_ANY, 0), ZOK);
+  member_watches(z, w, p);
+  ck_assert_int_eq(w[f1] - w0[f1], 0);
+  ck_assert_int_eq(w[f2] - w0[f2], 0);
   ck_assert_int_eq(zkr_remove_all_watches(z, path2, ZWATCHTYPE_ANY, 0), ZNOWATCHER);
   ck_assert_int_eq(zoo_remove_all_watches(stock, path2, ZWATCHTYPE_ANY, 0), ZNOWATCHER);
   /* The nodes change: no removed watcher hears of it. */

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Integration test of the drop-in layers (docs/dropin.md) against the real
 # ensemble of tests/integration.sh (ZKR_TEST_HOSTS):
-#  1. the interposer exports every function of libzookeeper_mt's API and no
-#     zkr_ symbol; zkroute-run's own behaviour (usage, exit codes);
+#  1. the interposer exports every function of libzookeeper_mt's API and
+#     nothing else (no zkr_ symbol); zkroute-run's own behaviour (usage,
+#     exit codes);
 #  2. tests/dropin_prog.c (plain zookeeper.h: sync and async calls,
-#     watches, multi, ACLs) prints the same thing built plain, built with
+#     watches, multi, ACLs, TTL creates, /zookeeper/config, watch removal,
+#     the server-list calls) prints the same thing built plain, built with
 #     <zkroute/compat.h>, under zkroute-run, under zkroute-run with
 #     ZKROUTE=off, and with bad ZKROUTE_* values (each warned about once,
 #     defaults used); ZKROUTE_STATS shows the writes on the leader's session
-#     and the reads on the followers';
+#     and the reads on the followers'; zoo_lock_auth/zoo_unlock_auth behave
+#     as stock's (compat header and zkroute-run);
 #  3. a scripted cli_mt session (zookeeper-bin) prints the same results with
 #     and without zkroute, once timestamps, zxids and session ids are
 #     normalised and watch events compared as a set;
@@ -89,6 +92,12 @@ if [ -r "$preload" ] && [ -n "$zklib" ]; then
 		diff "$work/zk.syms" "$work/pl.syms"
 	check "interposer exports no zkr_ symbol" \
 		bash -c "! nm -D --defined-only '$preload' | grep -q ' zkr_'"
+	# Nothing else either: the other functions zookeeper.h declares (the
+	# jute serializers, recordio, zoo_*_op_init's neighbours outside the
+	# API list) are libzookeeper_mt's own.
+	nm -D --defined-only "$preload" | awk '$2 == "T" { print $3 }' | sort >"$work/pl.all"
+	check "interposer defines no other function ($(wc -l <"$work/pl.all") in all)" \
+		diff "$work/pl.syms" "$work/pl.all"
 else
 	not_ok "interposer $preload or libzookeeper_mt not found"
 fi
@@ -136,12 +145,15 @@ check "compat, ZKROUTE=off: passed through, said once, no stats" \
 # Only a real libzookeeper_mt handle gives back the log callback it was
 # made with: compat with ZKROUTE=off answers as stock, compat routed does not.
 prog_mode=identity
-prog id-plain -- "$plain" && prog id-off ZKROUTE=off -- "$compat" && prog id-on -- "$compat"
+prog id-plain -- "$plain" && prog id-off ZKROUTE=off -- "$compat" && prog id-on -- "$compat" &&
+	prog id-preload -- "$run" "$plain"
 prog_mode=
 check "compat, ZKROUTE=off: a real handle (gives its log callback back, as stock)" \
 	bash -c "grep -q '^zoo_get_log_callback gives ours: yes' '$work/id-plain.out' && diff -u '$work/id-plain.out' '$work/id-off.out'"
 check "compat, routed: not a real handle (the identity check tells the two apart)" \
 	grep -q '^zoo_get_log_callback gives ours: no' "$work/id-on.out"
+check "zkroute-run: the log callback of zookeeper_init2 is honoured (given back, as stock)" \
+	diff -u "$work/id-plain.out" "$work/id-preload.out"
 zkr_lines "$work/bad.err" >"$work/bad.zkr"
 check "bad ZKROUTE_POLICY: one warning, default used" \
 	bash -c "[ \"\$(grep -c 'ignoring ZKROUTE_POLICY=bogus.*using the default, hybrid' '$work/bad.zkr')\" = 1 ]"
@@ -164,6 +176,19 @@ else
 	not_ok "watch merging and serial callbacks as with the stock client"
 	sed -n 's/^+\([a-z].*\)/    | zkroute: \1/p; s/^-\([a-z].*\)/    | stock:   \1/p' "$work/quirks.diff"
 fi
+
+# zoo_lock_auth/zoo_unlock_auth (exported, declared in zk_adaptor.h only):
+# the credential lock, held while another thread's zoo_add_auth waits for
+# it, then released - the same lines stock prints, built with compat.h and
+# under zkroute-run.
+prog_mode=lockauth
+prog lock-plain -- "$plain" && prog lock-compat -- "$compat" && prog lock-preload -- "$run" "$plain"
+prog_mode=
+check "zoo_lock_auth holds zoo_add_auth until zoo_unlock_auth (stock)" \
+	grep -q '^zoo_add_auth from another thread, 0.5 s into the lock: waiting' "$work/lock-plain.out"
+for way in compat preload; do
+	check "zoo_lock_auth/zoo_unlock_auth: $way as stock" diff -u "$work/lock-plain.out" "$work/lock-$way.out"
+done
 
 # ZKROUTE_STATS: one JSON line per handle; per member: role, reads, writes.
 stats_roles() { # FILE -> "role reads writes" per member

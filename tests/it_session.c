@@ -6,9 +6,15 @@
  * - cut from one carrier longer than the timeout, it still gets the event
  *   of a watch that carrier held, once;
  * - zkr_client_id() is one id for the handle's life - across a leader
- *   kill, a rescue, a restart and a second rescue - and every ephemeral
- *   node the handle made (plain, sequential, in a multi, with an unknown
- *   outcome) is owned by it and outlives the loss of any one server;
+ *   kill and a leader restart with the owner on the leader, the rescues
+ *   they cause and the loss of each server in turn - and every ephemeral
+ *   node the handle made (plain, sequential, in a multi, and creates whose
+ *   outcome the application could not know, forced with the fault proxy:
+ *   one applied, one lost) is owned by it and outlives the loss of each
+ *   one server;
+ * - a watch whose carrier is lost is re-armed elsewhere: its event comes
+ *   after rescue_ms, and a node deleted and created again meanwhile shows
+ *   as CHANGED (stock: DELETED), as docs/dropin.md says;
  * - session events reach every per-path watcher with its own context,
  *   each transition once. */
 #include <limits.h>
@@ -197,51 +203,229 @@ START_TEST(carrier_cut_watch_still_fires) {
 }
 END_TEST
 
+/* ---- a watch re-armed after its carrier was lost: late, and CHANGED for
+ * a node deleted and created again meanwhile (docs/dropin.md, "Known
+ * differences") ---- */
+
+START_TEST(rearmed_watch_late_and_changed) {
+  seen_t pw = {0}, sw = {0};
+  zkr_options_t o = ZKR_OPTIONS_INIT;
+  o.rescue_ms = 1000;
+  zkr_t *z = NULL;
+  ck_assert_int_eq(zkr_init_opts(&z, it_hosts(), NULL, 10000, NULL, NULL, 0, &o), ZOK);
+  it_wait_ready(z);
+  char path[128], buf[8];
+  it_path(path, sizeof path, "recreate");
+  int owner = owner_member(z);
+  zhandle_t *stock = stock_on(owner);
+  ck_assert_int_eq(zoo_create(stock, path, "a", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+  uint64_t before[IT_MEMBERS];
+  for (int i = 0; i < IT_MEMBERS; i++) before[i] = reads_of(z, i);
+  int len = sizeof buf;
+  ck_assert_int_eq(zkr_wget(z, path, record, &pw, buf, &len, NULL), ZOK);
+  int carrier = -1;
+  for (int i = 0; i < IT_MEMBERS; i++)
+    if (reads_of(z, i) > before[i]) carrier = i;
+  ck_assert_int_ge(carrier, 0);
+  ck_assert_int_ne(carrier, owner);
+  /* A stock session's watch on the same node, on a link left alone. */
+  len = sizeof buf;
+  ck_assert_int_eq(zoo_wget(stock, path, record, &sw, buf, &len, NULL), ZOK);
+  /* The carrier's server refuses the client; the node is deleted and
+   * created again while its watch has no session. */
+  fault("refuse c%d on", carrier + 1);
+  fault("reset c%d", carrier + 1);
+  uint64_t t0 = it_now_ms();
+  ck_assert_int_eq(zoo_delete(stock, path, -1), ZOK);
+  ck_assert_int_eq(zoo_create(stock, path, "b", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+  ck_assert_int_eq(wait_count(&sw, ZOO_DELETED_EVENT, ANY, 1, 5000), 1);
+  uint64_t stock_ms = it_now_ms() - t0;
+  ck_assert_int_eq(wait_count(&pw, ZOO_CHANGED_EVENT, ANY, 1, 10000), 1);
+  uint64_t routed_ms = it_now_ms() - t0;
+  fault("refuse c%d off", carrier + 1);
+  it_sleep_ms(500);
+  ck_assert_int_eq(count(&pw, ZOO_DELETED_EVENT, ANY), 0);
+  ck_assert_int_eq(count(&pw, ZOO_CHANGED_EVENT, ANY), 1);
+  ck_assert_int_eq(zkr_state(z), ZOO_CONNECTED_STATE);
+  printf("rearmed_watch: node deleted and created again while its carrier (member %d) was cut: "
+         "stock got DELETED after %llu ms, the routed handle CHANGED after %llu ms (rescue_ms "
+         "%d)\n", carrier, (unsigned long long)stock_ms, (unsigned long long)routed_ms,
+         o.rescue_ms);
+  ck_assert_uint_gt(routed_ms, (uint64_t)o.rescue_ms);
+  zookeeper_close(stock);
+  zkr_close(z);
+  it_fault("clear all");
+}
+END_TEST
+
 /* ---- one id for the handle's life; its ephemerals are its own ---- */
 
 typedef struct {
   char path[160];
-  int known;  /* created for sure (ZOK) */
+  _Atomic int rc;   /* the create's outcome as the application heard it */
+  _Atomic int done;
+  int expect;       /* 1 must exist, 0 must not, -1 either */
 } eph_t;
 
-/* known: 1 created (ZOK), -1 the application was told it failed (for a
- * connection loss, the node may exist: then it must be the session's). */
 static void eph_done(int rc, const char *value, const void *data) {
   eph_t *e = (eph_t *)data;
   (void)value;
-  e->known = rc == ZOK ? 1 : -1;
+  e->rc = rc;
+  e->done = 1;
 }
 
-/* Every node of base's children that is ephemeral is owned by sid; the
- * known ones exist.  Returns how many ephemerals there are. */
-static int check_owned(zhandle_t *stock, const char *base, int64_t sid, eph_t *known, int n) {
+static void sync_done(int rc, const char *value, const void *data) {
+  (void)rc, (void)value;
+  *(_Atomic int *)data = 1;
+}
+
+/* zoo_exists after a sync on the same session: what the quorum has. */
+static int synced_exists(zhandle_t *zh, const char *p, struct Stat *st) {
+  _Atomic int synced = 0;
+  ck_assert_int_eq(zoo_async(zh, p, sync_done, (const void *)&synced), ZOK);
+  for (uint64_t end = it_now_ms() + 10000; !synced && it_now_ms() < end;) it_sleep_ms(5);
+  ck_assert(synced);
+  return zoo_exists(zh, p, 0, st);
+}
+
+/* Every ephemeral child of base is owned by sid, there are want of them,
+ * and each node of e is there or not as expected; through a stock
+ * session on member i's server. */
+static void check_owned(int i, const char *base, int64_t sid, eph_t *e, int n, int want,
+                        const char *when) {
+  zhandle_t *stock = stock_on(i);
+  struct Stat st;
+  ck_assert_int_eq(synced_exists(stock, base, &st), ZOK);
   struct String_vector kids;
   ck_assert_int_eq(zoo_get_children(stock, base, 0, &kids), ZOK);
   int eph = 0;
-  for (int i = 0; i < kids.count; i++) {
+  for (int k = 0; k < kids.count; k++) {
     char p[256];
-    struct Stat st;
-    snprintf(p, sizeof p, "%s/%s", base, kids.data[i]);
+    snprintf(p, sizeof p, "%s/%s", base, kids.data[k]);
     ck_assert_int_eq(zoo_exists(stock, p, 0, &st), ZOK);
     if (st.ephemeralOwner) {
-      ck_assert_msg(st.ephemeralOwner == sid, "%s owned by %llx, not %llx", p,
+      ck_assert_msg(st.ephemeralOwner == sid, "%s: %s owned by %llx, not %llx", when, p,
                     (unsigned long long)st.ephemeralOwner, (unsigned long long)sid);
       eph++;
     }
   }
   deallocate_String_vector(&kids);
-  for (int i = 0; i < n; i++)
-    if (known[i].known == 1) ck_assert_int_eq(zoo_exists(stock, known[i].path, 0, NULL), ZOK);
-  return eph;
+  for (int k = 0; k < n; k++) {
+    if (e[k].expect < 0) continue;
+    int rc = zoo_exists(stock, e[k].path, 0, &st);
+    ck_assert_msg(rc == (e[k].expect ? ZOK : ZNONODE), "%s: %s: %s", when, e[k].path,
+                  zerror(rc));
+  }
+  ck_assert_msg(eph == want, "%s: %d ephemerals, %d expected", when, eph, want);
+  zookeeper_close(stock);
 }
 
-static int stock_retry_exists(zhandle_t *stock, const char *p) {
-  int rc = ZCONNECTIONLOSS;
-  for (int i = 0; i < 100 && (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT); i++) {
-    rc = zoo_exists(stock, p, 0, NULL);
-    if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT) it_sleep_ms(100);
+static int leader_of(zkr_t *z) {
+  zkr_stats_t *s;
+  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
+  int l = s->leader;
+  zkr_stats_free(s);
+  return l;
+}
+
+/* The handle is CONNECTED with its owner on a server other than away
+ * (-1: any), and knows the ensemble's leader; 20 s at most. */
+static void wait_settled(zkr_t *z, int away) {
+  uint64_t deadline = it_now_ms() + 20000;
+  for (;;) {
+    int o = owner_member(z), l = it_leader_index();
+    if (zkr_state(z) == ZOO_CONNECTED_STATE && o >= 0 && o != away && l >= 0 &&
+        leader_of(z) == l)
+      return;
+    ck_assert_msg(it_now_ms() < deadline, "not settled: state %d owner %d (away from %d) leader %d/%d",
+                  zkr_state(z), o, away, leader_of(z), l);
+    it_sleep_ms(50);
   }
-  return rc;
+}
+
+static void wait_done(eph_t *e) {
+  for (uint64_t end = it_now_ms() + 20000; !e->done && it_now_ms() < end;) it_sleep_ms(10);
+  ck_assert_msg(e->done, "%s: no completion", e->path);
+}
+
+/* An ephemeral create whose reply (down) or request (up) the owner's link
+ * holds back, until that link is reset: the application hears
+ * ZCONNECTIONLOSS, an outcome it cannot know; the test knows it. */
+static zkr_member_stats_t member_now(zkr_t *z, int i) {
+  zkr_stats_t *s;
+  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
+  zkr_member_stats_t m = s->members[i];
+  zkr_stats_free(s);
+  return m;
+}
+
+static void create_cut(zkr_t *z, eph_t *e, const char *dir, int other) {
+  int o = owner_member(z);
+  char cmd[64];
+  zkr_stats_t *st;
+  ck_assert_int_eq(zkr_stats(z, &st), ZOK);
+  int moved = st->owner_moved;
+  zkr_stats_free(st);
+  ck_assert_int_eq(moved, 0); /* its member's counters are its own */
+  /* The owner's member usable (srvr answers it: a member srvr cannot
+   * reach keeps the owner's creates parked), so the create is sent at
+   * once; then the link holds back what the test says. */
+  uint64_t deadline = it_now_ms() + 10000;
+  while (!member_now(z, o).connected && it_now_ms() < deadline) it_sleep_ms(20);
+  ck_assert(member_now(z, o).connected);
+  uint64_t writes = member_now(z, o).writes;
+  snprintf(cmd, sizeof cmd, "delay c%d 4000 0 %s", o + 1, dir);
+  ck_assert_int_eq(it_fault(cmd), 0);
+  ck_assert_int_eq(zkr_acreate(z, e->path, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL,
+                               eph_done, e), ZOK);
+  /* Handed to the owner's session (not parked). */
+  ck_assert_uint_eq(member_now(z, o).writes, writes + 1);
+  if (!strcmp(dir, "down")) {
+    /* The server applied it: another server has it (no sync: the poll
+     * ends when the commit got there). */
+    zhandle_t *stock = stock_on(other);
+    int rc = ZNONODE;
+    for (uint64_t end = it_now_ms() + 3000; rc != ZOK && it_now_ms() < end; it_sleep_ms(10))
+      rc = zoo_exists(stock, e->path, 0, NULL);
+    zookeeper_close(stock);
+    ck_assert_int_eq(rc, ZOK);
+  } else {
+    it_sleep_ms(300); /* the request sits in the proxy */
+  }
+  ck_assert_int_eq(e->done, 0);
+  /* The bytes still held back keep their due time; the reset drops them. */
+  snprintf(cmd, sizeof cmd, "clear c%d", o + 1);
+  ck_assert_int_eq(it_fault(cmd), 0);
+  fault("reset c%d", o + 1);
+  wait_done(e);
+  ck_assert_msg(e->rc == ZCONNECTIONLOSS, "%s (%s held back): %s", e->path, dir, zerror(e->rc));
+}
+
+/* An ephemeral create that must succeed; on failure, what the handle
+ * looked like, to tell a test's race from the library's. */
+static void create_eph(zkr_t *z, const char *path, const char *when) {
+  uint64_t t0 = it_now_ms();
+  int rc = zkr_create(z, path, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0);
+  if (rc != ZOK) {
+    zkr_stats_t *s;
+    ck_assert_int_eq(zkr_stats(z, &s), ZOK);
+    fprintf(stderr, "%s: create %s: %s after %llu ms; state %d, owner on %d (moved %d, state %d, "
+            "rescues %llu), leader %d, write member %d\n", when, path, zerror(rc),
+            (unsigned long long)(it_now_ms() - t0), zkr_state(z), s->owner, s->owner_moved,
+            s->owner_state, (unsigned long long)s->owner_rescues, s->leader, s->write_member);
+    for (int i = 0; i < s->n_members; i++)
+      fprintf(stderr, "  member %d: role %d session %d connected %d errors %llu\n", i,
+              s->members[i].role, s->members[i].session_state, s->members[i].connected,
+              (unsigned long long)s->members[i].errors);
+    zkr_stats_free(s);
+  }
+  ck_assert_msg(rc == ZOK, "%s: create %s: %s", when, path, zerror(rc));
+}
+
+static void assert_same_id(zkr_t *z, const clientid_t *idp, const clientid_t *id) {
+  ck_assert_ptr_eq(zkr_client_id(z), idp);
+  ck_assert_int_eq(zkr_client_id(z)->client_id, id->client_id);
+  ck_assert(memcmp(zkr_client_id(z)->passwd, id->passwd, sizeof id->passwd) == 0);
 }
 
 START_TEST(client_id_stable_ephemerals_owned) {
@@ -250,100 +434,134 @@ START_TEST(client_id_stable_ephemerals_owned) {
   zkr_t *z = NULL;
   ck_assert_int_eq(zkr_init_opts(&z, it_hosts(), NULL, 8000, NULL, NULL, 0, &o), ZOK);
   it_wait_ready(z);
+  wait_settled(z, -1);
   const clientid_t *idp = zkr_client_id(z);
   clientid_t id = *idp;
   ck_assert(id.client_id != 0);
+  int64_t sid = id.client_id;
   char base[128];
   it_path(base, sizeof base, "owned");
   ck_assert_int_eq(zkr_create(z, base, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
-  eph_t e[5];
+  enum { PLAIN, SEQ, MULTI, APPLIED, LOST, AFTER_KILL, AFTER_RESTART, N_EPH };
+  eph_t e[N_EPH];
   memset(e, 0, sizeof e);
+  for (int k = 0; k < N_EPH; k++) e[k].expect = -1; /* not made yet */
   char p[160];
-  snprintf(e[0].path, sizeof e[0].path, "%s/plain", base);
-  ck_assert_int_eq(zkr_create(z, e[0].path, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0), ZOK);
-  e[0].known = 1;
+  snprintf(e[PLAIN].path, sizeof e[PLAIN].path, "%s/plain", base);
+  ck_assert_int_eq(zkr_create(z, e[PLAIN].path, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL,
+                              NULL, 0), ZOK);
   snprintf(p, sizeof p, "%s/seq-", base);
   ck_assert_int_eq(zkr_create(z, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL_SEQUENTIAL,
-                              e[1].path, sizeof e[1].path), ZOK);
-  e[1].known = 1;
+                              e[SEQ].path, sizeof e[SEQ].path), ZOK);
   zoo_op_t ops[2];
   zoo_op_result_t res[2];
-  char m1[160], m2[160];
+  char m1[160];
   snprintf(m1, sizeof m1, "%s/multi-persistent", base);
-  snprintf(m2, sizeof m2, "%s/multi-eph", base);
+  snprintf(e[MULTI].path, sizeof e[MULTI].path, "%s/multi-eph", base);
   zoo_create_op_init(&ops[0], m1, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-  zoo_create_op_init(&ops[1], m2, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0);
+  zoo_create_op_init(&ops[1], e[MULTI].path, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0);
   ck_assert_int_eq(zkr_multi(z, 2, ops, res), ZOK);
-  snprintf(e[2].path, sizeof e[2].path, "%s", m2);
-  e[2].known = 1;
+  e[PLAIN].expect = e[SEQ].expect = e[MULTI].expect = 1;
   /* TTL nodes are not the session's. */
   snprintf(p, sizeof p, "%s/ttl", base);
   int ttl_rc = zkr_create_ttl(z, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_WITH_TTL,
                               60000, NULL, 0);
   ck_assert(ttl_rc == ZOK || ttl_rc == ZUNIMPLEMENTED); /* extendedTypesEnabled */
-  zhandle_t *stock = it_stock();
-  ck_assert_int_eq(check_owned(stock, base, id.client_id, e, 3), 3);
-  /* The owner's server (the leader's) dies with an ephemeral create in
-   * flight: its outcome is unknown to the application. */
-  int owner = owner_member(z);
-  snprintf(e[3].path, sizeof e[3].path, "%s/unknown", base);
-  ck_assert_int_eq(zkr_acreate(z, e[3].path, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL,
-                               eph_done, &e[3]), ZOK);
-  ck_assert_int_eq(it_ensemble("kill", owner), 0);
+  int owner = owner_member(z), other = (owner + 1) % IT_MEMBERS;
+  check_owned(other, base, sid, e, N_EPH, 3, "created");
+  /* Two ephemeral creates with an unknown outcome: the owner's link is
+   * reset while the reply (applied) or the request (lost) is held back. */
+  snprintf(e[APPLIED].path, sizeof e[APPLIED].path, "%s/unknown-applied", base);
+  create_cut(z, &e[APPLIED], "down", other);
+  snprintf(e[LOST].path, sizeof e[LOST].path, "%s/unknown-lost", base);
+  create_cut(z, &e[LOST], "up", other);
+  e[APPLIED].expect = 1;
+  e[LOST].expect = 0;
+  wait_settled(z, -1);
+  assert_same_id(z, idp, &id);
+  check_owned(other, base, sid, e, N_EPH, 4, "after the unknown outcomes");
+  /* A real leader kill, the owner on the leader: the owner is rescued. */
+  int leader = it_leader_index();
+  owner = owner_member(z);
+  ck_assert_int_ge(leader, 0);
+  ck_assert_int_eq(owner, leader);
+  ck_assert_int_eq(it_ensemble("kill", leader), 0);
   ck_assert_int_eq(it_ensemble("wait-leader", -1), 0);
-  uint64_t deadline = it_now_ms() + 15000;
-  while ((owner_member(z) == owner || zkr_state(z) != ZOO_CONNECTED_STATE) &&
-         it_now_ms() < deadline)
-    it_sleep_ms(50);
-  ck_assert_int_ne(owner_member(z), owner);
-  ck_assert_ptr_eq(zkr_client_id(z), idp);
-  ck_assert_int_eq(zkr_client_id(z)->client_id, id.client_id);
-  ck_assert(memcmp(zkr_client_id(z)->passwd, id.passwd, sizeof id.passwd) == 0);
-  /* A new ephemeral after the rescue is the same session's. */
-  snprintf(e[4].path, sizeof e[4].path, "%s/after", base);
-  ck_assert_int_eq(zkr_create(z, e[4].path, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0), ZOK);
-  e[4].known = 1;
-  ck_assert_int_eq(stock_retry_exists(stock, base), ZOK);
-  int n1 = check_owned(stock, base, id.client_id, e, 5);
-  /* The killed leader comes back; then the server holding the owner now
-   * dies too (a second rescue). */
+  wait_settled(z, leader);
+  assert_same_id(z, idp, &id);
+  snprintf(e[AFTER_KILL].path, sizeof e[AFTER_KILL].path, "%s/after-kill", base);
+  create_eph(z, e[AFTER_KILL].path, "after the leader kill");
+  e[AFTER_KILL].expect = 1;
+  check_owned(owner_member(z), base, sid, e, N_EPH, 5, "after the leader kill");
   it_ensemble_heal();
-  ck_assert_int_eq(stock_retry_exists(stock, base), ZOK);
-  ck_assert_int_eq(check_owned(stock, base, id.client_id, e, 5), n1);
-  int owner2 = owner_member(z);
-  ck_assert_int_eq(it_ensemble("kill", owner2), 0);
+  wait_settled(z, -1);
+  /* The rescue went to the leader if it knew one by then, else to the
+   * other voter: from there a rescue of its own (its server refuses the
+   * client for longer than rescue_ms) takes it to the leader. */
+  int moved = 0;
+  leader = it_leader_index();
+  if (owner_member(z) != leader) {
+    int from = owner_member(z);
+    fault("refuse c%d on", from + 1);
+    fault("reset c%d", from + 1);
+    wait_settled(z, from);
+    fault("refuse c%d off", from + 1);
+    moved = 1;
+  }
+  wait_settled(z, -1);
+  assert_same_id(z, idp, &id);
+  /* A leader restart, the owner on the leader. */
+  leader = it_leader_index();
+  ck_assert_int_eq(owner_member(z), leader);
+  ck_assert_int_eq(it_ensemble("kill", leader), 0);
+  ck_assert_int_eq(it_ensemble("restart", leader), 0);
   ck_assert_int_eq(it_ensemble("wait-leader", -1), 0);
-  deadline = it_now_ms() + 15000;
-  while ((owner_member(z) == owner2 || zkr_state(z) != ZOO_CONNECTED_STATE) &&
-         it_now_ms() < deadline)
-    it_sleep_ms(50);
-  ck_assert_int_ne(owner_member(z), owner2);
-  ck_assert_int_eq(zkr_client_id(z)->client_id, id.client_id);
+  wait_settled(z, -1);
+  assert_same_id(z, idp, &id);
+  snprintf(e[AFTER_RESTART].path, sizeof e[AFTER_RESTART].path, "%s/after-restart", base);
+  create_eph(z, e[AFTER_RESTART].path, "after the leader restart");
+  e[AFTER_RESTART].expect = 1;
+  check_owned(other, base, sid, e, N_EPH, 6, "after the leader restart");
+  /* The loss of each one server in turn: every ephemeral stays. */
+  for (int i = 0; i < IT_MEMBERS; i++) {
+    char when[64];
+    int was_owner = owner_member(z) == i, was_leader = it_leader_index() == i;
+    ck_assert_int_eq(it_ensemble("kill", i), 0);
+    ck_assert_int_eq(it_ensemble("wait-leader", -1), 0);
+    wait_settled(z, i);
+    assert_same_id(z, idp, &id);
+    snprintf(when, sizeof when, "server %d down%s%s", i, was_owner ? " (the owner's)" : "",
+             was_leader ? " (the leader)" : "");
+    check_owned((i + 1) % IT_MEMBERS, base, sid, e, N_EPH, 6, when);
+    it_ensemble_heal();
+    wait_settled(z, -1);
+  }
   /* Past a session timeout: nothing expired. */
   it_sleep_ms(9000);
-  ck_assert_int_eq(stock_retry_exists(stock, base), ZOK);
-  ck_assert_int_eq(check_owned(stock, base, id.client_id, e, 5), n1);
+  check_owned(0, base, sid, e, N_EPH, 6, "a session timeout later");
   ck_assert_int_eq(zkr_state(z), ZOO_CONNECTED_STATE);
-  it_ensemble_heal();
+  assert_same_id(z, idp, &id);
   zkr_stats_t *s;
   ck_assert_int_eq(zkr_stats(z, &s), ZOK);
-  printf("client_id_stable: id %llx through 2 owner-server kills (%llu rescues), %d ephemerals "
-         "owned (unknown-outcome create: %s)\n",
-         (unsigned long long)id.client_id, (unsigned long long)s->owner_rescues, n1,
-         e[3].known == 1 ? "applied" : "reported failed");
+  printf("client_id_stable: id %llx through a leader kill, %sa leader restart and the loss of "
+         "each server (%llu rescues); 6 ephemerals owned, one of them an unknown-outcome create "
+         "that was applied (the one whose request was lost is not there)\n",
+         (unsigned long long)sid, moved ? "a rescue onto the leader, " : "",
+         (unsigned long long)s->owner_rescues);
   zkr_stats_free(s);
   /* Closing the handle ends the session: every ephemeral goes. */
   ck_assert_int_eq(zkr_close(z), ZOK);
-  deadline = it_now_ms() + 10000;
+  zhandle_t *stock = it_stock();
+  uint64_t deadline = it_now_ms() + 10000;
   int left = -1;
   while (left != 0 && it_now_ms() < deadline) {
     struct String_vector kids;
     left = 0;
     if (zoo_get_children(stock, base, 0, &kids) == ZOK) {
-      for (int i = 0; i < kids.count; i++) {
+      for (int k = 0; k < kids.count; k++) {
         char q[256];
         struct Stat st;
-        snprintf(q, sizeof q, "%s/%s", base, kids.data[i]);
+        snprintf(q, sizeof q, "%s/%s", base, kids.data[k]);
         if (zoo_exists(stock, q, 0, &st) == ZOK && st.ephemeralOwner) left++;
       }
       deallocate_String_vector(&kids);
@@ -415,6 +633,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, session_events_reach_path_watchers);
   tcase_add_test(tc, carrier_cut_watch_still_fires);
   tcase_add_test(tc, watch_only_cut_from_all_expires);
+  tcase_add_test(tc, rearmed_watch_late_and_changed);
   tcase_add_test(tc, client_id_stable_ephemerals_owned);
   suite_add_tcase(s, tc);
   return s;

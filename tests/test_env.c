@@ -4,7 +4,9 @@
  * unknown ZKROUTE_* variable is reported, ZKROUTE=off means sticky + local
  * for zkr_init_env and a plain handle for the compat header's
  * zkr_compat_init, and ZKROUTE_STATS gets one JSON line per handle at
- * close.  Each test runs in its own process (Check forks), so the
+ * close.  The compat header's calls with no server meaning (the event
+ * loop, the resolution delay, the log callback, the credential lock) give
+ * stock's codes on a routed handle and are the real ones on a plain one.  Each test runs in its own process (Check forks), so the
  * environment is read afresh.  The host list names closed local ports:
  * handles are created and closed without ever connecting. */
 #include <check.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "zkroute.h"
+#include "zkroute/compat.h"
 
 #define HOSTS "127.0.0.1:9,127.0.0.2:9,127.0.0.3:9"
 
@@ -159,6 +162,56 @@ START_TEST(on_in_the_compat_header_is_routed) {
 }
 END_TEST
 
+/* The compat header's calls that have no server meaning on a routed
+ * handle, on one that never connects: stock's codes where they exist. */
+static void log_cb(const char *message) { (void)message; }
+
+START_TEST(compat_calls_without_a_server) {
+  capture_stderr();
+  zhandle_t *zh = zookeeper_init(HOSTS, NULL, 10000, NULL, NULL, 0);
+  ck_assert_ptr_nonnull(zkr_compat_routed(zh));
+  int fd, interest;
+  struct timeval tv;
+  ck_assert_int_eq(zookeeper_interest(zh, &fd, &interest, &tv), ZUNIMPLEMENTED);
+  ck_assert_int_eq(zookeeper_process(zh, 0), ZUNIMPLEMENTED);
+  ck_assert_int_eq(zoo_set_servers_resolution_delay(zh, -2), ZBADARGUMENTS);
+  ck_assert_int_eq(zoo_set_servers_resolution_delay(zh, -1), ZOK);
+  ck_assert_int_eq(zoo_set_servers_resolution_delay(zh, 100), ZOK);
+  zoo_cycle_next_server(zh);
+  /* Before an owner is chosen: the first member's server; not connected. */
+  ck_assert_str_eq(zoo_get_current_server(zh), "127.0.0.1:9");
+  struct sockaddr_storage ss;
+  socklen_t len = sizeof ss;
+  ck_assert_ptr_null(zookeeper_get_connected_host(zh, (struct sockaddr *)&ss, &len));
+  /* The log callback is not used here (docs/dropin.md). */
+  zoo_set_log_callback(zh, log_cb);
+  ck_assert_ptr_null(zoo_get_log_callback(zh));
+  ck_assert_int_eq(zoo_lock_auth(zh), ZOK);
+  ck_assert_int_eq(zoo_unlock_auth(zh), ZOK);
+  ck_assert_int_eq(zoo_state(zh), ZOO_CONNECTING_STATE);
+  ck_assert_int_eq(zookeeper_close(zh), ZOK);
+  unlink(err_path);
+}
+END_TEST
+
+/* The same calls on a plain handle (ZKROUTE=off) are the real functions'. */
+START_TEST(compat_calls_on_a_plain_handle) {
+  capture_stderr();
+  setenv("ZKROUTE", "off", 1);
+  zhandle_t *zh = zookeeper_init(HOSTS, NULL, 10000, NULL, NULL, 0);
+  ck_assert_ptr_null(zkr_compat_routed(zh));
+  ck_assert_int_eq(zoo_set_servers_resolution_delay(zh, -2), ZBADARGUMENTS);
+  ck_assert_int_eq(zoo_set_servers_resolution_delay(zh, -1), ZOK);
+  zoo_cycle_next_server(zh);
+  ck_assert_int_eq(zoo_lock_auth(zh), 0);
+  ck_assert_int_eq(zoo_unlock_auth(zh), 0);
+  zoo_set_log_callback(zh, log_cb);
+  ck_assert(zoo_get_log_callback(zh) == log_cb);
+  ck_assert_int_eq(zookeeper_close(zh), ZOK);
+  unlink(err_path);
+}
+END_TEST
+
 START_TEST(bad_host_list_fails_as_zkr_init) {
   capture_stderr();
   ck_assert_ptr_null(zkr_init_env("h1:2181,,h2", NULL, 10000, NULL, NULL, 0));
@@ -223,6 +276,8 @@ int main(void) {
   tcase_add_test(tc, off_in_zkr_init_env_is_sticky);
   tcase_add_test(tc, off_in_the_compat_header_is_plain);
   tcase_add_test(tc, on_in_the_compat_header_is_routed);
+  tcase_add_test(tc, compat_calls_without_a_server);
+  tcase_add_test(tc, compat_calls_on_a_plain_handle);
   tcase_add_test(tc, bad_host_list_fails_as_zkr_init);
   tcase_add_test(tc, stats_file_gets_one_line_per_handle);
   tcase_add_test(tc, stats_json_of_a_handle);

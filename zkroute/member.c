@@ -72,13 +72,16 @@ int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
  * caller to close or move.  With only_if_down, a zhandle whose session is
  * connected is left in place and NULL returned: closing it would end the
  * session (zookeeper_close sends close-session on a connected handle), so
- * the check is made here, under the slot's write lock, right before. */
+ * the check is made here, under the slot's write lock, right before.  With
+ * ZKR__KEEP_ASSOCIATING, so is one that is associating (rescue.c). */
 zhandle_t *zkr__member_detach(zkr__member_t *m, int only_if_down) {
   pthread_rwlock_wrlock(&m->zh_lock);
   zhandle_t *zh = m->zh;
   if (zh && only_if_down) {
     int s = zkr__zk->zoo_state ? zkr__zk->zoo_state(zh) : m->state;
-    if (s == ZOO_CONNECTED_STATE || s == ZOO_READONLY_STATE) zh = NULL;
+    if (s == ZOO_CONNECTED_STATE || s == ZOO_READONLY_STATE ||
+        (s == ZOO_ASSOCIATING_STATE && only_if_down == ZKR__KEEP_ASSOCIATING))
+      zh = NULL;
   }
   if (zh) {
     m->zh = NULL;

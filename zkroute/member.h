@@ -94,6 +94,7 @@ typedef struct zkr__member {
 } zkr__member_t;
 
 int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid);
+#define ZKR__KEEP_ASSOCIATING 2 /* only_if_down: an associating zhandle stays too */
 zhandle_t *zkr__member_detach(zkr__member_t *m, int only_if_down);
 int zkr__member_has_zh(zkr__member_t *m);
 void zkr__member_close(zkr__member_t *m);

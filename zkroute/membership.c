@@ -233,5 +233,6 @@ static int set_servers_held(zkr_t *z, const char *hosts) {
 int zkr_set_servers(zkr_t *z, const char *hosts) { ZKR__HELD(z, set_servers_held(z, hosts)); }
 
 int zkr_set_servers_resolution_delay(zkr_t *z, int delay_ms) {
-  ZKR__HELD(z, delay_ms < 0 ? ZBADARGUMENTS : ZOK);
+  /* Stock's codes: -1 (no routine re-resolution) and up are valid. */
+  ZKR__HELD(z, delay_ms < -1 ? ZBADARGUMENTS : ZOK);
 }

@@ -322,8 +322,9 @@ PL_EXPORT zhandle_t *zookeeper_init2(const char *host, watcher_fn fn,
 
 /* ---- the session ---- */
 
-/* The write session's id (ephemeral nodes belong to it); zeros until a
- * member session has one, never NULL, as with the stock client. */
+/* The owner session's id, one value for the handle's life (every
+ * ephemeral node belongs to it); the clientid passed to zookeeper_init, or
+ * zeros, until the owner is chosen; never NULL, as with the stock client. */
 PL_EXPORT const clientid_t *zoo_client_id(zhandle_t *zh) {
   pl_handle_t *h = routed(zh);
   if (!h) return REAL(zoo_client_id)(zh);
@@ -362,7 +363,10 @@ PL_EXPORT void zoo_set_log_callback(zhandle_t *zh, log_callback_fn callback) {
   }
   h->log_cb = callback;
   zkr_t *z = h->z;
-  for (size_t i = 0; i < z->n; i++) {
+  /* The members, then the owner slot (the owner session after a rescue). */
+  size_t n = z->n;
+  for (size_t i = 0; i <= z->cap; i++) {
+    if (i >= n && i != z->cap) continue;
     zkr__member_t *m = &z->members[i];
     pthread_rwlock_rdlock(&m->zh_lock);
     if (m->zh) zkr__pl_real.zoo_set_log_callback(m->zh, callback);

@@ -6,9 +6,10 @@
  *   session timeout, so its ephemeral nodes and its identity survive.  It
  *   moves to the owner slot for that, so its member opens a fresh carrier
  *   at home and routing stays one session per server.  Only a zhandle that
- *   is not connected is ever closed for this (the check is made right
- *   before the close, by zkr__member_detach); if it reconnected meanwhile
- *   the move is simply not made.
+ *   is not connected - nor associating with a server that answers srvr -
+ *   is ever closed for this (the check is made right before the close, by
+ *   zkr__member_detach); if it reconnected meanwhile the move is simply
+ *   not made.
  * - A carrier - any other member session - owns nothing but watches.  An
  *   expired one is replaced by a new session, silently; one that stays
  *   unreachable while it holds watches is replaced too, so that its watches
@@ -72,8 +73,15 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
   int t = rescue_target(z, m->hosted_on);
   if (t < 0) return;
   zkr__member_t *os = zkr__member_owner_slot(z);
-  zhandle_t *old = zkr__member_detach(m, 1);
-  if (!old) return; /* it reconnected: nothing to move */
+  /* A zhandle associating with a server that answers srvr again has its
+   * session renewal on the way there: if that renewal landed after the
+   * rescue's, the session would move back to the closed connection and the
+   * server would tear down the rescued one (ZOOKEEPER-710).  One whose
+   * server stays silent (hung, cut off) is moved: that renewal cannot land
+   * soon, and the session must not expire waiting for it. */
+  int answering = z->members[m->hosted_on].srvr_fail_streak == 0;
+  zhandle_t *old = zkr__member_detach(m, answering ? ZKR__KEEP_ASSOCIATING : 1);
+  if (!old) return; /* it reconnected, or is reconnecting: nothing to move */
   if (m != os) {
     /* From its member to the owner slot: the member gets a fresh carrier
      * at home, which connects when its server comes back. */

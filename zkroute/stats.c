@@ -72,6 +72,7 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
     memcpy(ms->zone, m->zone, sizeof ms->zone);
     ms->outstanding = m->outstanding;
     ms->selector_picks = m->selected;
+    ms->watches = m->watches;
     ms->removed = m->retired;
     ms->parked = m->parked;
     ms->server_id = m->server_id;

@@ -124,6 +124,7 @@ static void member(js_t *j, const zkr_member_stats_t *m, int i) {
   f_int(j, "outstanding", m->outstanding);
   f_u64(j, "hedges", m->hedges);
   f_u64(j, "selector_picks", m->selector_picks);
+  f_int(j, "watches", m->watches);
   f_u64(j, "samples", m->samples);
   f_ms(j, "ewma_ms", m->ewma_ms);
   f_u64(j, "ejections", m->ejections);

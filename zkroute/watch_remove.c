@@ -17,9 +17,12 @@
  * registration: trampoline and record), one request per record, or one per
  * session for remove_all; a record that is not on a server right now (lost,
  * or being set again after its session was lost) is removed locally
- * whatever `local` says.  The application's one completion gets ZOK when
- * every request succeeded, ZNOWATCHER when every server said so, else the
- * first other error.  A request whose zhandle is closed before it answers
+ * whatever `local` says.  A remove_all that finds no record asks every
+ * working member session anyway, as stock asks its server: one whose
+ * server still holds a watch the client removed only locally answers ZOK.
+ * The application's one completion gets ZOK when some request succeeded
+ * or a record was removed here, ZNOWATCHER when every server said so,
+ * else the first other error.  A request whose zhandle is closed before it answers
  * is answered ZCONNECTIONLOSS (ZCLOSING when the handle closes) by
  * zkr__watch_remove_dropped, exactly once.
  *
@@ -189,7 +192,7 @@ static void send_req(rm_call_t *c, int slot, zhandle_t *zh, zkr__watch_t **v, in
   q->call = c;
   q->zh = zh;
   q->n = n;
-  memcpy(q->w, v, (size_t)n * sizeof *v);
+  if (n > 0) memcpy(q->w, v, (size_t)n * sizeof *v);
   pthread_mutex_lock(&z->watch_mu);
   for (int i = 0; i < n; i++) {
     v[i]->reuses++; /* held until answered */
@@ -279,7 +282,23 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all,
     free(c);
     return ZNOWATCHER; /* no completion, as stock */
   }
-  if (!found) c->nowatcher = 1; /* remove_all of nothing: the server's answer */
+  if (!found) c->nowatcher = 1; /* remove_all of nothing, and nobody to ask */
+  if (!found && all && !local) {
+    /* Stock asks its server even when its client holds nothing for the
+     * path: a watch removed on the client only (local) is still
+     * registered on the server, which answers ZOK.  Here any member
+     * session may be such a one: every one that works is asked. */
+    size_t n = z->n;
+    for (size_t i = 0; i <= z->cap; i++) {
+      if (i >= n && i != z->cap) continue;
+      zkr__member_t *m = &z->members[i];
+      if (!zkr__member_connected(m)) continue;
+      pthread_rwlock_rdlock(&m->zh_lock);
+      zhandle_t *zh = m->zh;
+      pthread_rwlock_unlock(&m->zh_lock);
+      if (zh) send_req(c, (int)i, zh, NULL, 0, path, t, 1);
+    }
+  }
   if (all) {
     /* One remove-all per zhandle holding some of them. */
     for (int i = 0; i < na; i++) {

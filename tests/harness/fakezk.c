@@ -70,8 +70,13 @@ static int64_t zxids[MAX_HOSTS + 1];
 static int64_t next_sid = 0x1000;
 static int fail_kind, fail_rc;
 static int hook_kind;
-static void (*hook_fn)(void *);
+static void (*hook_fn)(fake_zh_t *, void *);
 static void *hook_arg;
+static int sent_kind;
+static char sent_path[256];
+static int sent_any_path;
+static void (*sent_fn)(fake_req_t *, void *);
+static void *sent_arg;
 
 static uint64_t now_ms(void) {
   struct timespec ts;
@@ -166,7 +171,7 @@ static int f_zoo_set_servers_resolution_delay(zhandle_t *zh, int ms) {
 /* Records a request; returns ZOK, or the error the test asked for. */
 static int add(zhandle_t *zh, int kind, const char *path, freq_t tmpl) {
   fake_zh_t *h = (fake_zh_t *)zh;
-  void (*hook)(void *) = NULL;
+  void (*hook)(fake_zh_t *, void *) = NULL;
   void *harg = NULL;
   pthread_mutex_lock(&mu);
   if (hook_kind == kind) {
@@ -175,7 +180,7 @@ static int add(zhandle_t *zh, int kind, const char *path, freq_t tmpl) {
     hook_kind = 0;
   }
   pthread_mutex_unlock(&mu);
-  if (hook) hook(harg);
+  if (hook) hook(h, harg);
   pthread_mutex_lock(&mu);
   if (h->closed) {
     pthread_mutex_unlock(&mu);
@@ -200,8 +205,16 @@ static int add(zhandle_t *zh, int kind, const char *path, freq_t tmpl) {
     reqs = realloc(reqs, (size_t)cap_reqs * sizeof *reqs);
   }
   reqs[n_reqs++] = r;
+  void (*after)(fake_req_t *, void *) = NULL;
+  void *aarg = NULL;
+  if (sent_kind == kind && (sent_any_path || strcmp(sent_path, r->pub.path) == 0)) {
+    after = sent_fn;
+    aarg = sent_arg;
+    sent_kind = 0;
+  }
   pthread_cond_broadcast(&cv);
   pthread_mutex_unlock(&mu);
+  if (after) after(&r->pub, aarg);
   return ZOK;
 }
 
@@ -476,7 +489,7 @@ void fake_install(void) {
   memset(roles, 0, sizeof roles);
   memset(zxids, 0, sizeof zxids);
   n_reqs = 0;
-  fail_kind = hook_kind = 0;
+  fail_kind = hook_kind = sent_kind = 0;
   pthread_mutex_unlock(&mu);
   zkr__zk_use(&fake_table);
 }
@@ -719,10 +732,20 @@ void fake_fail_next(int kind, int rc) {
   pthread_mutex_unlock(&mu);
 }
 
-void fake_hook_next(int kind, void (*fn)(void *), void *arg) {
+void fake_hook_next(int kind, void (*fn)(fake_zh_t *, void *), void *arg) {
   pthread_mutex_lock(&mu);
   hook_kind = kind;
   hook_fn = fn;
   hook_arg = arg;
+  pthread_mutex_unlock(&mu);
+}
+
+void fake_hook_sent(int kind, const char *path, void (*fn)(fake_req_t *, void *), void *arg) {
+  pthread_mutex_lock(&mu);
+  sent_kind = kind;
+  sent_any_path = path == NULL;
+  snprintf(sent_path, sizeof sent_path, "%s", path ? path : "");
+  sent_fn = fn;
+  sent_arg = arg;
   pthread_mutex_unlock(&mu);
 }

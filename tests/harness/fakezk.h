@@ -112,7 +112,15 @@ int fake_watch_count(fake_zh_t *h, const char *path);
 /* The next call of kind (on any handle) returns rc instead of accepting
  * the request. */
 void fake_fail_next(int kind, int rc);
-/* Runs fn(arg) inside the next call of kind, before it returns. */
-void fake_hook_next(int kind, void (*fn)(void *), void *arg);
+/* Runs fn(h, arg) inside the next call of kind, on the handle h it was
+ * made on, before the call looks at anything else (a failure asked for by
+ * fake_fail_next comes after it). */
+void fake_hook_next(int kind, void (*fn)(fake_zh_t *h, void *), void *arg);
+/* Runs fn(r, arg) inside the next call of kind for path (NULL: any), once
+ * the request r is recorded and before the call returns: the library is
+ * still inside its zoo_a* call (holding whatever it holds around it), and
+ * r may be answered meanwhile - from another thread, since the library
+ * may not expect its completion on the thread that sends. */
+void fake_hook_sent(int kind, const char *path, void (*fn)(fake_req_t *r, void *), void *arg);
 
 #endif

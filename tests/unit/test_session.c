@@ -255,46 +255,55 @@ END_TEST
 
 /* ---- failures of parked operations keep their place (item 9) ---- */
 
-typedef struct {
-  int tag;
-} wait_tag_t;
-
-/* Runs inside the fake's aset of the second write, under the write gate:
- * answers it at once from another thread and waits (bounded) until its
- * completion reached the application - the worst case for the order. */
-static void *answer_set(void *arg) {
-  (void)arg;
-  fake_req_t *r = fake_wait(NULL, FK_SET, "/b");
-  if (r) fake_reply(r, ZOK, 0x100000009LL, 0, NULL);
+/* /b's reply, from a thread of its own: the thread that sends /b holds the
+ * write gate, which /b's completion takes once it has handed its answer
+ * on. */
+static void *answer_b(void *arg) {
+  fake_reply((fake_req_t *)arg, ZOK, 0x100000009LL, 0, NULL);
   return NULL;
 }
-static void hook_answer_now(void *arg) {
+
+/* Runs inside the fake's aset of /b, once the fake recorded it: the flush
+ * that sends /b is still running and holds the gate.  /b is answered, and
+ * this waits until that answer reached the application.  So /a's failure
+ * comes first only if it was handed on before /b was sent; a failure
+ * handed on after the flush (the old behaviour) comes after /b's
+ * completion, whatever the timing. */
+static _Atomic int b_done_while_sending;
+static void hook_answer_b(fake_req_t *r, void *arg) {
   (void)arg;
   pthread_t t;
-  pthread_create(&t, NULL, answer_set, NULL);
+  pthread_create(&t, NULL, answer_b, r);
   pthread_detach(t);
-  uint64_t deadline = now_ms() + 300;
-  while (ev_matching(EV_DONE, 2) == 0 && now_ms() < deadline) sleep_ms(1);
+  b_done_while_sending = ev_find(0, EV_DONE, 2) >= 0;
 }
 
 START_TEST(parked_failure_completes_before_later_writes) {
   open3();
+  b_done_while_sending = 0;
   /* No member usable: writes park. */
   for (int i = 1; i <= 3; i++) fake_session_event(h[i], ZOO_CONNECTING_STATE);
   wait_state(ZOO_CONNECTING_STATE);
   ck_assert_int_eq(zkr_aset(z, "/a", "1", 1, -1, done_stat, (void *)1), ZOK);
   ck_assert_int_eq(zkr_aset(z, "/b", "2", 1, -1, done_stat, (void *)2), ZOK);
-  /* The leader comes back; sending /a fails, /b goes and is answered at
-   * once. */
+  /* The leader comes back: sending /a fails (the next SET), /b goes and is
+   * answered before the flush that sent it returns. */
   fake_fail_next(FK_SET, ZMARSHALLINGERROR);
-  fake_hook_next(FK_SET, hook_answer_now, NULL);
+  fake_hook_sent(FK_SET, "/b", hook_answer_b, NULL);
   fake_session_event(h[1], ZOO_CONNECTED_STATE);
   int a = ev_find(0, EV_DONE, 1), b = ev_find(0, EV_DONE, 2);
   ck_assert_int_ge(a, 0);
   ck_assert_int_ge(b, 0);
+  /* The hook ran, and /b's completion was handed on inside it. */
+  ck_assert(b_done_while_sending);
   ck_assert_int_lt(a, b);
   ck_assert_int_eq(ev_at(a).rc, ZMARSHALLINGERROR);
   ck_assert_int_eq(ev_at(b).rc, ZOK);
+  /* /a never reached the server: the one SET sent is /b's. */
+  int kinds[8];
+  fake_req_t *log[8];
+  ck_assert_int_eq(fake_log(h[1], kinds, log, 8), 1);
+  ck_assert_str_eq(log[0]->path, "/b");
   sleep_ms(50);
   ck_assert_int_eq(ev_matching(EV_DONE, 1), 1);
   ck_assert_int_eq(ev_matching(EV_DONE, 2), 1);
@@ -303,36 +312,46 @@ END_TEST
 
 /* ---- a refused request is never also completed (item 9) ---- */
 
-static void *expire_fake2(void *arg) {
-  (void)arg;
-  fake_session_event(h[2], ZOO_EXPIRED_SESSION_STATE);
+static void *expire_handle(void *arg) {
+  fake_session_event((fake_zh_t *)arg, ZOO_EXPIRED_SESSION_STATE);
   return NULL;
 }
-/* Inside the failing awget, under the slot's read lock: the carrier's
- * expiry arrives on another thread, and the monitor replaces the session
- * (it must wait for the lock, then find nothing of this read listed). */
-static void hook_expire(void *arg) {
+/* Inside the failing awget, under the slot's read lock: the expiry of the
+ * very session the read was given to arrives on another thread, and the
+ * monitor replaces that session (it must wait for the lock, then find
+ * nothing of this read listed). */
+static fake_zh_t *refused_on;
+static void hook_expire(fake_zh_t *hh, void *arg) {
   (void)arg;
+  refused_on = hh;
   pthread_t t;
-  pthread_create(&t, NULL, expire_fake2, NULL);
+  pthread_create(&t, NULL, expire_handle, hh);
   pthread_detach(t);
   sleep_ms(30);
 }
 
 START_TEST(refused_read_never_completes) {
   open3();
-  int before = fake_handle_count(2);
+  refused_on = NULL;
+  int before[4];
+  for (int i = 1; i <= 3; i++) before[i] = fake_handle_count(i);
   for (int i = 0; i < 6; i++) {
     fake_fail_next(FK_GET, ZMARSHALLINGERROR);
     if (i == 0) fake_hook_next(FK_GET, hook_expire, NULL);
     int rc = zkr_aget(z, "/r", 0, done_data, (void *)7);
     ck_assert_int_eq(rc, ZMARSHALLINGERROR);
   }
-  /* The expired carrier was replaced; nothing of the refused reads was
-   * completed then or later. */
+  /* The first refused read went to a carrier (a follower's session), and
+   * that is the session that expired. */
+  ck_assert_ptr_nonnull(refused_on);
+  ck_assert(refused_on == h[2] || refused_on == h[3]);
+  int n = fake_handle_server(refused_on);
+  /* That carrier was replaced; nothing of the refused reads was completed
+   * then or later. */
   uint64_t deadline = now_ms() + 5000;
-  while (fake_handle_count(2) == before && now_ms() < deadline) sleep_ms(5);
-  ck_assert_int_gt(fake_handle_count(2), before);
+  while (fake_handle_count(n) == before[n] && now_ms() < deadline) sleep_ms(5);
+  ck_assert_int_gt(fake_handle_count(n), before[n]);
+  ck_assert(fake_handle_closed(refused_on));
   sleep_ms(100);
   ck_assert_int_eq(ev_matching(EV_DONE, 7), 0);
 }
@@ -510,6 +529,30 @@ START_TEST(owner_rescue_aborted_when_reconnected) {
 }
 END_TEST
 
+/* The owner's zhandle is associating with its server, which answers srvr
+ * again (it came back): the session renewal is on its way there, and a
+ * renewal landing after the rescue's would move the session back to a
+ * dead connection (ZOOKEEPER-710) - not closed.  Once that server is
+ * silent again, the associating zhandle is moved: it cannot renew soon,
+ * and the session must not expire waiting. */
+START_TEST(owner_rescue_aborted_when_associating) {
+  open3_rescue();
+  fake_set_role(1, ZKR_ROLE_UNREACHABLE, 0);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  fake_set_state(h[1], ZOO_ASSOCIATING_STATE);
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  sleep_ms(600); /* two rescue periods */
+  ck_assert(!fake_handle_closed(h[1]));
+  ck_assert_int_eq(fake_handle_count(2), 1);
+  fake_set_role(1, 0, 0); /* srvr gets no answer */
+  fake_zh_t *r = fake_handle(2, 1);
+  ck_assert_ptr_nonnull(r);
+  ck_assert(fake_handle_closed(h[1]));
+  ck_assert_int_eq(fake_handle_resumed(r), fake_session_id(h[1]));
+}
+END_TEST
+
 START_TEST(resume_of_unknown_session_expires) {
   zkr_options_t o;
   opts_default(&o);
@@ -663,6 +706,24 @@ START_TEST(carrier_connection_loss_dips_state) {
 }
 END_TEST
 
+/* ---- AUTH_FAILED from a carrier is the application's ---- */
+
+/* The same credentials go to every member session: a carrier's server
+ * that refuses them makes the virtual session AUTH_FAILED, though the
+ * owner's server took them (docs/dropin.md, "Known differences"). */
+START_TEST(carrier_auth_failed_is_the_applications) {
+  open3();
+  int mark = ev_count();
+  fake_session_event(h[3], ZOO_AUTH_FAILED_STATE);
+  wait_state(ZOO_AUTH_FAILED_STATE);
+  int e = ev_find(mark, EV_SESSION, 100);
+  ck_assert_int_ge(e, 0);
+  ck_assert_int_eq(ev_at(e).state, ZOO_AUTH_FAILED_STATE);
+  ck_assert(!fake_handle_closed(h[1]));
+  ck_assert_int_eq(zkr_aset(z, "/x", "1", 1, -1, done_stat, (void *)1), ZINVALIDSTATE);
+}
+END_TEST
+
 /* ---- callbacks may block ---- */
 
 static void *answer_reads(void *arg) {
@@ -760,6 +821,60 @@ START_TEST(add_auth_reports_owner_answer) {
 }
 END_TEST
 
+/* No member session is connected yet when the credential is added: the
+ * call is not completed on the way (a ZOK no server gave, on the
+ * caller's thread), nor by a carrier's answer; it reports the owner's
+ * answer once the owner session is established and answers, on the
+ * delivery thread. */
+static pthread_t caller;
+static _Atomic int auth_on_caller;
+static void done_auth(int rc, const void *d) {
+  if (pthread_equal(pthread_self(), caller)) auth_on_caller = 1;
+  ev_add(EV_DONE, TAG(d), rc, 0, 0, NULL);
+}
+
+START_TEST(add_auth_before_any_session_waits_for_owner) {
+  zkr_options_t o;
+  opts_default(&o);
+  n_evs = 0;
+  auth_on_caller = 0;
+  fake_install();
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
+  wait_leader(0);
+  ck_assert_int_eq(zkr_state(z), ZOO_CONNECTING_STATE);
+  caller = pthread_self();
+  ck_assert_int_eq(zkr_add_auth(z, "digest", "u:p", 3, done_auth, (void *)1), ZOK);
+  ck_assert_int_eq(ev_matching(EV_DONE, 1), 0);
+  /* Queued on every zhandle, as stock queues it until the handshake. */
+  fake_req_t *a[4];
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(a[i] = fake_wait(h[i], FK_AUTH, NULL));
+  /* The leader's session is established; until its server answered the
+   * credential it is not usable, and nothing is reported. */
+  fake_connect(h[1], 0);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_DONE, 1), 0);
+  /* Its server refuses the credential: that is the answer, the owner's
+   * (the session was chosen as the owner once it could be used). */
+  fake_reply(a[1], ZAUTHFAILED, 0, 0, NULL);
+  int d = ev_find(0, EV_DONE, 1);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZAUTHFAILED);
+  ck_assert_int_eq(stat_owner(), 0);
+  /* The carriers connect and accept it later: no second answer. */
+  for (int i = 2; i <= 3; i++) {
+    fake_connect(h[i], 0);
+    fake_reply(a[i], ZOK, 0, 0, NULL);
+  }
+  ck_assert(!auth_on_caller);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 1), 1);
+}
+END_TEST
+
 /* ---- removing watches, the server list, where the owner is ---- */
 
 /* Two watchers on one path, armed by reads the test answers; returns the
@@ -836,12 +951,42 @@ START_TEST(remove_all_watches_everywhere) {
   sleep_ms(50);
   ck_assert_int_eq(ev_matching(EV_WATCH, 1) + ev_matching(EV_WATCH, 2), 0);
   ck_assert_int_eq(ev_matching(EV_DONE, 20), 1);
-  /* Nothing left: remove_all asks anyway, and gets ZNOWATCHER. */
+  /* Nothing left: remove_all asks every member session anyway, as stock
+   * asks its server, and gets ZNOWATCHER from all. */
   ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)21),
                    ZOK);
+  for (int i = 1; i <= 3; i++) {
+    fake_req_t *r = fake_wait(h[i], FK_REMOVE_ALL_WATCHES, "/p");
+    ck_assert_ptr_nonnull(r);
+    fake_reply(r, ZNOWATCHER, 0, 0, NULL);
+  }
   d = ev_find(0, EV_DONE, 21);
   ck_assert_int_ge(d, 0);
   ck_assert_int_eq(ev_at(d).rc, ZNOWATCHER);
+}
+END_TEST
+
+/* A watch removed on the client only stays registered on its server, as
+ * with stock: a later remove_all, which finds nothing here, still asks, and
+ * that server's ZOK is the answer (stock's: ZOK from its one server). */
+START_TEST(remove_all_after_local_removal_asks_servers) {
+  open3();
+  fake_zh_t *ha, *hb;
+  two_watches(&ha, &hb);
+  ck_assert_int_eq(zkr_remove_watches(z, "/p", ZWATCHTYPE_ANY, watcher, (void *)1, 1), ZOK);
+  ck_assert_int_eq(zkr_remove_watches(z, "/p", ZWATCHTYPE_ANY, watcher, (void *)2, 1), ZOK);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)22),
+                   ZOK);
+  for (int i = 1; i <= 3; i++) {
+    fake_req_t *r = fake_wait(h[i], FK_REMOVE_ALL_WATCHES, "/p");
+    ck_assert_ptr_nonnull(r);
+    fake_reply(r, h[i] == ha ? ZOK : ZNOWATCHER, 0, 0, NULL);
+  }
+  int d = ev_find(0, EV_DONE, 22);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 22), 1);
 }
 END_TEST
 
@@ -1185,16 +1330,20 @@ static Suite *suite(void) {
   tcase_add_test(tc, ephemerals_go_to_owner_ttl_to_leader);
   tcase_add_test(tc, owner_rescue_keeps_client_id);
   tcase_add_test(tc, owner_rescue_aborted_when_reconnected);
+  tcase_add_test(tc, owner_rescue_aborted_when_associating);
   tcase_add_test(tc, resume_of_unknown_session_expires);
   tcase_add_test(tc, carrier_expiry_silent_watch_rearmed);
   tcase_add_test(tc, rearm_unchanged_then_fires_once);
   tcase_add_test(tc, owner_expiry_is_the_applications);
   tcase_add_test(tc, carrier_connection_loss_dips_state);
+  tcase_add_test(tc, carrier_auth_failed_is_the_applications);
   tcase_add_test(tc, blocking_call_from_watcher);
   tcase_add_test(tc, runtime_lock_in_callbacks_no_deadlock);
   tcase_add_test(tc, add_auth_reports_owner_answer);
+  tcase_add_test(tc, add_auth_before_any_session_waits_for_owner);
   tcase_add_test(tc, remove_watch_on_its_member);
   tcase_add_test(tc, remove_all_watches_everywhere);
+  tcase_add_test(tc, remove_all_after_local_removal_asks_servers);
   tcase_add_test(tc, remove_watch_locally);
   tcase_add_test(tc, remove_answered_when_its_session_goes);
   tcase_add_test(tc, set_servers_changes_members);

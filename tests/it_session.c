@@ -410,11 +410,18 @@ END_TEST
 
 static Suite *suite(void) {
   Suite *s = suite_create("session");
+  /* These three cut or reset client links at the fault proxy. */
+  if (it_have_proxy("it_session: case proxy (session_events_reach_path_watchers, "
+                    "carrier_cut_watch_still_fires, watch_only_cut_from_all_expires)")) {
+    TCase *px = tcase_create("proxy");
+    tcase_set_timeout(px, 180);
+    tcase_add_test(px, session_events_reach_path_watchers);
+    tcase_add_test(px, carrier_cut_watch_still_fires);
+    tcase_add_test(px, watch_only_cut_from_all_expires);
+    suite_add_tcase(s, px);
+  }
   TCase *tc = tcase_create("ensemble");
   tcase_set_timeout(tc, 180);
-  tcase_add_test(tc, session_events_reach_path_watchers);
-  tcase_add_test(tc, carrier_cut_watch_still_fires);
-  tcase_add_test(tc, watch_only_cut_from_all_expires);
   tcase_add_test(tc, client_id_stable_ephemerals_owned);
   suite_add_tcase(s, tc);
   return s;

@@ -85,6 +85,7 @@ ids_of() { # ids_of DIR: the recorded ids, comma separated
 	paste -sd, "$1/ids"
 }
 
+# shellcheck disable=SC2016 # $1/$2 expand in the inner bash
 port_open() { timeout 1 bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>/dev/null; }
 
 # ---- check ----

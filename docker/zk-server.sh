@@ -31,6 +31,7 @@ die() {
 
 check_env() {
 	[[ $id =~ ^[1-9]$ ]] || die "ZK_ID must be 1..9, got '$id'"
+	# shellcheck disable=SC2015 # die when either test fails
 	[[ $members =~ ^[1-9]$ ]] && ((id <= members)) || die "ZK_MEMBERS must be $id..9, got '$members'"
 	[[ $net =~ ^127\.[0-9]+\.[0-9]+$ ]] || die "ZK_NET must look like 127.0.50 (loopback only), got '$net'"
 	[[ $port =~ ^[0-9]+$ ]] || die "ZK_PORT is not a number: '$port'"

@@ -27,7 +27,7 @@
 #            the stage did not run, and scripts/test.sh counts it neither as
 #            passed nor as failed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 top=$PWD
 log=$top/tests/container-tests.log
 rm -f "$log"
@@ -100,6 +100,7 @@ progs=$(grep -a -E '^=== [^ ]+ SKIPPED' "$log" | awk '{ print $2 }' | sort -u)
 cases=$(grep -a -E '^[A-Za-z0-9_.]+: case [A-Za-z0-9_]+ .*: left out: ' "$log" |
 	awk -F': ' '{ print $1 " " $2 }' | awk '{ print $1, $2, $3 }' | sort -u |
 	while read -r prog _ name; do grep -qx "$prog" <<<"$progs" || echo "$prog case $name"; done)
+# shellcheck disable=SC2086 # one program a word
 left=$(printf '%s\n' $progs | paste -sd, - | sed 's/,/, /g')
 [ -z "$cases" ] || left+="${left:+, }$(paste -sd, - <<<"$cases" | sed 's/,/, /g')"
 times="$(cat "$dir/times" 2>/dev/null || echo "no times"), stage $((SECONDS - t0)) s"

@@ -103,8 +103,19 @@
 #   ZKR_TEST_ENSEMBLE   connect string of an existing ensemble (e.g. docker):
 #                       start prints it (after waiting for a leader) and starts
 #                       nothing, stop does nothing; kill/restart/pause/resume/pid
-#                       exit 77 (automake "skip").  hosts, leader, wait-leader
-#                       and srvr work against it.
+#                       exit 77 (automake "skip") unless ZKR_TEST_CONTAINERS
+#                       is set; join, cgroup and the proxy's commands always
+#                       do.  hosts, leader, wait-leader and srvr work against it.
+#   ZKR_TEST_CONTAINERS with ZKR_TEST_ENSEMBLE: the ids (or names) of the
+#                       members' containers, comma separated, in the order of
+#                       the connect string (docker/containers.sh).  Container
+#                       mode: kill, restart, pause, resume and pid act on
+#                       them through the container engine (see "Containers")
+#   ZKR_TEST_ENGINE     container mode: the engine's command (default podman;
+#                       docker works the same)
+#   ZKR_TEST_ENGINE_SOCKET  container mode: a Docker-compatible API socket
+#                       (dockerd's, or `podman system service`'s) used with
+#                       curl instead of ZKR_TEST_ENGINE: from inside a container
 #   ZKR_TEST_PORT       client port (default 2181)
 #   ZKR_TEST_NET        first three octets of the member addresses (default
 #                       127.0.0) — e.g. 127.0.1 to run a second ensemble at once
@@ -147,6 +158,16 @@
 #   traces during every election (duplicate election connections being
 #   dropped): harmless.
 #
+# Containers (ZKR_TEST_ENSEMBLE + ZKR_TEST_CONTAINERS).  Member N is the
+# Nth container: kill = `ENGINE kill -s KILL` (POST /containers/ID/kill
+# ?signal=KILL), then wait until it is no longer running; restart = `ENGINE
+# start` of the killed container (same config, same data in its writable
+# layer), then wait until it serves; pause/resume = `ENGINE pause/unpause`
+# (the cgroup freezer: every thread is frozen when the engine returns, and as
+# with SIGSTOP the kernel still completes TCP handshakes); pid = the
+# container's main pid while it runs or is paused.  Containers are only ever
+# addressed by the ids given, never by name patterns.
+#
 # Servers are tracked by pid files and only ever signalled by pid, after
 # checking that the pid is still a java process started with that member's
 # zoo.cfg (guards against pid reuse).  Nothing is ever killed by name.
@@ -181,6 +202,9 @@ usage() {
 
 need_fault_injection() {
 	if [[ -n ${ZKR_TEST_ENSEMBLE:-} ]]; then
+		case $1 in
+		kill | restart | pause | resume | pid) [[ -z ${ZKR_TEST_CONTAINERS:-} ]] || return 0 ;;
+		esac
 		printf '%s: %s is not available with ZKR_TEST_ENSEMBLE=%s (external ensemble)\n' \
 			"$PROG" "$1" "$ZKR_TEST_ENSEMBLE" >&2
 		exit 77
@@ -1222,6 +1246,128 @@ cmd_srvr() {
 	srvr_query "$1" "$2" || die "no srvr reply from $1:$2 (refused, closed, or silent for ${SRVR_TIMEOUT}s)"
 }
 
+# ---------------------------------------------------------------------------
+# container mode (ZKR_TEST_ENSEMBLE + ZKR_TEST_CONTAINERS)
+
+# ctr_setup: CTR_IDS (1..n) from ZKR_TEST_CONTAINERS, as many as the connect
+# string has members; N_MEMBERS follows.
+ctr_setup() {
+	local -a ids
+	local id i=0
+	IFS=, read -r -a ids <<<"$ZKR_TEST_CONTAINERS"
+	CTR_IDS=()
+	for id in "${ids[@]}"; do
+		[[ -n $id ]] || continue
+		[[ $id =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || die "ZKR_TEST_CONTAINERS: not a container id or name: '$id'"
+		i=$((i + 1))
+		CTR_IDS[i]=$id
+	done
+	load_members ''
+	((i == ${#M_HOST[@]})) ||
+		die "ZKR_TEST_CONTAINERS names $i containers, ZKR_TEST_ENSEMBLE ${#M_HOST[@]} members"
+	N_MEMBERS=$i
+}
+
+# ctr_api METHOD PATH: one request to ZKR_TEST_ENGINE_SOCKET; prints the
+# body, then the HTTP status on a line of its own.
+ctr_api() {
+	curl -sS --max-time 30 --unix-socket "$ZKR_TEST_ENGINE_SOCKET" -X "$1" \
+		-w '\n%{http_code}\n' "http://engine$2"
+}
+
+# ctr_state ID: print "STATUS PID" (running/paused/exited/...; 0 when none).
+ctr_state() {
+	local out code st pid
+	if [[ -n ${ZKR_TEST_ENGINE_SOCKET:-} ]]; then
+		out=$(ctr_api GET "/containers/$1/json") || die "engine API: cannot inspect container $1"
+		code=${out##*$'\n'}
+		[[ $code == 200 ]] || die "engine API: inspect $1: HTTP $code: ${out%$'\n'*}"
+		out=${out#*\"State\":\{}
+		out=${out%%\"Health\"*} # its own "Status"
+		out=${out%%\}*}
+		st=$(grep -o '"Status":"[a-z]*"' <<<"$out") || die "engine API: no State.Status for $1"
+		pid=$(grep -o '"Pid":[0-9]*' <<<"$out") || die "engine API: no State.Pid for $1"
+		st=${st#*:\"}
+		printf '%s %s\n' "${st%\"}" "${pid#*:}"
+	else
+		${ZKR_TEST_ENGINE:-podman} inspect -f '{{.State.Status}} {{.State.Pid}}' "$1" ||
+			die "${ZKR_TEST_ENGINE:-podman} inspect $1 failed"
+	fi
+}
+
+# ctr_op OP ID: kill (SIGKILL), pause, unpause or start the container.
+ctr_op() {
+	local op=$1 id=$2 out code path
+	if [[ -n ${ZKR_TEST_ENGINE_SOCKET:-} ]]; then
+		path=/containers/$id/$op
+		[[ $op != kill ]] || path+='?signal=KILL'
+		out=$(ctr_api POST "$path") || die "engine API: $op $id failed"
+		code=${out##*$'\n'}
+		[[ $code == 204 ]] || die "engine API: $op $id: HTTP $code: ${out%$'\n'*}"
+	else
+		local -a args=("$op")
+		[[ $op != kill ]] || args+=(-s KILL)
+		${ZKR_TEST_ENGINE:-podman} "${args[@]}" "$id" >/dev/null ||
+			die "${ZKR_TEST_ENGINE:-podman} $op $id failed"
+	fi
+}
+
+# ctr_alive STATE: the container's process exists (running or paused).
+ctr_alive() {
+	case ${1%% *} in running | paused) return 0 ;; esac
+	return 1
+}
+
+ctr_wait_state() { # ctr_wait_state ID WANT SECONDS: until STATUS is WANT (or "dead": not alive)
+	local st end=$((SECONDS + $3))
+	while :; do
+		st=$(ctr_state "$1")
+		if [[ $2 == dead ]]; then ctr_alive "$st" || return 0; else [[ ${st%% *} != "$2" ]] || return 0; fi
+		((SECONDS < end)) || die "member $N (container $1) not $2 after $3 s (state: $st)"
+		sleep 0.05
+	done
+}
+
+cmd_ctr() {
+	local cmd=$1 id=${CTR_IDS[N]} st end m
+	st=$(ctr_state "$id")
+	case $cmd in
+	pid)
+		ctr_alive "$st" || die "member $N is not running (container $id: ${st%% *})"
+		printf '%s\n' "${st#* }"
+		;;
+	kill)
+		ctr_alive "$st" || die "member $N is not running (container $id: ${st%% *})"
+		ctr_op kill "$id"
+		ctr_wait_state "$id" dead 10
+		;;
+	pause)
+		ctr_alive "$st" || die "member $N is not running (container $id: ${st%% *})"
+		[[ ${st%% *} == paused ]] || ctr_op pause "$id"
+		ctr_wait_state "$id" paused 10
+		;;
+	resume)
+		ctr_alive "$st" || die "member $N is not running (container $id: ${st%% *})"
+		[[ ${st%% *} != paused ]] || ctr_op unpause "$id"
+		ctr_wait_state "$id" running 10
+		;;
+	restart)
+		! ctr_alive "$st" || die "member $N is still running (container $id); kill it first"
+		ctr_op start "$id"
+		[[ ${2:-} != --no-wait ]] || return 0
+		end=$((SECONDS + TIMEOUT))
+		while :; do
+			m=$(mode_of "${M_HOST[N]}" "${M_PORT[N]}")
+			[[ -z $m ]] || return 0
+			st=$(ctr_state "$id")
+			ctr_alive "$st" || die "member $N (container $id) exited after restart (state: $st)"
+			((SECONDS < end)) || die "member $N not serving ${TIMEOUT}s after restart (it needs a quorum: are the others up?)"
+			sleep 0.1
+		done
+		;;
+	esac
+}
+
 main() {
 	trap on_exit EXIT
 	trap 'exit 130' INT
@@ -1278,6 +1424,12 @@ main() {
 	kill | restart | pause | resume | pid | cgroup)
 		(($# == 2)) || [[ $cmd == restart && $# == 3 && $3 == --no-wait ]] || usage
 		need_fault_injection "$cmd"
+		if [[ -n ${ZKR_TEST_ENSEMBLE:-} ]]; then # container mode
+			ctr_setup
+			member_args "$1" "$2"
+			cmd_ctr "$cmd" "${3:-}"
+			return
+		fi
 		member_args "$1" "$2"
 		case $cmd in
 		cgroup) cmd_cgroup ;;

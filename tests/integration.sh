@@ -26,7 +26,9 @@ export FAULTPROXY=${FAULTPROXY:-$top_builddir/tests/faultproxy}
 mode=--proxied
 [ "${ZKR_IT_PROXIED:-1}" != 0 ] || mode=
 hosts=$(bash "$top_srcdir/tests/ensemble.sh" start "$dir" $mode)
-echo "integration: ensemble $hosts (dir $dir${mode:+, proxied})"
+# An external ensemble (ZKR_TEST_ENSEMBLE) has no proxy: start ignores --proxied.
+[ -z "${ZKR_TEST_ENSEMBLE:-}" ] || mode=
+echo "integration: ensemble $hosts (dir $dir${mode:+, proxied}${ZKR_TEST_CONTAINERS:+, in containers})"
 export ZKR_TEST_HOSTS=$hosts ZKR_TEST_DIR=$dir
 export ZKR_TEST_ENSEMBLE_SH=$top_srcdir/tests/ensemble.sh
 export ZKR_TEST_FAULTPROXY=$top_builddir/tests/faultproxy

@@ -28,16 +28,26 @@ int it_leader_index(void);
 void it_path(char *buf, size_t len, const char *name);
 void it_sleep_ms(int ms);
 uint64_t it_now_ms(void);
-int it_run(Suite *s);
 /* Runs `ensemble.sh CMD DIR [member]` on the harness's ensemble (member is
  * 0-based here, as in zkr_stats; -1: none).  Returns the exit status; the
- * test skips (exit 77 from the script) are reported as failures, since CI
- * always runs a local ensemble. */
+ * script's skips (exit 77: kill/pause on an external ensemble that is not
+ * in containers) are reported as failures, since CI runs a local ensemble
+ * and a container one with ZKR_TEST_CONTAINERS (tests/ensemble.sh). */
 int it_ensemble(const char *cmd, int member);
 /* Runs `ensemble.sh fault DIR ARGS` (a proxied ensemble's fault proxy,
  * e.g. "blackhole c1 on"); returns the exit status. */
 int it_fault(const char *args);
 /* Waits until the ensemble has a leader again and every member serves. */
 void it_ensemble_heal(void);
+/* 1 when the harness's ensemble has the fault proxy in front of it, as
+ * tests/integration.sh's own always has; 0 for an external one
+ * (ZKR_TEST_ENSEMBLE: docker/, no proxy to inject faults into), after one
+ * line saying that `what` (the test case) is left out and why.  Cases whose
+ * tests need the proxy are added only when this says 1; on the harness's
+ * own ensemble a missing proxy still fails them. */
+int it_have_proxy(const char *what);
+/* Runs the suite: 0 when every test passed, 1 when one failed, 77 (skip)
+ * when no test was left to run (every case needed the proxy). */
+int it_run(Suite *s);
 
 #endif

@@ -531,11 +531,13 @@ static Suite *suite(void) {
   tcase_add_test(tc, auth_failure_reported);
   suite_add_tcase(s, tc);
   /* Faults of the proxied ensemble's network (tests/integration.sh). */
-  TCase *net = tcase_create("network");
-  tcase_set_timeout(net, 120);
-  tcase_add_checked_fixture(net, it_ensemble_heal, NULL);
-  tcase_add_test(net, client_cut_from_leader_writes_via_follower);
-  suite_add_tcase(s, net);
+  if (it_have_proxy("it_failover: case network (client_cut_from_leader_writes_via_follower)")) {
+    TCase *net = tcase_create("network");
+    tcase_set_timeout(net, 120);
+    tcase_add_checked_fixture(net, it_ensemble_heal, NULL);
+    tcase_add_test(net, client_cut_from_leader_writes_via_follower);
+    suite_add_tcase(s, net);
+  }
   return s;
 }
 

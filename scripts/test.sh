@@ -2,15 +2,19 @@
 # Sets everything up (scripts/setup.sh) and runs every test: the unit tests,
 # the integration tests against a real 3-node ZooKeeper ensemble that the
 # harness starts and stops itself, and the validation of docker/; then the
-# robustness stages of docs/robustness.md: ASan+UBSan and TSan builds with
-# their tests (each in a copy of the tree), valgrind over the integration
-# tests and the CLI, and every fuzz target for ZKR_FUZZ_SECONDS (60) each.
-# Every stage can fail the run; ZKR_SKIP_ROBUSTNESS=1 skips them.
+# release stages of docs/release.md: make distcheck, the tarball's file
+# list against git, the Debian packages built and linted, installed, used
+# and purged; then the robustness stages of docs/robustness.md: ASan+UBSan
+# and TSan builds with their tests (each in a copy of the tree), valgrind
+# over the integration tests and the CLI, and every fuzz target for
+# ZKR_FUZZ_SECONDS (60) each.  Every stage can fail the run;
+# ZKR_SKIP_RELEASE=1 and ZKR_SKIP_ROBUSTNESS=1 skip them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # clang and its runtime for the fuzz targets, valgrind, and git, from whose
-# file list the sanitizer stages copy the tree.
-ZKR_EXTRA_PACKAGES="docker-compose clang libclang-rt-14-dev valgrind git ${ZKR_EXTRA_PACKAGES:-}" \
+# file list the sanitizer stages copy the tree; debhelper and lintian for
+# the Debian packages.
+ZKR_EXTRA_PACKAGES="docker-compose clang libclang-rt-14-dev valgrind git debhelper lintian ${ZKR_EXTRA_PACKAGES:-}" \
   scripts/setup.sh
 
 # Everything the stages print also goes to $out, from which the closing
@@ -40,20 +44,28 @@ else
   status=1
 fi
 
-# Robustness stages (docs/robustness.md), each timed.
-robustness=
+# Release and robustness stages (docs/release.md, docs/robustness.md),
+# each timed.
+stages=
 stage() { # stage NAME CMD...
   local name=$1 t0=$SECONDS rc=0
   shift
   echo "==== $name"
   "$@" 2>&1 | tee -a "$out" || rc=${PIPESTATUS[0]}
   if [ $rc -eq 0 ]; then
-    robustness+=" $name ok ($((SECONDS - t0)) s),"
+    stages+=" $name ok ($((SECONDS - t0)) s),"
   else
-    robustness+=" $name FAILED ($((SECONDS - t0)) s),"
+    stages+=" $name FAILED ($((SECONDS - t0)) s),"
     status=1
   fi
 }
+if [ "${ZKR_SKIP_RELEASE:-0}" != 1 ]; then
+  # The tarball's own tests: unit tests and no-server checks only.
+  stage distcheck make -j"$(nproc)" distcheck
+  stage dist-files scripts/dist-files.sh
+  stage deb scripts/deb.sh deb-out
+  stage deb-install bash tests/deb-install.sh deb-out
+fi
 if [ "${ZKR_SKIP_ROBUSTNESS:-0}" != 1 ]; then
   stage asan+ubsan scripts/sanitize.sh asan
   stage tsan scripts/sanitize.sh tsan
@@ -61,10 +73,10 @@ if [ "${ZKR_SKIP_ROBUSTNESS:-0}" != 1 ]; then
   stage fuzz make fuzz FUZZ_SECONDS="${ZKR_FUZZ_SECONDS:-60}"
 fi
 
-# Closing lines: the robustness stages, every Check suite's checks (unit
-# and integration), then the test programs as the harness counted them (TAP
-# scripts included) and the compose validation.
-[ -z "$robustness" ] || echo "robustness:${robustness%,}"
+# Closing lines: the release and robustness stages, every Check suite's
+# checks (unit and integration), then the test programs as the harness
+# counted them (TAP scripts included) and the compose validation.
+[ -z "$stages" ] || echo "stages:${stages%,}"
 find tests -name '*.log' ! -name test-suite.log -exec grep -h "^[0-9]*%: Checks:" {} + 2>/dev/null | awk -F'[:,] *' '
   { print; checks += $3; bad += $5 + $7 }
   END { printf "checks: %d passed, %d failed\n", checks - bad, bad }'

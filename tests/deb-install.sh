@@ -151,11 +151,23 @@ ok "zkroute-run names $preload, which exists" \
 out=$(zkroute-run sh -c 'echo "$LD_PRELOAD"' 2>&1)
 ok "zkroute-run sh: LD_PRELOAD=$out" "$([ "$out" = "$preload" ]; echo $?)"
 
+# The pages are in the packages; man finds them installed, unless this
+# system keeps no manual pages (dpkg path-exclude, as Debian's container
+# images have) or has no man.
+pages="zkroute.1 zkroute-run.1 zkroute-bench.1 zkroute-fleet.1 zkroute.3 zkroute-compat.3"
+contents=$(dpkg-deb -c "${debs[1]}"; dpkg-deb -c "${debs[2]}")
 missing=
-for p in zkroute.1 zkroute-run.1 zkroute-bench.1 zkroute-fleet.1 zkroute.3 zkroute-compat.3; do
-	man -w "${p##*.}" "${p%.*}" >/dev/null 2>&1 || missing+="$p "
+for p in $pages; do
+	printf '%s\n' "$contents" | grep -q "/usr/share/man/man${p##*.}/$p.gz\$" || missing+="$p "
 done
-ok "man -w finds the six installed pages" "$([ -z "$missing" ]; echo $?)" "missing: $missing"
+if ! command -v man >/dev/null; then
+	ok "the six man pages # SKIP no man here" 0
+elif grep -qs '^path-exclude=/usr/share/man' /etc/dpkg/dpkg.cfg.d/*; then
+	ok "the six man pages are in the packages (dpkg here excludes /usr/share/man)" "$([ -z "$missing" ]; echo $?)" "missing: $missing"
+else
+	for p in $pages; do man -w "${p##*.}" "${p%.*}" >/dev/null 2>&1 || missing+="$p "; done
+	ok "the six man pages are in the packages and man -w finds them" "$([ -z "$missing" ]; echo $?)" "missing: $missing"
+fi
 
 $sudo dpkg --purge "${pkgs[@]}" >/dev/null 2>&1
 rc=$?

@@ -6,9 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # shellcheck disable=SC2206 # ZKR_EXTRA_PACKAGES is a word list on purpose
+# mandoc: make check lints the man pages with it (tests/man-lint.sh).
 packages=(build-essential autoconf automake libtool pkg-config
   libzookeeper-mt-dev libzookeeper-st2 zookeeper zookeeper-bin check default-jre-headless
-  ${ZKR_EXTRA_PACKAGES:-})
+  mandoc ${ZKR_EXTRA_PACKAGES:-})
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

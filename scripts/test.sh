@@ -2,20 +2,24 @@
 # Sets everything up (scripts/setup.sh) and runs every test: the unit tests,
 # the integration tests against a real 3-node ZooKeeper ensemble that the
 # harness starts and stops itself, and the validation of docker/; then the
-# robustness stages of docs/robustness.md: ASan+UBSan and TSan builds with
-# their tests (each in a copy of the tree), valgrind over the integration
-# tests and the CLI, and every fuzz target for ZKR_FUZZ_SECONDS (60) each;
-# last, the integration tests against the dockerized ensemble, run with
-# podman (scripts/container-tests.sh, docker/README.md).
-# Every stage can fail the run; ZKR_SKIP_ROBUSTNESS=1 skips the robustness
-# stages, ZKR_SKIP_CONTAINERS=1 the container stage (said in one line).  When
-# the container engine cannot work on the machine, that stage says why in
-# one line and counts neither as passed nor as failed.
+# release stages of docs/release.md: make distcheck, the tarball's file
+# list against git, the Debian packages built and linted, installed, used
+# and purged; then the robustness stages of docs/robustness.md: ASan+UBSan
+# and TSan builds with their tests (each in a copy of the tree), valgrind
+# over the integration tests and the CLI, and every fuzz target for
+# ZKR_FUZZ_SECONDS (60) each; last, the integration tests against the
+# dockerized ensemble, run with podman (scripts/container-tests.sh,
+# docker/README.md).  Every stage can fail the run; ZKR_SKIP_RELEASE=1 and
+# ZKR_SKIP_ROBUSTNESS=1 skip them, ZKR_SKIP_CONTAINERS=1 the container
+# stage (said in one line).  When the container engine cannot work on the
+# machine, that stage says why in one line and counts neither as passed nor
+# as failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # clang and its runtime for the fuzz targets, valgrind, and git, from whose
-# file list the sanitizer stages copy the tree.
-ZKR_EXTRA_PACKAGES="docker-compose clang libclang-rt-14-dev valgrind git ${ZKR_EXTRA_PACKAGES:-}" \
+# file list the sanitizer stages copy the tree; debhelper and lintian for
+# the Debian packages.
+ZKR_EXTRA_PACKAGES="docker-compose clang libclang-rt-14-dev valgrind git debhelper lintian ${ZKR_EXTRA_PACKAGES:-}" \
   scripts/setup.sh
 
 # Everything the stages print also goes to $out, from which the closing
@@ -45,20 +49,28 @@ else
   status=1
 fi
 
-# Robustness stages (docs/robustness.md), each timed.
-robustness=
+# Release and robustness stages (docs/release.md, docs/robustness.md),
+# each timed.
+stages=
 stage() { # stage NAME CMD...
   local name=$1 t0=$SECONDS rc=0
   shift
   echo "==== $name"
   "$@" 2>&1 | tee -a "$out" || rc=${PIPESTATUS[0]}
   if [ $rc -eq 0 ]; then
-    robustness+=" $name ok ($((SECONDS - t0)) s),"
+    stages+=" $name ok ($((SECONDS - t0)) s),"
   else
-    robustness+=" $name FAILED ($((SECONDS - t0)) s),"
+    stages+=" $name FAILED ($((SECONDS - t0)) s),"
     status=1
   fi
 }
+if [ "${ZKR_SKIP_RELEASE:-0}" != 1 ]; then
+  # The tarball's own tests: unit tests and no-server checks only.
+  stage distcheck make -j"$(nproc)" distcheck
+  stage dist-files scripts/dist-files.sh
+  stage deb scripts/deb.sh deb-out
+  stage deb-install bash tests/deb-install.sh deb-out
+fi
 if [ "${ZKR_SKIP_ROBUSTNESS:-0}" != 1 ]; then
   stage asan+ubsan scripts/sanitize.sh asan
   stage tsan scripts/sanitize.sh tsan
@@ -82,12 +94,12 @@ else
   [ $crc = 0 ] || [ $crc = 3 ] || status=1
 fi
 
-# Closing lines: the robustness stages, the container stage, every Check
-# suite's checks (unit and integration, the container stage's included:
-# tests/container-tests.log), then the test programs as the harness counted
-# them (TAP scripts included), the compose validation and the container
-# stage (one program each).
-[ -z "$robustness" ] || echo "robustness:${robustness%,}"
+# Closing lines: the release and robustness stages, the container stage,
+# every Check suite's checks (unit and integration, the container stage's
+# included: tests/container-tests.log), then the test programs as the
+# harness counted them (TAP scripts included), the compose validation and
+# the container stage (one program each).
+[ -z "$stages" ] || echo "stages:${stages%,}"
 echo "$containers"
 find tests -name '*.log' ! -name test-suite.log -exec grep -h "^[0-9]*%: Checks:" {} + 2>/dev/null | awk -F'[:,] *' '
   { print; checks += $3; bad += $5 + $7 }

@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # Runs every integration test binary against one real 3-node ensemble that
-# it starts (tests/ensemble.sh) and always stops.  Skips (exit 77) only when
-# Java or the ZooKeeper server is truly absent; .ci/run installs both.
+# it starts (tests/ensemble.sh) and always stops.  Skips (exit 77) when
+# Java or the ZooKeeper server is truly absent (.ci/run installs both), or
+# when told to (ZKR_INTEGRATION=no, below).
 set -euo pipefail
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
 
+# configure --disable-integration-tests (make distcheck, the Debian build)
+# or `make check ZKR_INTEGRATION=no`: the unit tests and the no-server
+# checks only (docs/release.md).
+if [ "${ZKR_INTEGRATION:-yes}" = no ]; then
+  echo "integration: ZKR_INTEGRATION=no (configure --disable-integration-tests): skipped" >&2
+  exit 77
+fi
 if [ -z "${ZKR_TEST_ENSEMBLE:-}" ]; then
   if ! command -v java >/dev/null || [ ! -e /usr/share/java/zookeeper.jar ]; then
     echo "integration: Java or the ZooKeeper server is not installed: skipped" >&2

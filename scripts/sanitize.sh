@@ -93,6 +93,9 @@ if [ "$status" -ne 0 ]; then
     if grep -q ":test-result: \(FAIL\|ERROR\)" "${f%.log}.trs" 2>/dev/null; then
       echo "==== $f"
       grep -v "ZOO_" "$f" | tail -n 120
+      # The failed integration tests' own sections (the tail above is
+      # usually the last test's).
+      bash scripts/failed-sections.sh "$f" || true
     fi
   done
 fi

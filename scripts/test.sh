@@ -35,6 +35,9 @@ if [ $status -ne 0 ]; then
       echo "==== $f"
       grep -a -E ':[0-9]+:[EF]:|^=== .* FAILED' "$f" || true
       grep -a -v "ZOO_" "$f" | tail -n 80
+      # The failed integration tests' own sections (the tail above is
+      # usually the last test's).
+      scripts/failed-sections.sh "$f" || true
     fi
   done < <(find tests -name '*.log' ! -name test-suite.log | sort)
 fi

@@ -93,11 +93,15 @@ static void quiet(void) {
  * the calls made on the test's thread, then passes each on. */
 #undef zoo_cycle_next_server
 static _Thread_local int cycled;
+static void (*real_cycle)(zhandle_t *);
+/* Looked up before any thread exists: libzookeeper_mt's I/O thread calls
+ * it too, so a lazy lookup would race with the test's thread (TSan). */
+__attribute__((constructor)) static void find_real_cycle(void) {
+  *(void **)&real_cycle = dlsym(RTLD_NEXT, "zoo_cycle_next_server");
+}
 void zoo_cycle_next_server(zhandle_t *zh) {
-  static void (*real)(zhandle_t *);
-  if (!real) *(void **)&real = dlsym(RTLD_NEXT, "zoo_cycle_next_server");
   cycled++;
-  real(zh);
+  real_cycle(zh);
 }
 #define zoo_cycle_next_server zkr_compat_zoo_cycle_next_server
 

@@ -8,7 +8,9 @@
 #   10 %  kills the leader, restarts it 3 s after the new leader is elected;
 #   25 %  delays a follower by 8 ms +- 2 ms on every link (to the end);
 #   35 %  cuts daemon 5 from the leader (blackhole on its own proxy link to
-#         the leader: it reaches the servers through links of its own) for
+#         the leader: it reaches the servers through links of its own) and,
+#         in the same window, daemon 4 from every server (links of its own
+#         too; its session timeout is 6 s, so its session expires), for
 #         max(12 s, 8 %);
 #   65 %  restarts the other follower.
 # Then the writer's last burst (5 deletes, a new group of 5, a file that
@@ -63,6 +65,8 @@ cleanup() {
 	[ -z "$own_dir" ] || rm -rf "$own_dir"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
 if [ -z "${ZKR_TEST_HOSTS:-}" ]; then
 	own_dir=$(mktemp -d "${TMPDIR:-/tmp}/zkr-soak-ens.XXXXXX")
 	export FAULTPROXY=${FAULTPROXY:-$top_builddir/tests/faultproxy}
@@ -78,13 +82,16 @@ if [ "$(sed -n 's/^mode=//p' "$dir/ensemble.env")" != proxied ]; then
 	echo "1..0 # SKIP the soak test needs a proxied ensemble"
 	exit 77
 fi
-# Daemon 5 reaches member I through a link of its own, z5cI, so that it
-# alone can be cut from the leader.
-hosts5=
+# Daemons 4 and 5 reach member I through links of their own, z4cI and
+# z5cI, so that they alone can be cut off.
+hosts4='' hosts5=''
 for i in 1 2 3; do
-	ens fault "$dir" add "z5c$i" "$net.$i:$((port + 300))" "$net.$i:$((port + 10000))" >/dev/null || exit 1
-	links+=("z5c$i")
-	hosts5+=${hosts5:+,}$net.$i:$((port + 300))
+	for d in 4 5; do
+		ens fault "$dir" add "z${d}c$i" "$net.$i:$((port + 296 + d))" "$net.$i:$((port + 10000))" >/dev/null || exit 1
+		links+=("z${d}c$i")
+	done
+	hosts4+=${hosts4:+,}$net.$i:$((port + 300))
+	hosts5+=${hosts5:+,}$net.$i:$((port + 301))
 done
 
 n=0 failed=0
@@ -133,9 +140,10 @@ run_variant() {
 	daemons=()
 	for i in 1 2 3 4 5; do
 		mkdir -p "$w/d$i"
-		h=$hosts
+		h=$hosts t=10000
+		[ "$i" != 4 ] || h=$hosts4 t=6000
 		[ "$i" != 5 ] || h=$hosts5
-		"${cmd[@]}" -n "d$i" -r "$base/members" -l "$base/lock" -x "sleep 0.05" -i 250 \
+		"${cmd[@]}" -n "d$i" -r "$base/members" -l "$base/lock" -x "sleep 0.05" -i 250 -t "$t" \
 			-L "$w/d$i.log" "$h" "$base/tree" "$w/d$i" 2>"$w/d$i.err" &
 		daemons+=("$!")
 	done
@@ -171,10 +179,12 @@ run_variant() {
 	[ "$cut_s" -ge 12 ] || cut_s=12
 	leader=$(ens wait-leader "$dir")
 	ens fault "$dir" blackhole "z5c$leader" on >/dev/null
-	msg "d5 cut from the leader m$leader for $cut_s s"
+	for i in 1 2 3; do ens fault "$dir" blackhole "z4c$i" on >/dev/null; done
+	msg "d5 cut from the leader m$leader, d4 from every server, for $cut_s s"
 	sleep "$cut_s"
 	ens fault "$dir" blackhole "z5c$leader" off >/dev/null
-	msg "d5 reaches m$leader again"
+	for i in 1 2 3; do ens fault "$dir" blackhole "z4c$i" off >/dev/null; done
+	msg "d5 reaches m$leader again, d4 every server"
 	at $((seconds * 65 / 100))
 	leader=$(ens wait-leader "$dir")
 	other=$(others "$leader" "$slow")

@@ -284,6 +284,38 @@ static void sync_done(int rc, const char *v, const void *data) {
   *(volatile int *)data = 1;
 }
 
+/* The writer's sets are asynchronous, at most W_WINDOW in flight, so its
+ * rate does not depend on the latency of the server its session is on. */
+#define W_WINDOW 64
+typedef struct {
+  char path[256];
+  int ver;
+  uint64_t t0;
+} wreq_t;
+static pthread_mutex_t wmu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wcv = PTHREAD_COND_INITIALIZER;
+static int w_inflight;
+static long w_unknown, w_failed;
+static uint64_t w_worst, w_last;
+static FILE *w_log;
+
+static void set_done(int rc, const struct Stat *st, const void *data) {
+  (void)st;
+  wreq_t *r = (wreq_t *)data;
+  uint64_t t1 = mono_us();
+  pthread_mutex_lock(&wmu);
+  fprintf(w_log, "set %s %d %" PRIu64 " %" PRIu64 " %s\n", r->path, r->ver, r->t0, t1,
+          rc == ZOK ? "ok" : lost(rc) ? "unknown" : zerror(rc));
+  if (t1 - r->t0 > w_worst) w_worst = t1 - r->t0;
+  if (rc == ZOK && t1 > w_last) w_last = t1;
+  else if (lost(rc)) w_unknown++;
+  else if (rc != ZOK) w_failed++;
+  w_inflight--;
+  pthread_cond_broadcast(&wcv);
+  pthread_mutex_unlock(&wmu);
+  free(r);
+}
+
 static int cmd_write(int argc, char **argv) {
   if (argc < 8) return 2;
   const char *root = argv[3], *logpath = argv[7];
@@ -291,34 +323,44 @@ static int cmd_write(int argc, char **argv) {
   double rate = atof(argv[6]);
   const char *seed_env = getenv("ZKR_SOAK_SEED");
   unsigned seed = seed_env ? (unsigned)strtoul(seed_env, NULL, 10) : (unsigned)time(NULL);
-  FILE *log = fopen(logpath, "w");
+  FILE *log = w_log = fopen(logpath, "w");
   if (!log || nodes < 50 || nodes > 1000 || rate <= 0) return 2;
   zhandle_t *zh = connect_zk(argv[2]);
   int *ver = calloc((size_t)nodes, sizeof *ver);
   fprintf(log, "seed %u\n", seed);
   char path[512], val[256];
-  uint64_t start = mono_us(), end = start + (uint64_t)seconds * 1000000u, next = start, last = start;
-  long ops = 0, unknown = 0, failed = 0;
-  uint64_t worst = 0;
+  uint64_t start = mono_us(), end = start + (uint64_t)seconds * 1000000u, next = start, last;
+  long ops = 0, unsent = 0, full = 0;
   while (mono_us() < end) {
     uint64_t now = mono_us();
     if (now < next) sleep_us(next - now);
     else if (now > next + 1000000u) next = now; /* after a stall: no burst */
     next += (uint64_t)(1e6 / rate);
+    pthread_mutex_lock(&wmu);
+    if (w_inflight >= W_WINDOW) full++;
+    while (w_inflight >= W_WINDOW) pthread_cond_wait(&wcv, &wmu);
+    w_inflight++;
+    pthread_mutex_unlock(&wmu);
     int i = (int)(rand_r(&seed) % (unsigned)nodes);
-    node_path(path, sizeof path, root, i);
-    value(val, sizeof val, ++ver[i], path, &seed);
-    uint64_t t0 = mono_us();
-    int rc = zoo_set(zh, path, val, (int)strlen(val), -1);
-    uint64_t t1 = mono_us();
-    if (t1 - t0 > worst) worst = t1 - t0;
-    fprintf(log, "set %s %d %" PRIu64 " %" PRIu64 " %s\n", path, ver[i], t0, t1,
-            rc == ZOK ? "ok" : lost(rc) ? "unknown" : zerror(rc));
+    wreq_t *r = malloc(sizeof *r);
+    node_path(r->path, sizeof r->path, root, i);
+    value(val, sizeof val, r->ver = ++ver[i], r->path, &seed);
+    r->t0 = mono_us();
+    int rc = zoo_aset(zh, r->path, val, (int)strlen(val), -1, set_done, r);
     ops++;
-    if (rc == ZOK) last = t1;
-    else if (lost(rc)) unknown++;
-    else failed++;
+    if (rc != ZOK) { /* never sent: no completion */
+      pthread_mutex_lock(&wmu);
+      fprintf(log, "set %s %d %" PRIu64 " %" PRIu64 " notsent\n", r->path, r->ver, r->t0, r->t0);
+      w_inflight--;
+      pthread_mutex_unlock(&wmu);
+      free(r);
+      unsent++;
+      sleep_us(10000);
+    }
   }
+  pthread_mutex_lock(&wmu);
+  while (w_inflight) pthread_cond_wait(&wcv, &wmu);
+  pthread_mutex_unlock(&wmu);
   /* The last burst: deletes, creates, a file that becomes a directory. */
   int rc = ZOK;
   for (int i = 0; i < nodes && rc == ZOK; i += nodes / 5) {
@@ -344,9 +386,10 @@ static int cmd_write(int argc, char **argv) {
   last = mono_us();
   fprintf(log, "end %" PRIu64 "\n", last);
   fclose(log);
-  printf("writer: %ld sets in %d s (%.1f/s), %ld with unknown outcome, %ld failed, slowest "
-         "%.0f ms; seed %u\n",
-         ops, seconds, ops / (double)seconds, unknown, failed, worst / 1000.0, seed);
+  printf("writer: %ld sets in %d s (%.1f/s), %ld with unknown outcome, %ld failed, %ld not sent, "
+         "%ld waited for a free slot, slowest %.0f ms; seed %u\n",
+         ops, seconds, ops / (double)seconds, w_unknown, w_failed, unsent, full, w_worst / 1000.0,
+         seed);
   if (rc != ZOK) {
     printf("writer: the last burst failed: %s\n", zerror(rc));
     return 1;

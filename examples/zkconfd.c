@@ -158,6 +158,7 @@ typedef struct node {
   int queued;   /* F_ flags waiting to be read */
   int inflight; /* F_ flags being read */
   int deferred; /* queued while in flight: back in the queue after */
+  int rs;       /* to be read for the resync in progress */
   int present, kind;
   int64_t max_mzxid; /* newest data ever read (kept after a delete) */
   int64_t file_mzxid; /* data in the file now, 0 none */
@@ -306,6 +307,7 @@ typedef struct {
   int what;
 } req_t;
 static int inflight_n;   /* reads sent, not completed */
+static int resync_left;  /* nodes the resync has still to read */
 static uint64_t retry_at; /* after an error: no new read before (mono us) */
 
 static void changed(void) {
@@ -387,6 +389,10 @@ static int finish(req_t *r, int rc) {
     n->queued = 0;
     enqueue(n, flags);
   }
+  if (n->rs && !n->inflight && !n->queued) { /* read since the resync began */
+    n->rs = 0;
+    resync_left--;
+  }
   pthread_cond_broadcast(&work_cv);
   return current && (rc == ZOK || rc == ZNONODE);
 }
@@ -431,6 +437,7 @@ static void issue(node_t *n) {
   int flags = n->queued;
   n->queued = 0;
   if (n == top) flags &= ~F_DATA; /* the root is the directory itself */
+  if (!flags && n->rs && !n->inflight) n->rs = 0, resync_left--;
   for (int what = 1; what <= F_EXISTS; what <<= 1) {
     if (!(flags & what)) continue;
     req_t *r = malloc(sizeof *r);
@@ -465,6 +472,7 @@ static int sweep_entry(const char *p, const struct stat *st, int flag, struct FT
   char path[4200];
   snprintf(path, sizeof path, "%s%s", strcmp(root, "/") ? root : "", p + strlen(dir));
   node_t *n = find(path);
+  if (n && n->present && n->kind == K_NONE) return 0; /* not read yet */
   int want = n && n->present ? n->kind : K_NONE;
   int is = flag == FTW_DP ? K_DIR : S_ISREG(st->st_mode) ? K_FILE : K_NONE;
   if (want != is || !n) {
@@ -732,7 +740,10 @@ static void start_resync(const char *why) { /* under mu */
   resyncing = 1;
   for (int b = 0; b < NBUCKETS; b++)
     for (node_t *n = buckets[b]; n; n = n->hnext)
-      if (n->present || n == top) enqueue(n, F_DATA | F_CHILDREN);
+      if (n->present || n == top) {
+        enqueue(n, F_DATA | F_CHILDREN);
+        if (!n->rs) n->rs = 1, resync_left++;
+      }
 }
 
 static void session_event(int state) { /* under mu; may drop it */
@@ -888,8 +899,9 @@ int main(int argc, char **argv) {
         else issue(n);
         continue;
       }
-      if (resyncing && !qhead && !inflight_n) {
-        /* Under mu: no read is in flight, so no file is being written. */
+      if (resyncing && !resync_left) {
+        /* Every node known when it began has been read since.  Under mu:
+         * no completion is writing a file meanwhile. */
         resyncing = 0;
         nftw(dir, sweep_entry, 16, FTW_DEPTH | FTW_PHYS);
         pthread_mutex_unlock(&mu);

@@ -199,7 +199,7 @@ static int read_tree(zhandle_t *zh, const char *path) {
     pthread_mutex_unlock(&pmu);
     int next_n = 0;
     for (int i = 0; i < nlevel; i++) {
-      if (level[i].rc != ZOK) return level[i].rc;
+      if (level[i].rc != ZOK) return level[i].rc; /* the tool exits */
       next_n += level[i].kids.count;
     }
     pend_t *next = calloc((size_t)next_n + 1, sizeof *next);
@@ -219,7 +219,9 @@ static int read_tree(zhandle_t *zh, const char *path) {
       for (int j = 0; j < p->kids.count; j++, k++) {
         snprintf(next[k].path, sizeof next[k].path, "%s/%s", p->path, p->kids.data[j]);
         snprintf(next[k].rel, sizeof next[k].rel, "%s/%s", p->rel, p->kids.data[j]);
+        free(p->kids.data[j]);
       }
+      free(p->kids.data);
     }
     free(level);
     level = next;
@@ -428,6 +430,8 @@ static int cmd_write(int argc, char **argv) {
     }
   }
   zookeeper_close(zh);
+  free(done);
+  free(ver);
   return failures ? 1 : 0;
 }
 
@@ -660,6 +664,11 @@ static int cmd_analyze(int argc, char **argv) {
          pct(all, nall, 0.5), pct(all, nall, 0.99), nall ? all[nall - 1] : 0, pct(all0, nall, 0.5),
          pct(all0, nall, 0.99), nall ? all0[nall - 1] : 0, nall);
   printf("analyze: %s\n", bad ? "FAILED" : "passed");
+  for (int i = 0; i < acked.n; i++) free(acked.r[i].path);
+  free(acked.r);
+  free(all);
+  free(all0);
+  free(spans);
   return bad ? 1 : 0;
 }
 

@@ -175,6 +175,10 @@ typedef struct zkr_options {
                              every member answering (default 5000; at or
                              below leader_poll_ms: one rate).  The first
                              operation after an idle spell polls at once. */
+  int rescue_down_ms;     /* re-attach the owner session this long after its
+                             server went silent to srvr while another member
+                             answers (the server is down or cut off), even
+                             before rescue_ms (default 250) */
 } zkr_options_t;
 
 #define ZKR_OPTIONS_INIT {.version = ZKR_OPTIONS_VERSION}

@@ -300,6 +300,7 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
 START_TEST(expiry_with_ephemeral_expires_virtual_session) {
   zkr_options_t o = ZKR_OPTIONS_INIT;
   o.rescue_ms = 600000; /* no rescue: let the session expire */
+  o.rescue_down_ms = 600000;
   session_t seen = {0};
   zkr_t *z = NULL;
   ck_assert_int_eq(zkr_init_opts(&z, it_hosts(), session_watcher, 2000, NULL, &seen, 0, &o), ZOK);
@@ -342,6 +343,7 @@ END_TEST
 START_TEST(expiry_without_state_is_silent) {
   zkr_options_t o = ZKR_OPTIONS_INIT;
   o.rescue_ms = 600000;
+  o.rescue_down_ms = 600000;
   session_t seen = {0};
   zkr_t *z = NULL;
   ck_assert_int_eq(zkr_init_opts(&z, it_hosts(), session_watcher, 2000, NULL, &seen, 0, &o), ZOK);
@@ -372,6 +374,7 @@ END_TEST
 START_TEST(restart_within_timeout_resumes) {
   zkr_options_t o = ZKR_OPTIONS_INIT;
   o.rescue_ms = 600000; /* this is about resuming in place, not rescue */
+  o.rescue_down_ms = 600000;
   zkr_t *z = it_open(&o, NULL, NULL);
   ck_assert_int_eq(zkr_add_auth(z, "digest", "bob:pw", 6, NULL, NULL), ZOK);
   char path[128];

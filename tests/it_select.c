@@ -156,6 +156,7 @@ END_TEST
 START_TEST(selector_bad_answers_fall_back) {
   zkr_options_t o = ZKR_OPTIONS_INIT;
   o.rescue_ms = 600000; /* the killed member stays disconnected */
+  o.rescue_down_ms = 600000;
   zkr_t *z = it_open(&o, NULL, NULL);
   char path[128];
   make_node(z, path, sizeof path, "selbad");

@@ -117,6 +117,9 @@ static const opt_t opt_table[] = {
     {"idle_poll_ms", OPT_INT, OFF(idle_poll_ms), 20, 3600000, 5000,
      "srvr poll period while the handle is idle (no operation since the last poll, the "
      "leader known, every member answering); the next operation polls at once"},
+    {"rescue_down_ms", OPT_INT, OFF(rescue_down_ms), 1, 3600000, 250,
+     "re-attach the owner session this long after its server went silent to srvr (twice "
+     "in a row) while another member answers, without waiting for rescue_ms"},
     {"jute_maxbuffer", OPT_INT, OFF(jute_maxbuffer), 1024, INT_MAX, 1048575,
      "the servers' jute.maxbuffer: a request larger than this many bytes (path, data, "
      "ACLs, header) is refused with ZKR_ETOOBIG before it is sent"},

@@ -55,12 +55,22 @@ static int rescue_target(zkr_t *z, int not_on) {
  * down - or its server silent to srvr, whichever began first - for
  * rescue_ms.  Counting from srvr's first failure matters for a hung
  * server: the zhandle only notices after two thirds of the session
- * timeout, too late to wait rescue_ms more. */
+ * timeout, too late to wait rescue_ms more.  A server that is silent to
+ * srvr twice in a row while another member answers (suspect: down, hung or
+ * cut off) cannot serve the session soon: after rescue_down_ms the owner
+ * moves without waiting for rescue_ms, as a stock client moves to its next
+ * server as soon as its connection is lost (a leader's death otherwise
+ * stalls the application for rescue_ms, where stock stalls for the
+ * election only: docs/examples.md). */
 static int owner_stranded(zkr_t *z, zkr__member_t *o, uint64_t now) {
   if (zkr__member_connected(o) || o->expired) return 0;
   uint64_t since = o->down_since_ns;
   if (!since) return 0;
-  uint64_t silent = z->members[o->hosted_on].srvr_fail_since_ns;
+  const zkr__member_t *home = &z->members[o->hosted_on];
+  uint64_t silent = home->srvr_fail_since_ns;
+  if (silent && home->suspect &&
+      now - silent > (uint64_t)z->opts.rescue_down_ms * 1000000u)
+    return 1;
   if (silent && silent < since) since = silent;
   return now - since > (uint64_t)z->rescue_ms * 1000000u;
 }

@@ -53,6 +53,7 @@ static void open3(int idle_poll_ms, int three_answers) {
   o.follow_config = -1;
   o.sync_coalesce = -1;
   o.rescue_ms = 60000;
+  o.rescue_down_ms = 60000;
   ck_assert_int_eq(zkr_init_opts(&z, HOSTS, NULL, 3000, NULL, NULL, 0, &o), ZOK);
   for (int i = 1; i <= 3; i++) {
     fake_zh_t *h = fake_handle(i, 0);

@@ -127,6 +127,7 @@ static void opts_default(zkr_options_t *o) {
    * session events, and a rescue the test did not expect changes what it
    * checks. */
   o->rescue_ms = 60000;
+  o->rescue_down_ms = 60000;
   /* The tests answer every request themselves: sync coalescing (reads
    * waiting for a sync the test has not answered) has tests of its own. */
   o->sync_coalesce = -1;
@@ -511,6 +512,48 @@ START_TEST(owner_rescue_keeps_client_id) {
   /* Member 0 got a fresh carrier of its own at home. */
   ck_assert_int_eq(fake_handle_count(1), 2);
   ck_assert_int_eq(fake_handle_resumed(fake_handle(1, 1)), 0);
+}
+END_TEST
+
+/* The owner's server dies (silent to srvr while the others answer): the
+ * owner moves after rescue_down_ms, without waiting for rescue_ms (60 s
+ * here), as a stock client moves to its next server at once; with
+ * rescue_down_ms as long as rescue_ms, it stays put. */
+static void owner_server_dies(int rescue_down_ms) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.rescue_down_ms = rescue_down_ms;
+  open3_opts(&o, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+  ck_assert_int_eq(stat_owner(), 0);
+  fake_set_role(1, 0, 0); /* silent */
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+}
+
+START_TEST(owner_rescued_soon_when_its_server_is_down) {
+  owner_server_dies(100);
+  int64_t sid = fake_session_id(h[1]);
+  uint64_t t0 = now_ms();
+  fake_zh_t *r = fake_handle(2, 1);
+  ck_assert_ptr_nonnull(r);
+  fprintf(stderr, "rescue_down_ms=100: the owner re-attached to fake2 %llu ms after its "
+          "server went silent (rescue_ms 60000)\n", (unsigned long long)(now_ms() - t0));
+  ck_assert_int_eq(fake_handle_resumed(r), sid);
+  ck_assert(fake_handle_closed(h[1]));
+  ck_assert_int_ne(fake_handle_state_at_close(h[1]), ZOO_CONNECTED_STATE);
+  fake_connect(r, 0);
+  wait_state(ZOO_CONNECTED_STATE);
+  ck_assert_int_eq(zkr_client_id(z)->client_id, sid);
+}
+END_TEST
+
+START_TEST(owner_stays_while_rescue_down_ms_runs) {
+  owner_server_dies(60000);
+  sleep_ms(1000); /* 50 polls at 20 ms: the server is long suspect */
+  ck_assert_int_eq(fake_handle_count(2), 1);
+  ck_assert(!fake_handle_closed(h[1]));
 }
 END_TEST
 
@@ -1329,6 +1372,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, session_events_reach_path_watchers);
   tcase_add_test(tc, ephemerals_go_to_owner_ttl_to_leader);
   tcase_add_test(tc, owner_rescue_keeps_client_id);
+  tcase_add_test(tc, owner_rescued_soon_when_its_server_is_down);
+  tcase_add_test(tc, owner_stays_while_rescue_down_ms_runs);
   tcase_add_test(tc, owner_rescue_aborted_when_reconnected);
   tcase_add_test(tc, owner_rescue_aborted_when_associating);
   tcase_add_test(tc, resume_of_unknown_session_expires);

@@ -19,7 +19,7 @@
 #                                docker/README.md)
 #   containers.sh test DIR [CMD...]
 #                                run CMD (default: make check
-#                                TESTS=tests/integration.sh VERBOSE=1) in a
+#                                TESTS=tests/integration/integration.sh VERBOSE=1) in a
 #                                ${prefix}-test container: host network,
 #                                ZKR_TEST_ENSEMBLE and ZKR_TEST_CONTAINERS
 #                                set, the engine's API socket mounted as
@@ -32,7 +32,7 @@
 #   ZKR_IMAGE_PREFIX      image names (default zkroute: zkroute-zookeeper,
 #                         zkroute-test; docker/build-image.sh makes them)
 #   ZKR_CONTAINER_NET     first three octets of the members' addresses
-#                         (default 127.0.50: apart from tests/ensemble.sh's
+#                         (default 127.0.50: apart from tests/harness/ensemble.sh's
 #                         127.0.0 and the other ensembles of this machine)
 #   ZKR_CONTAINER_PORT    client port (default 2181)
 #   ZKR_CONTAINER_TIMEOUT seconds for `up` to see every member healthy (90)
@@ -197,7 +197,7 @@ cmd_up() {
 		sleep 0.2
 	done
 	# Healthy members serve; now exactly one must lead.
-	ZKR_TEST_ENSEMBLE=$(hosts) ZKR_TEST_TIMEOUT=$timeout bash "$top/tests/ensemble.sh" wait-leader "$dir" >/dev/null
+	ZKR_TEST_ENSEMBLE=$(hosts) ZKR_TEST_TIMEOUT=$timeout bash "$top/tests/harness/ensemble.sh" wait-leader "$dir" >/dev/null
 	echo "$PROG: ensemble up in $((SECONDS - t0)) s: $(hosts) (containers $(cut -c1-12 "$dir/ids" | paste -sd" "))" >&2
 	hosts
 }
@@ -274,7 +274,7 @@ cmd_test() {
 	local -a envs=(-e "ZKR_TEST_ENSEMBLE=$(hosts)" -e "ZKR_TEST_CONTAINERS=$ids"
 		-e ZKR_TEST_ENGINE_SOCKET=/run/engine.sock)
 	for v in $(compgen -e | grep -E '^(ZKR_IT_|ZKR_LOCK_|ZKR_HISTORY_|CK_)' || true); do envs+=(-e "$v"); done
-	(($# > 0)) || set -- make check TESTS=tests/integration.sh VERBOSE=1
+	(($# > 0)) || set -- make check TESTS=tests/integration/integration.sh VERBOSE=1
 	rm -f "$dir/test.cid"
 	"$engine" run --rm --network host --cidfile "$dir/test.cid" \
 		--ulimit nofile=10000:10000 --ulimit nproc=4096:4096 \

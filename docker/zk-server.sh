@@ -14,7 +14,7 @@
 #   ZK_MEMBERS  number of members (default 3)
 #   ZK_JAVA_OPTS  extra JVM options (word-split)
 #
-# zoo.cfg has the settings of tests/ensemble.sh (tickTime 200 ms,
+# zoo.cfg has the settings of tests/harness/ensemble.sh (tickTime 200 ms,
 # minSessionTimeout 400 ms, unlimited maxClientCnxns, every 4lw command), so
 # the tests behave the same against both.  The data directory /data/zk
 # survives a kill and a start of the same container (a restart).
@@ -37,7 +37,7 @@ check_env() {
 	[[ $port =~ ^[0-9]+$ ]] || die "ZK_PORT is not a number: '$port'"
 }
 
-# The server's jars (the list of tests/ensemble.sh: the Debian manifest of
+# The server's jars (the list of tests/harness/ensemble.sh: the Debian manifest of
 # zookeeper.jar lacks some netty jars the epoll transport needs).
 classpath() {
 	local j cp=''

@@ -2,7 +2,7 @@
 # scripts/bench.sh — run zkroute-bench on a local 3-node ensemble behind the
 # fault proxy, with 1 ms one-way delay on every link (client -> member and
 # member <-> member), as docs/benchmarks.md describes.  Starts the ensemble
-# (tests/ensemble.sh start --proxied), applies the faults, runs the bench,
+# (tests/harness/ensemble.sh start --proxied), applies the faults, runs the bench,
 # and always stops the ensemble.
 #
 # Usage:
@@ -75,7 +75,7 @@
 # BENCH_ARGS (word-split), e.g. BENCH_ARGS='--trials 7 -w 48'.
 #
 # Environment: ZKR_BENCH (the zkroute-bench binary; default
-# tools/zkroute-bench), FAULTPROXY (default tests/faultproxy), ZKR_TEST_NET
+# tools/zkroute-bench), FAULTPROXY (default tests/harness/faultproxy), ZKR_TEST_NET
 # (default 127.0.8, so it does not collide with the test ensemble),
 # BENCH_DELAY_MS (1), BENCH_SLOW_MS / BENCH_SLOW_JITTER_MS (8 / 2),
 # BENCH_TICK_MS (ZooKeeper tickTime, 2000; empty: the harness's 200),
@@ -98,8 +98,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 scenario=${1:-}
 out=${2:-bench-out/$scenario}
 bench=${ZKR_BENCH:-$here/tools/zkroute-bench}
-ens=$here/tests/ensemble.sh
-export FAULTPROXY=${FAULTPROXY:-$here/tests/faultproxy}
+ens=$here/tests/harness/ensemble.sh
+export FAULTPROXY=${FAULTPROXY:-$here/tests/harness/faultproxy}
 export ZKR_TEST_NET=${ZKR_TEST_NET:-127.0.8}
 delay=${BENCH_DELAY_MS:-1}
 slow=${BENCH_SLOW_MS:-8}
@@ -115,7 +115,7 @@ quick | steady | degraded | mix50 | cpu | sweep | boltzmann | hedge | selectors 
 	;;
 esac
 [[ -x $bench ]] || { echo "bench: $bench not built (make tools/zkroute-bench)" >&2; exit 1; }
-[[ -x $FAULTPROXY ]] || { echo "bench: $FAULTPROXY not built (make tests/faultproxy)" >&2; exit 1; }
+[[ -x $FAULTPROXY ]] || { echo "bench: $FAULTPROXY not built (make tests/harness/faultproxy)" >&2; exit 1; }
 if ! command -v java >/dev/null || [[ ! -e /usr/share/java/zookeeper.jar ]]; then
 	echo "bench: Java or the ZooKeeper server is not installed (scripts/setup.sh)" >&2
 	exit 1

@@ -10,9 +10,9 @@
 #      image registry), each time from nothing;
 #   4. docker/containers.sh up: members on ZKR_CONTAINER_NET.1-3 (default
 #      127.0.50.x), host networking, healthy on srvr, one leader;
-#   5. docker/containers.sh test: tests/integration.sh in the test image,
+#   5. docker/containers.sh test: tests/integration/integration.sh in the test image,
 #      ZKR_TEST_ENSEMBLE at the containers; kill, restart, pause and resume
-#      of a member go through the engine's API (tests/ensemble.sh,
+#      of a member go through the engine's API (tests/harness/ensemble.sh,
 #      "Containers").  Tests that need the fault proxy, or ensembles of
 #      their own, say in one line that they are left out;
 #   6. down (always), and removes the images it built (ZKR_KEEP_IMAGES=1
@@ -83,7 +83,7 @@ stage() {
 	fi
 	if [ $rc = 0 ]; then
 		t=$SECONDS
-		bash docker/containers.sh test "$dir" bash tests/integration.sh || rc=1
+		bash docker/containers.sh test "$dir" bash tests/integration/integration.sh || rc=1
 		t_test=$((SECONDS - t))
 	fi
 	echo "images $t_img s, ensemble up $t_up s, tests $t_test s" >"$dir/times"

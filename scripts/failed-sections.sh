@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints, for each integration test that failed in a tests/integration.sh
+# Prints, for each integration test that failed in a tests/integration/integration.sh
 # log, that test's own section of the log (from "=== NAME" to "=== NAME
 # FAILED"), without ZooKeeper's client log lines and the history checker's
 # per-mark lines, at most the last MAX (120) lines of each: CI shows the

@@ -15,7 +15,7 @@
 # The copy holds the files git knows plus untracked, unignored ones (so
 # uncommitted work is tested too); without git, the whole tree after a
 # `make distclean` in the copy.  Suppressions and sanitizer options come
-# from Makefile.am (AM_TESTS_ENVIRONMENT) and tests/*.supp.  Set
+# from Makefile.am (AM_TESTS_ENVIRONMENT) and tests/harness/*.supp.  Set
 # ZKR_KEEP_BUILD=1 to keep the copy (its path is printed).
 set -euo pipefail
 mode=${1:?usage: scripts/sanitize.sh asan|tsan}
@@ -69,7 +69,7 @@ else
   # margin) and read-selector integration tests; the fault tests run in
   # the normal and ASan builds.
   ZKR_IT_TESTS=${ZKR_IT_TESTS:-it_routing it_robust it_hedge it_select} \
-    make check TESTS='$(UNIT_TESTS) tests/integration.sh' || status=$?
+    make check TESTS='$(UNIT_TESTS) tests/integration/integration.sh' || status=$?
 fi
 
 # What the sanitizers said, whatever the outcome.  (grep finds nothing in

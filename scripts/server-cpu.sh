@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/server-cpu.sh — how much CPU each server really used during a
-# benchmark, to check that a per-server quota (tests/ensemble.sh start
+# benchmark, to check that a per-server quota (tests/harness/ensemble.sh start
 # --cpu-quota) holds: a sampler and its summary.
 #
 # Usage:

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # shellcheck disable=SC2206 # ZKR_EXTRA_PACKAGES is a word list on purpose
-# mandoc: make check lints the man pages with it (tests/man-lint.sh).
+# mandoc: make check lints the man pages with it (tests/unit/man-lint.sh).
 packages=(build-essential autoconf automake libtool pkg-config
   libzookeeper-mt-dev libzookeeper-st2 zookeeper zookeeper-bin check default-jre-headless
   mandoc ${ZKR_EXTRA_PACKAGES:-})

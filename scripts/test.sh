@@ -72,7 +72,7 @@ if [ "${ZKR_SKIP_RELEASE:-0}" != 1 ]; then
   stage distcheck make -j"$(nproc)" distcheck
   stage dist-files scripts/dist-files.sh
   stage deb scripts/deb.sh deb-out
-  stage deb-install bash tests/deb-install.sh deb-out
+  stage deb-install bash tests/integration/deb-install.sh deb-out
 fi
 if [ "${ZKR_SKIP_ROBUSTNESS:-0}" != 1 ]; then
   stage asan+ubsan scripts/sanitize.sh asan

@@ -3,7 +3,7 @@
 # integration tests and the zkroute CLI, in the in-tree (normal) build.
 # Passes when every process reports 0 errors and 0 bytes definitely or
 # indirectly lost, apart from libzookeeper_mt's own leaks that
-# tests/valgrind.supp names (docs/robustness.md).  Logs: tests/valgrind/.
+# tests/harness/valgrind.supp names (docs/robustness.md).  Logs: tests/valgrind/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "valgrind: not installed" >&2; exit 1; }
@@ -20,7 +20,7 @@ rm -f "$logs/build.log"
 # and the routing view (not the code under test) changes.
 VG="valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite,indirect
  --errors-for-leak-kinds=definite,indirect --error-exitcode=99 --num-callers=40
- --fair-sched=yes --suppressions=$PWD/tests/valgrind.supp --log-file=$logs/%q{ZKR_VG_NAME}.%p.log"
+ --fair-sched=yes --suppressions=$PWD/tests/harness/valgrind.supp --log-file=$logs/%q{ZKR_VG_NAME}.%p.log"
 # Check forks a process per test; valgrind follows the fork and writes one
 # log per process (%p), so a test that fails or leaks is named by its log,
 # and Check's timeout (stretched for valgrind) ends a test that hangs.
@@ -40,7 +40,7 @@ vg() { # vg NAME EXPECTED_EXIT CMD...: runs CMD under memcheck
 }
 
 echo "valgrind: test_badinput"
-vg badinput 0 tests/test_badinput
+vg badinput 0 tests/unit/test_badinput
 
 echo "valgrind: integration tests"
 ZKR_VG_NAME=it
@@ -48,7 +48,7 @@ ZKR_VG_NAME=it
 # hold: it runs the routing and robustness integration tests.
 if ! ZKR_IT_TESTS=${ZKR_IT_TESTS:-it_routing it_robust} \
   ZKR_IT_RUNNER="./libtool --mode=execute $VG" top_srcdir=. top_builddir=. \
-  FAULTPROXY=$PWD/tests/faultproxy bash tests/integration.sh >"$logs/integration.out" 2>&1; then
+  FAULTPROXY=$PWD/tests/harness/faultproxy bash tests/integration/integration.sh >"$logs/integration.out" 2>&1; then
   echo "valgrind: integration tests failed (tests/valgrind/integration.out)"
   grep -v "ZOO_" "$logs/integration.out" | tail -n 40
   status=1
@@ -58,11 +58,11 @@ echo "valgrind: zkroute CLI"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/zkr-vg.XXXXXX")
 # shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
-  bash tests/ensemble.sh stop "$dir" >/dev/null 2>&1 || true
+  bash tests/harness/ensemble.sh stop "$dir" >/dev/null 2>&1 || true
   rm -rf "$dir"
 }
 trap cleanup EXIT
-hosts=$(bash tests/ensemble.sh start "$dir")
+hosts=$(bash tests/harness/ensemble.sh start "$dir")
 node=/zkr-vg-cli-$$
 cli=tools/zkroute
 vg cli-options 0 $cli options

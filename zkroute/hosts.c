@@ -2,7 +2,7 @@
  * and a chroot, expands the entries into member addresses through a
  * resolver function it is given, and formats one member back into a
  * ZooKeeper host string.  Pure code: no I/O of its own.  It reads every
- * connect string libzookeeper_mt 3.8 reads as stock does (tests/test_hosts.c
+ * connect string libzookeeper_mt 3.8 reads as stock does (tests/unit/test_hosts.c
  * checks that against the real library), and refuses with a specific code
  * the few that stock would take and then misuse: a typo must not give a
  * session that silently connects somewhere else. */

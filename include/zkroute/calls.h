@@ -5,7 +5,7 @@
  * LD_PRELOAD interposer's real functions, their dlsym and its wrappers
  * (zkroute/preload_calls.c), and the compat header's adapters
  * (<zkroute/compat.h>).  The compat header's #define lines cannot be
- * generated; tests/test_calls.c checks them against this list.
+ * generated; tests/unit/test_calls.c checks them against this list.
  *
  * ZKR_ZOO_CALLS(X, N) expands X once per function that takes a handle
  * (zookeeper_init and zookeeper_init2 too, which make one) and N once per

@@ -155,7 +155,7 @@ ZKR_ZOO_CALLS(ZKR__COMPAT_X, ZKR__COMPAT_NONE)
 
 /* ---- the names ----
  * One per function of the call list that takes a handle, and zerror: the
- * preprocessor cannot generate #define lines, so tests/test_calls.c checks
+ * preprocessor cannot generate #define lines, so tests/unit/test_calls.c checks
  * this list against ZKR_ZOO_CALLS both ways. */
 #define zookeeper_init zkr_compat_zookeeper_init
 #define zookeeper_init2 zkr_compat_zookeeper_init2

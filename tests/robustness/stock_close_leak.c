@@ -1,6 +1,6 @@
 /* Shows that libzookeeper_mt itself leaks the requests still in flight when
- * zookeeper_close() runs: the evidence behind tests/lsan.supp and
- * tests/valgrind.supp (docs/robustness.md).  No zkroute code is involved.
+ * zookeeper_close() runs: the evidence behind tests/harness/lsan.supp and
+ * tests/harness/valgrind.supp (docs/robustness.md).  No zkroute code is involved.
  *
  *   gcc -fsanitize=address -g -DTHREADED tests/robustness/stock_close_leak.c \
  *       -o stock_close_leak -lzookeeper_mt

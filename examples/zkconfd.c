@@ -58,7 +58,7 @@ extern char **environ;
 /* ---- options and logging ---- */
 
 static const char *hosts, *root, *dir, *name, *regdir = "/zkconfd/members",
-                  *lockdir = "/zkconfd/lock", *hook, *logpath;
+                                              *lockdir = "/zkconfd/lock", *hook, *logpath;
 static int timeout_ms = 10000, interval_ms = 500, do_fsync;
 static FILE *log_fp;
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -136,7 +136,7 @@ static void global_watcher(zhandle_t *h, int type, int state, const char *path, 
 }
 
 static int new_handle(void) { /* under the write lock */
-  pthread_mutex_lock(&mu); /* the watchers read gen under mu */
+  pthread_mutex_lock(&mu);    /* the watchers read gen under mu */
   uintptr_t g = ++gen;
   pthread_mutex_unlock(&mu);
   zh = zookeeper_init(hosts, global_watcher, timeout_ms, NULL, (void *)g, 0);
@@ -160,7 +160,7 @@ typedef struct node {
   int deferred; /* queued while in flight: back in the queue after */
   int rs;       /* to be read for the resync in progress */
   int present, kind;
-  int64_t max_mzxid; /* newest data ever read (kept after a delete) */
+  int64_t max_mzxid;  /* newest data ever read (kept after a delete) */
   int64_t file_mzxid; /* data in the file now, 0 none */
 } node_t;
 
@@ -277,7 +277,8 @@ fail:
 /* The data as a log field: printable ASCII, at most 64 bytes. */
 static void quote(char *out, const char *data, int len) {
   int i, o = 0;
-  for (i = 0; i < len && i < 64; i++) out[o++] = data[i] >= 32 && data[i] < 127 && data[i] != '"' ? data[i] : '.';
+  for (i = 0; i < len && i < 64; i++)
+    out[o++] = data[i] >= 32 && data[i] < 127 && data[i] != '"' ? data[i] : '.';
   out[o] = 0;
 }
 
@@ -306,8 +307,8 @@ typedef struct {
   uintptr_t gen;
   int what;
 } req_t;
-static int inflight_n;   /* reads sent, not completed */
-static int resync_left;  /* nodes the resync has still to read */
+static int inflight_n;    /* reads sent, not completed */
+static int resync_left;   /* nodes the resync has still to read */
 static uint64_t retry_at; /* after an error: no new read before (mono us) */
 
 static void changed(void) {
@@ -447,7 +448,7 @@ static void issue(node_t *n) {
     pthread_mutex_unlock(&mu);
     pthread_rwlock_rdlock(&hl);
     void *wctx = (void *)r->gen;
-    int rc = r->gen != gen ? ZINVALIDSTATE
+    int rc = r->gen != gen    ? ZINVALIDSTATE
              : what == F_DATA ? zoo_awget(zh, n->path, node_watcher, wctx, data_done, r)
              : what == F_CHILDREN
                  ? zoo_awget_children(zh, n->path, node_watcher, wctx, children_done, r)
@@ -648,7 +649,8 @@ static int run_hook(void) {
     return -1;
   }
   int status;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -730,9 +732,9 @@ static void *signal_thread(void *arg) {
 
 /* ---- the worker: the main thread ---- */
 
-static int resyncing;   /* reading the whole tree again */
+static int resyncing;        /* reading the whole tree again */
 static int fresh_handle = 1; /* a new handle: sync before the first read */
-static int need_resync; /* at the next CONNECTED */
+static int need_resync;      /* at the next CONNECTED */
 
 static void start_resync(const char *why) { /* under mu */
   n_resyncs++;
@@ -756,7 +758,8 @@ static void session_event(int state) { /* under mu; may drop it */
     pthread_rwlock_rdlock(&hl);
     int64_t sid = session_id();
     pthread_rwlock_unlock(&hl);
-    logm("state CONNECTED session=0x%" PRIx64 " timeout_ms=%d", (uint64_t)sid, zoo_recv_timeout(zh));
+    logm("state CONNECTED session=0x%" PRIx64 " timeout_ms=%d", (uint64_t)sid,
+         zoo_recv_timeout(zh));
   } else {
     logm("state %s", state_name(state));
   }
@@ -789,9 +792,8 @@ static void sync_done(int rc, const char *value, const void *data) {
 }
 
 static void usage(void) {
-  fprintf(stderr,
-          "usage: zkconfd [-n NAME] [-r REGDIR] [-l LOCKDIR] [-x HOOK] [-i MS] [-L LOG]\n"
-          "               [-t SESSION_MS] [-S] [-d LEVEL] HOSTS ZNODE DIR\n");
+  fprintf(stderr, "usage: zkconfd [-n NAME] [-r REGDIR] [-l LOCKDIR] [-x HOOK] [-i MS] [-L LOG]\n"
+                  "               [-t SESSION_MS] [-S] [-d LEVEL] HOSTS ZNODE DIR\n");
   exit(2);
 }
 

@@ -68,14 +68,14 @@ typedef struct zkr zkr_t;
 
 /* A member's role as its last `srvr` reply said. */
 typedef enum {
-  ZKR_ROLE_UNKNOWN = 0,   /* not polled yet, or reply not understood */
+  ZKR_ROLE_UNKNOWN = 0, /* not polled yet, or reply not understood */
   ZKR_ROLE_LEADER,
   ZKR_ROLE_FOLLOWER,
   ZKR_ROLE_OBSERVER,
   ZKR_ROLE_STANDALONE,
   ZKR_ROLE_READ_ONLY,
-  ZKR_ROLE_NOT_SERVING,   /* "not currently serving requests" */
-  ZKR_ROLE_UNREACHABLE    /* srvr connect failed or timed out */
+  ZKR_ROLE_NOT_SERVING, /* "not currently serving requests" */
+  ZKR_ROLE_UNREACHABLE  /* srvr connect failed or timed out */
 } zkr_role_t;
 
 /* Which member serves an operation (DESIGN.md section 7). */
@@ -107,81 +107,82 @@ typedef enum {
  * docs/options.md.  Initialise with ZKR_OPTIONS_INIT, then set fields or use
  * zkr_options_set(). */
 typedef struct zkr_options {
-  int version;            /* ZKR_OPTIONS_VERSION */
-  int policy;             /* zkr_policy_t */
-  int consistency;        /* zkr_consistency_t */
-  int leader_poll_ms;     /* srvr poll period (default 500) */
-  int srvr_timeout_ms;    /* srvr connect+reply timeout (default 1000) */
-  int srvr_max_reply;     /* srvr reply size cap in bytes (default 65536) */
-  int read_from_leader;   /* 1: leader is in the read pool (default 0: only
+  int version;          /* ZKR_OPTIONS_VERSION */
+  int policy;           /* zkr_policy_t */
+  int consistency;      /* zkr_consistency_t */
+  int leader_poll_ms;   /* srvr poll period (default 500) */
+  int srvr_timeout_ms;  /* srvr connect+reply timeout (default 1000) */
+  int srvr_max_reply;   /* srvr reply size cap in bytes (default 65536) */
+  int read_from_leader; /* 1: leader is in the read pool (default 0: only
                              when no follower is usable) */
-  int seed;               /* random seed for sticky's member (default: time) */
+  int seed;             /* random seed for sticky's member (default: time) */
   /* Health (DESIGN.md section 6; docs/health.md). */
   double ewma_half_life_ms; /* latency EWMA half-life (default 1000) */
-  double eject_ratio;     /* eject above ratio x pool median (default 3) */
-  double readmit_ratio;   /* a probe is good below ratio x pool median
+  double eject_ratio;       /* eject above ratio x pool median (default 3) */
+  double readmit_ratio;     /* a probe is good below ratio x pool median
                              (default 2; at most eject_ratio) */
-  double eject_floor_ms;  /* ... and above median + floor (default 2) */
-  int min_samples;        /* samples before a member can be judged */
-  int probe_ms;           /* probe period of an ejected member */
-  int reinstate_k;        /* consecutive good probes to come back */
-  int eject_min_ms;       /* minimum time out after a first ejection */
-  int eject_max_ms;       /* cap of the repeated-ejection backoff */
-  int health;             /* 1 on (default), -1 off: no ejection */
+  double eject_floor_ms;    /* ... and above median + floor (default 2) */
+  int min_samples;          /* samples before a member can be judged */
+  int probe_ms;             /* probe period of an ejected member */
+  int reinstate_k;          /* consecutive good probes to come back */
+  int eject_min_ms;         /* minimum time out after a first ejection */
+  int eject_max_ms;         /* cap of the repeated-ejection backoff */
+  int health;               /* 1 on (default), -1 off: no ejection */
   /* Failover (DESIGN.md section 4; docs/failover.md). */
-  int rescue_ms;          /* re-attach a stranded session after this long
+  int rescue_ms; /* re-attach a stranded session after this long
                              (default: a third of the session timeout) */
   /* Policy boltzmann (DESIGN.md section 7; docs/benchmarks.md). */
   double boltzmann_temperature; /* softmax temperature in ms (default 1) */
   /* Hedged reads (DESIGN.md section 7; docs/hedging.md). */
-  int hedge;              /* 1 on (default), -1 off */
-  double hedge_floor_ms;  /* lowest hedge delay (default 5) */
+  int hedge;               /* 1 on (default), -1 off */
+  double hedge_floor_ms;   /* lowest hedge delay (default 5) */
   double hedge_percentile; /* delay = this percentile of recent reads (95) */
-  double hedge_max_pct;   /* hedges per 100 hedgeable reads, at most (5) */
-  int hedge_burst;        /* hedges that may go at once after a quiet spell (20) */
+  double hedge_max_pct;    /* hedges per 100 hedgeable reads, at most (5) */
+  int hedge_burst;         /* hedges that may go at once after a quiet spell (20) */
   /* Read selection (docs/selectors.md). */
   double leader_read_weight; /* share of hybrid's reads the leader serves,
                                 0..1 (default 0: none while a follower is
                                 usable) */
-  char zones[1024];       /* zone label of each member: "a,a,b" in host list
+  char zones[1024];          /* zone label of each member: "a,a,b" in host list
                              order, or "host:port=a,..." (default: none) */
-  char local_zone[32];    /* the client's zone, for zkr_selector_same_zone
+  char local_zone[32];       /* the client's zone, for zkr_selector_same_zone
                              (default: none) */
   /* Membership (docs/membership.md). */
-  int follow_config;      /* 1 on (default): read and watch /zookeeper/config
+  int follow_config; /* 1 on (default): read and watch /zookeeper/config
                              and open/close member sessions to match it;
                              -1 off: the connect string's members only */
   /* Sync coalescing (docs/guarantees.md, docs/benchmarks.md). */
-  int sync_coalesce;      /* 1 on (default): a read that arrives while a sync
+  int sync_coalesce; /* 1 on (default): a read that arrives while a sync
                              is in flight on its member session waits for
                              the next sync, shared by every read that waited;
                              -1 off: one sync per read */
   /* Fleet scale (docs/benchmarks.md). */
-  int read_members;       /* cap on the follower sessions a handle keeps:
+  int read_members; /* cap on the follower sessions a handle keeps:
                              the leader's and the owner's sessions plus the
                              N best other members (in the read pool, lowest
                              latency), re-chosen as health changes; the
                              others have no session.  0 (default): every
                              member */
-  int resolve_ms;         /* period of the re-resolution of the connect
+  int resolve_ms;   /* period of the re-resolution of the connect
                              string's host names (default 0: leader_poll_ms);
                              docs/dropin.md */
   /* Requests (docs/robustness.md). */
-  int jute_maxbuffer;     /* largest request zkroute sends, in bytes: the
+  int jute_maxbuffer; /* largest request zkroute sends, in bytes: the
                              servers' jute.maxbuffer (default 1048575);
                              larger ones get ZKR_ETOOBIG */
-  int idle_poll_ms;       /* srvr poll period while the handle is idle: no
+  int idle_poll_ms;   /* srvr poll period while the handle is idle: no
                              operation since the last poll, leader known,
                              every member answering (default 5000; at or
                              below leader_poll_ms: one rate).  The first
                              operation after an idle spell polls at once. */
-  int rescue_down_ms;     /* re-attach the owner session this long after its
+  int rescue_down_ms; /* re-attach the owner session this long after its
                              server went silent to srvr while another member
                              answers (the server is down or cut off), even
                              before rescue_ms (default 250) */
 } zkr_options_t;
 
-#define ZKR_OPTIONS_INIT {.version = ZKR_OPTIONS_VERSION}
+#define ZKR_OPTIONS_INIT                                                                           \
+  { .version = ZKR_OPTIONS_VERSION }
 
 /* Sets one option from text ("policy", "round_robin").  Serves the CLI,
  * the benchmark and environment variables.  Returns ZOK, ZKR_EOPTION
@@ -189,15 +190,13 @@ typedef struct zkr_options {
  * text options (zones, local_zone) are copied into the struct and checked
  * for syntax here; whether zones names the members of the host list is
  * checked by zkr_init_opts() (ZKR_EZONES_*). */
-ZKR_API int zkr_options_set(zkr_options_t *opts, const char *key,
-                            const char *value);
+ZKR_API int zkr_options_set(zkr_options_t *opts, const char *key, const char *value);
 
 /* Describes option i (0, 1, ... until it returns ZBADARGUMENTS): its name,
  * one line of meaning and its default (enums and switches as numbers).  The
  * table behind it is the one zkr_options_set() uses; docs/options.md is
  * generated from it by `zkroute options`. */
-ZKR_API int zkr_option_info(int i, const char **name, const char **doc,
-                            double *default_value);
+ZKR_API int zkr_option_info(int i, const char **name, const char **doc, double *default_value);
 
 /* Option i's default as zkr_options_set() takes it ("hybrid", "on", "500";
  * "(none)" for the text options), in buf (len bytes, truncated to fit).
@@ -221,9 +220,9 @@ ZKR_API zkr_t *zkr_init(const char *host, watcher_fn fn, int recv_timeout,
  * *out, or a ZKR_EHOSTS_* code, ZKR_EOPTION_VALUE, ZKR_EOPTIONS_VERSION,
  * a ZKR_EZONES_* code (the zones option does not fit the host list),
  * ZKR_ENOMEM, ZKR_EINIT, ZKR_ETHREAD, ZBADARGUMENTS (NULL host or out). */
-ZKR_API int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
-                          int recv_timeout, const clientid_t *clientid,
-                          void *context, int flags, const zkr_options_t *opts);
+ZKR_API int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout,
+                          const clientid_t *clientid, void *context, int flags,
+                          const zkr_options_t *opts);
 
 /* As zkr_init(), configured by the environment, as the LD_PRELOAD
  * interposer is (docs/dropin.md): ZKROUTE_POLICY and one ZKROUTE_<OPTION>
@@ -237,8 +236,7 @@ ZKR_API int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
  * environment is read once per process, at the first call.  Returns as
  * zkr_init(). */
 ZKR_API zkr_t *zkr_init_env(const char *host, watcher_fn fn, int recv_timeout,
-                            const clientid_t *clientid, void *context,
-                            int flags);
+                            const clientid_t *clientid, void *context, int flags);
 
 /* ---- for <zkroute/compat.h> (docs/dropin.md) ----
  * zkr_compat_init() is the compat header's zookeeper_init2: with the
@@ -251,9 +249,8 @@ ZKR_API zkr_t *zkr_init_env(const char *host, watcher_fn fn, int recv_timeout,
  * While no plain handle exists it costs one atomic load.
  * zkr_compat_close() closes either kind (zkr_close or the real
  * zookeeper_close) and returns what that returns.  Any thread. */
-ZKR_API zhandle_t *zkr_compat_init(const char *host, watcher_fn fn,
-                                   int recv_timeout, const clientid_t *clientid,
-                                   void *context, int flags,
+ZKR_API zhandle_t *zkr_compat_init(const char *host, watcher_fn fn, int recv_timeout,
+                                   const clientid_t *clientid, void *context, int flags,
                                    log_callback_fn log_callback);
 ZKR_API zkr_t *zkr_compat_routed(zhandle_t *zh);
 ZKR_API int zkr_compat_close(zhandle_t *zh);
@@ -291,17 +288,16 @@ ZKR_API watcher_fn zkr_set_watcher(zkr_t *z, watcher_fn fn);
 /* is_unrecoverable: ZINVALIDSTATE once the session expired, failed auth
  * or the handle is closing or closed, else ZOK; ZBADARGUMENTS for NULL. */
 ZKR_API int zkr_is_unrecoverable(zkr_t *z);
-ZKR_API zkr_t *zkr_from_zh(zhandle_t *zh);    /* handle given to watchers */
-ZKR_API zhandle_t *zkr_as_zh(zkr_t *z);       /* the disguise itself */
+ZKR_API zkr_t *zkr_from_zh(zhandle_t *zh); /* handle given to watchers */
+ZKR_API zhandle_t *zkr_as_zh(zkr_t *z);    /* the disguise itself */
 
 /* zoo_add_auth: records the credential and applies it to every member
  * session, now and on sessions created later.  completion (may be NULL) fires once with the
  * owner session's answer (ZOK, ZAUTHFAILED; ZCLOSING if the handle closes
  * first).  Returns ZOK, ZBADARGUMENTS, ZINVALIDSTATE (expired, auth failed
  * or closing) or ZKR_ENOMEM.  Credentials are never logged. */
-ZKR_API int zkr_add_auth(zkr_t *z, const char *scheme, const char *cert,
-                         int certLen, void_completion_t completion,
-                         const void *data);
+ZKR_API int zkr_add_auth(zkr_t *z, const char *scheme, const char *cert, int certLen,
+                         void_completion_t completion, const void *data);
 
 /* ---- the ZooKeeper calls ----
  * Each mirrors its zoo_ call of <zookeeper/zookeeper.h> and says, as
@@ -330,35 +326,32 @@ ZKR_API int zkr_add_auth(zkr_t *z, const char *scheme, const char *cert,
  * Completion rc: ZOK (value: the created path, sequence suffix included);
  * ZNODEEXISTS; ZNONODE (no parent); ZNOAUTH; ZNOCHILDRENFOREPHEMERALS
  * (the parent is ephemeral); ZINVALIDACL; unknown outcome. */
-ZKR_API int zkr_acreate(zkr_t *z, const char *path, const char *value,
-                        int valuelen, const struct ACL_vector *acl, int mode,
-                        string_completion_t completion, const void *data);
+ZKR_API int zkr_acreate(zkr_t *z, const char *path, const char *value, int valuelen,
+                        const struct ACL_vector *acl, int mode, string_completion_t completion,
+                        const void *data);
 /* zoo_acreate_ttl: as zkr_acreate, with ttl in ms for the TTL modes
  * (ZOO_PERSISTENT_WITH_TTL, ZOO_PERSISTENT_SEQUENTIAL_WITH_TTL; -1 for the
  * others).  Returns and completes as zkr_acreate, and the server answers
  * a TTL it refuses with ZBADARGUMENTS (ZUNIMPLEMENTED where TTL nodes are
  * not enabled). */
-ZKR_API int zkr_acreate_ttl(zkr_t *z, const char *path, const char *value,
-                            int valuelen, const struct ACL_vector *acl,
-                            int mode, int64_t ttl,
+ZKR_API int zkr_acreate_ttl(zkr_t *z, const char *path, const char *value, int valuelen,
+                            const struct ACL_vector *acl, int mode, int64_t ttl,
                             string_completion_t completion, const void *data);
 /* zoo_acreate2: as zkr_acreate; the completion gets the node's Stat too. */
-ZKR_API int zkr_acreate2(zkr_t *z, const char *path, const char *value,
-                         int valuelen, const struct ACL_vector *acl, int mode,
+ZKR_API int zkr_acreate2(zkr_t *z, const char *path, const char *value, int valuelen,
+                         const struct ACL_vector *acl, int mode,
                          string_stat_completion_t completion, const void *data);
 /* zoo_acreate2_ttl: as zkr_acreate_ttl, with the Stat. */
-ZKR_API int zkr_acreate2_ttl(zkr_t *z, const char *path, const char *value,
-                             int valuelen, const struct ACL_vector *acl,
-                             int mode, int64_t ttl,
-                             string_stat_completion_t completion,
-                             const void *data);
+ZKR_API int zkr_acreate2_ttl(zkr_t *z, const char *path, const char *value, int valuelen,
+                             const struct ACL_vector *acl, int mode, int64_t ttl,
+                             string_stat_completion_t completion, const void *data);
 /* zoo_adelete: deletes path if its version is version (-1: any).
  * Returns ZOK or: the handle codes; ZBADARGUMENTS (invalid path);
  * ZINVALIDSTATE; ZNOTREADONLY; ZKR_ENOMEM.
  * Completion rc: ZOK; ZNONODE; ZNOAUTH; ZBADVERSION; ZNOTEMPTY (it has
  * children); unknown outcome. */
-ZKR_API int zkr_adelete(zkr_t *z, const char *path, int version,
-                        void_completion_t completion, const void *data);
+ZKR_API int zkr_adelete(zkr_t *z, const char *path, int version, void_completion_t completion,
+                        const void *data);
 /* zoo_aset: sets path's data to buffer (buflen bytes; NULL and -1 for
  * null data) if its version is version (-1: any).
  * Returns ZOK or: the handle codes; ZBADARGUMENTS (invalid path,
@@ -366,18 +359,16 @@ ZKR_API int zkr_adelete(zkr_t *z, const char *path, int version,
  * ZKR_ENOMEM.
  * Completion rc: ZOK (with the new Stat); ZNONODE; ZNOAUTH; ZBADVERSION;
  * unknown outcome. */
-ZKR_API int zkr_aset(zkr_t *z, const char *path, const char *buffer,
-                     int buflen, int version, stat_completion_t completion,
-                     const void *data);
+ZKR_API int zkr_aset(zkr_t *z, const char *path, const char *buffer, int buflen, int version,
+                     stat_completion_t completion, const void *data);
 /* zoo_aset_acl: sets path's ACL if its ACL version is version (-1: any).
  * Returns ZOK or: the handle codes; ZBADARGUMENTS (invalid path);
  * ZINVALIDACL (NULL or empty acl, an entry without scheme or id);
  * ZINVALIDSTATE; ZNOTREADONLY; ZKR_ENOMEM.
  * Completion rc: ZOK; ZNONODE; ZNOAUTH; ZINVALIDACL; ZBADVERSION; unknown
  * outcome. */
-ZKR_API int zkr_aset_acl(zkr_t *z, const char *path, int version,
-                         struct ACL_vector *acl, void_completion_t completion,
-                         const void *data);
+ZKR_API int zkr_aset_acl(zkr_t *z, const char *path, int version, struct ACL_vector *acl,
+                         void_completion_t completion, const void *data);
 /* zoo_amulti: count operations (zoo_*_op_init) applied all or none.  A
  * multi with any write op is a write (on the owner session if it creates
  * an ephemeral node); a multi of checks only is routed as a read.  results
@@ -389,9 +380,8 @@ ZKR_API int zkr_aset_acl(zkr_t *z, const char *path, int version,
  * Completion rc: ZOK; the failed op's code (ZNONODE, ZNODEEXISTS,
  * ZBADVERSION, ZNOTEMPTY, ZNOAUTH, ...), each results[i].err giving its
  * op's own; unknown outcome. */
-ZKR_API int zkr_amulti(zkr_t *z, int count, const zoo_op_t *ops,
-                       zoo_op_result_t *results, void_completion_t completion,
-                       const void *data);
+ZKR_API int zkr_amulti(zkr_t *z, int count, const zoo_op_t *ops, zoo_op_result_t *results,
+                       void_completion_t completion, const void *data);
 
 /* ---- asynchronous calls: reads (sync+read on a follower) ----
  * Each returns ZOK or: the handle codes; ZBADARGUMENTS (invalid path);
@@ -401,40 +391,30 @@ ZKR_API int zkr_amulti(zkr_t *z, int count, const zoo_op_t *ops,
  * sets a watch for the global watcher; the w forms set one for
  * watcher/watcherCtx.  A watch is set when rc is ZOK (or ZNONODE for
  * exists) and fires once. */
-ZKR_API int zkr_aexists(zkr_t *z, const char *path, int watch,
-                        stat_completion_t completion, const void *data);
-ZKR_API int zkr_awexists(zkr_t *z, const char *path, watcher_fn watcher,
-                         void *watcherCtx, stat_completion_t completion,
-                         const void *data);
+ZKR_API int zkr_aexists(zkr_t *z, const char *path, int watch, stat_completion_t completion,
+                        const void *data);
+ZKR_API int zkr_awexists(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx,
+                         stat_completion_t completion, const void *data);
 /* The completion gets the data (value_len -1 for null data) and Stat. */
-ZKR_API int zkr_aget(zkr_t *z, const char *path, int watch,
-                     data_completion_t completion, const void *data);
-ZKR_API int zkr_awget(zkr_t *z, const char *path, watcher_fn watcher,
-                      void *watcherCtx, data_completion_t completion,
-                      const void *data);
+ZKR_API int zkr_aget(zkr_t *z, const char *path, int watch, data_completion_t completion,
+                     const void *data);
+ZKR_API int zkr_awget(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx,
+                      data_completion_t completion, const void *data);
 ZKR_API int zkr_aget_children(zkr_t *z, const char *path, int watch,
-                              strings_completion_t completion,
-                              const void *data);
-ZKR_API int zkr_awget_children(zkr_t *z, const char *path,
-                               watcher_fn watcher, void *watcherCtx,
-                               strings_completion_t completion,
-                               const void *data);
+                              strings_completion_t completion, const void *data);
+ZKR_API int zkr_awget_children(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx,
+                               strings_completion_t completion, const void *data);
 ZKR_API int zkr_aget_children2(zkr_t *z, const char *path, int watch,
-                               strings_stat_completion_t completion,
-                               const void *data);
-ZKR_API int zkr_awget_children2(zkr_t *z, const char *path,
-                                watcher_fn watcher, void *watcherCtx,
-                                strings_stat_completion_t completion,
-                                const void *data);
+                               strings_stat_completion_t completion, const void *data);
+ZKR_API int zkr_awget_children2(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx,
+                                strings_stat_completion_t completion, const void *data);
 /* No watch; the completion gets the ACL and the Stat. */
-ZKR_API int zkr_aget_acl(zkr_t *z, const char *path,
-                         acl_completion_t completion, const void *data);
+ZKR_API int zkr_aget_acl(zkr_t *z, const char *path, acl_completion_t completion, const void *data);
 /* zoo_async's mirror: a sync() on the member the next read would use; its
  * completion comes after those of every operation issued before it.
  * Returns as the reads; completion rc: ZOK (value: path), unknown
  * outcome. */
-ZKR_API int zkr_async(zkr_t *z, const char *path,
-                      string_completion_t completion, const void *data);
+ZKR_API int zkr_async(zkr_t *z, const char *path, string_completion_t completion, const void *data);
 
 /* ---- synchronous calls: same routing; block the calling thread ----
  * Each returns the codes its asynchronous form returns, or else what its
@@ -442,60 +422,47 @@ ZKR_API int zkr_async(zkr_t *z, const char *path,
  * never waits for the delivery thread). */
 /* path_buffer (path_buffer_len bytes, may be NULL with 0) gets the created
  * path, truncated to fit and NUL-terminated. */
-ZKR_API int zkr_create(zkr_t *z, const char *path, const char *value,
-                       int valuelen, const struct ACL_vector *acl, int mode,
-                       char *path_buffer, int path_buffer_len);
-ZKR_API int zkr_create_ttl(zkr_t *z, const char *path, const char *value,
-                           int valuelen, const struct ACL_vector *acl,
-                           int mode, int64_t ttl, char *path_buffer,
+ZKR_API int zkr_create(zkr_t *z, const char *path, const char *value, int valuelen,
+                       const struct ACL_vector *acl, int mode, char *path_buffer,
+                       int path_buffer_len);
+ZKR_API int zkr_create_ttl(zkr_t *z, const char *path, const char *value, int valuelen,
+                           const struct ACL_vector *acl, int mode, int64_t ttl, char *path_buffer,
                            int path_buffer_len);
-ZKR_API int zkr_create2(zkr_t *z, const char *path, const char *value,
-                        int valuelen, const struct ACL_vector *acl, int mode,
-                        char *path_buffer, int path_buffer_len,
-                        struct Stat *stat);
-ZKR_API int zkr_create2_ttl(zkr_t *z, const char *path, const char *value,
-                            int valuelen, const struct ACL_vector *acl,
-                            int mode, int64_t ttl, char *path_buffer,
+ZKR_API int zkr_create2(zkr_t *z, const char *path, const char *value, int valuelen,
+                        const struct ACL_vector *acl, int mode, char *path_buffer,
+                        int path_buffer_len, struct Stat *stat);
+ZKR_API int zkr_create2_ttl(zkr_t *z, const char *path, const char *value, int valuelen,
+                            const struct ACL_vector *acl, int mode, int64_t ttl, char *path_buffer,
                             int path_buffer_len, struct Stat *stat);
 ZKR_API int zkr_delete(zkr_t *z, const char *path, int version);
-ZKR_API int zkr_set(zkr_t *z, const char *path, const char *buffer,
-                    int buflen, int version);
-ZKR_API int zkr_set2(zkr_t *z, const char *path, const char *buffer,
-                     int buflen, int version, struct Stat *stat);
-ZKR_API int zkr_set_acl(zkr_t *z, const char *path, int version,
-                        const struct ACL_vector *acl);
-ZKR_API int zkr_multi(zkr_t *z, int count, const zoo_op_t *ops,
-                      zoo_op_result_t *results);
-ZKR_API int zkr_exists(zkr_t *z, const char *path, int watch,
-                       struct Stat *stat);
-ZKR_API int zkr_wexists(zkr_t *z, const char *path, watcher_fn watcher,
-                        void *watcherCtx, struct Stat *stat);
+ZKR_API int zkr_set(zkr_t *z, const char *path, const char *buffer, int buflen, int version);
+ZKR_API int zkr_set2(zkr_t *z, const char *path, const char *buffer, int buflen, int version,
+                     struct Stat *stat);
+ZKR_API int zkr_set_acl(zkr_t *z, const char *path, int version, const struct ACL_vector *acl);
+ZKR_API int zkr_multi(zkr_t *z, int count, const zoo_op_t *ops, zoo_op_result_t *results);
+ZKR_API int zkr_exists(zkr_t *z, const char *path, int watch, struct Stat *stat);
+ZKR_API int zkr_wexists(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx,
+                        struct Stat *stat);
 /* As zoo_get: *buffer_len in = capacity, out = bytes copied (-1 for a
  * node with null data); stat->dataLength gives the full length.  Also
  * ZBADARGUMENTS for a NULL buffer_len, a negative *buffer_len, or a NULL
  * buffer with *buffer_len > 0. */
-ZKR_API int zkr_get(zkr_t *z, const char *path, int watch, char *buffer,
-                    int *buffer_len, struct Stat *stat);
-ZKR_API int zkr_wget(zkr_t *z, const char *path, watcher_fn watcher,
-                     void *watcherCtx, char *buffer, int *buffer_len,
-                     struct Stat *stat);
+ZKR_API int zkr_get(zkr_t *z, const char *path, int watch, char *buffer, int *buffer_len,
+                    struct Stat *stat);
+ZKR_API int zkr_wget(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx, char *buffer,
+                     int *buffer_len, struct Stat *stat);
 /* strings is filled with malloc'd memory: free with
  * deallocate_String_vector.  Also ZBADARGUMENTS for a NULL strings. */
-ZKR_API int zkr_get_children(zkr_t *z, const char *path, int watch,
-                             struct String_vector *strings);
-ZKR_API int zkr_wget_children(zkr_t *z, const char *path, watcher_fn watcher,
-                              void *watcherCtx, struct String_vector *strings);
-ZKR_API int zkr_get_children2(zkr_t *z, const char *path, int watch,
-                              struct String_vector *strings,
+ZKR_API int zkr_get_children(zkr_t *z, const char *path, int watch, struct String_vector *strings);
+ZKR_API int zkr_wget_children(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx,
+                              struct String_vector *strings);
+ZKR_API int zkr_get_children2(zkr_t *z, const char *path, int watch, struct String_vector *strings,
                               struct Stat *stat);
-ZKR_API int zkr_wget_children2(zkr_t *z, const char *path,
-                               watcher_fn watcher, void *watcherCtx,
-                               struct String_vector *strings,
-                               struct Stat *stat);
+ZKR_API int zkr_wget_children2(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx,
+                               struct String_vector *strings, struct Stat *stat);
 /* acl is filled with malloc'd memory: free with deallocate_ACL_vector.
  * Also ZBADARGUMENTS for a NULL acl. */
-ZKR_API int zkr_get_acl(zkr_t *z, const char *path, struct ACL_vector *acl,
-                        struct Stat *stat);
+ZKR_API int zkr_get_acl(zkr_t *z, const char *path, struct ACL_vector *acl, struct Stat *stat);
 
 /* ---- the server list, reconfiguration, watch removal (zookeeper.h's
  * zoo_set_servers, zoo_get_current_server, zookeeper_get_connected_host,
@@ -534,12 +501,10 @@ ZKR_API struct sockaddr *zkr_get_connected_host(zkr_t *z, struct sockaddr *addr,
  * leaving, members and version as zoo_areconfig; the completion gets the
  * new configuration's data and Stat.  Returns as zkr_aset, plus
  * ZBADARGUMENTS when joining, leaving and members are all NULL. */
-ZKR_API int zkr_areconfig(zkr_t *z, const char *joining, const char *leaving,
-                          const char *members, int64_t version,
-                          data_completion_t completion, const void *data);
-ZKR_API int zkr_reconfig(zkr_t *z, const char *joining, const char *leaving,
-                         const char *members, int64_t version, char *buffer,
-                         int *buffer_len, struct Stat *stat);
+ZKR_API int zkr_areconfig(zkr_t *z, const char *joining, const char *leaving, const char *members,
+                          int64_t version, data_completion_t completion, const void *data);
+ZKR_API int zkr_reconfig(zkr_t *z, const char *joining, const char *leaving, const char *members,
+                         int64_t version, char *buffer, int *buffer_len, struct Stat *stat);
 
 /* zoo_remove_watches's mirrors: remove the watches of path of type wtype
  * (ZWATCHTYPE_CHILD, _DATA - data and exists -, _ANY) set with watcher and
@@ -559,14 +524,11 @@ ZKR_API int zkr_reconfig(zkr_t *z, const char *joining, const char *leaving,
 ZKR_API int zkr_aremove_watches(zkr_t *z, const char *path, ZooWatcherType wtype,
                                 watcher_fn watcher, void *watcherCtx, int local,
                                 void_completion_t completion, const void *data);
-ZKR_API int zkr_aremove_all_watches(zkr_t *z, const char *path,
-                                    ZooWatcherType wtype, int local,
-                                    void_completion_t completion,
-                                    const void *data);
-ZKR_API int zkr_remove_watches(zkr_t *z, const char *path, ZooWatcherType wtype,
-                               watcher_fn watcher, void *watcherCtx, int local);
-ZKR_API int zkr_remove_all_watches(zkr_t *z, const char *path,
-                                   ZooWatcherType wtype, int local);
+ZKR_API int zkr_aremove_all_watches(zkr_t *z, const char *path, ZooWatcherType wtype, int local,
+                                    void_completion_t completion, const void *data);
+ZKR_API int zkr_remove_watches(zkr_t *z, const char *path, ZooWatcherType wtype, watcher_fn watcher,
+                               void *watcherCtx, int local);
+ZKR_API int zkr_remove_all_watches(zkr_t *z, const char *path, ZooWatcherType wtype, int local);
 
 /* zoo_lock_auth/zoo_unlock_auth's mirrors: hold and release the lock of
  * the handle's credential list (zkr_add_auth and the replays wait while it
@@ -580,19 +542,19 @@ ZKR_API int zkr_unlock_auth(zkr_t *z);
  * call of the selector, in an array on the calling thread's stack: valid
  * only during that call (copy what you keep). */
 typedef struct zkr_member_info {
-  int index;             /* member index, as in zkr_stats() */
-  const char *address;   /* "host:port" as given in the host list */
-  zkr_role_t role;       /* from the last srvr reply */
-  const char *zone;      /* zone label from the zones option, "" none */
-  int local;             /* zone is the local_zone option (both non-empty) */
-  int usable;            /* session connected and authenticated: a pick of
+  int index;           /* member index, as in zkr_stats() */
+  const char *address; /* "host:port" as given in the host list */
+  zkr_role_t role;     /* from the last srvr reply */
+  const char *zone;    /* zone label from the zones option, "" none */
+  int local;           /* zone is the local_zone option (both non-empty) */
+  int usable;          /* session connected and authenticated: a pick of
                             this member is accepted */
-  int in_pool;           /* in the read pool: a usable, healthy read
+  int in_pool;         /* in the read pool: a usable, healthy read
                             candidate (follower, observer; the leader only
                             with read_from_leader or leader_read_weight) */
-  int is_leader;         /* the member zkroute takes for the leader */
-  double ewma_ms;        /* sync+read latency EWMA, -1 before a sample */
-  int outstanding;       /* requests sent on its session, not completed
+  int is_leader;       /* the member zkroute takes for the leader */
+  double ewma_ms;      /* sync+read latency EWMA, -1 before a sample */
+  int outstanding;     /* requests sent on its session, not completed
                             (reads, writes, probes) */
 } zkr_member_info_t;
 
@@ -607,8 +569,7 @@ typedef struct zkr_member_info {
  * must be quick and must not block; any zkr_ call from inside it returns
  * ZKR_EINCALLBACK (calls that return no code return what they return for
  * NULL).  members and the strings it points to belong to zkroute. */
-typedef int (*zkr_read_selector_fn)(const zkr_member_info_t *members, int n,
-                                    void *ctx);
+typedef int (*zkr_read_selector_fn)(const zkr_member_info_t *members, int n, void *ctx);
 
 /* Installs fn (with ctx) as the read selector of z; fn NULL restores the
  * default policy.  Applies to reads the policy places: not to a read of a
@@ -617,17 +578,16 @@ typedef int (*zkr_read_selector_fn)(const zkr_member_info_t *members, int n,
  * returns, no call of the previous selector is running or will start: its
  * ctx may be freed.  Returns ZOK, ZBADARGUMENTS (NULL handle),
  * ZKR_ECLOSING/ZKR_ECLOSED, or ZKR_EINCALLBACK from inside a selector. */
-ZKR_API int zkr_set_read_selector(zkr_t *z, zkr_read_selector_fn fn,
-                                  void *ctx);
+ZKR_API int zkr_set_read_selector(zkr_t *z, zkr_read_selector_fn fn, void *ctx);
 
 /* Context of the ready-made selectors (NULL: every field its default).
  * One context may serve any number of handles and threads. */
 typedef struct zkr_selector_ctx {
-  const char *zone;      /* same_zone: zone to prefer; NULL: the members
+  const char *zone; /* same_zone: zone to prefer; NULL: the members
                             flagged local (the local_zone option) */
-  uint64_t seed;         /* random draws: seed (0: a fixed constant); the
+  uint64_t seed;    /* random draws: seed (0: a fixed constant); the
                             draw counter next to it is advanced atomically */
-  uint64_t draws;        /* zkroute's counter; leave it 0 */
+  uint64_t draws;   /* zkroute's counter; leave it 0 */
 } zkr_selector_ctx_t;
 
 /* Power of two choices: draws two distinct members of the read pool and
@@ -635,23 +595,21 @@ typedef struct zkr_selector_ctx {
  * EWMA (a member without a sample counts at the mean of those with one).
  * Returns -1 (the default policy) when the pool is empty.  ctx: a
  * zkr_selector_ctx_t or NULL (draws from a shared counter). */
-ZKR_API int zkr_selector_p2c(const zkr_member_info_t *members, int n,
-                             void *ctx);
+ZKR_API int zkr_selector_p2c(const zkr_member_info_t *members, int n, void *ctx);
 
 /* Same zone: as zkr_selector_p2c over the read-pool members of one zone
  * (ctx->zone, or the local_zone option); -1 (the default policy, over
  * every zone) when none of them is in the pool. */
-ZKR_API int zkr_selector_same_zone(const zkr_member_info_t *members, int n,
-                                   void *ctx);
+ZKR_API int zkr_selector_same_zone(const zkr_member_info_t *members, int n, void *ctx);
 
 /* ---- statistics ---- */
 typedef struct zkr_member_stats {
-  char address[300];     /* "host:port" as given */
-  zkr_role_t role;       /* from the last srvr reply */
-  int64_t zxid;          /* from the last srvr reply, -1 unknown */
-  int session_state;     /* ZOO_*_STATE of this member's session */
+  char address[300]; /* "host:port" as given */
+  zkr_role_t role;   /* from the last srvr reply */
+  int64_t zxid;      /* from the last srvr reply, -1 unknown */
+  int session_state; /* ZOO_*_STATE of this member's session */
   int64_t session_id;
-  int connected;         /* session connected and authenticated */
+  int connected; /* session connected and authenticated */
   int in_read_pool;
   int is_write_session;
   uint64_t reads, writes, syncs, errors;
@@ -662,55 +620,55 @@ typedef struct zkr_member_stats {
   uint64_t ejections;    /* latency ejections from the read pool */
   double out_of_pool_ms; /* total time out of the read pool */
   uint64_t srvr_polls, srvr_failures;
-  uint64_t rescues;      /* times the owner session left this member for a
+  uint64_t rescues;        /* times the owner session left this member for a
                             live server (docs/failover.md) */
-  uint64_t recreated;    /* times its carrier session was replaced by a new
+  uint64_t recreated;      /* times its carrier session was replaced by a new
                             one (expired, or unreachable with watches) */
-  int is_owner;          /* its session is the owner session */
-  int hosted_on;         /* member whose server holds its session (its own) */
-  uint64_t hedges;       /* hedge sync+read pairs sent to it (docs/hedging.md);
+  int is_owner;            /* its session is the owner session */
+  int hosted_on;           /* member whose server holds its session (its own) */
+  uint64_t hedges;         /* hedge sync+read pairs sent to it (docs/hedging.md);
                             not in reads or syncs, which count the
                             application's reads sent to it first */
-  char zone[32];         /* zone label (zones option), "" none */
-  int outstanding;       /* requests sent, not completed */
+  char zone[32];           /* zone label (zones option), "" none */
+  int outstanding;         /* requests sent, not completed */
   uint64_t selector_picks; /* reads the read selector sent here */
-  int watches;           /* watches armed on its session now */
-  int removed;           /* left /zookeeper/config: takes no operation */
-  int parked;            /* no session, by the read_members cap */
-  int64_t server_id;     /* N of server.N in /zookeeper/config, -1 unknown */
+  int watches;             /* watches armed on its session now */
+  int removed;             /* left /zookeeper/config: takes no operation */
+  int parked;              /* no session, by the read_members cap */
+  int64_t server_id;       /* N of server.N in /zookeeper/config, -1 unknown */
 } zkr_member_stats_t;
 
 typedef struct zkr_stats {
   int n_members;
-  int leader;            /* index of the leader, -1 unknown */
-  int write_member;      /* index of the write session, -1 none; the owner
+  int leader;       /* index of the leader, -1 unknown */
+  int write_member; /* index of the write session, -1 none; the owner
                             session's member while it takes a
                             session-scoped write after a rescue */
-  int policy;            /* zkr_policy_t in force */
+  int policy;       /* zkr_policy_t in force */
   uint64_t leader_changes;
   /* The owner session: the application's session (docs/failover.md). */
-  int owner;             /* member whose server holds it, -1 none yet */
-  int owner_moved;       /* 1: re-attached away from its first member */
+  int owner;                /* member whose server holds it, -1 none yet */
+  int owner_moved;          /* 1: re-attached away from its first member */
   int64_t owner_session_id; /* what zkr_client_id() says, 0 none yet */
-  int owner_state;       /* ZOO_*_STATE of its zhandle */
-  uint64_t owner_rescues; /* re-attachments to a live server */
+  int owner_state;          /* ZOO_*_STATE of its zhandle */
+  uint64_t owner_rescues;   /* re-attachments to a live server */
   /* Watches (docs/guarantees.md). */
-  int watches;           /* registered (armed, being re-armed, lost) */
-  int watches_lost;      /* waiting for a re-arm to get through */
-  uint64_t watch_rearms; /* re-arms sent after a session was lost */
+  int watches;                  /* registered (armed, being re-armed, lost) */
+  int watches_lost;             /* waiting for a re-arm to get through */
+  uint64_t watch_rearms;        /* re-arms sent after a session was lost */
   uint64_t watch_missed_events; /* events a re-arm found missed, delivered */
   /* Hedged reads (docs/hedging.md).  A hedge is a second sync+read of an
    * unanswered read, on another member of the read pool. */
-  int hedging;               /* 1: hedge option on and policy hybrid */
-  double hedge_delay_ms;     /* current hedge delay */
-  uint64_t hedge_eligible;   /* reads sent that could be hedged */
-  uint64_t hedges_sent;      /* second requests sent */
-  uint64_t hedges_won;       /* ... whose reply was the one delivered */
-  uint64_t hedges_capped;    /* hedges due but refused by hedge_max_pct */
-  uint64_t hedges_no_member; /* hedges due with no other pool member */
-  uint64_t hedge_discarded;  /* replies dropped: the loser of each pair, and
+  int hedging;                 /* 1: hedge option on and policy hybrid */
+  double hedge_delay_ms;       /* current hedge delay */
+  uint64_t hedge_eligible;     /* reads sent that could be hedged */
+  uint64_t hedges_sent;        /* second requests sent */
+  uint64_t hedges_won;         /* ... whose reply was the one delivered */
+  uint64_t hedges_capped;      /* hedges due but refused by hedge_max_pct */
+  uint64_t hedges_no_member;   /* hedges due with no other pool member */
+  uint64_t hedge_discarded;    /* replies dropped: the loser of each pair, and
                                 an error while the other request was pending */
-  int has_selector;      /* a read selector is installed */
+  int has_selector;            /* a read selector is installed */
   uint64_t selector_picks;     /* reads placed by the selector */
   uint64_t selector_fallbacks; /* selector said -1, out of range or an
                                   unusable member: default policy */
@@ -719,7 +677,7 @@ typedef struct zkr_stats {
    * client addresses are not the connect string's), -2 off (option, or
    * a server without /zookeeper/config). */
   int follows_config;
-  int64_t config_version;   /* version of the last config read, -1 none */
+  int64_t config_version; /* version of the last config read, -1 none */
   uint64_t config_reads, config_errors;
   uint64_t members_added, members_removed;
   zkr_member_stats_t members[]; /* n_members entries, removed ones too */
@@ -746,8 +704,8 @@ ZKR_API const char *zkr_strerror(int code);
 /* Symbolic name ("ZCONNECTIONLOSS", "ZKR_EHOSTS_BAD_PORT"); never NULL. */
 ZKR_API const char *zkr_err_name(int code);
 /* The words of zkr_stats_json() and the CLI; never NULL ("unknown"). */
-ZKR_API const char *zkr_role_name(zkr_role_t role);   /* "leader", ... */
-ZKR_API const char *zkr_policy_name(int policy);      /* "hybrid", ... */
+ZKR_API const char *zkr_role_name(zkr_role_t role); /* "leader", ... */
+ZKR_API const char *zkr_policy_name(int policy);    /* "hybrid", ... */
 /* A ZOO_*_STATE: "connected", "connecting", "associating", "expired",
  * "auth-failed", "read-only", "not-connected"; 0 (a closed handle's
  * zkr_state) is "closed". */

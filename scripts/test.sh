@@ -17,9 +17,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # clang and its runtime for the fuzz targets, valgrind, and git, from whose
-# file list the sanitizer stages copy the tree; debhelper and lintian for
+# file list the sanitizer stages copy the tree; clang-format for
+# tests/unit/format.sh; debhelper and lintian for
 # the Debian packages.
-ZKR_EXTRA_PACKAGES="docker-compose clang libclang-rt-14-dev valgrind git debhelper lintian ${ZKR_EXTRA_PACKAGES:-}" \
+ZKR_EXTRA_PACKAGES="docker-compose clang clang-format libclang-rt-14-dev valgrind git debhelper lintian ${ZKR_EXTRA_PACKAGES:-}" \
   scripts/setup.sh
 
 # Everything the stages print also goes to $out, from which the closing

@@ -85,8 +85,7 @@ double fleet_pid_cpu_s(int pid) {
   return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
-long fleet_4lw(const char *host, int port, const char *cmd, int timeout_ms, char *buf,
-               size_t cap) {
+long fleet_4lw(const char *host, int port, const char *cmd, int timeout_ms, char *buf, size_t cap) {
   char serv[16];
   snprintf(serv, sizeof serv, "%d", port);
   struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;

@@ -33,14 +33,12 @@ typedef struct fleet_server {
 
 /* Queries srvr then mntr on host:port, each within timeout_ms.  Returns 0
  * when srvr answered (mntr may still be missing: its fields are -1). */
-int fleet_server_read(const char *host, int port, int timeout_ms,
-                      fleet_server_t *out);
+int fleet_server_read(const char *host, int port, int timeout_ms, fleet_server_t *out);
 
 /* Sends a four-letter word and reads the reply to EOF, at most cap - 1
  * bytes (NUL-terminated).  Returns the reply's length, or -1 on connect
  * failure, timeout or a reply larger than the buffer. */
-long fleet_4lw(const char *host, int port, const char *cmd, int timeout_ms,
-               char *buf, size_t cap);
+long fleet_4lw(const char *host, int port, const char *cmd, int timeout_ms, char *buf, size_t cap);
 
 /* CPU seconds (user + system, every thread) used so far by process pid,
  * from /proc/PID/stat; -1 when it cannot be read. */
@@ -52,7 +50,6 @@ double fleet_pid_cpu_s(int pid);
  * without generations).  jcmd is the jcmd binary; NULL skips it (-1).
  * Each jcmd call is killed after timeout_s.  *why says why the heap is
  * missing (static text), or is NULL. */
-void fleet_jvm_read(int pid, const char *jcmd, int timeout_s, int64_t *heap_kib,
-                    const char **why);
+void fleet_jvm_read(int pid, const char *jcmd, int timeout_s, int64_t *heap_kib, const char **why);
 
 #endif

@@ -70,9 +70,9 @@ typedef enum { K_ROUTED, K_STOCK, K_ORACLE } kind_t;
 typedef struct policy {
   char name[64];
   kind_t kind;
-  int zkr_policy; /* K_ROUTED: zkr_policy_t */
+  int zkr_policy;                /* K_ROUTED: zkr_policy_t */
   zkr_read_selector_fn selector; /* K_ROUTED: p2c, same_zone; NULL none */
-  char opts[160]; /* K_ROUTED: "+key=value" options of this entry */
+  char opts[160];                /* K_ROUTED: "+key=value" options of this entry */
 } policy_t;
 
 typedef struct cfg {
@@ -92,7 +92,7 @@ typedef struct cfg {
   zkr_options_t opts;
   char opt_text[1024]; /* the -o options, for the report */
   const char *prefix, *out_dir, *label, *targets;
-  const char *pool_trace; /* --pool-trace FILE */
+  const char *pool_trace;           /* --pool-trace FILE */
   const char *fault_cmd, *heal_cmd; /* run at the start / end of each window */
   uint64_t seed;
   char *command;
@@ -177,8 +177,8 @@ static double cpu_seconds(double *csw) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   *csw = (double)ru.ru_nvcsw + (double)ru.ru_nivcsw;
-  return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-         (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+  return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+         ru.ru_stime.tv_usec / 1e6;
 }
 
 /* CPU seconds (user + system) used so far by process pid, from
@@ -222,7 +222,8 @@ static double qgrid[NQ];
 
 static void qgrid_init(void) {
   for (int i = 0; i < NQ_LIN; i++) qgrid[i] = i * 0.005;
-  for (int i = 0; i < NQ_TAIL; i++) qgrid[NQ_LIN + i] = 1 - 0.01 * pow(10, -2.0 * i / (NQ_TAIL - 1));
+  for (int i = 0; i < NQ_TAIL; i++)
+    qgrid[NQ_LIN + i] = 1 - 0.01 * pow(10, -2.0 * i / (NQ_TAIL - 1));
 }
 
 /* Nearest-rank quantile of sorted v[0..n). */
@@ -322,17 +323,17 @@ typedef struct trial {
   double pid_us[MAXM];
   uint64_t m_ops[N_OPS][MAXM]; /* per member (routed: zkr_stats deltas) */
   int64_t m_recv[MAXM];        /* srvr Received deltas, -1 unknown */
-  int member;  /* baselines: the member connected to; -2 it changed */
-  int pinned;  /* sticky with --sticky-member: 1 all ops on it, 0 not */
-  int leader;  /* at the start of the window */
+  int member;                  /* baselines: the member connected to; -2 it changed */
+  int pinned;                  /* sticky with --sticky-member: 1 all ops on it, 0 not */
+  int leader;                  /* at the start of the window */
   double load_start, load_end;
-  double ewma[MAXM]; /* routed: each member's EWMA at the end, -1 none */
-  int in_pool[MAXM];  /* routed: in the read pool at the end */
-  uint64_t ejections[MAXM]; /* routed: latency ejections in the window */
-  double out_ms[MAXM];      /* routed: time out of the read pool in it */
-  int hedging;              /* routed: hedged reads on */
+  double ewma[MAXM];                        /* routed: each member's EWMA at the end, -1 none */
+  int in_pool[MAXM];                        /* routed: in the read pool at the end */
+  uint64_t ejections[MAXM];                 /* routed: latency ejections in the window */
+  double out_ms[MAXM];                      /* routed: time out of the read pool in it */
+  int hedging;                              /* routed: hedged reads on */
   uint64_t h_elig, h_sent, h_won, h_capped; /* hedge counters in the window */
-  uint64_t syncs, m_reads; /* routed: syncs sent and reads served in the window,
+  uint64_t syncs, m_reads;                  /* routed: syncs sent and reads served in the window,
                               over every member session (reads per sync) */
 } trial_t;
 
@@ -506,7 +507,8 @@ static void *tracer_main(void *arg) {
       int changed = 0;
       for (int i = 0; i < s->n_members && i < MAXM; i++) {
         const zkr_member_stats_t *m = &s->members[i];
-        if (m->in_read_pool != last_pool[i] || m->connected != last_conn[i] || m->ejections != last_ej[i])
+        if (m->in_read_pool != last_pool[i] || m->connected != last_conn[i] ||
+            m->ejections != last_ej[i])
           changed = 1;
         last_pool[i] = m->in_read_pool;
         last_conn[i] = m->connected;
@@ -562,7 +564,7 @@ static int wait_ready(run_t *r) {
 /* A policy entry's own options: "+key=value+key=value" (see add_policy).
  * Returns ZOK or the first error of zkr_options_set. */
 static int apply_entry_options(zkr_options_t *o, const char *text) {
-  char buf[sizeof ((policy_t *)0)->opts], *save = NULL;
+  char buf[sizeof((policy_t *)0)->opts], *save = NULL;
   snprintf(buf, sizeof buf, "%s", text);
   for (char *kv = strtok_r(buf, "+", &save); kv; kv = strtok_r(NULL, "+", &save)) {
     char *eq = strchr(kv, '=');
@@ -625,10 +627,11 @@ typedef struct progress {
   const char *what;
 } progress_t;
 
-static void show_progress(const cfg_t *c, const progress_t *pg, const run_t *r,
-                          const char *phase, double done, double total, double rate) {
+static void show_progress(const cfg_t *c, const progress_t *pg, const run_t *r, const char *phase,
+                          double done, double total, double rate) {
   if (c->quiet || !isatty(STDERR_FILENO)) return;
-  fprintf(stderr, "\r\033[K[%s %d/%d] %-12s %-8s %5.1f/%-4.0f s  %8.0f ops/s  errors %llu  load %.2f",
+  fprintf(stderr,
+          "\r\033[K[%s %d/%d] %-12s %-8s %5.1f/%-4.0f s  %8.0f ops/s  errors %llu  load %.2f",
           pg->what, pg->round, pg->rounds, r->p->name, phase, done, total, rate,
           (unsigned long long)atomic_load(&r->errs), loadavg1());
   fflush(stderr);
@@ -682,7 +685,8 @@ static void stats_ops(zkr_t *z, uint64_t m_ops[N_OPS][MAXM], health_snap_t *h, t
 static void recv_counts(const cfg_t *c, int64_t *out) {
   zkr__srvr_reply_t r[MAXM];
   srvr_all(c, r);
-  for (size_t i = 0; i < c->hl.n; i++) out[i] = r[i].role == ZKR_ROLE_UNREACHABLE ? -1 : r[i].received;
+  for (size_t i = 0; i < c->hl.n; i++)
+    out[i] = r[i].role == ZKR_ROLE_UNREACHABLE ? -1 : r[i].received;
 }
 
 static void lat_of(samples_t *s, lat_t *l, float *cdf) {
@@ -742,8 +746,9 @@ static int run_trial(const cfg_t *c, const policy_t *p, char **paths, const char
   int tracing = 0;
   if (ok && t && c->pool_trace && r.z && (tracer.f = fopen(c->pool_trace, "a"))) {
     tracer.t0 = now_ns();
-    fprintf(tracer.f, "# %s, time from the start of the warm-up (s); measured window %.0f..%.0f s\n",
-            p->name, c->warmup, c->warmup + secs);
+    fprintf(tracer.f,
+            "# %s, time from the start of the warm-up (s); measured window %.0f..%.0f s\n", p->name,
+            c->warmup, c->warmup + secs);
     tracing = pthread_create(&tracer.th, NULL, tracer_main, &tracer) == 0;
   }
   if (ok) run_phase(&r, pg, "warm-up", t ? c->warmup : secs);
@@ -837,7 +842,8 @@ static int run_trial(const cfg_t *c, const policy_t *p, char **paths, const char
     t->csw = tried ? (csw1 - csw0) / (double)tried : NAN;
     t->srv_us = c->npids && tried ? 0 : NAN;
     for (int i = 0; i < c->npids; i++) {
-      t->pid_us[i] = pc0[i] >= 0 && pc1[i] >= 0 && tried ? (pc1[i] - pc0[i]) * 1e6 / (double)tried : NAN;
+      t->pid_us[i] =
+          pc0[i] >= 0 && pc1[i] >= 0 && tried ? (pc1[i] - pc0[i]) * 1e6 / (double)tried : NAN;
       t->srv_us += t->pid_us[i];
     }
     for (size_t i = 0; i < c->hl.n; i++) {
@@ -941,7 +947,8 @@ static void setup_keys(const cfg_t *c, char **paths, const char *value) {
     s.pending++;
     while (s.pending > 500) pthread_cond_wait(&s.cv, &s.mu);
     pthread_mutex_unlock(&s.mu);
-    rc = zoo_acreate(zh, paths[i], value, c->value_size, &ZOO_OPEN_ACL_UNSAFE, 0, setup_create_cb, &k[i]);
+    rc = zoo_acreate(zh, paths[i], value, c->value_size, &ZOO_OPEN_ACL_UNSAFE, 0, setup_create_cb,
+                     &k[i]);
     if (rc != ZOK) setup_done(&s, rc);
   }
   pthread_mutex_lock(&s.mu);
@@ -958,18 +965,18 @@ typedef struct summary {
   int n; /* trials that ran */
   double thr, thr_min, thr_max, cpu_us, cpu_pct, csw, srv_us;
   lat_t lat[N_OPS];
-  uint64_t ok[N_OPS], err[N_OPS];    /* sums over trials */
-  uint64_t m_ops[N_OPS][MAXM];       /* sums over trials */
-  int64_t m_recv[MAXM];              /* sums, -1 unknown */
+  uint64_t ok[N_OPS], err[N_OPS]; /* sums over trials */
+  uint64_t m_ops[N_OPS][MAXM];    /* sums over trials */
+  int64_t m_recv[MAXM];           /* sums, -1 unknown */
   float cdf[N_OPS][NQ];
 } summary_t;
 
-#define MED_FIELD(dst, expr)                                   \
-  do {                                                         \
-    int k_ = 0;                                                \
-    for (int t_ = 0; t_ < ntr; t_++)                           \
-      if (tr[t_].ran) v[k_++] = (expr(tr[t_]));                \
-    (dst) = median(v, k_);                                     \
+#define MED_FIELD(dst, expr)                                                                       \
+  do {                                                                                             \
+    int k_ = 0;                                                                                    \
+    for (int t_ = 0; t_ < ntr; t_++)                                                               \
+      if (tr[t_].ran) v[k_++] = (expr(tr[t_]));                                                    \
+    (dst) = median(v, k_);                                                                         \
   } while (0)
 
 static void summarize(const cfg_t *c, const trial_t *tr, int ntr, summary_t *s) {
@@ -1057,7 +1064,9 @@ typedef struct report {
   char kernel[256];
 } report_t;
 
-static trial_t *trials_of(const report_t *R, int p) { return &R->tr[(size_t)p * (size_t)R->c->trials]; }
+static trial_t *trials_of(const report_t *R, int p) {
+  return &R->tr[(size_t)p * (size_t)R->c->trials];
+}
 
 static int policy_index(const cfg_t *c, const char *name) {
   for (int i = 0; i < c->npol; i++)
@@ -1125,7 +1134,8 @@ static int collect_checks(const report_t *R, check_t *ck) {
       ck[n++] = (check_t){"hybrid write P50 / oracle write P50",
                           H->lat[OP_WRITE].p50 / R->sum[orc].lat[OP_WRITE].p50, 1.10, 1};
     if (rr >= 0)
-      ck[n++] = (check_t){"hybrid throughput / round_robin throughput", H->thr / R->sum[rr].thr, 1.0, 0};
+      ck[n++] =
+          (check_t){"hybrid throughput / round_robin throughput", H->thr / R->sum[rr].thr, 1.0, 0};
   } else if (strcmp(c->targets, "degraded") == 0) {
     if (rr >= 0) {
       const summary_t *B = &R->sum[rr];
@@ -1158,16 +1168,20 @@ static void write_markdown(FILE *f, const report_t *R) {
   char a[64];
   fprintf(f, "## zkroute-bench%s%s\n\n", c->label ? ": " : "", c->label ? c->label : "");
   fprintf(f, "- command: `%s`\n", c->command);
-  fprintf(f, "- started: %s; machine: %d × %s, Linux %s; load average (1 min) %.2f before, %.2f after\n",
-          R->started, R->ncpu, R->cpu_model, R->kernel, R->load_before, R->load_after);
+  fprintf(
+      f,
+      "- started: %s; machine: %d × %s, Linux %s; load average (1 min) %.2f before, %.2f after\n",
+      R->started, R->ncpu, R->cpu_model, R->kernel, R->load_before, R->load_after);
   fprintf(f, "- workload: %d closed-loop workers (%s calls) on one client", c->workers,
           c->async_api ? "async+wait" : "sync");
   if (c->rate > 0) fprintf(f, ", paced to %.0f ops/s in total", c->rate);
-  fprintf(f, "; %.0f %% reads (sync+get, linearizable in every policy) / %.0f %% writes (set); "
-             "%d keys of %d bytes\n",
+  fprintf(f,
+          "; %.0f %% reads (sync+get, linearizable in every policy) / %.0f %% writes (set); "
+          "%d keys of %d bytes\n",
           c->read_frac * 100, 100 - c->read_frac * 100, c->keys, c->value_size);
-  fprintf(f, "- trials: %d × %.0f s measured after %.0f s warm-up each, policies interleaved "
-             "(order %s each round); figures are medians across trials; shares are over all trials\n",
+  fprintf(f,
+          "- trials: %d × %.0f s measured after %.0f s warm-up each, policies interleaved "
+          "(order %s each round); figures are medians across trials; shares are over all trials\n",
           c->trials, c->duration, c->warmup, c->rotate ? "rotated" : "fixed");
   if (c->opt_text[0]) fprintf(f, "- library options: %s\n", c->opt_text);
   fprintf(f, "- members:");
@@ -1178,9 +1192,12 @@ static void write_markdown(FILE *f, const report_t *R) {
   }
   if (c->sticky_member >= 0) fprintf(f, "; sticky pinned to member %d", c->sticky_member + 1);
   fprintf(f, "\n\n");
-  fprintf(f, "| policy | trials | ops/s | read P50 | P90 | P99 | P99.9 | write P50 | P90 | P99 | P99.9 "
-             "| errors r/w | client CPU µs/op | ctx sw/op | reads by member %% | writes by member %% |\n");
-  fprintf(f, "| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --- | --- |\n");
+  fprintf(
+      f,
+      "| policy | trials | ops/s | read P50 | P90 | P99 | P99.9 | write P50 | P90 | P99 | P99.9 "
+      "| errors r/w | client CPU µs/op | ctx sw/op | reads by member %% | writes by member %% |\n");
+  fprintf(f, "| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: "
+             "| --- | --- |\n");
   for (int p = 0; p < c->npol; p++) {
     const summary_t *s = &R->sum[p];
     char v[8][16], sr[256], sw[256];
@@ -1194,7 +1211,9 @@ static void write_markdown(FILE *f, const report_t *R) {
     fmt_ms(v[7], 16, s->lat[OP_WRITE].p999);
     shares(R, s, OP_READ, sr, sizeof sr);
     shares(R, s, OP_WRITE, sw, sizeof sw);
-    fprintf(f, "| %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %llu/%llu | %.1f | %.1f | %s | %s |\n",
+    fprintf(f,
+            "| %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %llu/%llu | %.1f | %.1f | "
+            "%s | %s |\n",
             c->pol[p].name, s->n, s->thr, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7],
             (unsigned long long)s->err[OP_READ], (unsigned long long)s->err[OP_WRITE], s->cpu_us,
             s->csw, sr, sw);
@@ -1223,8 +1242,9 @@ static void write_markdown(FILE *f, const report_t *R) {
   int base = policy_index(c, "hybrid");
   if (base < 0) base = 0;
   if (c->npol > 1) {
-    fprintf(f, "\n%s ÷ each other policy: ratio of the medians (in brackets: median of the "
-               "per-round ratios)\n\n",
+    fprintf(f,
+            "\n%s ÷ each other policy: ratio of the medians (in brackets: median of the "
+            "per-round ratios)\n\n",
             c->pol[base].name);
     fprintf(f, "| vs | read P50 | read P99 | write P50 | write P99 | throughput | CPU/op |\n");
     fprintf(f, "| --- | --: | --: | --: | --: | --: | --: |\n");
@@ -1237,8 +1257,10 @@ static void write_markdown(FILE *f, const report_t *R) {
       fprintf(f, "| %s |", c->pol[p].name);
       ratio_cell(f, H->lat[OP_READ].p50, s->lat[OP_READ].p50, paired_ratio(A, B, c->trials, m_r50));
       ratio_cell(f, H->lat[OP_READ].p99, s->lat[OP_READ].p99, paired_ratio(A, B, c->trials, m_r99));
-      ratio_cell(f, H->lat[OP_WRITE].p50, s->lat[OP_WRITE].p50, paired_ratio(A, B, c->trials, m_w50));
-      ratio_cell(f, H->lat[OP_WRITE].p99, s->lat[OP_WRITE].p99, paired_ratio(A, B, c->trials, m_w99));
+      ratio_cell(f, H->lat[OP_WRITE].p50, s->lat[OP_WRITE].p50,
+                 paired_ratio(A, B, c->trials, m_w50));
+      ratio_cell(f, H->lat[OP_WRITE].p99, s->lat[OP_WRITE].p99,
+                 paired_ratio(A, B, c->trials, m_w99));
       ratio_cell(f, H->thr, s->thr, paired_ratio(A, B, c->trials, m_thr));
       ratio_cell(f, H->cpu_us, s->cpu_us, paired_ratio(A, B, c->trials, m_cpu));
       fputc('\n', f);
@@ -1247,11 +1269,13 @@ static void write_markdown(FILE *f, const report_t *R) {
   check_t ck[16];
   int nck = collect_checks(R, ck);
   if (nck) {
-    fprintf(f, "\nTargets (issue 6, %s):\n\n| target | measured | limit | verdict |\n| --- | --: | --: | --- |\n",
+    fprintf(f,
+            "\nTargets (issue 6, %s):\n\n| target | measured | limit | verdict |\n| --- | --: | "
+            "--: | --- |\n",
             c->targets);
     for (int i = 0; i < nck; i++)
-      fprintf(f, "| %s | %.2f | %s %.2f | %s |\n", ck[i].what, ck[i].value, ck[i].at_most ? "≤" : "≥",
-              ck[i].limit, check_pass(&ck[i]) ? "pass" : "**miss**");
+      fprintf(f, "| %s | %.2f | %s %.2f | %s |\n", ck[i].what, ck[i].value,
+              ck[i].at_most ? "≤" : "≥", ck[i].limit, check_pass(&ck[i]) ? "pass" : "**miss**");
   }
   fprintf(f, "\nPer trial (round: ops/s, read P99, write P99 ms, client CPU µs/op):\n\n");
   for (int p = 0; p < c->npol; p++) {
@@ -1271,9 +1295,9 @@ static void write_markdown(FILE *f, const report_t *R) {
       if (c->pol[p].kind == K_ROUTED && c->degraded_member >= 0) {
         int d = c->degraded_member;
         fprintf(f, " (EWMA by member");
-        for (size_t i = 0; i < c->hl.n; i++)
-          fprintf(f, "%s%.1f", i ? "/" : " ", T[t].ewma[i]);
-        fprintf(f, " ms; degraded member %d: %llu ejections, out of the pool %.0f %% of the window)",
+        for (size_t i = 0; i < c->hl.n; i++) fprintf(f, "%s%.1f", i ? "/" : " ", T[t].ewma[i]);
+        fprintf(f,
+                " ms; degraded member %d: %llu ejections, out of the pool %.0f %% of the window)",
                 d + 1, (unsigned long long)T[t].ejections[d],
                 T[t].seconds > 0 ? T[t].out_ms[d] / (T[t].seconds * 10) : 0);
       }
@@ -1329,11 +1353,13 @@ static void json_lat(FILE *f, const lat_t *l) {
   fputc('}', f);
 }
 
-static void json_members(FILE *f, const cfg_t *c, const uint64_t m[N_OPS][MAXM], const int64_t *recv) {
+static void json_members(FILE *f, const cfg_t *c, const uint64_t m[N_OPS][MAXM],
+                         const int64_t *recv) {
   fputc('[', f);
   for (size_t i = 0; i < c->hl.n; i++)
     fprintf(f, "%s{\"reads\": %llu, \"writes\": %llu, \"received\": %lld}", i ? ", " : "",
-            (unsigned long long)m[OP_READ][i], (unsigned long long)m[OP_WRITE][i], (long long)recv[i]);
+            (unsigned long long)m[OP_READ][i], (unsigned long long)m[OP_WRITE][i],
+            (long long)recv[i]);
   fputc(']', f);
 }
 
@@ -1354,14 +1380,16 @@ static void write_json(FILE *f, const report_t *R) {
   json_num(f, R->load_before);
   fputs(", \"load_after\": ", f);
   json_num(f, R->load_after);
-  fprintf(f, "},\n  \"config\": {\"workers\": %d, \"read_fraction\": %g, \"keys\": %d, "
-             "\"value_size\": %d, \"api\": \"%s\", \"rate\": %g, \"duration_s\": %g, \"warmup_s\": %g, "
-             "\"trials\": %d, \"order\": \"%s\", \"sticky_member\": %d, \"degraded_member\": %d, "
-             "\"library_options\": ",
-          c->workers, c->read_frac, c->keys, c->value_size, c->async_api ? "async" : "sync",
-          c->rate, c->duration, c->warmup, c->trials, c->rotate ? "rotated" : "fixed",
-          c->sticky_member >= 0 ? c->sticky_member + 1 : 0,
-          c->degraded_member >= 0 ? c->degraded_member + 1 : 0);
+  fprintf(
+      f,
+      "},\n  \"config\": {\"workers\": %d, \"read_fraction\": %g, \"keys\": %d, "
+      "\"value_size\": %d, \"api\": \"%s\", \"rate\": %g, \"duration_s\": %g, \"warmup_s\": %g, "
+      "\"trials\": %d, \"order\": \"%s\", \"sticky_member\": %d, \"degraded_member\": %d, "
+      "\"library_options\": ",
+      c->workers, c->read_frac, c->keys, c->value_size, c->async_api ? "async" : "sync", c->rate,
+      c->duration, c->warmup, c->trials, c->rotate ? "rotated" : "fixed",
+      c->sticky_member >= 0 ? c->sticky_member + 1 : 0,
+      c->degraded_member >= 0 ? c->degraded_member + 1 : 0);
   json_str(f, c->opt_text);
   fputs("},\n  \"members\": [", f);
   for (size_t i = 0; i < c->hl.n; i++) {
@@ -1404,7 +1432,8 @@ static void write_json(FILE *f, const report_t *R) {
       const trial_t *x = &T[t];
       fprintf(f, "       {\"round\": %d, \"ran\": %s", t + 1, x->ran ? "true" : "false");
       if (x->ran) {
-        fprintf(f, ", \"order\": %d, \"seconds\": %.3f, \"throughput\": ", x->order + 1, x->seconds);
+        fprintf(f, ", \"order\": %d, \"seconds\": %.3f, \"throughput\": ", x->order + 1,
+                x->seconds);
         json_num(f, x->thr);
         fputs(", \"cpu_us_per_op\": ", f);
         json_num(f, x->cpu_us);
@@ -1427,16 +1456,20 @@ static void write_json(FILE *f, const report_t *R) {
         fputs(", \"members\": ", f);
         json_members(f, c, x->m_ops, x->m_recv);
         fprintf(f, ", \"connected_member\": %d, \"leader\": %d, \"pinned\": %s, \"ewma_ms\": [",
-                x->member >= 0 ? x->member + 1 : x->member == -2 ? -1 : 0, x->leader + 1,
-                x->pinned ? "true" : "false");
+                x->member >= 0    ? x->member + 1
+                : x->member == -2 ? -1
+                                  : 0,
+                x->leader + 1, x->pinned ? "true" : "false");
         for (size_t i = 0; i < c->hl.n; i++) {
           if (i) fputs(", ", f);
           json_num(f, x->ewma[i] >= 0 ? x->ewma[i] : NAN);
         }
         fputs("], \"in_read_pool\": [", f);
-        for (size_t i = 0; i < c->hl.n; i++) fprintf(f, "%s%s", i ? ", " : "", x->in_pool[i] ? "true" : "false");
+        for (size_t i = 0; i < c->hl.n; i++)
+          fprintf(f, "%s%s", i ? ", " : "", x->in_pool[i] ? "true" : "false");
         fputs("], \"ejections\": [", f);
-        for (size_t i = 0; i < c->hl.n; i++) fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)x->ejections[i]);
+        for (size_t i = 0; i < c->hl.n; i++)
+          fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)x->ejections[i]);
         fputs("], \"out_of_pool_ms\": [", f);
         for (size_t i = 0; i < c->hl.n; i++) {
           if (i) fputs(", ", f);
@@ -1521,12 +1554,14 @@ static void write_plots(const report_t *R) {
     if (!any) continue;
     fprintf(f, "set output 'cdf-%s.png'\n", op_name[op]);
     fprintf(f, "set title '%s: %s latency CDF (median across trials)'\n", label, op_name[op]);
-    fprintf(f, "set xlabel '%s latency (ms, log scale)'\nset ylabel 'fraction of operations'\n", op_name[op]);
+    fprintf(f, "set xlabel '%s latency (ms, log scale)'\nset ylabel 'fraction of operations'\n",
+            op_name[op]);
     fprintf(f, "set logscale x\nset yrange [0:1]\nset ytics 0.1\nunset y2tics\n");
     fprintf(f, "plot for [i=3:n+2] 'cdf-%s.dat' using i:1 with lines lw 2 title columnheader(i)\n",
             op_name[op]);
     fprintf(f, "set output 'tail-%s.png'\n", op_name[op]);
-    fprintf(f, "set title '%s: %s latency by percentile (median across trials)'\n", label, op_name[op]);
+    fprintf(f, "set title '%s: %s latency by percentile (median across trials)'\n", label,
+            op_name[op]);
     fprintf(f, "set ylabel 'percentile'\nset yrange [0:4]\n");
     fprintf(f, "set ytics ('0' 0, '90' 1, '99' 2, '99.9' 3, '99.99' 4)\n");
     fprintf(f, "plot for [i=3:n+2] 'cdf-%s.dat' using i:2 with lines lw 2 title columnheader(i)\n",
@@ -1695,15 +1730,34 @@ static void apply_option(cfg_t *c, const char *kv) {
     rc = zkr_options_set(&c->opts, key, eq + 1);
   }
   if (rc != ZOK) {
-    fprintf(stderr, "zkroute-bench: option '%s': %s\n", kv, eq ? zkr_strerror(rc) : "expected KEY=VALUE");
+    fprintf(stderr, "zkroute-bench: option '%s': %s\n", kv,
+            eq ? zkr_strerror(rc) : "expected KEY=VALUE");
     exit(EXIT_USAGE);
   }
   size_t off = strlen(c->opt_text);
   snprintf(c->opt_text + off, sizeof c->opt_text - off, "%s`%s`", off ? ", " : "", kv);
 }
 
-enum { O_WARMUP = 256, O_RATE, O_PREWARM, O_API, O_STICKY, O_DEGRADED, O_PREFIX, O_NOSETUP, O_OUT,
-       O_LABEL, O_TARGETS, O_ORDER, O_PAUSE, O_SEED, O_PIDS, O_TRACE, O_FAULT, O_HEAL };
+enum {
+  O_WARMUP = 256,
+  O_RATE,
+  O_PREWARM,
+  O_API,
+  O_STICKY,
+  O_DEGRADED,
+  O_PREFIX,
+  O_NOSETUP,
+  O_OUT,
+  O_LABEL,
+  O_TARGETS,
+  O_ORDER,
+  O_PAUSE,
+  O_SEED,
+  O_PIDS,
+  O_TRACE,
+  O_FAULT,
+  O_HEAL
+};
 
 static const struct option long_opts[] = {
     {"policies", required_argument, NULL, 'p'},
@@ -1778,7 +1832,10 @@ static void parse_args(cfg_t *c, int argc, char **argv) {
     case O_WARMUP: num_arg("--warmup", optarg, 0, 3600, &c->warmup); break;
     case O_PREWARM: num_arg("--prewarm", optarg, 0, 3600, &c->prewarm); break;
     case 't': int_arg("--trials", optarg, 1, 1000, &c->trials); break;
-    case 'r': num_arg("--reads", optarg, 0, 100, &d); c->read_frac = d / 100; break;
+    case 'r':
+      num_arg("--reads", optarg, 0, 100, &d);
+      c->read_frac = d / 100;
+      break;
     case 'k': int_arg("--keys", optarg, 1, 10000000, &c->keys); break;
     case 's': int_arg("--value-size", optarg, 0, 1000000, &c->value_size); break;
     case O_RATE: num_arg("--rate", optarg, 0, 1e9, &c->rate); break;
@@ -1790,8 +1847,14 @@ static void parse_args(cfg_t *c, int argc, char **argv) {
         exit(EXIT_USAGE);
       }
       break;
-    case O_STICKY: int_arg("--sticky-member", optarg, 1, MAXM, &v); c->sticky_member = v - 1; break;
-    case O_DEGRADED: int_arg("--degraded-member", optarg, 1, MAXM, &v); c->degraded_member = v - 1; break;
+    case O_STICKY:
+      int_arg("--sticky-member", optarg, 1, MAXM, &v);
+      c->sticky_member = v - 1;
+      break;
+    case O_DEGRADED:
+      int_arg("--degraded-member", optarg, 1, MAXM, &v);
+      c->degraded_member = v - 1;
+      break;
     case 'o': apply_option(c, optarg); break;
     case O_PREFIX: c->prefix = optarg; break;
     case O_NOSETUP: c->setup = 0; break;
@@ -1813,7 +1876,10 @@ static void parse_args(cfg_t *c, int argc, char **argv) {
       }
       break;
     case O_PAUSE: num_arg("--pause", optarg, 0, 3600, &c->pause); break;
-    case O_SEED: num_arg("--seed", optarg, 0, 1e15, &d); c->seed = (uint64_t)d; break;
+    case O_SEED:
+      num_arg("--seed", optarg, 0, 1e15, &d);
+      c->seed = (uint64_t)d;
+      break;
     case O_PIDS: {
       char *dup = strdup(optarg), *save = NULL;
       if (!dup) die("out of memory");
@@ -1887,10 +1953,22 @@ static void machine_info(report_t *R) {
 }
 
 int main(int argc, char **argv) {
-  static cfg_t c = {.workers = 32, .trials = 3, .keys = 1000, .value_size = 128, .rotate = 1,
-                    .setup = 1, .duration = 20, .warmup = 5, .prewarm = 10, .pause = 1,
-                    .read_frac = 0.8, .sticky_member = -1, .degraded_member = -1,
-                    .opts = ZKR_OPTIONS_INIT, .prefix = "/zkr-bench", .seed = 1};
+  static cfg_t c = {.workers = 32,
+                    .trials = 3,
+                    .keys = 1000,
+                    .value_size = 128,
+                    .rotate = 1,
+                    .setup = 1,
+                    .duration = 20,
+                    .warmup = 5,
+                    .prewarm = 10,
+                    .pause = 1,
+                    .read_frac = 0.8,
+                    .sticky_member = -1,
+                    .degraded_member = -1,
+                    .opts = ZKR_OPTIONS_INIT,
+                    .prefix = "/zkr-bench",
+                    .seed = 1};
   parse_policies(&c, "hybrid,round_robin,oracle,sticky,stock");
   parse_args(&c, argc, argv);
   qgrid_init();
@@ -1937,13 +2015,15 @@ int main(int argc, char **argv) {
       if (!run_trial(&c, &c.pol[p], paths, value, c.duration, seed, &pg, tr)) {
         if (!interrupted) failures++;
       } else if (!c.quiet) {
-        fprintf(stderr, "%s[round %d/%d] %-12s %8.0f ops/s  read P50 %.2f P99 %.2f  write P50 %.2f P99 %.2f ms"
-                        "  errors %llu/%llu%s%s  CPU %.1f µs/op  load %.2f\n",
-                isatty(STDERR_FILENO) ? "\r\033[K" : "", t + 1, c.trials, c.pol[p].name, tr->thr,
-                tr->lat[OP_READ].p50, tr->lat[OP_READ].p99, tr->lat[OP_WRITE].p50,
-                tr->lat[OP_WRITE].p99, (unsigned long long)tr->err[OP_READ],
-                (unsigned long long)tr->err[OP_WRITE], tr->first_err ? " first " : "",
-                tr->first_err ? zkr_err_name(tr->first_err) : "", tr->cpu_us, tr->load_end);
+        fprintf(
+            stderr,
+            "%s[round %d/%d] %-12s %8.0f ops/s  read P50 %.2f P99 %.2f  write P50 %.2f P99 %.2f ms"
+            "  errors %llu/%llu%s%s  CPU %.1f µs/op  load %.2f\n",
+            isatty(STDERR_FILENO) ? "\r\033[K" : "", t + 1, c.trials, c.pol[p].name, tr->thr,
+            tr->lat[OP_READ].p50, tr->lat[OP_READ].p99, tr->lat[OP_WRITE].p50,
+            tr->lat[OP_WRITE].p99, (unsigned long long)tr->err[OP_READ],
+            (unsigned long long)tr->err[OP_WRITE], tr->first_err ? " first " : "",
+            tr->first_err ? zkr_err_name(tr->first_err) : "", tr->cpu_us, tr->load_end);
       }
       if (!interrupted) sleep_s(c.pause);
     }

@@ -116,11 +116,11 @@ typedef struct result {
   fleet_self_t c0, c1;
   fleet_server_t s0[MAXM], sa[MAXM], sb[MAXM]; /* before; window start, end */
   double window_s;
-  int64_t heap0[MAXM], heap1[MAXM]; /* JVM live heap, KiB */
+  int64_t heap0[MAXM], heap1[MAXM];          /* JVM live heap, KiB */
   double base_cores[MAXM], idle_cores[MAXM]; /* JVM CPU: no handles; window */
   char heap_why[128];
-  int64_t srvr_polls;  /* routed: the handles' srvr polls in the window */
-  int64_t events;      /* watcher events in the window (idle: none) */
+  int64_t srvr_polls; /* routed: the handles' srvr polls in the window */
+  int64_t events;     /* watcher events in the window (idle: none) */
   double load0, load1;
 } result_t;
 
@@ -251,8 +251,19 @@ static void resolve_variants(cfg_t *c) {
   }
 }
 
-enum { O_TIMEOUT = 256, O_SETTLE, O_WINDOW, O_BASELINE, O_PIDS, O_JCMD, O_CONNECT, O_PREFIX, O_PAUSE,
-       O_LABEL, O_OUT };
+enum {
+  O_TIMEOUT = 256,
+  O_SETTLE,
+  O_WINDOW,
+  O_BASELINE,
+  O_PIDS,
+  O_JCMD,
+  O_CONNECT,
+  O_PREFIX,
+  O_PAUSE,
+  O_LABEL,
+  O_OUT
+};
 static const struct option long_opts[] = {
     {"handles", required_argument, NULL, 'n'},
     {"variants", required_argument, NULL, 'm'},
@@ -324,7 +335,8 @@ static void parse_args(cfg_t *c, int argc, char **argv) {
   c->hosts = argv[optind];
   int rc = zkr__hosts_parse(c->hosts, &c->hl);
   if (rc != ZOK) usage_error("host list '%s': %s", c->hosts, zkr_strerror(rc));
-  if (c->hl.chroot) usage_error("host list '%s': no chroot, please (--prefix places the nodes)", c->hosts);
+  if (c->hl.chroot)
+    usage_error("host list '%s': no chroot, please (--prefix places the nodes)", c->hosts);
   if (c->npids && c->npids != (int)c->hl.n)
     usage_error("--server-pids names %d processes for %zu servers", c->npids, c->hl.n);
   size_t pl = strlen(c->prefix);
@@ -416,12 +428,11 @@ static void describe_unready(fleet_t *f, int i, char *buf, size_t n) {
   }
   size_t len = (size_t)snprintf(buf, n, "state %d, leader %d;", zkr_state(f->z[i]), s->leader);
   for (int m = 0; m < s->n_members && len < n; m++)
-    len += (size_t)snprintf(buf + len, n - len, " member %d: %s, session state %d, 0x%llx%s%s%s", m + 1,
-                            s->members[m].connected ? "connected" : "not connected",
-                            s->members[m].session_state, (unsigned long long)s->members[m].session_id,
-                            s->members[m].is_owner ? ", owner" : "",
-                            s->members[m].removed ? ", removed" : "",
-                            s->members[m].parked ? ", parked" : "");
+    len += (size_t)snprintf(
+        buf + len, n - len, " member %d: %s, session state %d, 0x%llx%s%s%s", m + 1,
+        s->members[m].connected ? "connected" : "not connected", s->members[m].session_state,
+        (unsigned long long)s->members[m].session_id, s->members[m].is_owner ? ", owner" : "",
+        s->members[m].removed ? ", removed" : "", s->members[m].parked ? ", parked" : "");
   zkr_stats_free(s);
 }
 
@@ -479,7 +490,8 @@ static void close_all(fleet_t *f) {
 static void servers_read(const cfg_t *c, fleet_server_t *s) {
   for (size_t m = 0; m < c->hl.n; m++)
     if (fleet_server_read(c->hl.v[m].name, c->hl.v[m].port, PROBE_TIMEOUT_MS, &s[m]) != 0)
-      fprintf(stderr, "zkroute-fleet: no srvr reply from %s:%d\n", c->hl.v[m].name, c->hl.v[m].port);
+      fprintf(stderr, "zkroute-fleet: no srvr reply from %s:%d\n", c->hl.v[m].name,
+              c->hl.v[m].port);
 }
 
 static void jvms_read(const cfg_t *c, int64_t *heap, char *why, size_t wn) {
@@ -503,7 +515,8 @@ static void cores(const cfg_t *c, const double *a, const double *b, double dt, d
 }
 
 /* Fails the child: closes what it opened, says why. */
-static void child_fail(fleet_t *f, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+static void child_fail(fleet_t *f, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
 static void child_fail(fleet_t *f, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -538,7 +551,8 @@ static void run_variant(const cfg_t *c, const variant_t *v, result_t *r) {
   double t_open = now_s();
   for (int i = 0; i < c->handles && !interrupted; i++) {
     if (v->routed) {
-      int rc = zkr_init_opts(&f.z[i], c->hosts, count_watcher, c->session_ms, NULL, NULL, 0, &v->opts);
+      int rc =
+          zkr_init_opts(&f.z[i], c->hosts, count_watcher, c->session_ms, NULL, NULL, 0, &v->opts);
       if (rc != ZOK)
         child_fail(&f, "zkr_init_opts of handle %d: %s (%s)", i + 1, rc_text(rc), zkr_err_name(rc));
     } else {
@@ -653,10 +667,22 @@ typedef double (*metric_fn)(const cfg_t *c, const result_t *r);
 
 static double d64(int64_t a, int64_t b) { return a < 0 || b < 0 ? NAN : (double)(b - a); }
 
-static double m_rss(const cfg_t *c, const result_t *r) { (void)c; return d64(r->c0.rss_kib, r->c1.rss_kib) / r->n; }
-static double m_threads(const cfg_t *c, const result_t *r) { (void)c; return d64(r->c0.threads, r->c1.threads) / r->n; }
-static double m_fds(const cfg_t *c, const result_t *r) { (void)c; return d64(r->c0.fds, r->c1.fds) / r->n; }
-static double m_connect(const cfg_t *c, const result_t *r) { (void)c; return r->connect_s; }
+static double m_rss(const cfg_t *c, const result_t *r) {
+  (void)c;
+  return d64(r->c0.rss_kib, r->c1.rss_kib) / r->n;
+}
+static double m_threads(const cfg_t *c, const result_t *r) {
+  (void)c;
+  return d64(r->c0.threads, r->c1.threads) / r->n;
+}
+static double m_fds(const cfg_t *c, const result_t *r) {
+  (void)c;
+  return d64(r->c0.fds, r->c1.fds) / r->n;
+}
+static double m_connect(const cfg_t *c, const result_t *r) {
+  (void)c;
+  return r->connect_s;
+}
 
 static double sum_servers(const cfg_t *c, const result_t *r, int what) {
   double sum = 0;
@@ -680,8 +706,12 @@ static double m_sessions(const cfg_t *c, const result_t *r) {
   return NAN;
 }
 static double m_conns(const cfg_t *c, const result_t *r) { return per100(r, sum_servers(c, r, 0)); }
-static double m_watches(const cfg_t *c, const result_t *r) { return per100(r, sum_servers(c, r, 1)); }
-static double m_recv(const cfg_t *c, const result_t *r) { return per100(r, sum_servers(c, r, 2) / r->window_s); }
+static double m_watches(const cfg_t *c, const result_t *r) {
+  return per100(r, sum_servers(c, r, 1));
+}
+static double m_recv(const cfg_t *c, const result_t *r) {
+  return per100(r, sum_servers(c, r, 2) / r->window_s);
+}
 static double m_polls(const cfg_t *c, const result_t *r) {
   (void)c;
   return r->srvr_polls < 0 ? 0 : per100(r, (double)r->srvr_polls / r->window_s);
@@ -694,7 +724,10 @@ static double m_cpu(const cfg_t *c, const result_t *r) {
   for (size_t m = 0; m < c->hl.n; m++) sum += r->idle_cores[m] - r->base_cores[m];
   return per100(r, sum * 100);
 }
-static double m_events(const cfg_t *c, const result_t *r) { (void)c; return (double)r->events; }
+static double m_events(const cfg_t *c, const result_t *r) {
+  (void)c;
+  return (double)r->events;
+}
 
 typedef struct row {
   const char *what;
@@ -747,12 +780,13 @@ static void table(FILE *o, const cfg_t *c, const result_t *res, const char *head
   }
 }
 
-static void report(FILE *o, const cfg_t *c, const result_t *res, const char *command,
-                   double load0, double load1) {
+static void report(FILE *o, const cfg_t *c, const result_t *res, const char *command, double load0,
+                   double load1) {
   fprintf(o, "## %s\n\n", c->label ? c->label : "zkroute-fleet");
   fprintf(o, "`%s`\n\n", command);
-  fprintf(o, "%d idle handles per variant, %d watches each, session timeout %d ms; "
-             "settle %g s, idle window %g s; %d round(s), medians; load average %.2f -> %.2f.\n\n",
+  fprintf(o,
+          "%d idle handles per variant, %d watches each, session timeout %d ms; "
+          "settle %g s, idle window %g s; %d round(s), medians; load average %.2f -> %.2f.\n\n",
           c->handles, c->watches, c->session_ms, c->settle, c->window, c->rounds, load0, load1);
   table(o, c, res, "per handle", client_rows, sizeof client_rows / sizeof *client_rows);
   fputs("\n", o);
@@ -781,7 +815,8 @@ static void report(FILE *o, const cfg_t *c, const result_t *res, const char *com
         const result_t *x = &res[r * c->nvar + v];
         k[0][r] = per100(x, d64(x->s0[m].connections, x->sa[m].connections));
         k[1][r] = per100(x, d64(x->s0[m].watches, x->sa[m].watches));
-        k[2][r] = per100(x, (d64(x->sa[m].received, x->sb[m].received) - OWN_QUERIES) / x->window_s);
+        k[2][r] =
+            per100(x, (d64(x->sa[m].received, x->sb[m].received) - OWN_QUERIES) / x->window_s);
         k[3][r] = per100(x, d64(x->heap0[m], x->heap1[m]));
       }
       double a = median(k[0], c->rounds), b = median(k[1], c->rounds), d = median(k[2], c->rounds),
@@ -795,17 +830,20 @@ static void report(FILE *o, const cfg_t *c, const result_t *res, const char *com
   const char *why = NULL;
   for (int i = 0; i < c->rounds * c->nvar && !why; i++)
     if (res[i].heap_why[0]) why = res[i].heap_why;
-  fputs("\nSources: client figures from /proc/self (VmRSS, Threads, fd/) at steady state minus "
-        "before the first handle; sessions, connections and watches are deltas over the same span; "
-        "requests received are the `srvr` Received delta over the idle window minus this tool's own "
-        "2 queries per server; srvr polls are the routed handles' own count (zkr_stats).",
-        o);
+  fputs(
+      "\nSources: client figures from /proc/self (VmRSS, Threads, fd/) at steady state minus "
+      "before the first handle; sessions, connections and watches are deltas over the same span; "
+      "requests received are the `srvr` Received delta over the idle window minus this tool's own "
+      "2 queries per server; srvr polls are the routed handles' own count (zkr_stats).",
+      o);
   if (c->npids)
-    fprintf(o, " Heap: `%s PID GC.run` then `GC.heap_info`, the old generation's used figure "
-               "(the live set after a full collection), after minus before. JVM CPU: /proc/PID/stat over the idle window, minus the same over --baseline seconds before the first handle.%s%s",
-            c->jcmd ? c->jcmd : "(no jcmd)", why ? " Heap missing: " : "", why ? why : "");
-  else
-    fputs(" No --server-pids: no JVM figures.", o);
+    fprintf(
+        o,
+        " Heap: `%s PID GC.run` then `GC.heap_info`, the old generation's used figure "
+        "(the live set after a full collection), after minus before. JVM CPU: /proc/PID/stat over "
+        "the idle window, minus the same over --baseline seconds before the first handle.%s%s",
+        c->jcmd ? c->jcmd : "(no jcmd)", why ? " Heap missing: " : "", why ? why : "");
+  else fputs(" No --server-pids: no JVM figures.", o);
   fputs("\n", o);
 }
 
@@ -836,9 +874,18 @@ static char *join_args(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-  static cfg_t c = {.handles = 100, .watches = 3, .session_ms = 10000, .rounds = 1, .settle = 15,
-                    .window = 20, .baseline = 5, .connect_timeout = 60, .pause = -1, .jcmd = "jcmd",
-                    .prefix = "/zkr-fleet", .base_opts = ZKR_OPTIONS_INIT};
+  static cfg_t c = {.handles = 100,
+                    .watches = 3,
+                    .session_ms = 10000,
+                    .rounds = 1,
+                    .settle = 15,
+                    .window = 20,
+                    .baseline = 5,
+                    .connect_timeout = 60,
+                    .pause = -1,
+                    .jcmd = "jcmd",
+                    .prefix = "/zkr-fleet",
+                    .base_opts = ZKR_OPTIONS_INIT};
   char *argv0 = argv[0];
   argv[0] = (char *)"zkroute-fleet";
   char *command = join_args(argc, argv);
@@ -873,8 +920,9 @@ int main(int argc, char **argv) {
         if (interrupted) die("interrupted");
         die("variant %s failed (round %d)", c.var[v].name, r + 1);
       }
-      fprintf(stderr, "zkroute-fleet:   %.0f KiB, %.2f threads, %.2f fds per handle; "
-                      "%.1f requests/s per 100 handles; connected in %.1f s\n",
+      fprintf(stderr,
+              "zkroute-fleet:   %.0f KiB, %.2f threads, %.2f fds per handle; "
+              "%.1f requests/s per 100 handles; connected in %.1f s\n",
               m_rss(&c, x), m_threads(&c, x), m_fds(&c, x), m_recv(&c, x), x->connect_s);
       if (r + 1 < c.rounds || k + 1 < c.nvar) sleep_s(c.pause);
     }

@@ -42,8 +42,8 @@ typedef struct {
   int version;
   int threads;       /* workload */
   double read_ratio; /* workload */
-  unsigned used;   /* F_* flags given on the command line */
-  char **args;     /* subcommand and its operands */
+  unsigned used;     /* F_* flags given on the command line */
+  char **args;       /* subcommand and its operands */
   int nargs;
 } cli_t;
 
@@ -81,8 +81,7 @@ static const char usage_text[] =
 
 /* ---- small helpers ---- */
 
-static void usage_error(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
+static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static void usage_error(const char *fmt, ...) {
   if (fmt) {
@@ -98,8 +97,7 @@ static void usage_error(const char *fmt, ...) {
 
 /* One line on stderr naming what failed and the code, by name and text. */
 static int fail(const char *what, int rc) {
-  fprintf(stderr, "zkroute: %s: %s (%s)\n", what, zkr_strerror(rc),
-          zkr_err_name(rc));
+  fprintf(stderr, "zkroute: %s: %s (%s)\n", what, zkr_strerror(rc), zkr_err_name(rc));
   return EXIT_FAILURE;
 }
 
@@ -128,19 +126,34 @@ static void sleep_ms(int ms) {
 /* ---- the status report ---- */
 
 enum {
-  COL_INDEX, COL_ADDRESS, COL_ROLE, COL_ZXID, COL_SESSION, COL_POOL,
-  COL_WRITE, COL_OWNER, COL_READS, COL_WRITES, COL_SYNCS, COL_PERSYNC, COL_ERRORS,
-  COL_SAMPLES, COL_EWMA, COL_EJECTIONS, COL_OUT, N_COLS
+  COL_INDEX,
+  COL_ADDRESS,
+  COL_ROLE,
+  COL_ZXID,
+  COL_SESSION,
+  COL_POOL,
+  COL_WRITE,
+  COL_OWNER,
+  COL_READS,
+  COL_WRITES,
+  COL_SYNCS,
+  COL_PERSYNC,
+  COL_ERRORS,
+  COL_SAMPLES,
+  COL_EWMA,
+  COL_EJECTIONS,
+  COL_OUT,
+  N_COLS
 };
 
 static const char *const col_head[N_COLS] = {
-    "#", "address", "role", "zxid", "session", "pool", "w", "o", "reads",
-    "writes", "syncs", "r/sync", "errors", "samples", "ewma_ms", "ejections", "out_ms"};
+    "#",      "address", "role",   "zxid",   "session", "pool",    "w",         "o",     "reads",
+    "writes", "syncs",   "r/sync", "errors", "samples", "ewma_ms", "ejections", "out_ms"};
 
 /* Text columns are left-aligned, numbers right-aligned. */
 static int col_left(int col) {
-  return col == COL_ADDRESS || col == COL_ROLE || col == COL_SESSION ||
-         col == COL_POOL || col == COL_WRITE || col == COL_OWNER;
+  return col == COL_ADDRESS || col == COL_ROLE || col == COL_SESSION || col == COL_POOL ||
+         col == COL_WRITE || col == COL_OWNER;
 }
 
 typedef char cell_t[320];
@@ -150,44 +163,31 @@ static void member_cells(const zkr_member_stats_t *m, int i, cell_t *row) {
   snprintf(row[COL_ADDRESS], sizeof row[0], "%s", m->address);
   snprintf(row[COL_ROLE], sizeof row[0], "%s%s", zkr_role_name(m->role),
            m->removed ? ",removed" : "");
-  if (m->zxid >= 0)
-    snprintf(row[COL_ZXID], sizeof row[0], "0x%llx",
-             (unsigned long long)m->zxid);
-  else
-    snprintf(row[COL_ZXID], sizeof row[0], "-");
-  snprintf(row[COL_SESSION], sizeof row[0], "%s",
-           zkr_state_name(m->session_state));
+  if (m->zxid >= 0) snprintf(row[COL_ZXID], sizeof row[0], "0x%llx", (unsigned long long)m->zxid);
+  else snprintf(row[COL_ZXID], sizeof row[0], "-");
+  snprintf(row[COL_SESSION], sizeof row[0], "%s", zkr_state_name(m->session_state));
   snprintf(row[COL_POOL], sizeof row[0], "%s", m->in_read_pool ? "yes" : "no");
   snprintf(row[COL_WRITE], sizeof row[0], "%s", m->is_write_session ? "*" : "");
   snprintf(row[COL_READS], sizeof row[0], "%llu", (unsigned long long)m->reads);
-  snprintf(row[COL_WRITES], sizeof row[0], "%llu",
-           (unsigned long long)m->writes);
+  snprintf(row[COL_WRITES], sizeof row[0], "%llu", (unsigned long long)m->writes);
   snprintf(row[COL_OWNER], sizeof row[0], "%s", m->is_owner ? "*" : "");
   snprintf(row[COL_SYNCS], sizeof row[0], "%llu", (unsigned long long)m->syncs);
   if (m->syncs)
     snprintf(row[COL_PERSYNC], sizeof row[0], "%.1f", (double)m->reads / (double)m->syncs);
-  else
-    snprintf(row[COL_PERSYNC], sizeof row[0], "-");
-  snprintf(row[COL_ERRORS], sizeof row[0], "%llu",
-           (unsigned long long)m->errors);
-  snprintf(row[COL_SAMPLES], sizeof row[0], "%llu",
-           (unsigned long long)m->samples);
-  if (m->ewma_ms >= 0)
-    snprintf(row[COL_EWMA], sizeof row[0], "%.2f", m->ewma_ms);
-  else
-    snprintf(row[COL_EWMA], sizeof row[0], "-");
-  snprintf(row[COL_EJECTIONS], sizeof row[0], "%llu",
-           (unsigned long long)m->ejections);
+  else snprintf(row[COL_PERSYNC], sizeof row[0], "-");
+  snprintf(row[COL_ERRORS], sizeof row[0], "%llu", (unsigned long long)m->errors);
+  snprintf(row[COL_SAMPLES], sizeof row[0], "%llu", (unsigned long long)m->samples);
+  if (m->ewma_ms >= 0) snprintf(row[COL_EWMA], sizeof row[0], "%.2f", m->ewma_ms);
+  else snprintf(row[COL_EWMA], sizeof row[0], "-");
+  snprintf(row[COL_EJECTIONS], sizeof row[0], "%llu", (unsigned long long)m->ejections);
   snprintf(row[COL_OUT], sizeof row[0], "%.0f", m->out_of_pool_ms);
 }
 
 static void print_row(FILE *f, const char *const *cells, const int *width) {
   for (int c = 0; c < N_COLS; c++) {
     const char *sep = c + 1 < N_COLS ? "  " : "";
-    if (col_left(c) && c + 1 < N_COLS)
-      fprintf(f, "%-*s%s", width[c], cells[c], sep);
-    else
-      fprintf(f, "%*s%s", width[c], cells[c], sep);
+    if (col_left(c) && c + 1 < N_COLS) fprintf(f, "%-*s%s", width[c], cells[c], sep);
+    else fprintf(f, "%*s%s", width[c], cells[c], sep);
   }
   fputc('\n', f);
 }
@@ -216,28 +216,24 @@ static void print_table(FILE *f, zkr_t *z, const zkr_stats_t *s) {
   free(cells);
   if (s->leader >= 0 && s->leader < n)
     fprintf(f, "leader: %d (%s)", s->leader, s->members[s->leader].address);
-  else
-    fprintf(f, "leader: unknown");
-  fprintf(f, "  policy: %s  leader changes: %llu  session: %s\n",
-          zkr_policy_name(s->policy), (unsigned long long)s->leader_changes,
-          zkr_state_name(zkr_state(z)));
+  else fprintf(f, "leader: unknown");
+  fprintf(f, "  policy: %s  leader changes: %llu  session: %s\n", zkr_policy_name(s->policy),
+          (unsigned long long)s->leader_changes, zkr_state_name(zkr_state(z)));
   if (s->owner >= 0)
     fprintf(f, "owner session: 0x%llx on member %d%s  rescues: %llu  watches: %d (lost %d)\n",
             (unsigned long long)s->owner_session_id, s->owner,
             s->owner_moved ? " (re-attached)" : "", (unsigned long long)s->owner_rescues,
             s->watches, s->watches_lost);
-  else
-    fprintf(f, "owner session: not chosen yet\n");
+  else fprintf(f, "owner session: not chosen yet\n");
   if (s->hedging)
-    fprintf(f, "hedging: on  delay: %.2f ms  eligible: %llu  sent: %llu  won: %llu"
-               "  capped: %llu  no member: %llu  discarded: %llu\n",
+    fprintf(f,
+            "hedging: on  delay: %.2f ms  eligible: %llu  sent: %llu  won: %llu"
+            "  capped: %llu  no member: %llu  discarded: %llu\n",
             s->hedge_delay_ms, (unsigned long long)s->hedge_eligible,
             (unsigned long long)s->hedges_sent, (unsigned long long)s->hedges_won,
-            (unsigned long long)s->hedges_capped,
-            (unsigned long long)s->hedges_no_member,
+            (unsigned long long)s->hedges_capped, (unsigned long long)s->hedges_no_member,
             (unsigned long long)s->hedge_discarded);
-  else
-    fprintf(f, "hedging: off\n");
+  else fprintf(f, "hedging: off\n");
   /* Membership (docs/membership.md): only when there is something to say. */
   if (s->follows_config == 1 || s->members_added || s->members_removed)
     fprintf(f, "membership: follows /zookeeper/config version 0x%llx  added: %llu  removed: %llu\n",
@@ -286,10 +282,8 @@ static int wait_ready(zkr_t *z, int timeout_ms, int need_leader) {
   double deadline = now_ms() + timeout_ms;
   for (;;) {
     int state = zkr_state(z);
-    if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE)
-      return ZINVALIDSTATE;
-    if (state == ZOO_CONNECTED_STATE && (!need_leader || leader_known(z)))
-      return ZOK;
+    if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) return ZINVALIDSTATE;
+    if (state == ZOO_CONNECTED_STATE && (!need_leader || leader_known(z))) return ZOK;
     if (now_ms() >= deadline) return ZOPERATIONTIMEOUT;
     sleep_ms(POLL_MS);
   }
@@ -297,14 +291,15 @@ static int wait_ready(zkr_t *z, int timeout_ms, int need_leader) {
 
 static void wait_failed(zkr_t *z, int rc, int timeout_ms, int need_leader) {
   if (rc == ZOPERATIONTIMEOUT)
-    fprintf(stderr, "zkroute: not ready after %d ms (session %s%s): %s (%s)\n",
-            timeout_ms, zkr_state_name(zkr_state(z)),
-            !need_leader ? "" : leader_known(z) ? ", leader known"
-                                                : ", leader unknown",
+    fprintf(stderr, "zkroute: not ready after %d ms (session %s%s): %s (%s)\n", timeout_ms,
+            zkr_state_name(zkr_state(z)),
+            !need_leader      ? ""
+            : leader_known(z) ? ", leader known"
+                              : ", leader unknown",
             zkr_strerror(rc), zkr_err_name(rc));
   else
-    fprintf(stderr, "zkroute: session %s: %s (%s)\n",
-            zkr_state_name(zkr_state(z)), zkr_strerror(rc), zkr_err_name(rc));
+    fprintf(stderr, "zkroute: session %s: %s (%s)\n", zkr_state_name(zkr_state(z)),
+            zkr_strerror(rc), zkr_err_name(rc));
 }
 
 /* ---- subcommands ---- */
@@ -317,14 +312,13 @@ static int cmd_status(zkr_t *z, const cli_t *c) {
     struct Stat st;
     int prc = zkr_exists(z, "/", 0, &st);
     if (prc != ZOK) {
-      fprintf(stderr, "zkroute: probe %d of %d: %s (%s)\n", i + 1, c->ops,
-              zkr_strerror(prc), zkr_err_name(prc));
+      fprintf(stderr, "zkroute: probe %d of %d: %s (%s)\n", i + 1, c->ops, zkr_strerror(prc),
+              zkr_err_name(prc));
       exit_code = EXIT_FAILURE;
       break;
     }
   }
-  if (report(stdout, z, (c->used & F_JSON) != 0, rc == ZOK) != EXIT_SUCCESS)
-    return EXIT_FAILURE;
+  if (report(stdout, z, (c->used & F_JSON) != 0, rc == ZOK) != EXIT_SUCCESS) return EXIT_FAILURE;
   return exit_code;
 }
 
@@ -340,8 +334,7 @@ static int cmd_get(zkr_t *z, const cli_t *c) {
   if (rc != ZOK) {
     out = fail(path, rc);
   } else if (len > GET_BUFFER || st.dataLength > (len < 0 ? 0 : len)) {
-    fprintf(stderr, "zkroute: %s: value is %d bytes, only %d received\n",
-            path, st.dataLength, len);
+    fprintf(stderr, "zkroute: %s: value is %d bytes, only %d received\n", path, st.dataLength, len);
     out = EXIT_FAILURE;
   } else {
     if (len > 0) fwrite(buf, 1, (size_t)len, stdout);
@@ -374,9 +367,8 @@ static int cmd_create(zkr_t *z, const cli_t *c) {
   size_t cap = strlen(path) + 32; /* room for a sequence suffix */
   char *created = malloc(cap);
   if (!created) return fail("create", ZKR_ENOMEM);
-  int rc = zkr_create(z, path, value, value ? value_len(value) : -1,
-                      &ZOO_OPEN_ACL_UNSAFE, create_mode(c->used), created,
-                      (int)cap);
+  int rc = zkr_create(z, path, value, value ? value_len(value) : -1, &ZOO_OPEN_ACL_UNSAFE,
+                      create_mode(c->used), created, (int)cap);
   if (rc == ZOK) printf("%s\n", created);
   free(created);
   return rc == ZOK ? EXIT_SUCCESS : fail(path, rc);
@@ -478,8 +470,10 @@ static int cmd_workload(zkr_t *z, const cli_t *c) {
   pthread_t th[64];
   double t0 = now_ms();
   for (int i = 0; i < threads; i++) {
-    w[i] = (worker_t){.z = z, .ops = ops / threads + (i < ops % threads),
-                      .read_ratio = ratio, .seed = (unsigned)i * 7919u + 1};
+    w[i] = (worker_t){.z = z,
+                      .ops = ops / threads + (i < ops % threads),
+                      .read_ratio = ratio,
+                      .seed = (unsigned)i * 7919u + 1};
     pthread_create(&th[i], NULL, workload_thread, &w[i]);
   }
   int reads = 0, writes = 0, errors = 0;
@@ -492,8 +486,8 @@ static int cmd_workload(zkr_t *z, const cli_t *c) {
   double secs = (now_ms() - t0) / 1000.0;
   printf("%d operations (%d reads, %d writes) from %d threads in %.2f s "
          "(%.0f ops/s), %d errors\n\n",
-         reads + writes, reads, writes, threads, secs,
-         secs > 0 ? (reads + writes) / secs : 0.0, errors);
+         reads + writes, reads, writes, threads, secs, secs > 0 ? (reads + writes) / secs : 0.0,
+         errors);
   report(stdout, z, 0, 1);
   return errors ? EXIT_FAILURE : EXIT_SUCCESS;
 }
@@ -510,8 +504,17 @@ static const cmd_t commands[] = {
 
 /* ---- argument parsing ---- */
 
-enum { OPT_TIMEOUT = 256, OPT_STATS, OPT_JSON, OPT_OPS, OPT_EPHEMERAL,
-       OPT_SEQUENTIAL, OPT_VERSION, OPT_THREADS, OPT_READ_RATIO };
+enum {
+  OPT_TIMEOUT = 256,
+  OPT_STATS,
+  OPT_JSON,
+  OPT_OPS,
+  OPT_EPHEMERAL,
+  OPT_SEQUENTIAL,
+  OPT_VERSION,
+  OPT_THREADS,
+  OPT_READ_RATIO
+};
 
 static const struct option long_opts[] = {
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
@@ -538,18 +541,14 @@ static int apply_option(cli_t *c, const char *kv) {
     rc = zkr_options_set(&c->opts, key, eq + 1);
   }
   if (rc == ZOK) return 1;
-  if (!eq)
-    fprintf(stderr, "zkroute: option '%s': expected KEY=VALUE\n", kv);
-  else
-    fprintf(stderr, "zkroute: option '%s': %s\n", kv, zkr_strerror(rc));
+  if (!eq) fprintf(stderr, "zkroute: option '%s': expected KEY=VALUE\n", kv);
+  else fprintf(stderr, "zkroute: option '%s': %s\n", kv, zkr_strerror(rc));
   return 0;
 }
 
-static int number_arg(const char *name, const char *text, long min, long max,
-                      int *out) {
+static int number_arg(const char *name, const char *text, long min, long max, int *out) {
   if (parse_int(text, min, max, out)) return 1;
-  usage_error("%s: '%s' is not an integer from %ld to %ld", name, text, min,
-              max);
+  usage_error("%s: '%s' is not an integer from %ld to %ld", name, text, min, max);
   return 0;
 }
 
@@ -560,15 +559,13 @@ static int parse_one(cli_t *c, int opt) {
   case 'v': c->verbose++; return 0;
   case 'h': fputs(usage_text, stdout); return -1;
   case OPT_TIMEOUT:
-    return number_arg("--timeout", optarg, 1, 86400000, &c->timeout_ms)
-               ? 0 : EXIT_USAGE;
+    return number_arg("--timeout", optarg, 1, 86400000, &c->timeout_ms) ? 0 : EXIT_USAGE;
   case OPT_OPS:
     c->used |= F_OPS;
     return number_arg("--ops", optarg, 0, 100000000, &c->ops) ? 0 : EXIT_USAGE;
   case OPT_VERSION:
     c->used |= F_VERSION;
-    return number_arg("--version", optarg, -1, INT_MAX, &c->version)
-               ? 0 : EXIT_USAGE;
+    return number_arg("--version", optarg, -1, INT_MAX, &c->version) ? 0 : EXIT_USAGE;
   case OPT_THREADS:
     c->used |= F_THREADS;
     return number_arg("--threads", optarg, 1, 64, &c->threads) ? 0 : EXIT_USAGE;
@@ -576,8 +573,7 @@ static int parse_one(cli_t *c, int opt) {
     char *end;
     c->used |= F_READ_RATIO;
     c->read_ratio = strtod(optarg, &end);
-    if (end != optarg && *end == '\0' && c->read_ratio >= 0 && c->read_ratio <= 1)
-      return 0;
+    if (end != optarg && *end == '\0' && c->read_ratio >= 0 && c->read_ratio <= 1) return 0;
     usage_error("--read-ratio: '%s' is not a number from 0 to 1", optarg);
     return EXIT_USAGE;
   }
@@ -608,9 +604,8 @@ static int parse_args(cli_t *c, int argc, char **argv) {
 }
 
 /* Indexed by the bit number of the F_* flags. */
-static const char *const flag_names[] = {
-    "--ops",     "--json",  "--ephemeral", "--sequential",
-    "--version", "--stats", "--threads",   "--read-ratio"};
+static const char *const flag_names[] = {"--ops",     "--json",  "--ephemeral", "--sequential",
+                                         "--version", "--stats", "--threads",   "--read-ratio"};
 
 static const cmd_t *find_command(const cli_t *c) {
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
@@ -623,11 +618,11 @@ static int check_command(const cmd_t *cmd, const cli_t *c) {
   int n = c->nargs - 1;
   if (n < cmd->min_args || n > cmd->max_args) {
     if (cmd->max_args > cmd->min_args)
-      usage_error("%s: expected %d or %d operands, got %d", cmd->name,
-                  cmd->min_args, cmd->max_args, n);
+      usage_error("%s: expected %d or %d operands, got %d", cmd->name, cmd->min_args, cmd->max_args,
+                  n);
     else
-      usage_error("%s: expected %d operand%s, got %d", cmd->name,
-                  cmd->min_args, cmd->min_args == 1 ? "" : "s", n);
+      usage_error("%s: expected %d operand%s, got %d", cmd->name, cmd->min_args,
+                  cmd->min_args == 1 ? "" : "s", n);
     return 0;
   }
   int n_flags = (int)(sizeof flag_names / sizeof flag_names[0]);
@@ -641,8 +636,8 @@ static int check_command(const cmd_t *cmd, const cli_t *c) {
 }
 
 static void set_zk_log(int verbose) {
-  static const ZooLogLevel levels[] = {ZOO_LOG_LEVEL_ERROR, ZOO_LOG_LEVEL_WARN,
-                                       ZOO_LOG_LEVEL_INFO, ZOO_LOG_LEVEL_DEBUG};
+  static const ZooLogLevel levels[] = {ZOO_LOG_LEVEL_ERROR, ZOO_LOG_LEVEL_WARN, ZOO_LOG_LEVEL_INFO,
+                                       ZOO_LOG_LEVEL_DEBUG};
   /* Level 0 turns ZooKeeper's log off: a CLI's stderr is for its own
    * messages unless the user asks. */
   if (verbose <= 0) zoo_set_debug_level((ZooLogLevel)0);
@@ -660,8 +655,7 @@ static int finish_stdout(int out) {
 /* Creates the handle, runs the subcommand, prints --stats, closes. */
 static int run(const cmd_t *cmd, cli_t *c) {
   zkr_t *z = NULL;
-  int rc = zkr_init_opts(&z, c->args[1], NULL, RECV_TIMEOUT_MS, NULL, NULL, 0,
-                         &c->opts);
+  int rc = zkr_init_opts(&z, c->args[1], NULL, RECV_TIMEOUT_MS, NULL, NULL, 0, &c->opts);
   if (rc != ZOK) {
     char what[400];
     snprintf(what, sizeof what, "host list '%.300s'", c->args[1]);
@@ -682,9 +676,7 @@ static int run(const cmd_t *cmd, cli_t *c) {
 }
 
 int main(int argc, char **argv) {
-  cli_t c = {.opts = ZKR_OPTIONS_INIT,
-             .timeout_ms = DEFAULT_TIMEOUT_MS,
-             .version = -1};
+  cli_t c = {.opts = ZKR_OPTIONS_INIT, .timeout_ms = DEFAULT_TIMEOUT_MS, .version = -1};
   int rc = parse_args(&c, argc, argv);
   if (rc != 0) return rc < 0 ? EXIT_SUCCESS : rc;
   if (strcmp(c.args[0], "options") == 0) {

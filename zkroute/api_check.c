@@ -71,8 +71,7 @@ int zkr__api_check_acl(const struct ACL_vector *acl) {
  * jute_maxbuffer option, 1048575 bytes by default), before anything is
  * sent, so the member is not marked unhealthy for the caller's mistake. */
 int zkr__api_check_size(zkr_t *z, size_t path_len, int valuelen, size_t acl) {
-  size_t total = 8 + 4 + path_len + 4 + (size_t)(valuelen > 0 ? valuelen : 0) +
-                 acl + 4 + 8 + 64;
+  size_t total = 8 + 4 + path_len + 4 + (size_t)(valuelen > 0 ? valuelen : 0) + acl + 4 + 8 + 64;
   size_t limit = z && z->opts.jute_maxbuffer > 0 ? (size_t)z->opts.jute_maxbuffer : 1048575;
   return total > limit ? ZKR_ETOOBIG : ZOK;
 }
@@ -96,10 +95,9 @@ int zkr__api_submit(zkr__op_t *op) {
 }
 
 /* An operation on one existing path: delete, set, set_acl and all reads. */
-zkr__op_t *zkr__api_path_op(zkr_t *z, zkr__op_type_t type, const char *path,
-                          const void *data, int direct, int *rc) {
-  if ((*rc = zkr__api_check_handle(z)) != ZOK || (*rc = zkr__check_path(path)) != ZOK)
-    return NULL;
+zkr__op_t *zkr__api_path_op(zkr_t *z, zkr__op_type_t type, const char *path, const void *data,
+                            int direct, int *rc) {
+  if ((*rc = zkr__api_check_handle(z)) != ZOK || (*rc = zkr__check_path(path)) != ZOK) return NULL;
   zkr__op_t *op = zkr__op_new(z, type, path);
   if (!op) {
     *rc = ZKR_ENOMEM;
@@ -109,4 +107,3 @@ zkr__op_t *zkr__api_path_op(zkr_t *z, zkr__op_type_t type, const char *path,
   }
   return op;
 }
-

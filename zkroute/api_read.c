@@ -14,9 +14,8 @@
 /* ---- reads ---- */
 
 /* watch: 0 none, 1 the global watcher; or an explicit watcher. */
-static int read_held(zkr_t *z, zkr__op_type_t type, const char *path,
-                     int watch, watcher_fn watcher, void *wctx, void *cb,
-                     const void *data, int direct) {
+static int read_held(zkr_t *z, zkr__op_type_t type, const char *path, int watch, watcher_fn watcher,
+                     void *wctx, void *cb, const void *data, int direct) {
   int rc;
   zkr__op_t *op = zkr__api_path_op(z, type, path, data, direct, &rc);
   if (!op) return rc;
@@ -47,79 +46,62 @@ static int read_held(zkr_t *z, zkr__op_type_t type, const char *path,
   return zkr__api_submit(op);
 }
 
-int zkr__read(zkr_t *z, zkr__op_type_t type, const char *path, int watch,
-              watcher_fn watcher, void *wctx, void *cb, const void *data,
-              int direct) {
+int zkr__read(zkr_t *z, zkr__op_type_t type, const char *path, int watch, watcher_fn watcher,
+              void *wctx, void *cb, const void *data, int direct) {
   ZKR__HELD(z, read_held(z, type, path, watch, watcher, wctx, cb, data, direct));
 }
 
-static int read_common(zkr_t *z, zkr__op_type_t type, const char *path,
-                       int watch, watcher_fn watcher, void *wctx, void *cb,
-                       const void *data) {
+static int read_common(zkr_t *z, zkr__op_type_t type, const char *path, int watch,
+                       watcher_fn watcher, void *wctx, void *cb, const void *data) {
   return zkr__read(z, type, path, watch, watcher, wctx, cb, data, 0);
 }
 
-int zkr_aexists(zkr_t *z, const char *path, int watch,
-                stat_completion_t completion, const void *data) {
-  return read_common(z, ZKR__OP_EXISTS, path, watch, NULL, NULL,
-                     (void *)completion, data);
+int zkr_aexists(zkr_t *z, const char *path, int watch, stat_completion_t completion,
+                const void *data) {
+  return read_common(z, ZKR__OP_EXISTS, path, watch, NULL, NULL, (void *)completion, data);
 }
 
-int zkr_awexists(zkr_t *z, const char *path, watcher_fn watcher,
-                 void *watcherCtx, stat_completion_t completion,
-                 const void *data) {
-  return read_common(z, ZKR__OP_EXISTS, path, 0, watcher, watcherCtx,
-                     (void *)completion, data);
+int zkr_awexists(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx,
+                 stat_completion_t completion, const void *data) {
+  return read_common(z, ZKR__OP_EXISTS, path, 0, watcher, watcherCtx, (void *)completion, data);
 }
 
-int zkr_aget(zkr_t *z, const char *path, int watch,
-             data_completion_t completion, const void *data) {
-  return read_common(z, ZKR__OP_GET, path, watch, NULL, NULL,
-                     (void *)completion, data);
+int zkr_aget(zkr_t *z, const char *path, int watch, data_completion_t completion,
+             const void *data) {
+  return read_common(z, ZKR__OP_GET, path, watch, NULL, NULL, (void *)completion, data);
 }
 
-int zkr_awget(zkr_t *z, const char *path, watcher_fn watcher,
-              void *watcherCtx, data_completion_t completion,
-              const void *data) {
-  return read_common(z, ZKR__OP_GET, path, 0, watcher, watcherCtx,
-                     (void *)completion, data);
+int zkr_awget(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx,
+              data_completion_t completion, const void *data) {
+  return read_common(z, ZKR__OP_GET, path, 0, watcher, watcherCtx, (void *)completion, data);
 }
 
-int zkr_aget_children(zkr_t *z, const char *path, int watch,
-                      strings_completion_t completion, const void *data) {
-  return read_common(z, ZKR__OP_GET_CHILDREN, path, watch, NULL, NULL,
-                     (void *)completion, data);
+int zkr_aget_children(zkr_t *z, const char *path, int watch, strings_completion_t completion,
+                      const void *data) {
+  return read_common(z, ZKR__OP_GET_CHILDREN, path, watch, NULL, NULL, (void *)completion, data);
 }
 
-int zkr_awget_children(zkr_t *z, const char *path, watcher_fn watcher,
-                       void *watcherCtx, strings_completion_t completion,
-                       const void *data) {
-  return read_common(z, ZKR__OP_GET_CHILDREN, path, 0, watcher, watcherCtx,
-                     (void *)completion, data);
-}
-
-int zkr_aget_children2(zkr_t *z, const char *path, int watch,
-                       strings_stat_completion_t completion,
-                       const void *data) {
-  return read_common(z, ZKR__OP_GET_CHILDREN2, path, watch, NULL, NULL,
-                     (void *)completion, data);
-}
-
-int zkr_awget_children2(zkr_t *z, const char *path, watcher_fn watcher,
-                        void *watcherCtx, strings_stat_completion_t completion,
-                        const void *data) {
-  return read_common(z, ZKR__OP_GET_CHILDREN2, path, 0, watcher, watcherCtx,
-                     (void *)completion, data);
-}
-
-int zkr_aget_acl(zkr_t *z, const char *path, acl_completion_t completion,
-                 const void *data) {
-  return read_common(z, ZKR__OP_GET_ACL, path, 0, NULL, NULL,
-                     (void *)completion, data);
-}
-
-int zkr_async(zkr_t *z, const char *path, string_completion_t completion,
-              const void *data) {
-  return read_common(z, ZKR__OP_SYNC, path, 0, NULL, NULL, (void *)completion,
+int zkr_awget_children(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx,
+                       strings_completion_t completion, const void *data) {
+  return read_common(z, ZKR__OP_GET_CHILDREN, path, 0, watcher, watcherCtx, (void *)completion,
                      data);
+}
+
+int zkr_aget_children2(zkr_t *z, const char *path, int watch, strings_stat_completion_t completion,
+                       const void *data) {
+  return read_common(z, ZKR__OP_GET_CHILDREN2, path, watch, NULL, NULL, (void *)completion, data);
+}
+
+int zkr_awget_children2(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx,
+                        strings_stat_completion_t completion, const void *data) {
+  return read_common(z, ZKR__OP_GET_CHILDREN2, path, 0, watcher, watcherCtx, (void *)completion,
+                     data);
+}
+
+int zkr_aget_acl(zkr_t *z, const char *path, acl_completion_t completion, const void *data) {
+  return read_common(z, ZKR__OP_GET_ACL, path, 0, NULL, NULL, (void *)completion, data);
+}
+
+int zkr_async(zkr_t *z, const char *path, string_completion_t completion, const void *data) {
+  return read_common(z, ZKR__OP_SYNC, path, 0, NULL, NULL, (void *)completion, data);
 }

@@ -12,10 +12,9 @@
 
 /* ---- writes ---- */
 
-static int create_held(zkr_t *z, const char *path, const char *value,
-                       int valuelen, const struct ACL_vector *acl, int mode,
-                       int64_t ttl, int create2, void *cb, const void *data,
-                       int direct) {
+static int create_held(zkr_t *z, const char *path, const char *value, int valuelen,
+                       const struct ACL_vector *acl, int mode, int64_t ttl, int create2, void *cb,
+                       const void *data, int direct) {
   int rc = zkr__api_check_handle(z);
   if (rc == ZOK) rc = zkr__api_check_path_mode(path, mode & ZOO_SEQUENCE);
   if (rc == ZOK) rc = zkr__api_check_value(value, valuelen);
@@ -48,50 +47,42 @@ static int create_held(zkr_t *z, const char *path, const char *value,
 }
 
 int zkr__create(zkr_t *z, const char *path, const char *value, int valuelen,
-                const struct ACL_vector *acl, int mode, int64_t ttl, int create2,
-                void *cb, const void *data, int direct) {
-  ZKR__HELD(z, create_held(z, path, value, valuelen, acl, mode, ttl, create2,
-                           cb, data, direct));
+                const struct ACL_vector *acl, int mode, int64_t ttl, int create2, void *cb,
+                const void *data, int direct) {
+  ZKR__HELD(z, create_held(z, path, value, valuelen, acl, mode, ttl, create2, cb, data, direct));
 }
 
-static int create_common(zkr_t *z, const char *path, const char *value,
-                         int valuelen, const struct ACL_vector *acl, int mode,
-                         int64_t ttl, int create2, void *cb, const void *data) {
+static int create_common(zkr_t *z, const char *path, const char *value, int valuelen,
+                         const struct ACL_vector *acl, int mode, int64_t ttl, int create2, void *cb,
+                         const void *data) {
   return zkr__create(z, path, value, valuelen, acl, mode, ttl, create2, cb, data, 0);
 }
 
 int zkr_acreate(zkr_t *z, const char *path, const char *value, int valuelen,
-                const struct ACL_vector *acl, int mode,
-                string_completion_t completion, const void *data) {
-  return create_common(z, path, value, valuelen, acl, mode, -1, 0,
-                       (void *)completion, data);
+                const struct ACL_vector *acl, int mode, string_completion_t completion,
+                const void *data) {
+  return create_common(z, path, value, valuelen, acl, mode, -1, 0, (void *)completion, data);
 }
 
-int zkr_acreate_ttl(zkr_t *z, const char *path, const char *value,
-                    int valuelen, const struct ACL_vector *acl, int mode,
-                    int64_t ttl, string_completion_t completion,
-                    const void *data) {
-  return create_common(z, path, value, valuelen, acl, mode, ttl, 0,
-                       (void *)completion, data);
+int zkr_acreate_ttl(zkr_t *z, const char *path, const char *value, int valuelen,
+                    const struct ACL_vector *acl, int mode, int64_t ttl,
+                    string_completion_t completion, const void *data) {
+  return create_common(z, path, value, valuelen, acl, mode, ttl, 0, (void *)completion, data);
 }
 
 int zkr_acreate2(zkr_t *z, const char *path, const char *value, int valuelen,
-                 const struct ACL_vector *acl, int mode,
-                 string_stat_completion_t completion, const void *data) {
-  return create_common(z, path, value, valuelen, acl, mode, -1, 1,
-                       (void *)completion, data);
+                 const struct ACL_vector *acl, int mode, string_stat_completion_t completion,
+                 const void *data) {
+  return create_common(z, path, value, valuelen, acl, mode, -1, 1, (void *)completion, data);
 }
 
-int zkr_acreate2_ttl(zkr_t *z, const char *path, const char *value,
-                     int valuelen, const struct ACL_vector *acl, int mode,
-                     int64_t ttl, string_stat_completion_t completion,
-                     const void *data) {
-  return create_common(z, path, value, valuelen, acl, mode, ttl, 1,
-                       (void *)completion, data);
+int zkr_acreate2_ttl(zkr_t *z, const char *path, const char *value, int valuelen,
+                     const struct ACL_vector *acl, int mode, int64_t ttl,
+                     string_stat_completion_t completion, const void *data) {
+  return create_common(z, path, value, valuelen, acl, mode, ttl, 1, (void *)completion, data);
 }
-static int adelete_held(zkr_t *z, const char *path, int version,
-                        void_completion_t completion, const void *data,
-                        int direct) {
+static int adelete_held(zkr_t *z, const char *path, int version, void_completion_t completion,
+                        const void *data, int direct) {
   int rc;
   zkr__op_t *op = zkr__api_path_op(z, ZKR__OP_DELETE, path, data, direct, &rc);
   if (!op) return rc;
@@ -101,19 +92,18 @@ static int adelete_held(zkr_t *z, const char *path, int version,
   return zkr__api_submit(op);
 }
 
-int zkr__delete(zkr_t *z, const char *path, int version,
-                void_completion_t cb, const void *data, int direct) {
+int zkr__delete(zkr_t *z, const char *path, int version, void_completion_t cb, const void *data,
+                int direct) {
   ZKR__HELD(z, adelete_held(z, path, version, cb, data, direct));
 }
 
-int zkr_adelete(zkr_t *z, const char *path, int version,
-                void_completion_t completion, const void *data) {
+int zkr_adelete(zkr_t *z, const char *path, int version, void_completion_t completion,
+                const void *data) {
   return zkr__delete(z, path, version, completion, data, 0);
 }
 
-static int aset_held(zkr_t *z, const char *path, const char *buffer,
-                     int buflen, int version, stat_completion_t completion,
-                     const void *data, int direct) {
+static int aset_held(zkr_t *z, const char *path, const char *buffer, int buflen, int version,
+                     stat_completion_t completion, const void *data, int direct) {
   int rc = zkr__api_check_value(buffer, buflen);
   if (rc == ZOK && path) rc = zkr__api_check_size(z, strlen(path), buflen, 0);
   if (rc != ZOK) return rc;
@@ -131,19 +121,18 @@ static int aset_held(zkr_t *z, const char *path, const char *buffer,
   return zkr__api_submit(op);
 }
 
-int zkr__set(zkr_t *z, const char *path, const char *buffer, int buflen,
-             int version, stat_completion_t cb, const void *data, int direct) {
+int zkr__set(zkr_t *z, const char *path, const char *buffer, int buflen, int version,
+             stat_completion_t cb, const void *data, int direct) {
   ZKR__HELD(z, aset_held(z, path, buffer, buflen, version, cb, data, direct));
 }
 
-int zkr_aset(zkr_t *z, const char *path, const char *buffer, int buflen,
-             int version, stat_completion_t completion, const void *data) {
+int zkr_aset(zkr_t *z, const char *path, const char *buffer, int buflen, int version,
+             stat_completion_t completion, const void *data) {
   return zkr__set(z, path, buffer, buflen, version, completion, data, 0);
 }
 
-static int aset_acl_held(zkr_t *z, const char *path, int version,
-                         struct ACL_vector *acl, void_completion_t completion,
-                         const void *data, int direct) {
+static int aset_acl_held(zkr_t *z, const char *path, int version, struct ACL_vector *acl,
+                         void_completion_t completion, const void *data, int direct) {
   int rc = zkr__api_check_acl(acl);
   if (rc != ZOK) return rc;
   zkr__op_t *op = zkr__api_path_op(z, ZKR__OP_SET_ACL, path, data, direct, &rc);
@@ -158,21 +147,18 @@ static int aset_acl_held(zkr_t *z, const char *path, int version,
   return zkr__api_submit(op);
 }
 
-int zkr__set_acl(zkr_t *z, const char *path, int version,
-                 struct ACL_vector *acl, void_completion_t cb, const void *data,
-                 int direct) {
+int zkr__set_acl(zkr_t *z, const char *path, int version, struct ACL_vector *acl,
+                 void_completion_t cb, const void *data, int direct) {
   ZKR__HELD(z, aset_acl_held(z, path, version, acl, cb, data, direct));
 }
 
-int zkr_aset_acl(zkr_t *z, const char *path, int version,
-                 struct ACL_vector *acl, void_completion_t completion,
-                 const void *data) {
+int zkr_aset_acl(zkr_t *z, const char *path, int version, struct ACL_vector *acl,
+                 void_completion_t completion, const void *data) {
   return zkr__set_acl(z, path, version, acl, completion, data, 0);
 }
 
-static int amulti_held(zkr_t *z, int count, const zoo_op_t *ops,
-                       zoo_op_result_t *results, void_completion_t completion,
-                       const void *data, int direct) {
+static int amulti_held(zkr_t *z, int count, const zoo_op_t *ops, zoo_op_result_t *results,
+                       void_completion_t completion, const void *data, int direct) {
   int rc = zkr__api_check_handle(z);
   if (rc != ZOK) return rc;
   if (count < 0 || (count > 0 && (!ops || !results))) return ZBADARGUMENTS;
@@ -234,15 +220,13 @@ static int amulti_held(zkr_t *z, int count, const zoo_op_t *ops,
   return zkr__api_submit(op);
 }
 
-int zkr__multi(zkr_t *z, int count, const zoo_op_t *ops,
-               zoo_op_result_t *results, void_completion_t cb,
-               const void *data, int direct) {
+int zkr__multi(zkr_t *z, int count, const zoo_op_t *ops, zoo_op_result_t *results,
+               void_completion_t cb, const void *data, int direct) {
   ZKR__HELD(z, amulti_held(z, count, ops, results, cb, data, direct));
 }
 
-int zkr_amulti(zkr_t *z, int count, const zoo_op_t *ops,
-               zoo_op_result_t *results, void_completion_t completion,
-               const void *data) {
+int zkr_amulti(zkr_t *z, int count, const zoo_op_t *ops, zoo_op_result_t *results,
+               void_completion_t completion, const void *data) {
   return zkr__multi(z, count, ops, results, completion, data, 0);
 }
 
@@ -255,9 +239,8 @@ static char *dup_or_null(const char *s, int *rc) {
   return d;
 }
 
-static int reconfig_held(zkr_t *z, const char *joining, const char *leaving,
-                         const char *members, int64_t version, data_completion_t cb,
-                         const void *data, int direct) {
+static int reconfig_held(zkr_t *z, const char *joining, const char *leaving, const char *members,
+                         int64_t version, data_completion_t cb, const void *data, int direct) {
   int rc = zkr__api_check_handle(z);
   if (rc != ZOK) return rc;
   if (!joining && !leaving && !members) return ZBADARGUMENTS;
@@ -278,14 +261,12 @@ static int reconfig_held(zkr_t *z, const char *joining, const char *leaving,
   return zkr__api_submit(op);
 }
 
-int zkr__reconfig(zkr_t *z, const char *joining, const char *leaving,
-                  const char *members, int64_t version, data_completion_t cb,
-                  const void *data, int direct) {
+int zkr__reconfig(zkr_t *z, const char *joining, const char *leaving, const char *members,
+                  int64_t version, data_completion_t cb, const void *data, int direct) {
   ZKR__HELD(z, reconfig_held(z, joining, leaving, members, version, cb, data, direct));
 }
 
-int zkr_areconfig(zkr_t *z, const char *joining, const char *leaving,
-                  const char *members, int64_t version, data_completion_t completion,
-                  const void *data) {
+int zkr_areconfig(zkr_t *z, const char *joining, const char *leaving, const char *members,
+                  int64_t version, data_completion_t completion, const void *data) {
   return zkr__reconfig(z, joining, leaving, members, version, completion, data, 0);
 }

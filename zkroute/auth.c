@@ -30,8 +30,8 @@ typedef struct auth_call {
   void_completion_t cb;
   const void *data;
   int delivered;
-  int refs;   /* sends in flight + the record's reference */
-  int got[];  /* per slot (members, then the owner slot): its answer */
+  int refs;  /* sends in flight + the record's reference */
+  int got[]; /* per slot (members, then the owner slot): its answer */
 } auth_call_t;
 
 struct zkr__auth {
@@ -163,9 +163,8 @@ void zkr__auth_free_all(zkr_t *z) {
   z->auths = NULL;
 }
 
-static int add_auth_held(zkr_t *z, const char *scheme, const char *cert,
-                         int certLen, void_completion_t completion,
-                         const void *data) {
+static int add_auth_held(zkr_t *z, const char *scheme, const char *cert, int certLen,
+                         void_completion_t completion, const void *data) {
   if (!scheme || certLen < 0 || (certLen > 0 && !cert)) return ZBADARGUMENTS;
   if (z->expired || z->auth_failed || z->closing) return ZINVALIDSTATE;
   size_t slots = z->cap + 1;

@@ -25,8 +25,8 @@
 /* Replies that came from a server (as opposed to the client library giving
  * up): they measure the member's latency. */
 int zkr__op_server_answered(int rc) {
-  return rc == ZOK || rc == ZNONODE || rc == ZNOAUTH || rc == ZBADVERSION ||
-         rc == ZNODEEXISTS || rc == ZNOTEMPTY || rc == ZNOCHILDRENFOREPHEMERALS;
+  return rc == ZOK || rc == ZNONODE || rc == ZNOAUTH || rc == ZBADVERSION || rc == ZNODEEXISTS ||
+         rc == ZNOTEMPTY || rc == ZNOCHILDRENFOREPHEMERALS;
 }
 
 /* What the application is told for rc.  ZCLOSING comes from a member
@@ -48,9 +48,9 @@ static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
     uint64_t now = zkr__now_ns();
     double ms = (double)(now - op->start_ns) / 1e6;
     zkr__health_apply_op_done(op, rc, now, ms); /* probe result, latency sample */
-    zkr__hedge_apply_op_done(op, rc, ms);      /* the hedge delay's sample */
-    zkr__member_op_done(op, rc);          /* error count, monitor kick */
-    zkr__watch_op_done(op, rc, stat);     /* the watch it set */
+    zkr__hedge_apply_op_done(op, rc, ms);       /* the hedge delay's sample */
+    zkr__member_op_done(op, rc);                /* error count, monitor kick */
+    zkr__watch_op_done(op, rc, stat);           /* the watch it set */
   }
   zkr__router_op_done(op); /* in-flight paths */
   return rc;
@@ -58,8 +58,7 @@ static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
 
 /* Calls op's completion with r, on this thread: zkroute's own waiters, or
  * (from deliver.c) the application's. */
-static void call_cb(zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
-                    const zkr__result_t *r) {
+static void call_cb(zkr__cb_shape_t shape, zkr__cb_t cb, const void *data, const zkr__result_t *r) {
   int rc = r->rc;
   const struct Stat *st = rc == ZOK ? r->stat : NULL;
   switch (shape) {
@@ -98,8 +97,7 @@ static void call_cb(zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
 void zkr__op_hand_on(zkr__op_t *op, const zkr__result_t *r) {
   zkr_t *z = op->z;
   int dipped = 0;
-  if (op->app && (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT) &&
-      op->member >= 0)
+  if (op->app && (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT) && op->member >= 0)
     dipped = zkr__session_dip(z, op->member);
   if (op->direct) call_cb(op->shape, op->cb, op->data, r);
   else zkr__deliver_result(z, op->shape, op->cb, op->data, r);
@@ -146,20 +144,20 @@ void zkr__op_done_stat(int rc, const struct Stat *stat, const void *data) {
   complete((zkr__op_t *)data, &r);
 }
 
-void zkr__op_done_data(int rc, const char *value, int value_len,
-                       const struct Stat *stat, const void *data) {
+void zkr__op_done_data(int rc, const char *value, int value_len, const struct Stat *stat,
+                       const void *data) {
   zkr__result_t r = {.rc = rc, .value = value, .value_len = value_len, .stat = stat};
   complete((zkr__op_t *)data, &r);
 }
 
-void zkr__op_done_strings(int rc, const struct String_vector *strings,
-                          const struct Stat *stat, const void *data) {
+void zkr__op_done_strings(int rc, const struct String_vector *strings, const struct Stat *stat,
+                          const void *data) {
   zkr__result_t r = {.rc = rc, .strings = strings, .stat = stat};
   complete((zkr__op_t *)data, &r);
 }
 
-void zkr__op_done_strings_stat(int rc, const struct String_vector *strings,
-                               const struct Stat *stat, const void *data) {
+void zkr__op_done_strings_stat(int rc, const struct String_vector *strings, const struct Stat *stat,
+                               const void *data) {
   zkr__op_done_strings(rc, strings, stat, data);
 }
 
@@ -168,14 +166,13 @@ void zkr__op_done_string(int rc, const char *value, const void *data) {
   complete((zkr__op_t *)data, &r);
 }
 
-void zkr__op_done_string_stat(int rc, const char *value,
-                              const struct Stat *stat, const void *data) {
+void zkr__op_done_string_stat(int rc, const char *value, const struct Stat *stat,
+                              const void *data) {
   zkr__result_t r = {.rc = rc, .value = value, .stat = stat};
   complete((zkr__op_t *)data, &r);
 }
 
-void zkr__op_done_acl(int rc, struct ACL_vector *acl, struct Stat *stat,
-                      const void *data) {
+void zkr__op_done_acl(int rc, struct ACL_vector *acl, struct Stat *stat, const void *data) {
   zkr__result_t r = {.rc = rc, .acl = acl, .stat = stat};
   complete((zkr__op_t *)data, &r);
 }

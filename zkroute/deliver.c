@@ -37,7 +37,7 @@ typedef struct event {
   zkr__cb_t cb;
   const void *data;
   int rc;
-  int has_value;        /* value is a copy (NULL in ZooKeeper's reply otherwise) */
+  int has_value; /* value is a copy (NULL in ZooKeeper's reply otherwise) */
   int value_len;
   int has_stat;
   struct Stat stat;
@@ -49,7 +49,7 @@ typedef struct event {
   watcher_fn wfn;
   void *wctx;
   int type, state;
-  char bytes[];         /* value (result) or path (watch), copied */
+  char bytes[]; /* value (result) or path (watch), copied */
 } event_t;
 
 struct zkr__deliver {
@@ -203,8 +203,8 @@ static event_t *result_event(zkr__cb_shape_t shape, const zkr__result_t *r) {
   return e;
 }
 
-void zkr__deliver_result(zkr_t *z, zkr__cb_shape_t shape, zkr__cb_t cb,
-                         const void *data, const zkr__result_t *r) {
+void zkr__deliver_result(zkr_t *z, zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
+                         const zkr__result_t *r) {
   if (!cb.v) return; /* every member of the union is a pointer */
   event_t *e = result_event(shape, r);
   if (!e) {
@@ -219,8 +219,7 @@ void zkr__deliver_result(zkr_t *z, zkr__cb_shape_t shape, zkr__cb_t cb,
   push(z, e);
 }
 
-void zkr__deliver_watch(zkr_t *z, watcher_fn fn, void *ctx, int type, int state,
-                        const char *path) {
+void zkr__deliver_watch(zkr_t *z, watcher_fn fn, void *ctx, int type, int state, const char *path) {
   if (!fn) return;
   size_t len = path ? strlen(path) : 0;
   event_t *e = calloc(1, sizeof *e + len + 1);
@@ -254,7 +253,8 @@ void zkr__deliver_session(zkr_t *z, int state) {
     int m = hf && hc ? zkr__watch_session_watchers(z, hf, hc, n) : 0;
     if (m > n) m = n;
     for (int i = 0; i < m; i++)
-      if (hf[i] != gfn || hc[i] != gctx) zkr__deliver_watch(z, hf[i], hc[i], ZOO_SESSION_EVENT, state, "");
+      if (hf[i] != gfn || hc[i] != gctx)
+        zkr__deliver_watch(z, hf[i], hc[i], ZOO_SESSION_EVENT, state, "");
     free(hf);
     free(hc);
   } else {

@@ -8,10 +8,10 @@
 int zkr__deliver_start(struct zkr *z);
 void zkr__deliver_stop(struct zkr *z);
 void zkr__deliver_free(struct zkr *z);
-void zkr__deliver_result(struct zkr *z, zkr__cb_shape_t shape, zkr__cb_t cb,
-                         const void *data, const zkr__result_t *r);
-void zkr__deliver_watch(struct zkr *z, watcher_fn fn, void *ctx, int type,
-                        int state, const char *path);
+void zkr__deliver_result(struct zkr *z, zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
+                         const zkr__result_t *r);
+void zkr__deliver_watch(struct zkr *z, watcher_fn fn, void *ctx, int type, int state,
+                        const char *path);
 void zkr__deliver_session(struct zkr *z, int state);
 /* The handle whose delivery thread this is, or NULL. */
 extern _Thread_local struct zkr *zkr__delivering;

@@ -277,10 +277,10 @@ static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch) {
   switch (op->type) {
   case ZKR__OP_CREATE:
     if (op->create2)
-      return zkr__zk->zoo_acreate2_ttl(zh, p, op->value, op->valuelen, acl, op->mode,
-                                   op->ttl, zkr__op_done_string_stat, op);
-    return zkr__zk->zoo_acreate_ttl(zh, p, op->value, op->valuelen, acl, op->mode,
-                                op->ttl, zkr__op_done_string, op);
+      return zkr__zk->zoo_acreate2_ttl(zh, p, op->value, op->valuelen, acl, op->mode, op->ttl,
+                                       zkr__op_done_string_stat, op);
+    return zkr__zk->zoo_acreate_ttl(zh, p, op->value, op->valuelen, acl, op->mode, op->ttl,
+                                    zkr__op_done_string, op);
   case ZKR__OP_DELETE: return zkr__zk->zoo_adelete(zh, p, op->version, zkr__op_done_void, op);
   case ZKR__OP_SET:
     return zkr__zk->zoo_aset(zh, p, op->value, op->valuelen, op->version, zkr__op_done_stat, op);
@@ -288,7 +288,7 @@ static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch) {
     return zkr__zk->zoo_aset_acl(zh, p, op->version, &op->acl, zkr__op_done_void, op);
   case ZKR__OP_MULTI:
     return zkr__zk->zoo_amulti(zh, op->multi_count, op->multi_ops, op->multi_results,
-                           zkr__op_done_void, op);
+                               zkr__op_done_void, op);
   case ZKR__OP_EXISTS: return zkr__zk->zoo_awexists(zh, p, wf, wc, zkr__op_done_stat, op);
   case ZKR__OP_GET: return zkr__zk->zoo_awget(zh, p, wf, wc, zkr__op_done_data, op);
   case ZKR__OP_GET_CHILDREN:
@@ -302,7 +302,7 @@ static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch) {
   case ZKR__OP_RECONFIG:
     if (!zkr__zk->zoo_areconfig) return ZUNIMPLEMENTED;
     return zkr__zk->zoo_areconfig(zh, op->joining, op->leaving, op->members, op->ttl,
-                              zkr__op_done_data, op);
+                                  zkr__op_done_data, op);
   }
   return ZBADARGUMENTS;
 }

@@ -33,8 +33,7 @@ static int parse_id(const char *p, const char *end, int64_t *out) {
 static int parse_hostport(const char *p, const char *end, zkr__host_t *out) {
   char tmp[ZKR__HOST_NAME_MAX + 16];
   size_t len = (size_t)(end - p);
-  if (len == 0 || len >= sizeof tmp || memchr(p, ',', len) || memchr(p, '/', len))
-    return 0;
+  if (len == 0 || len >= sizeof tmp || memchr(p, ',', len) || memchr(p, '/', len)) return 0;
   memcpy(tmp, p, len);
   tmp[len] = '\0';
   zkr__hostlist_t l;
@@ -58,8 +57,7 @@ static const char *host_end(const char *p, const char *end) {
 
 /* One quorum address "HOST:QPORT:EPORT[:ROLE]" in [p, end).  Sets *role to
  * 0 (none given), 1 (participant) or 2 (observer). */
-static int parse_quorum(const char *p, const char *end, zkr__host_t *out,
-                        int *role) {
+static int parse_quorum(const char *p, const char *end, zkr__host_t *out, int *role) {
   const char *h = host_end(p, end);
   if (!h || h >= end || *h != ':') return 0;
   const char *q = h + 1;
@@ -90,13 +88,11 @@ static int parse_quorum(const char *p, const char *end, zkr__host_t *out,
 }
 
 static int is_wildcard(const char *name) {
-  return !strcmp(name, "0.0.0.0") || !strcmp(name, "::") ||
-         !strcmp(name, "0:0:0:0:0:0:0:0");
+  return !strcmp(name, "0.0.0.0") || !strcmp(name, "::") || !strcmp(name, "0:0:0:0:0:0:0:0");
 }
 
 /* The value of a server.N line in [p, end). */
-static int parse_server(const char *p, const char *end,
-                        zkr__config_server_t *s) {
+static int parse_server(const char *p, const char *end, zkr__config_server_t *s) {
   const char *semi = memchr(p, ';', (size_t)(end - p));
   const char *qend = semi ? semi : end;
   int first = 1, role_seen = -1;
@@ -132,8 +128,7 @@ static int parse_server(const char *p, const char *end,
   if (!colon) {
     /* Only a port: the server listens on every address. */
     int n = snprintf(tmp, sizeof tmp, "h:%.*s", (int)len, c);
-    if (n < 0 || (size_t)n >= sizeof tmp || !parse_hostport(tmp, tmp + n, &s->client))
-      return 0;
+    if (n < 0 || (size_t)n >= sizeof tmp || !parse_hostport(tmp, tmp + n, &s->client)) return 0;
   } else if (!parse_hostport(c, end, &s->client)) {
     return 0;
   }
@@ -146,16 +141,14 @@ static int parse_server(const char *p, const char *end,
   return 1;
 }
 
-static int key_is(const char *p, const char *eq, const char *prefix,
-                  const char **num) {
+static int key_is(const char *p, const char *eq, const char *prefix, const char **num) {
   size_t pl = strlen(prefix);
   if ((size_t)(eq - p) <= pl || memcmp(p, prefix, pl) != 0) return 0;
   *num = p + pl;
   return 1;
 }
 
-static int parse_line(const char *p, const char *end, zkr__config_t *out,
-                      int *have_version) {
+static int parse_line(const char *p, const char *end, zkr__config_t *out, int *have_version) {
   const char *eq = memchr(p, '=', (size_t)(end - p));
   if (!eq) return 0;
   const char *v = eq + 1, *num;

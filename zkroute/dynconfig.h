@@ -23,8 +23,8 @@ typedef struct zkr__config_server {
 } zkr__config_server_t;
 
 typedef struct zkr__config {
-  int64_t version;  /* "version=" (hexadecimal), -1 when absent */
-  size_t n;         /* servers, in input order */
+  int64_t version;            /* "version=" (hexadecimal), -1 when absent */
+  size_t n;                   /* servers, in input order */
   zkr__config_server_t v[64]; /* ZKR_MAX_MEMBERS */
 } zkr__config_t;
 

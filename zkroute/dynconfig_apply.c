@@ -28,8 +28,7 @@ static void sync_done(int rc, const char *value, const void *data) {
 /* The watch on /zookeeper/config.  A data change means a new
  * configuration; a session event means the watch may be gone (session
  * lost, or the member was replaced), so the monitor reads again. */
-static void config_watcher(zhandle_t *zh, int type, int state, const char *path,
-                           void *ctx) {
+static void config_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
   (void)zh;
   (void)state;
   (void)path;
@@ -42,8 +41,8 @@ static void config_watcher(zhandle_t *zh, int type, int state, const char *path,
   zkr__monitor_kick(z);
 }
 
-static void config_done(int rc, const char *value, int len,
-                        const struct Stat *stat, const void *data) {
+static void config_done(int rc, const char *value, int len, const struct Stat *stat,
+                        const void *data) {
   (void)stat;
   zkr_t *z = (zkr_t *)data;
   struct zkr__membership *ms = z->ms;
@@ -94,14 +93,15 @@ static void read_config(zkr_t *z) {
 
 /* ---- applying ---- */
 
-static const zkr__config_server_t *find_server(const zkr__config_t *c,
-                                               const zkr__host_t *h) {
+static const zkr__config_server_t *find_server(const zkr__config_t *c, const zkr__host_t *h) {
   for (size_t i = 0; i < c->n; i++)
     if (c->v[i].has_client && zkr__host_equal(&c->v[i].client, h)) return &c->v[i];
   return NULL;
 }
 
-static void admit(zkr_t *z, const zkr__config_server_t *s) { zkr__membership_admit(z, &s->client, s); }
+static void admit(zkr_t *z, const zkr__config_server_t *s) {
+  zkr__membership_admit(z, &s->client, s);
+}
 
 static void apply(zkr_t *z, const char *buf, int len) {
   struct zkr__membership *ms = z->ms;
@@ -180,7 +180,5 @@ void zkr__dynconfig_turn(zkr_t *z) {
     pthread_rwlock_unlock(&m->zh_lock);
     if (!same || !zkr__member_usable(m)) ms->on = -1;
   }
-  if (ms->on < 0 && !ms->inflight && now >= ms->retry_ns && ms->follows != CFG_OFF)
-    read_config(z);
+  if (ms->on < 0 && !ms->inflight && now >= ms->retry_ns && ms->follows != CFG_OFF) read_config(z);
 }
-

@@ -51,8 +51,7 @@ static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 /* "leader_poll_ms" -> "ZKROUTE_LEADER_POLL_MS". */
 static void var_name(const char *option, char *out, size_t len) {
   size_t n = (size_t)snprintf(out, len, "ZKROUTE_");
-  for (; *option && n + 1 < len; option++)
-    out[n++] = (char)toupper((unsigned char)*option);
+  for (; *option && n + 1 < len; option++) out[n++] = (char)toupper((unsigned char)*option);
   out[n] = '\0';
 }
 
@@ -73,15 +72,13 @@ static void env_read(void) {
   if (v && *v) {
     int w = zkr__switch_word(v);
     if (w < 0) env.off = 1;
-    else if (w == 0)
-      zkr__env_note("ignoring ZKROUTE=%s: expected on or off; routing stays on", v);
+    else if (w == 0) zkr__env_note("ignoring ZKROUTE=%s: expected on or off; routing stays on", v);
   }
   v = getenv("ZKROUTE_VERBOSE");
   if (v && *v) {
     int w = zkr__switch_word(v);
     if (w > 0) env.verbose = 1;
-    else if (w == 0)
-      zkr__env_note("ignoring ZKROUTE_VERBOSE=%s: expected on or off", v);
+    else if (w == 0) zkr__env_note("ignoring ZKROUTE_VERBOSE=%s: expected on or off", v);
   }
   v = getenv("ZKROUTE_STATS");
   if (v && *v && !(env.stats = strdup(v)))
@@ -97,8 +94,8 @@ static void env_read(void) {
     if (zkr_options_set(&env.opts, name, v) != ZOK) {
       char d[64];
       zkr_option_default_text(i, d, sizeof d);
-      zkr__env_note("ignoring %s=%s: not a valid %s (%s); using the default, %s",
-                    var, v, name, doc, d);
+      zkr__env_note("ignoring %s=%s: not a valid %s (%s); using the default, %s", var, v, name, doc,
+                    d);
     }
   }
 
@@ -107,8 +104,7 @@ static void env_read(void) {
     if (strncmp(*e, "ZKROUTE_", 8) != 0) continue;
     const char *eq = strchr(*e, '=');
     size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
-    static const char *const extra[] = {"ZKROUTE_STATS", "ZKROUTE_VERBOSE",
-                                        "ZKROUTE_PRELOAD"};
+    static const char *const extra[] = {"ZKROUTE_STATS", "ZKROUTE_VERBOSE", "ZKROUTE_PRELOAD"};
     int known = is_option_var(*e, len);
     for (size_t k = 0; !known && k < sizeof extra / sizeof extra[0]; k++)
       known = strlen(extra[k]) == len && !strncmp(extra[k], *e, len);
@@ -131,7 +127,7 @@ typedef struct stats_rec {
   zkr_t *z;
   char *hosts;
   unsigned seq;
-  pid_t pid;  /* the process that created the handle: only it writes */
+  pid_t pid; /* the process that created the handle: only it writes */
 } stats_rec_t;
 
 static pthread_mutex_t rec_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -151,8 +147,8 @@ static void write_record(zkr_t *z, const stats_rec_t *r, const char *reason) {
   zkr__sb_json_str(&b, program_invocation_short_name);
   zkr__sb_printf(&b, ",\"handle\":%u,\"hosts\":", r->seq);
   zkr__sb_json_str(&b, r->hosts);
-  zkr__sb_printf(&b, ",\"reason\":\"%s\",\"unix_ms\":%lld,\"stats\":%s}\n",
-                 reason, (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000, js);
+  zkr__sb_printf(&b, ",\"reason\":\"%s\",\"unix_ms\":%lld,\"stats\":%s}\n", reason,
+                 (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000, js);
   free(js);
   if (b.oom) {
     free(b.p);
@@ -275,9 +271,9 @@ void zkr__env_close_hook(zkr_t *z, int phase) {
 
 /* ---- creating handles ---- */
 
-int zkr__env_create(zkr_t **out, const char *host, watcher_fn fn,
-                    int recv_timeout, const clientid_t *clientid,
-                    void *context, int flags, const zkr_options_t *opts) {
+int zkr__env_create(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout,
+                    const clientid_t *clientid, void *context, int flags,
+                    const zkr_options_t *opts) {
   const zkr__env_t *e = zkr__env();
   int rc = zkr_init_opts(out, host, fn, recv_timeout, clientid, context, flags, opts);
   if (rc != ZOK) return rc;
@@ -293,8 +289,8 @@ int zkr__env_create(zkr_t **out, const char *host, watcher_fn fn,
   return ZOK;
 }
 
-zkr_t *zkr_init_env(const char *host, watcher_fn fn, int recv_timeout,
-                    const clientid_t *clientid, void *context, int flags) {
+zkr_t *zkr_init_env(const char *host, watcher_fn fn, int recv_timeout, const clientid_t *clientid,
+                    void *context, int flags) {
   const zkr__env_t *e = zkr__env();
   zkr_options_t o = e->opts;
   if (e->off) {
@@ -312,9 +308,7 @@ zkr_t *zkr_init_env(const char *host, watcher_fn fn, int recv_timeout,
   zkr_t *z;
   int rc = zkr__env_create(&z, host, fn, recv_timeout, clientid, context, flags, &o);
   if (rc == ZOK) return z;
-  errno = rc == ZKR_ENOMEM                          ? ENOMEM
-          : rc == ZKR_EINIT || rc == ZKR_ETHREAD ? EAGAIN
-                                                 : EINVAL;
+  errno = rc == ZKR_ENOMEM ? ENOMEM : rc == ZKR_EINIT || rc == ZKR_ETHREAD ? EAGAIN : EINVAL;
   return NULL;
 }
 
@@ -324,8 +318,7 @@ zhandle_t *zkr_compat_init(const char *host, watcher_fn fn, int recv_timeout,
                            const clientid_t *clientid, void *context, int flags,
                            log_callback_fn log_callback) {
   const zkr__env_t *e = zkr__env();
-  if (!e->off)
-    return zkr_as_zh(zkr_init_env(host, fn, recv_timeout, clientid, context, flags));
+  if (!e->off) return zkr_as_zh(zkr_init_env(host, fn, recv_timeout, clientid, context, flags));
   /* ZKROUTE=off: the stock client itself.  The table's init is the real
    * zookeeper_init, but the log callback needs zookeeper_init2. */
   pthread_mutex_lock(&plain_mu);
@@ -340,8 +333,7 @@ zhandle_t *zkr_compat_init(const char *host, watcher_fn fn, int recv_timeout,
     plain = v;
     plain_cap = cap;
   }
-  zhandle_t *zh = zookeeper_init2(host, fn, recv_timeout, clientid, context, flags,
-                                  log_callback);
+  zhandle_t *zh = zookeeper_init2(host, fn, recv_timeout, clientid, context, flags, log_callback);
   int err = errno;
   if (zh) {
     plain[plain_n] = zh;

@@ -13,10 +13,10 @@
 
 /* What the environment says, read once (first use) and never changed. */
 typedef struct zkr__env {
-  int off;              /* ZKROUTE=off: the interposer passes every call on */
-  int verbose;          /* ZKROUTE_VERBOSE=1: one line per handle created */
-  zkr_options_t opts;   /* ZKROUTE_POLICY and every other ZKROUTE_<OPTION> */
-  const char *stats;    /* ZKROUTE_STATS file, NULL when unset */
+  int off;            /* ZKROUTE=off: the interposer passes every call on */
+  int verbose;        /* ZKROUTE_VERBOSE=1: one line per handle created */
+  zkr_options_t opts; /* ZKROUTE_POLICY and every other ZKROUTE_<OPTION> */
+  const char *stats;  /* ZKROUTE_STATS file, NULL when unset */
 } zkr__env_t;
 
 /* The environment, read at the first call; every bad value has been
@@ -29,9 +29,9 @@ void zkr__env_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* zkr_init_opts() with opts, plus: the handle's stats go to ZKROUTE_STATS
  * when it closes or the process exits, and ZKROUTE_VERBOSE announces it. */
-int zkr__env_create(zkr_t **out, const char *host, watcher_fn fn,
-                    int recv_timeout, const clientid_t *clientid,
-                    void *context, int flags, const zkr_options_t *opts);
+int zkr__env_create(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout,
+                    const clientid_t *clientid, void *context, int flags,
+                    const zkr_options_t *opts);
 
 /* Called by zkr_close(): phase 0 when the close starts (the handle's
  * ZKROUTE_STATS record is written), phase 1 after the last callback (the
@@ -46,11 +46,10 @@ extern void (*zkr__env_destroy_hook)(zkr_t *z);
 typedef struct zkr__sb {
   char *p;
   size_t len, cap;
-  int oom;   /* an allocation failed: the content is incomplete */
+  int oom; /* an allocation failed: the content is incomplete */
 } zkr__sb_t;
 
-void zkr__sb_printf(zkr__sb_t *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void zkr__sb_printf(zkr__sb_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends s as a JSON string literal, quotes included. */
 void zkr__sb_json_str(zkr__sb_t *b, const char *s);
 

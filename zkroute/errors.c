@@ -5,13 +5,11 @@
 
 const char *zkr_strerror(int code) {
   switch (code) {
-#define ZKR_ERR_TEXT_(name, num, text) \
-  case num:                            \
-    return text;
+#define ZKR_ERR_TEXT_(name, num, text)                                                             \
+  case num: return text;
     ZKR_ERRNO_MAP(ZKR_ERR_TEXT_)
 #undef ZKR_ERR_TEXT_
-  default:
-    break;
+  default: break;
   }
   /* ZooKeeper's zerror() never returns NULL either: unknown codes read
    * "unknown error". */
@@ -20,14 +18,12 @@ const char *zkr_strerror(int code) {
 
 const char *zkr_err_name(int code) {
   switch (code) {
-#define ZKR_ERR_NAME_(name, num, text) \
-  case num:                            \
-    return "ZKR_" #name;
+#define ZKR_ERR_NAME_(name, num, text)                                                             \
+  case num: return "ZKR_" #name;
     ZKR_ERRNO_MAP(ZKR_ERR_NAME_)
 #undef ZKR_ERR_NAME_
-#define ZKR_ZK_NAME_(name) \
-  case name:               \
-    return #name;
+#define ZKR_ZK_NAME_(name)                                                                         \
+  case name: return #name;
     ZKR_ZK_NAME_(ZOK)
     ZKR_ZK_NAME_(ZSYSTEMERROR)
     ZKR_ZK_NAME_(ZRUNTIMEINCONSISTENCY)
@@ -62,7 +58,6 @@ const char *zkr_err_name(int code) {
     ZKR_ZK_NAME_(ZSESSIONCLOSEDREQUIRESASLAUTH)
     ZKR_ZK_NAME_(ZTHROTTLEDOP)
 #undef ZKR_ZK_NAME_
-  default:
-    return "UNKNOWN";
+  default: return "UNKNOWN";
   }
 }

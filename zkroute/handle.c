@@ -117,9 +117,8 @@ static void init_slot(zkr_t *z, size_t i) {
   pthread_mutex_init(&m->co_mu, NULL);
 }
 
-int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
-                  int recv_timeout, const clientid_t *clientid, void *context,
-                  int flags, const zkr_options_t *opts) {
+int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout,
+                  const clientid_t *clientid, void *context, int flags, const zkr_options_t *opts) {
   if (!out || !host) return ZBADARGUMENTS;
   *out = NULL;
   zkr_t *z = calloc(1, sizeof *z);
@@ -183,8 +182,7 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
     z->owner_id = *clientid;
     z->owner = resume_on;
   }
-  for (size_t i = 0; rc == ZOK && i < z->n; i++)
-    rc = zkr__member_setup(z, i, &z->hosts.v[i]);
+  for (size_t i = 0; rc == ZOK && i < z->n; i++) rc = zkr__member_setup(z, i, &z->hosts.v[i]);
   if (rc == ZOK) rc = zkr__deliver_start(z);
   if (rc == ZOK) rc = zkr__hedge_apply_new(z);
   if (rc == ZOK) rc = zkr__selector_init(z);
@@ -201,13 +199,11 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn,
   return ZOK;
 }
 
-zkr_t *zkr_init(const char *host, watcher_fn fn, int recv_timeout,
-                const clientid_t *clientid, void *context, int flags) {
+zkr_t *zkr_init(const char *host, watcher_fn fn, int recv_timeout, const clientid_t *clientid,
+                void *context, int flags) {
   zkr_t *z;
   int rc = zkr_init_opts(&z, host, fn, recv_timeout, clientid, context, flags, NULL);
   if (rc == ZOK) return z;
-  errno = rc == ZKR_ENOMEM ? ENOMEM
-          : rc == ZKR_EINIT || rc == ZKR_ETHREAD ? EAGAIN
-                                                 : EINVAL;
+  errno = rc == ZKR_ENOMEM ? ENOMEM : rc == ZKR_EINIT || rc == ZKR_ETHREAD ? EAGAIN : EINVAL;
   return NULL;
 }

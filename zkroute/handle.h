@@ -31,7 +31,7 @@ struct zkr {
   zkr__member_t *members;
 
   int recv_timeout;
-  int rescue_ms;   /* resolved: option or a third of recv_timeout */
+  int rescue_ms; /* resolved: option or a third of recv_timeout */
   int flags;
   uint64_t init_ns;
 
@@ -47,12 +47,12 @@ struct zkr {
    * zkr_client_id returns for the life of the handle. */
   pthread_mutex_t state_mu;
   _Atomic int owner;
-  int owner_told;          /* monitor: what waited for the owner was told */
+  int owner_told; /* monitor: what waited for the owner was told */
   clientid_t owner_id;
-  int resume;              /* a clientid was passed: the owner resumes it */
-  _Atomic int polled;      /* the monitor's first srvr poll is done */
-  _Atomic int vstate;      /* state last reported to the application */
-  _Atomic int expired;     /* the owner session expired */
+  int resume;          /* a clientid was passed: the owner resumes it */
+  _Atomic int polled;  /* the monitor's first srvr poll is done */
+  _Atomic int vstate;  /* state last reported to the application */
+  _Atomic int expired; /* the owner session expired */
   _Atomic int auth_failed;
   _Atomic int closing;
   _Atomic int carriers_closed; /* after expiry: every session closed */
@@ -63,16 +63,16 @@ struct zkr {
   _Atomic uint64_t dip;
 
   /* Leader knowledge (monitor.c). */
-  _Atomic int leader;      /* member index, -1 unknown */
+  _Atomic int leader; /* member index, -1 unknown */
   _Atomic uint64_t leader_changes;
-  int last_leader;         /* last known leader, -1 none yet (monitor) */
+  int last_leader; /* last known leader, -1 none yet (monitor) */
 
   /* Write gate (router.c): one write session at a time, FIFO.  The write
    * session is the leader's for most writes and the owner's for
    * session-scoped ones: a switch between them is a change of session. */
   pthread_mutex_t gate_mu;
-  int gate_cur;            /* member slot of the write session, -1 none */
-  int gate_inflight;       /* gated operations in flight on gate_cur */
+  int gate_cur;      /* member slot of the write session, -1 none */
+  int gate_inflight; /* gated operations in flight on gate_cur */
   zkr__op_t *gate_head, *gate_tail;
   uint64_t gate_parked_since_ns;
 
@@ -86,7 +86,7 @@ struct zkr {
                                    its member last synced before one */
   _Atomic int sticky;
   _Atomic uint64_t hedge_draws; /* counter behind the hedge target draw */
-  _Atomic unsigned leader_rr; /* hybrid's leader_read_weight counter */
+  _Atomic unsigned leader_rr;   /* hybrid's leader_read_weight counter */
 
   /* Read selector (selector.c): sel_on says whether to look at all;
    * sel_lock (read-held while the selector runs) lets a new selector
@@ -119,8 +119,8 @@ struct zkr {
   pthread_mutex_t watch_mu;
   zkr__watch_t *watch_list;
   struct zkr__rm_req *rm_list; /* removals sent, not answered (watch_remove.c) */
-  _Atomic int watch_lost;  /* records waiting for a re-arm retry */
-  uint64_t watch_retry_ns; /* monitor: next retry of lost records */
+  _Atomic int watch_lost;      /* records waiting for a re-arm retry */
+  uint64_t watch_retry_ns;     /* monitor: next retry of lost records */
   _Atomic unsigned rearm_rr;
   _Atomic uint64_t watch_rearms, watch_missed_events, watch_rearm_retries;
 
@@ -137,7 +137,7 @@ struct zkr {
   _Atomic uint64_t app_ops;
   _Atomic int poll_idle;
 
-  int reg_slot;            /* its slot in the registry (registry.c), -1 none */
+  int reg_slot; /* its slot in the registry (registry.c), -1 none */
 
   /* Hedged reads (hedge_apply.c); NULL when hedging is off. */
   struct zkr__hedger *hedger;

@@ -196,8 +196,8 @@ void zkr__health_init(zkr__health_t *h, uint64_t now_ns);
 /* Records one completed read (or any latency sample) of latency_ms.
  * Negative or non-finite latencies are ignored.  Does not change the pool:
  * call zkr__health_evaluate() for that. */
-void zkr__health_sample(zkr__health_t *h, const zkr__health_cfg_t *c,
-                        uint64_t now_ns, double latency_ms);
+void zkr__health_sample(zkr__health_t *h, const zkr__health_cfg_t *c, uint64_t now_ns,
+                        double latency_ms);
 
 /* Session state.  usable = 0 removes the member from the pool at once.
  * usable = 1: the first connection ever joins the pool at once; later ones
@@ -209,14 +209,13 @@ int zkr__health_set_usable(zkr__health_t *h, int usable, uint64_t now_ns);
  * ZKR__HEALTH_MAX_MEMBERS count).  Ejects at most one member, or, when the
  * pool is empty, brings the best usable member back.  Returns the number of
  * members whose in_pool changed (0 or 1). */
-int zkr__health_evaluate(zkr__health_t *const *members, size_t n,
-                         const zkr__health_cfg_t *c, uint64_t now_ns);
+int zkr__health_evaluate(zkr__health_t *const *members, size_t n, const zkr__health_cfg_t *c,
+                         uint64_t now_ns);
 
 /* Lower median of the EWMAs of the in-pool members of members[0..n) that
  * have at least min_samples samples; -1 when there is none.  This is the
  * reference for judging probes. */
-double zkr__health_pool_median(zkr__health_t *const *members, size_t n,
-                               const zkr__health_cfg_t *c);
+double zkr__health_pool_median(zkr__health_t *const *members, size_t n, const zkr__health_cfg_t *c);
 
 /* The ejection threshold for a reference median:
  * max(eject_ratio * median, median + eject_floor_ms). */
@@ -231,16 +230,14 @@ double zkr__health_readmit_threshold(const zkr__health_cfg_t *c, double median_m
 int zkr__health_probe_due(const zkr__health_t *h, uint64_t now_ns);
 
 /* The caller sent a probe at now_ns; the next is due probe_ms later. */
-void zkr__health_probe_sent(zkr__health_t *h, const zkr__health_cfg_t *c,
-                            uint64_t now_ns);
+void zkr__health_probe_sent(zkr__health_t *h, const zkr__health_cfg_t *c, uint64_t now_ns);
 
 /* A probe completed.  ok: it succeeded (ZOK or ZNONODE from the exists);
  * latency_ms: its sync+exists round trip; pool_median_ms: from
  * zkr__health_pool_median() (-1: none).  A successful probe is a latency
  * sample.  Returns 1 when the member was reinstated. */
-int zkr__health_probe_result(zkr__health_t *h, const zkr__health_cfg_t *c,
-                             uint64_t now_ns, double latency_ms, int ok,
-                             double pool_median_ms);
+int zkr__health_probe_result(zkr__health_t *h, const zkr__health_cfg_t *c, uint64_t now_ns,
+                             double latency_ms, int ok, double pool_median_ms);
 
 /* Total time out of the pool since zkr__health_init(), including the
  * current stretch. */

@@ -29,8 +29,7 @@ void zkr__hedge_window_init(zkr__hedge_window_t *w) {
   w->mark_ms = -1;
 }
 
-int zkr__hedge_window_add(zkr__hedge_window_t *w, const zkr__hedge_cfg_t *c,
-                          double ms) {
+int zkr__hedge_window_add(zkr__hedge_window_t *w, const zkr__hedge_cfg_t *c, double ms) {
   if (!(ms >= 0) || !isfinite(ms)) return 0;
   w->v[w->next] = (float)ms;
   w->next = (w->next + 1) % ZKR__HEDGE_WINDOW;

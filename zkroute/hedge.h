@@ -40,10 +40,10 @@ typedef struct zkr__hedge_cfg {
 
 typedef struct zkr__hedge_window {
   float v[ZKR__HEDGE_WINDOW];
-  unsigned n;      /* samples held, <= ZKR__HEDGE_WINDOW */
-  unsigned next;   /* ring position of the next sample */
-  unsigned since;  /* samples since the mark was computed */
-  double mark_ms;  /* the percentile of the window, -1 until known */
+  unsigned n;     /* samples held, <= ZKR__HEDGE_WINDOW */
+  unsigned next;  /* ring position of the next sample */
+  unsigned since; /* samples since the mark was computed */
+  double mark_ms; /* the percentile of the window, -1 until known */
 } zkr__hedge_window_t;
 
 typedef struct zkr__hedge_budget {
@@ -56,8 +56,7 @@ double zkr__hedge_mark_of(const zkr__hedge_cfg_t *c, const float *v, unsigned n)
 
 void zkr__hedge_window_init(zkr__hedge_window_t *w);
 /* Adds one latency (ms); returns 1 when it recomputed w->mark_ms. */
-int zkr__hedge_window_add(zkr__hedge_window_t *w, const zkr__hedge_cfg_t *c,
-                          double ms);
+int zkr__hedge_window_add(zkr__hedge_window_t *w, const zkr__hedge_cfg_t *c, double ms);
 
 /* The hedge delay from the n members' marks (-1: none yet): max(floor_ms,
  * lower median of the known marks); floor_ms when none is known. */

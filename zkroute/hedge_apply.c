@@ -219,16 +219,15 @@ void zkr__hedge_apply_free(zkr_t *z) {
  * not deduplicate them.  Nor while a read selector is installed.  A multi of checks is not hedged either: both
  * requests would write the caller's one results array. */
 int zkr__hedge_apply_eligible(const zkr__op_t *op) {
-  if (!op->z->hedger || op->is_write || op->ordered || op->gated ||
-      op->pin >= 0 || op->watch || op->probe || op->is_hedge)
+  if (!op->z->hedger || op->is_write || op->ordered || op->gated || op->pin >= 0 || op->watch ||
+      op->probe || op->is_hedge)
     return 0;
   /* Session consistency reads stick to one member: a reply from another
    * could run ahead of the next read there (monotonic reads). */
   if (op->z->opts.consistency == ZKR_CONSISTENCY_SESSION) return 0;
   /* A read selector decides where reads go (a zone, a member): a hedge to a
    * random pool member would overrule it. */
-  if (atomic_load(&op->z->sel_on))
-    return 0;
+  if (atomic_load(&op->z->sel_on)) return 0;
   switch (op->type) {
   case ZKR__OP_EXISTS:
   case ZKR__OP_GET:

@@ -30,14 +30,11 @@ static int is_alnum(char c) {
 
 /* isspace() of the C locale, which is what stock skips. */
 static int is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-         c == '\f';
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
 /* Characters of a host name, and of an IPv6 zone (an interface name). */
-static int is_name_char(char c) {
-  return is_alnum(c) || c == '-' || c == '.' || c == '_';
-}
+static int is_name_char(char c) { return is_alnum(c) || c == '-' || c == '.' || c == '_'; }
 
 /* Parses the port in [p, end).  Stock checks it with strtol() and then
  * hands the text to getaddrinfo(), which reads it in decimal: so white
@@ -50,21 +47,15 @@ static int parse_port(const char *p, const char *end, int *port) {
   long v = 0;
   const char *digits;
 
-  while (p < end && is_space(*p))
-    p++;
-  if (p < end && *p == '+')
-    p++;
+  while (p < end && is_space(*p)) p++;
+  if (p < end && *p == '+') p++;
   for (digits = p; p < end && is_digit(*p); p++) {
     v = v * 10 + (*p - '0');
-    if (v > 65535)
-      return ZKR_EHOSTS_BAD_PORT;
+    if (v > 65535) return ZKR_EHOSTS_BAD_PORT;
   }
-  if (p == digits)
-    return ZKR_EHOSTS_BAD_PORT;
-  if (p < end)
-    return is_space(*p) ? ZKR_EHOSTS_SPACE : ZKR_EHOSTS_BAD_PORT;
-  if (v == 0)
-    return ZKR_EHOSTS_BAD_PORT;
+  if (p == digits) return ZKR_EHOSTS_BAD_PORT;
+  if (p < end) return is_space(*p) ? ZKR_EHOSTS_SPACE : ZKR_EHOSTS_BAD_PORT;
+  if (v == 0) return ZKR_EHOSTS_BAD_PORT;
   *port = (int)v;
   return ZOK;
 }
@@ -72,25 +63,21 @@ static int parse_port(const char *p, const char *end, int *port) {
 /* Splits "addr%zone" and converts addr.  inet_pton() does the real
  * validation (group sizes, a single "::", an embedded IPv4 tail), which
  * also rejects "[1.2.3.4]": brackets are for IPv6 only. */
-static int parse_ipv6(const char *s, size_t n, struct in6_addr *addr,
-                      const char **zone, size_t *zone_len) {
+static int parse_ipv6(const char *s, size_t n, struct in6_addr *addr, const char **zone,
+                      size_t *zone_len) {
   char text[ZKR__IPV6_TEXT_MAX];
   const char *pct = memchr(s, '%', n);
   size_t alen = pct ? (size_t)(pct - s) : n;
 
-  if (alen == 0 || alen >= sizeof text)
-    return ZKR_EHOSTS_BAD_IPV6;
+  if (alen == 0 || alen >= sizeof text) return ZKR_EHOSTS_BAD_IPV6;
   memcpy(text, s, alen);
   text[alen] = '\0';
-  if (inet_pton(AF_INET6, text, addr) != 1)
-    return ZKR_EHOSTS_BAD_IPV6;
+  if (inet_pton(AF_INET6, text, addr) != 1) return ZKR_EHOSTS_BAD_IPV6;
   *zone = pct ? pct + 1 : s + n;
   *zone_len = pct ? n - alen - 1 : 0;
-  if (pct && *zone_len == 0)
-    return ZKR_EHOSTS_BAD_IPV6;
+  if (pct && *zone_len == 0) return ZKR_EHOSTS_BAD_IPV6;
   for (size_t i = 0; i < *zone_len; i++)
-    if (!is_name_char((*zone)[i]))
-      return ZKR_EHOSTS_BAD_IPV6;
+    if (!is_name_char((*zone)[i])) return ZKR_EHOSTS_BAD_IPV6;
   return ZOK;
 }
 
@@ -108,21 +95,15 @@ static int parse_entry(const char *p, const char *end, zkr__host_t *h) {
   const char *name, *name_end, *colon;
   size_t n;
 
-  while (p < end && is_space(*p))
-    p++;
-  if (p == end)
-    return ZKR_EHOSTS_EMPTY_ENTRY;
+  while (p < end && is_space(*p)) p++;
+  if (p == end) return ZKR_EHOSTS_EMPTY_ENTRY;
   if (*p == '[') {
     name = p + 1;
     name_end = memchr(name, ']', (size_t)(end - name));
-    if (name_end == NULL || name_end - name > ZKR__HOST_NAME_MAX)
-      return ZKR_EHOSTS_BAD_IPV6;
-    if (check_ipv6(name, (size_t)(name_end - name)) != ZOK)
-      return ZKR_EHOSTS_BAD_IPV6;
-    if (name_end + 1 == end)
-      return ZKR_EHOSTS_NO_PORT;
-    if (name_end[1] != ':')
-      return ZKR_EHOSTS_BAD_IPV6;
+    if (name_end == NULL || name_end - name > ZKR__HOST_NAME_MAX) return ZKR_EHOSTS_BAD_IPV6;
+    if (check_ipv6(name, (size_t)(name_end - name)) != ZOK) return ZKR_EHOSTS_BAD_IPV6;
+    if (name_end + 1 == end) return ZKR_EHOSTS_NO_PORT;
+    if (name_end[1] != ':') return ZKR_EHOSTS_BAD_IPV6;
     colon = name_end + 1;
     h->ipv6 = 1;
   } else {
@@ -130,26 +111,20 @@ static int parse_entry(const char *p, const char *end, zkr__host_t *h) {
      * IPv6 address keeps its own colons. */
     colon = NULL;
     for (const char *c = p; c < end; c++)
-      if (*c == ':')
-        colon = c;
-    if (colon == NULL)
-      return ZKR_EHOSTS_NO_PORT;
+      if (*c == ':') colon = c;
+    if (colon == NULL) return ZKR_EHOSTS_NO_PORT;
     name = p;
     name_end = colon;
     for (const char *c = name; c < name_end; c++)
-      if (is_space(*c))
-        return ZKR_EHOSTS_SPACE;
-    if (name == name_end || name_end - name > ZKR__HOST_NAME_MAX)
-      return ZKR_EHOSTS_BAD_HOST;
+      if (is_space(*c)) return ZKR_EHOSTS_SPACE;
+    if (name == name_end || name_end - name > ZKR__HOST_NAME_MAX) return ZKR_EHOSTS_BAD_HOST;
     if (memchr(name, ':', (size_t)(name_end - name)) != NULL) {
       /* "h1:2181:2182" lands here too: its host would be "h1:2181". */
-      if (check_ipv6(name, (size_t)(name_end - name)) != ZOK)
-        return ZKR_EHOSTS_BAD_IPV6;
+      if (check_ipv6(name, (size_t)(name_end - name)) != ZOK) return ZKR_EHOSTS_BAD_IPV6;
       h->ipv6 = 1;
     } else {
       for (const char *c = name; c < name_end; c++)
-        if (!is_name_char(*c))
-          return ZKR_EHOSTS_BAD_HOST;
+        if (!is_name_char(*c)) return ZKR_EHOSTS_BAD_HOST;
       h->ipv6 = 0;
     }
   }
@@ -165,15 +140,12 @@ int zkr__host_equal(const zkr__host_t *a, const zkr__host_t *b) {
   const char *az, *bz;
   size_t azl, bzl;
 
-  if (a->port != b->port || a->ipv6 != b->ipv6)
-    return 0;
-  if (!a->ipv6)
-    return strcasecmp(a->name, b->name) == 0;
+  if (a->port != b->port || a->ipv6 != b->ipv6) return 0;
+  if (!a->ipv6) return strcasecmp(a->name, b->name) == 0;
   if (parse_ipv6(a->name, strlen(a->name), &aa, &az, &azl) != ZOK ||
       parse_ipv6(b->name, strlen(b->name), &ba, &bz, &bzl) != ZOK)
     return strcasecmp(a->name, b->name) == 0;
-  return memcmp(&aa, &ba, sizeof aa) == 0 && azl == bzl &&
-         strncasecmp(az, bz, azl) == 0;
+  return memcmp(&aa, &ba, sizeof aa) == 0 && azl == bzl && strncasecmp(az, bz, azl) == 0;
 }
 
 int zkr__host_literal(const zkr__host_t *h) {
@@ -194,15 +166,13 @@ static int check_chroot(const char *p) {
   const unsigned char *c = (const unsigned char *)p;
 
   for (; *c; c++) {
-    if (*c < 0x20 || *c == 0x7f || *c == ',' ||
-        (*c == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f))
+    if (*c < 0x20 || *c == 0x7f || *c == ',' || (*c == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f))
       return ZKR_EHOSTS_BAD_CHROOT;
     if (*c == '/') {
       const unsigned char *s = c + 1;
       size_t dots = 0;
 
-      while (s[dots] == '.')
-        dots++;
+      while (s[dots] == '.') dots++;
       if (*s == '\0' || *s == '/' ||
           ((dots == 1 || dots == 2) && (s[dots] == '/' || s[dots] == '\0')))
         return ZKR_EHOSTS_BAD_CHROOT;
@@ -212,8 +182,7 @@ static int check_chroot(const char *p) {
 }
 
 void zkr__hosts_free(zkr__hostlist_t *l) {
-  if (l == NULL)
-    return;
+  if (l == NULL) return;
   free(l->v);
   free(l->chroot);
   free(l->entries);
@@ -222,15 +191,11 @@ void zkr__hosts_free(zkr__hostlist_t *l) {
 
 /* Next non-empty entry of [*p, end), as strtok_r() would give it: empty
  * entries (",,", a leading or trailing ',') are skipped. */
-static int next_entry(const char **p, const char *end, const char **s,
-                      const char **e) {
-  while (*p < end && **p == ',')
-    (*p)++;
-  if (*p >= end)
-    return 0;
+static int next_entry(const char **p, const char *end, const char **s, const char **e) {
+  while (*p < end && **p == ',') (*p)++;
+  if (*p >= end) return 0;
   *s = *p;
-  while (*p < end && **p != ',')
-    (*p)++;
+  while (*p < end && **p != ',') (*p)++;
   *e = *p;
   return 1;
 }
@@ -240,29 +205,21 @@ int zkr__hosts_parse(const char *s, zkr__hostlist_t *out) {
   size_t len, count = 0;
   int rc = ZOK;
 
-  if (out != NULL)
-    *out = (zkr__hostlist_t){NULL, 0, NULL, NULL, 0, 0};
-  if (s == NULL || out == NULL)
-    return ZBADARGUMENTS;
+  if (out != NULL) *out = (zkr__hostlist_t){NULL, 0, NULL, NULL, 0, 0};
+  if (s == NULL || out == NULL) return ZBADARGUMENTS;
   len = strnlen(s, ZKR__HOSTS_MAX_LEN + 1);
-  if (len == 0)
-    return ZKR_EHOSTS_EMPTY;
-  if (len > ZKR__HOSTS_MAX_LEN)
-    return ZKR_EHOSTS_TOO_LONG;
+  if (len == 0) return ZKR_EHOSTS_EMPTY;
+  if (len > ZKR__HOSTS_MAX_LEN) return ZKR_EHOSTS_TOO_LONG;
 
   /* No member can contain '/', so the first one starts the chroot. */
   slash = strchr(s, '/');
   end = slash ? slash : s + len;
-  for (p = s; next_entry(&p, end, &es, &ee);)
-    count++;
-  if (count == 0)
-    return ZKR_EHOSTS_EMPTY;
-  if (count > ZKR__HOSTS_MAX_MEMBERS)
-    return ZKR_EHOSTS_TOO_MANY;
+  for (p = s; next_entry(&p, end, &es, &ee);) count++;
+  if (count == 0) return ZKR_EHOSTS_EMPTY;
+  if (count > ZKR__HOSTS_MAX_MEMBERS) return ZKR_EHOSTS_TOO_MANY;
 
   out->v = calloc(count, sizeof *out->v);
-  if (out->v == NULL)
-    return ZKR_ENOMEM;
+  if (out->v == NULL) return ZKR_ENOMEM;
   for (p = s; rc == ZOK && next_entry(&p, end, &es, &ee);) {
     zkr__host_t *h = &out->v[out->n];
     int dup = 0;
@@ -270,18 +227,14 @@ int zkr__hosts_parse(const char *s, zkr__hostlist_t *out) {
     rc = parse_entry(es, ee, h);
     /* Stock connects to a server listed twice as to any other; one
      * session to it is enough. */
-    for (size_t i = 0; rc == ZOK && i < out->n && !dup; i++)
-      dup = zkr__host_equal(&out->v[i], h);
-    if (rc == ZOK && !dup)
-      out->n++;
+    for (size_t i = 0; rc == ZOK && i < out->n && !dup; i++) dup = zkr__host_equal(&out->v[i], h);
+    if (rc == ZOK && !dup) out->n++;
   }
   if (rc == ZOK && slash != NULL && strcmp(slash, "/") != 0) {
     rc = check_chroot(slash);
-    if (rc == ZOK && (out->chroot = strdup(slash)) == NULL)
-      rc = ZKR_ENOMEM;
+    if (rc == ZOK && (out->chroot = strdup(slash)) == NULL) rc = ZKR_ENOMEM;
   }
-  if (rc != ZOK)
-    zkr__hosts_free(out);
+  if (rc != ZOK) zkr__hosts_free(out);
   return rc;
 }
 
@@ -290,8 +243,7 @@ int zkr__hosts_expand(zkr__hostlist_t *l, zkr__resolve_fn resolve) {
   size_t n = 0, names = 0;
   int rc = ZOK;
 
-  if (l == NULL || l->entries != NULL)
-    return ZBADARGUMENTS;
+  if (l == NULL || l->entries != NULL) return ZBADARGUMENTS;
   v = calloc(ZKR__HOSTS_MAX_MEMBERS, sizeof *v);
   /* One more than fits: a name with too many addresses is refused, not
    * cut short. */
@@ -317,25 +269,19 @@ int zkr__hosts_expand(zkr__hostlist_t *l, zkr__resolve_fn resolve) {
       int dup = 0;
 
       got[j].entry = (int)k;
-      for (size_t i = 0; i < n && !dup; i++)
-        dup = zkr__host_equal(&v[i], &got[j]);
-      if (dup)
-        continue;
-      if (n == ZKR__HOSTS_MAX_MEMBERS)
-        rc = ZKR_EHOSTS_TOO_MANY;
-      else
-        v[n++] = got[j];
+      for (size_t i = 0; i < n && !dup; i++) dup = zkr__host_equal(&v[i], &got[j]);
+      if (dup) continue;
+      if (n == ZKR__HOSTS_MAX_MEMBERS) rc = ZKR_EHOSTS_TOO_MANY;
+      else v[n++] = got[j];
     }
   }
   free(got);
-  if (rc == ZOK && n == 0)
-    rc = ZKR_EHOSTS_UNRESOLVED;
+  if (rc == ZOK && n == 0) rc = ZKR_EHOSTS_UNRESOLVED;
   if (rc != ZOK) {
     free(v);
     return rc;
   }
-  for (size_t k = 0; k < l->n; k++)
-    l->v[k].entry = (int)k;
+  for (size_t k = 0; k < l->n; k++) l->v[k].entry = (int)k;
   l->entries = l->v;
   l->n_entries = l->n;
   l->n_names = names;
@@ -344,13 +290,10 @@ int zkr__hosts_expand(zkr__hostlist_t *l, zkr__resolve_fn resolve) {
   return ZOK;
 }
 
-int zkr__host_format(const zkr__host_t *h, const char *chroot, char *buf,
-                     size_t len) {
+int zkr__host_format(const zkr__host_t *h, const char *chroot, char *buf, size_t len) {
   int n;
 
-  if (h == NULL || buf == NULL)
-    return -1;
-  n = snprintf(buf, len, h->ipv6 ? "[%s]:%d%s" : "%s:%d%s", h->name, h->port,
-               chroot ? chroot : "");
+  if (h == NULL || buf == NULL) return -1;
+  n = snprintf(buf, len, h->ipv6 ? "[%s]:%d%s" : "%s:%d%s", h->name, h->port, chroot ? chroot : "");
   return n < 0 || (size_t)n >= len ? -1 : n;
 }

@@ -7,9 +7,9 @@
 
 #include <stddef.h>
 
-#define ZKR__HOSTS_MAX_MEMBERS 64    /* larger lists: ZKR_EHOSTS_TOO_MANY */
-#define ZKR__HOSTS_MAX_LEN 16384     /* longer strings: ZKR_EHOSTS_TOO_LONG */
-#define ZKR__HOST_NAME_MAX 255       /* DNS limit; longer: ZKR_EHOSTS_BAD_HOST */
+#define ZKR__HOSTS_MAX_MEMBERS 64 /* larger lists: ZKR_EHOSTS_TOO_MANY */
+#define ZKR__HOSTS_MAX_LEN 16384  /* longer strings: ZKR_EHOSTS_TOO_LONG */
+#define ZKR__HOST_NAME_MAX 255    /* DNS limit; longer: ZKR_EHOSTS_BAD_HOST */
 
 typedef struct zkr__host {
   char name[ZKR__HOST_NAME_MAX + 1]; /* host name or address, no brackets */
@@ -62,8 +62,7 @@ void zkr__hosts_free(zkr__hostlist_t *l);
 /* Resolves one name: up to cap addresses (numeric text in name, ipv6 set
  * for IPv6, port copied) into out, their count in *n.  Returns ZOK, or a
  * nonzero code when the name does not resolve (then *n is 0). */
-typedef int (*zkr__resolve_fn)(const char *name, int port, zkr__host_t *out,
-                               size_t cap, size_t *n);
+typedef int (*zkr__resolve_fn)(const char *name, int port, zkr__host_t *out, size_t cap, size_t *n);
 
 /* 1 when h is an address already (IPv6, or IPv4 in dotted-quad form): it
  * is used as written, never resolved. */
@@ -89,7 +88,6 @@ int zkr__host_equal(const zkr__host_t *a, const zkr__host_t *b);
  * when chroot is not NULL.  (libzookeeper_mt wants IPv6 bare: format a
  * copy with ipv6 = 0 for it.)  Returns the length written (excluding NUL)
  * or -1 when buf is too small. */
-int zkr__host_format(const zkr__host_t *h, const char *chroot, char *buf,
-                     size_t len);
+int zkr__host_format(const zkr__host_t *h, const char *chroot, char *buf, size_t len);
 
 #endif

@@ -45,7 +45,7 @@ int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
   /* Its first event may come before the zhandle is stored below: the
    * member watcher waits for that (opening, counted above). */
   zhandle_t *zh = zkr__zk->zookeeper_init(z->members[on].connect, zkr__member_watcher,
-                                 z->recv_timeout, cid, m, z->flags);
+                                          z->recv_timeout, cid, m, z->flags);
   if (!zh) {
     m->opening--;
     m->auth_pending--;
@@ -190,8 +190,8 @@ int zkr__member_in_pool(zkr__member_t *m) {
 }
 
 static int connection_trouble(int rc) {
-  return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT ||
-         rc == ZSESSIONEXPIRED || rc == ZSESSIONMOVED;
+  return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONEXPIRED ||
+         rc == ZSESSIONMOVED;
 }
 
 /* Completion's share (completion.c): a request that failed without a
@@ -214,8 +214,7 @@ void zkr__member_sample(zkr__member_t *m, uint64_t now_ns, double ms) {
  * the application sees - which follows the owner alone.  A carrier's
  * expiry is silent (the monitor re-creates it); the owner's is the
  * application's. */
-void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path,
-                         void *ctx) {
+void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
   (void)path;
   zkr__member_t *m = ctx;
   zkr_t *z = m->z;

@@ -32,34 +32,34 @@ typedef struct zkr__member {
   pthread_rwlock_t zh_lock;
   zhandle_t *zh;
 
-  _Atomic int state;        /* ZOO_*_STATE of the session */
-  _Atomic int auth_pending; /* add_auth replies still awaited */
-  _Atomic int joined;       /* admitted to the pools (auth done) */
-  _Atomic int expired;      /* session expired; monitor re-creates it */
-  _Atomic int role;         /* zkr_role_t from srvr */
-  _Atomic int64_t zxid;     /* from srvr, -1 unknown */
-  _Atomic int watches;      /* watch records armed on its session */
-  _Atomic int hosted_on;    /* member whose server the session is on: its
+  _Atomic int state;                   /* ZOO_*_STATE of the session */
+  _Atomic int auth_pending;            /* add_auth replies still awaited */
+  _Atomic int joined;                  /* admitted to the pools (auth done) */
+  _Atomic int expired;                 /* session expired; monitor re-creates it */
+  _Atomic int role;                    /* zkr_role_t from srvr */
+  _Atomic int64_t zxid;                /* from srvr, -1 unknown */
+  _Atomic int watches;                 /* watch records armed on its session */
+  _Atomic int hosted_on;               /* member whose server the session is on: its
                                own; for the owner slot, where the owner
                                session lives now */
-  _Atomic uint64_t down_since_ns; /* not connected since, 0 when connected */
-  int srvr_fail_streak;     /* consecutive failed srvr polls (monitor) */
+  _Atomic uint64_t down_since_ns;      /* not connected since, 0 when connected */
+  int srvr_fail_streak;                /* consecutive failed srvr polls (monitor) */
   _Atomic uint64_t srvr_fail_since_ns; /* first failed poll of the streak, 0 none */
-  _Atomic int suspect;      /* silent to srvr while others answer */
+  _Atomic int suspect;                 /* silent to srvr while others answer */
 
   _Atomic uint64_t reads, writes, syncs, errors, srvr_polls, srvr_failures;
-  _Atomic uint64_t rescues;  /* owner re-attached from here (member), or
+  _Atomic uint64_t rescues;   /* owner re-attached from here (member), or
                                 in place (owner slot) */
   _Atomic uint64_t recreated; /* carrier sessions replaced by new ones */
-  _Atomic int reopen;       /* its carrier could not be opened again: the
+  _Atomic int reopen;         /* its carrier could not be opened again: the
                                monitor retries (rescue.c) */
-  _Atomic int parked;       /* no session, by the read_members cap
+  _Atomic int parked;         /* no session, by the read_members cap
                                (carriers.c) */
-  uint64_t dip_ns;          /* last operation its connection loss failed
+  uint64_t dip_ns;            /* last operation its connection loss failed
                                while the state was dipped (session.c,
                                under state_mu) */
-  int dip_pending;          /* ... counted and not yet handed on */
-  _Atomic int opening;      /* zkr__member_open between zookeeper_init and
+  int dip_pending;            /* ... counted and not yet handed on */
+  _Atomic int opening;        /* zkr__member_open between zookeeper_init and
                                storing the zhandle */
 
   /* Sync coalescing (dispatch.c), under co_mu: the session co_zh has a
@@ -74,22 +74,22 @@ typedef struct zkr__member {
    * the last sync sent on this member's session. */
   _Atomic uint64_t synced_epoch;
   zhandle_t *_Atomic synced_zh;
-  _Atomic uint64_t hedges;  /* hedge requests sent to it (hedge_apply.c) */
-  _Atomic int outstanding;  /* operations sent and not completed */
+  _Atomic uint64_t hedges;      /* hedge requests sent to it (hedge_apply.c) */
+  _Atomic int outstanding;      /* operations sent and not completed */
   _Atomic uint64_t progress_ns; /* last completion, or start of being busy */
-  uint64_t nudged_ns;       /* last nudge (monitor) */
+  uint64_t nudged_ns;           /* last nudge (monitor) */
   _Atomic uint64_t nudges;
 
   /* Membership (membership.c). */
-  _Atomic int retired;      /* left /zookeeper/config: no new operation;
+  _Atomic int retired;       /* left /zookeeper/config: no new operation;
                                its session closes once idle */
-  _Atomic int cfg_observer; /* ":observer" in /zookeeper/config */
+  _Atomic int cfg_observer;  /* ":observer" in /zookeeper/config */
   _Atomic int64_t server_id; /* N of server.N, -1 unknown */
 
   pthread_mutex_t health_mu; /* guards health */
   zkr__health_t health;
 
-  char zone[32];            /* zone label (selector.c), "" none */
+  char zone[32];             /* zone label (selector.c), "" none */
   _Atomic uint64_t selected; /* reads the read selector placed here */
 } zkr__member_t;
 
@@ -103,8 +103,7 @@ int zkr__member_usable(const zkr__member_t *m);
 int zkr__member_connected(const zkr__member_t *m);
 int zkr__member_readonly(const zkr__member_t *m);
 void zkr__member_maybe_join(zkr__member_t *m);
-void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path,
-                         void *ctx);
+void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx);
 void zkr__member_sample(zkr__member_t *m, uint64_t now_ns, double ms);
 void zkr__member_op_done(struct zkr__op *op, int rc);
 int zkr__member_in_pool(zkr__member_t *m);

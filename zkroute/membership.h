@@ -11,21 +11,21 @@ struct zkr__membership {
   pthread_mutex_t mu; /* guards buf, len, rc, got, watch_fired */
   char *buf;          /* the last getconfig reply, not yet applied */
   int len, rc, got;
-  int watch_fired;    /* the config changed, or its watch may be lost */
+  int watch_fired; /* the config changed, or its watch may be lost */
 
   /* Monitor thread only. */
-  int inflight;       /* a sync+getconfig is on its way */
-  int on;             /* member whose session holds the watch, -1 none */
-  zhandle_t *on_zh;   /* ... and the zhandle it was set on */
-  uint64_t retry_ns;  /* no new read before this (after a failure) */
+  int inflight;      /* a sync+getconfig is on its way */
+  int on;            /* member whose session holds the watch, -1 none */
+  zhandle_t *on_zh;  /* ... and the zhandle it was set on */
+  uint64_t retry_ns; /* no new read before this (after a failure) */
 
-  zkr__hostlist_t *want;      /* zkr_set_servers' list to apply, under mu */
+  zkr__hostlist_t *want; /* zkr_set_servers' list to apply, under mu */
 
-  zkr__dns_t *dns;            /* the host names' re-resolution, NULL none */
-  zkr__host_t *dns_want;      /* what they stand for now (ZKR__HOSTS_MAX_MEMBERS) */
+  zkr__dns_t *dns;       /* the host names' re-resolution, NULL none */
+  zkr__host_t *dns_want; /* what they stand for now (ZKR__HOSTS_MAX_MEMBERS) */
 
-  _Atomic int follows;        /* CFG_* below */
-  _Atomic int64_t version;    /* last version seen, -1 none */
+  _Atomic int follows;     /* CFG_* below */
+  _Atomic int64_t version; /* last version seen, -1 none */
   _Atomic uint64_t reads, errors, added, removed;
 };
 

@@ -40,13 +40,12 @@ static void nudge_done(int rc, const struct Stat *stat, const void *data) {
  * pipeline; on a healthy member it costs one small request per stall. */
 static void nudge(zkr_t *z, zkr__member_t *m, uint64_t now) {
   uint64_t limit = (uint64_t)NUDGE_MS * 1000000u;
-  if (m->outstanding <= 0 || now - m->progress_ns < limit ||
-      now - m->nudged_ns < limit || m->state != ZOO_CONNECTED_STATE)
+  if (m->outstanding <= 0 || now - m->progress_ns < limit || now - m->nudged_ns < limit ||
+      m->state != ZOO_CONNECTED_STATE)
     return;
   m->nudged_ns = now;
   pthread_rwlock_rdlock(&m->zh_lock);
-  if (m->zh && zkr__zk->zoo_awexists(m->zh, "/", NULL, NULL, nudge_done, NULL) == ZOK)
-    m->nudges++;
+  if (m->zh && zkr__zk->zoo_awexists(m->zh, "/", NULL, NULL, nudge_done, NULL) == ZOK) m->nudges++;
   pthread_rwlock_unlock(&m->zh_lock);
 }
 

@@ -150,8 +150,7 @@ int zkr__op_copy_multi(zkr__op_t *op, int count, const zoo_op_t *ops) {
       d->check_op = s->check_op;
       d->check_op.path = path = s->check_op.path ? strdup(s->check_op.path) : NULL;
       break;
-    default:
-      return ZBADARGUMENTS;
+    default: return ZBADARGUMENTS;
     }
     if (!path) return ZBADARGUMENTS; /* NULL path, or strdup failed */
   }

@@ -64,17 +64,17 @@ typedef union {
 typedef struct zkr__op {
   struct zkr *z;
   zkr__op_type_t type;
-  int is_write;   /* goes through the write gate as a write */
-  int owner_op;   /* session-scoped: an ephemeral create, or a multi holding
+  int is_write;  /* goes through the write gate as a write */
+  int owner_op;  /* session-scoped: an ephemeral create, or a multi holding
                      one; runs on the owner session (DESIGN.md section 4) */
-  int ordered;    /* a read that must follow an in-flight write */
-  int gated;      /* goes through the write gate (FIFO on the write session) */
-  int parked;     /* waited in the gate's queue */
-  int resync;     /* an ordered read sent on another session than the writes
+  int ordered;   /* a read that must follow an in-flight write */
+  int gated;     /* goes through the write gate (FIFO on the write session) */
+  int parked;    /* waited in the gate's queue */
+  int resync;    /* an ordered read sent on another session than the writes
                      it follows: needs a sync before it (router.c) */
-  int err;        /* why a parked operation could not be sent */
-  int member;     /* member slot it was dispatched to, -1 not yet */
-  zhandle_t *zh;  /* the member's handle it was sent on */
+  int err;       /* why a parked operation could not be sent */
+  int member;    /* member slot it was dispatched to, -1 not yet */
+  zhandle_t *zh; /* the member's handle it was sent on */
   uint64_t start_ns;
 
   /* Arguments, copied so a deferred operation owns them. */
@@ -86,16 +86,16 @@ typedef struct zkr__op {
   int mode;
   int64_t ttl;
   int version;
-  int create2;    /* create2 / get_children2 flavour */
+  int create2; /* create2 / get_children2 flavour */
   int multi_count;
-  zoo_op_t *multi_ops;          /* deep copy */
-  zoo_op_result_t *multi_results; /* the caller's, filled by ZooKeeper */
+  zoo_op_t *multi_ops;               /* deep copy */
+  zoo_op_result_t *multi_results;    /* the caller's, filled by ZooKeeper */
   char *joining, *leaving, *members; /* reconfig */
-  zkr__watch_t *watch;          /* NULL: no watch */
-  int watch_reused;             /* watch is an armed record set again */
-  int watch_unbound;            /* ... whose session was replaced before
+  zkr__watch_t *watch;               /* NULL: no watch */
+  int watch_reused;                  /* watch is an armed record set again */
+  int watch_unbound;                 /* ... whose session was replaced before
                                    the read was sent: sent without it */
-  int pin;                      /* member it must go to, -1 any */
+  int pin;                           /* member it must go to, -1 any */
 
   /* Paths registered in the in-flight set by this write. */
   char **inflight;
@@ -110,7 +110,7 @@ typedef struct zkr__op {
    * libzookeeper_mt finishes synchronous calls on its I/O thread too). */
   int direct;
 
-  int probe;      /* a health probe of an ejected member, not the app's */
+  int probe;               /* a health probe of an ejected member, not the app's */
   struct zkr__op *co_next; /* its member's coalescing queue (dispatch.c) */
   int co_waiting;          /* ... waits in it for the next sync */
 
@@ -118,9 +118,9 @@ typedef struct zkr__op {
    * issued, in issue order, until its completion was handed on.  A
    * barrier (zkr_async) is handed on only once every operation before it
    * was. */
-  int app;        /* listed */
-  int barrier;    /* zkr_async */
-  int b_ready;    /* barrier: its own reply came (b_rc, b_path) */
+  int app;     /* listed */
+  int barrier; /* zkr_async */
+  int b_ready; /* barrier: its own reply came (b_rc, b_path) */
   int b_rc;
   char *b_path;
   struct zkr__op *ord_prev, *ord_next;
@@ -130,15 +130,15 @@ typedef struct zkr__op {
    * either request.  Its hedge is an op of its own (is_hedge, primary set)
    * sent to another member, with no completion of its own.  The h_ fields
    * of the primary are guarded by the hedger's mutex once it is sent. */
-  int hedge_ok;   /* primary: may be hedged (router.c) */
-  int h_armed;    /* primary sent with hedging armed (set before the send,
+  int hedge_ok; /* primary: may be hedged (router.c) */
+  int h_armed;  /* primary sent with hedging armed (set before the send,
                      never changed after it) */
-  int is_hedge;   /* the second request of primary */
+  int is_hedge; /* the second request of primary */
   struct zkr__op *primary;
-  int h_refs;     /* primary's reply, its queue entry, its hedge */
-  int h_attempts; /* requests sent whose completion has not run */
-  int h_delivered; /* the application's completion ran or is running */
-  int h_queued;   /* waits in the hedger's queue */
+  int h_refs;        /* primary's reply, its queue entry, its hedge */
+  int h_attempts;    /* requests sent whose completion has not run */
+  int h_delivered;   /* the application's completion ran or is running */
+  int h_queued;      /* waits in the hedger's queue */
   int h_deferred_rc; /* an error reply held back while the other was pending */
   uint64_t hedge_at_ns;
   struct zkr__op *hq_prev, *hq_next;

@@ -41,8 +41,7 @@ typedef struct {
 static const opt_t opt_table[] = {
     {"policy", OPT_POLICY, OFF(policy), 1, 5, ZKR_POLICY_HYBRID,
      "hybrid | round_robin | leader_only | sticky | boltzmann: which member serves an operation"},
-    {"consistency", OPT_CONSISTENCY, OFF(consistency), 1, 3,
-     ZKR_CONSISTENCY_LINEARIZABLE,
+    {"consistency", OPT_CONSISTENCY, OFF(consistency), 1, 3, ZKR_CONSISTENCY_LINEARIZABLE,
      "linearizable (sync+read) | session (a stock session's guarantees, far fewer syncs) | "
      "local (no sync, may read stale data)"},
     {"leader_poll_ms", OPT_INT, OFF(leader_poll_ms), 20, 600000, 500,
@@ -88,7 +87,8 @@ static const opt_t opt_table[] = {
     {"hedge_floor_ms", OPT_DOUBLE, OFF(hedge_floor_ms), 0.1, 600000, 5,
      "lowest hedge delay, so loopback jitter does not hedge"},
     {"hedge_percentile", OPT_DOUBLE, OFF(hedge_percentile), 50, 99.9, 95,
-     "hedge delay = lower median over the pool members of this percentile of each member's last 256 read latencies"},
+     "hedge delay = lower median over the pool members of this percentile of each member's last "
+     "256 read latencies"},
     {"hedge_max_pct", OPT_DOUBLE, OFF(hedge_max_pct), 0.1, 100, 5,
      "at most this many hedges per 100 hedgeable reads (extra load cap)"},
     {"hedge_burst", OPT_INT, OFF(hedge_burst), 1, 1000000, 20,
@@ -129,13 +129,14 @@ static const opt_t opt_table[] = {
 
 /* ---- words ---- */
 
-static const char *const policy_names[] = {
-    [ZKR_POLICY_HYBRID] = "hybrid",           [ZKR_POLICY_ROUND_ROBIN] = "round_robin",
-    [ZKR_POLICY_LEADER_ONLY] = "leader_only", [ZKR_POLICY_STICKY] = "sticky",
-    [ZKR_POLICY_BOLTZMANN] = "boltzmann"};
-static const char *const consistency_names[] = {
-    [ZKR_CONSISTENCY_LINEARIZABLE] = "linearizable", [ZKR_CONSISTENCY_LOCAL] = "local",
-    [ZKR_CONSISTENCY_SESSION] = "session"};
+static const char *const policy_names[] = {[ZKR_POLICY_HYBRID] = "hybrid",
+                                           [ZKR_POLICY_ROUND_ROBIN] = "round_robin",
+                                           [ZKR_POLICY_LEADER_ONLY] = "leader_only",
+                                           [ZKR_POLICY_STICKY] = "sticky",
+                                           [ZKR_POLICY_BOLTZMANN] = "boltzmann"};
+static const char *const consistency_names[] = {[ZKR_CONSISTENCY_LINEARIZABLE] = "linearizable",
+                                                [ZKR_CONSISTENCY_LOCAL] = "local",
+                                                [ZKR_CONSISTENCY_SESSION] = "session"};
 static const char *const role_names[] = {
     [ZKR_ROLE_UNKNOWN] = "unknown",         [ZKR_ROLE_LEADER] = "leader",
     [ZKR_ROLE_FOLLOWER] = "follower",       [ZKR_ROLE_OBSERVER] = "observer",
@@ -175,12 +176,14 @@ const char *zkr_state_name(int state) {
   const struct {
     int state;
     const char *name;
-  } names[] = {
-      {0, "closed"}, /* what zoo_state and zkr_state say of a closed handle */
-      {ZOO_CONNECTED_STATE, "connected"},     {ZOO_CONNECTING_STATE, "connecting"},
-      {ZOO_ASSOCIATING_STATE, "associating"}, {ZOO_EXPIRED_SESSION_STATE, "expired"},
-      {ZOO_AUTH_FAILED_STATE, "auth-failed"}, {ZOO_READONLY_STATE, "read-only"},
-      {ZOO_NOTCONNECTED_STATE, "not-connected"}};
+  } names[] = {{0, "closed"}, /* what zoo_state and zkr_state say of a closed handle */
+               {ZOO_CONNECTED_STATE, "connected"},
+               {ZOO_CONNECTING_STATE, "connecting"},
+               {ZOO_ASSOCIATING_STATE, "associating"},
+               {ZOO_EXPIRED_SESSION_STATE, "expired"},
+               {ZOO_AUTH_FAILED_STATE, "auth-failed"},
+               {ZOO_READONLY_STATE, "read-only"},
+               {ZOO_NOTCONNECTED_STATE, "not-connected"}};
   for (int i = 0; i < N_WORDS(names); i++)
     if (names[i].state == state) return names[i].name;
   return "unknown";
@@ -210,8 +213,7 @@ static int parse_double(const char *v, double min, double max, double *out) {
   char *end;
   errno = 0;
   double x = strtod(v, &end);
-  if (errno || end == v || *end != '\0' || !isfinite(x) || x < min || x > max)
-    return 0;
+  if (errno || end == v || *end != '\0' || !isfinite(x) || x < min || x > max) return 0;
   *out = x;
   return 1;
 }
@@ -222,15 +224,14 @@ static int zone_label_ok(const char *l, size_t n) {
   if (n == 0 || n > 31) return 0;
   for (size_t i = 0; i < n; i++) {
     char c = l[i];
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-          (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+          c == '_' || c == '-'))
       return 0;
   }
   return 1;
 }
 
-int zkr__zones_next(const char **s, char *addr, size_t addr_len, char *label,
-                    size_t label_len) {
+int zkr__zones_next(const char **s, char *addr, size_t addr_len, char *label, size_t label_len) {
   const char *p = *s;
   if (*p == '\0') return 0;
   const char *end = strchr(p, ',');
@@ -313,8 +314,7 @@ int zkr_options_set(zkr_options_t *opts, const char *key, const char *value) {
   return ZKR_EOPTION;
 }
 
-int zkr_option_info(int i, const char **name, const char **doc,
-                    double *default_value) {
+int zkr_option_info(int i, const char **name, const char **doc, double *default_value) {
   if (i < 0 || (size_t)i >= N_OPTS) return ZBADARGUMENTS;
   if (name) *name = opt_table[i].name;
   if (doc) *doc = opt_table[i].doc;

@@ -13,7 +13,6 @@ int zkr__switch_word(const char *v);
  * comma-separated): copies the address part ("" in the positional form)
  * and the label, advances *s.  Returns 1 for an entry, 0 at the end, -1
  * for a syntax error. */
-int zkr__zones_next(const char **s, char *addr, size_t addr_len, char *label,
-                    size_t label_len);
+int zkr__zones_next(const char **s, char *addr, size_t addr_len, char *label, size_t label_len);
 
 #endif

@@ -31,9 +31,7 @@ static int rotate(zkr_t *z, int (*keep)(zkr_t *, int)) {
   return cand[atomic_fetch_add(&z->rr, 1) % (unsigned)n];
 }
 
-static int keep_usable(zkr_t *z, int i) {
-  return zkr__member_usable(&z->members[i]);
-}
+static int keep_usable(zkr_t *z, int i) { return zkr__member_usable(&z->members[i]); }
 
 /* Writes never go to an observer directly (it would forward them). */
 static int keep_writable(zkr_t *z, int i) {
@@ -131,8 +129,7 @@ static int boltzmann(zkr_t *z) {
   double t = z->opts.boltzmann_temperature > 0 ? z->opts.boltzmann_temperature : 1.0;
   double total = 0;
   for (int k = 0; k < n; k++) total += w[k] = exp(-(lat[k] - best) / t);
-  uint64_t r = zkr__mix64(((uint64_t)(unsigned)z->opts.seed << 32) ^
-                          atomic_fetch_add(&z->rr, 1));
+  uint64_t r = zkr__mix64(((uint64_t)(unsigned)z->opts.seed << 32) ^ atomic_fetch_add(&z->rr, 1));
   double u = (double)(r >> 11) * 0x1p-53 * total;
   for (int k = 0; k < n; k++) {
     if (u < w[k]) return cand[k];

@@ -51,8 +51,8 @@
 #include "zkapi.h"
 
 static pthread_once_t pl_once = PTHREAD_ONCE_INIT;
-static int pl_missing;     /* some real function could not be resolved */
-static int pl_libzkroute;  /* libzkroute.so is in the process already */
+static int pl_missing;    /* some real function could not be resolved */
+static int pl_libzkroute; /* libzkroute.so is in the process already */
 static zkr__zk_t pl_table;
 
 void zkr__pl_absent(const char *name) {
@@ -63,14 +63,14 @@ void zkr__pl_absent(const char *name) {
 /* ---- routed handles ---- */
 
 typedef struct pl_handle {
-  zkr_t *z;                     /* set at registration */
+  zkr_t *z; /* set at registration */
   _Atomic int registered;
-  _Atomic int owned;            /* zookeeper_init returned it: the destroy
+  _Atomic int owned;      /* zookeeper_init returned it: the destroy
                                    hook frees this record */
-  _Atomic(watcher_fn) fn;       /* the program's global watcher */
-  void *_Atomic ctx;            /* the program's context */
+  _Atomic(watcher_fn) fn; /* the program's global watcher */
+  void *_Atomic ctx;      /* the program's context */
   _Atomic(log_callback_fn) log_cb;
-  clientid_t no_id;             /* zoo_client_id before any session has one */
+  clientid_t no_id; /* zoo_client_id before any session has one */
 } pl_handle_t;
 
 /* Writers first: with readers' preference (glibc's default) threads that
@@ -105,8 +105,7 @@ static void reg_child(void) {
 /* The routed handle zh is, or NULL.  Every entry point asks; while no
  * routed handle exists it costs one atomic load. */
 static pl_handle_t *lookup(const void *zh) {
-  if (!zh || atomic_load_explicit(&reg_count, memory_order_acquire) == 0)
-    return NULL;
+  if (!zh || atomic_load_explicit(&reg_count, memory_order_acquire) == 0) return NULL;
   pl_handle_t *found = NULL;
   pthread_rwlock_rdlock(&reg_lock);
   for (size_t i = 0; i < reg_n && !found; i++)
@@ -170,8 +169,7 @@ static void pl_destroyed(zkr_t *z) {
 
 /* The routed handle's global watcher: registers the handle at its first
  * event, then hands the event to the program's watcher and context. */
-static void pl_watcher(zhandle_t *zh, int type, int state, const char *path,
-                       void *ctx) {
+static void pl_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
   pl_handle_t *h = ctx;
   if (!h->registered) reg_add(h, zkr_from_zh(zh));
   watcher_fn fn = h->fn;
@@ -206,9 +204,7 @@ static void pl_setup(void) {
   zkr__env_destroy_hook = pl_destroyed;
 }
 
-__attribute__((constructor)) static void pl_ctor(void) {
-  pthread_once(&pl_once, pl_setup);
-}
+__attribute__((constructor)) static void pl_ctor(void) { pthread_once(&pl_once, pl_setup); }
 
 void zkr__pl_init(void) { pthread_once(&pl_once, pl_setup); }
 
@@ -231,8 +227,8 @@ static const char *loop_reason;
 static char loop_buf[512];
 
 static void loop_check(void) {
-  loop_reason = zkr__pl_event_loop_reason(*(void **)&zkr__pl_real.zookeeper_init, loop_buf,
-                                          sizeof loop_buf);
+  loop_reason =
+      zkr__pl_event_loop_reason(*(void **)&zkr__pl_real.zookeeper_init, loop_buf, sizeof loop_buf);
 }
 
 /* Why a new handle goes to the stock client, or NULL to route it. */
@@ -284,8 +280,8 @@ static zhandle_t *do_init(const char *host, watcher_fn fn, int recv_timeout,
       h->ctx = context;
       h->log_cb = log_cb;
       zkr_t *z = NULL;
-      int rc = zkr__env_create(&z, host, pl_watcher, recv_timeout, clientid, h,
-                               flags, &zkr__env()->opts);
+      int rc = zkr__env_create(&z, host, pl_watcher, recv_timeout, clientid, h, flags,
+                               &zkr__env()->opts);
       if (rc == ZOK) {
         reg_add(h, z);
         h->owned = 1;
@@ -307,15 +303,13 @@ static zhandle_t *do_init(const char *host, watcher_fn fn, int recv_timeout,
   return REAL(zookeeper_init2)(host, fn, recv_timeout, clientid, context, flags, log_cb);
 }
 
-PL_EXPORT zhandle_t *zookeeper_init(const char *host, watcher_fn fn,
-                                    int recv_timeout, const clientid_t *clientid,
-                                    void *context, int flags) {
+PL_EXPORT zhandle_t *zookeeper_init(const char *host, watcher_fn fn, int recv_timeout,
+                                    const clientid_t *clientid, void *context, int flags) {
   return do_init(host, fn, recv_timeout, clientid, context, flags, NULL);
 }
 
-PL_EXPORT zhandle_t *zookeeper_init2(const char *host, watcher_fn fn,
-                                     int recv_timeout, const clientid_t *clientid,
-                                     void *context, int flags,
+PL_EXPORT zhandle_t *zookeeper_init2(const char *host, watcher_fn fn, int recv_timeout,
+                                     const clientid_t *clientid, void *context, int flags,
                                      log_callback_fn log_callback) {
   return do_init(host, fn, recv_timeout, clientid, context, flags, log_callback);
 }
@@ -377,8 +371,7 @@ PL_EXPORT void zoo_set_log_callback(zhandle_t *zh, log_callback_fn callback) {
 /* ---- calls that make no sense on a routed handle (docs/dropin.md) ---- */
 
 /* Single-threaded event loop: the routed handle runs its own threads. */
-PL_EXPORT int zookeeper_interest(zhandle_t *zh, int *fd, int *interest,
-                                 struct timeval *tv) {
+PL_EXPORT int zookeeper_interest(zhandle_t *zh, int *fd, int *interest, struct timeval *tv) {
   pl_handle_t *h = routed(zh);
   return h ? ZUNIMPLEMENTED : REAL(zookeeper_interest)(zh, fd, interest, tv);
 }
@@ -404,23 +397,19 @@ static void pl_watcher_name(pl_handle_t *h, watcher_fn *fn, void **ctx) {
 
 /* ZooKeeper declares the completion as a pointer to one and calls it as
  * the function itself; so does this. */
-PL_EXPORT int zoo_aremove_watches(zhandle_t *zh, const char *path,
-                                  ZooWatcherType wtype, watcher_fn watcher,
-                                  void *watcherCtx, int local,
-                                  void_completion_t *completion,
-                                  const void *data) {
+PL_EXPORT int zoo_aremove_watches(zhandle_t *zh, const char *path, ZooWatcherType wtype,
+                                  watcher_fn watcher, void *watcherCtx, int local,
+                                  void_completion_t *completion, const void *data) {
   pl_handle_t *h = routed(zh);
   if (!h)
-    return REAL(zoo_aremove_watches)(zh, path, wtype, watcher, watcherCtx, local, completion,
-                                     data);
+    return REAL(zoo_aremove_watches)(zh, path, wtype, watcher, watcherCtx, local, completion, data);
   pl_watcher_name(h, &watcher, &watcherCtx);
   return zkr_aremove_watches(h->z, path, wtype, watcher, watcherCtx, local,
                              (void_completion_t)completion, data);
 }
 
-PL_EXPORT int zoo_remove_watches(zhandle_t *zh, const char *path,
-                                 ZooWatcherType wtype, watcher_fn watcher,
-                                 void *watcherCtx, int local) {
+PL_EXPORT int zoo_remove_watches(zhandle_t *zh, const char *path, ZooWatcherType wtype,
+                                 watcher_fn watcher, void *watcherCtx, int local) {
   pl_handle_t *h = routed(zh);
   if (!h) return REAL(zoo_remove_watches)(zh, path, wtype, watcher, watcherCtx, local);
   pl_watcher_name(h, &watcher, &watcherCtx);
@@ -432,7 +421,6 @@ PL_EXPORT int zoo_remove_watches(zhandle_t *zh, const char *path,
 /* zkroute's own codes (-1000 and below) get their text; others ZooKeeper's. */
 PL_EXPORT const char *zerror(int c) {
   zkr__pl_init();
-  if (c <= -1000 && c > -2000 && strncmp(zkr_err_name(c), "ZKR_", 4) == 0)
-    return zkr_strerror(c);
+  if (c <= -1000 && c > -2000 && strncmp(zkr_err_name(c), "ZKR_", 4) == 0) return zkr_strerror(c);
   return REAL(zerror)(c);
 }

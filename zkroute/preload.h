@@ -35,8 +35,7 @@ int zkr__pl_resolve(zkr__zk_t *table);
 /* A real function this libzookeeper_mt lacks: the program could only reach
  * it through this library, so say which and stop. */
 void zkr__pl_absent(const char *name) __attribute__((noreturn));
-#define REAL(n) \
-  (zkr__pl_real.n ? zkr__pl_real.n : (zkr__pl_absent(#n), zkr__pl_real.n))
+#define REAL(n) (zkr__pl_real.n ? zkr__pl_real.n : (zkr__pl_absent(#n), zkr__pl_real.n))
 
 /* The interposer's set-up, once (every entry point calls it first). */
 void zkr__pl_init(void);

@@ -12,10 +12,10 @@ zkr__pl_real_t zkr__pl_real;
 
 int zkr__pl_resolve(zkr__zk_t *table) {
   int missing = 0;
-#define RESOLVE(name)                                    \
-  *(void **)&zkr__pl_real.name = dlsym(RTLD_NEXT, #name); \
+#define RESOLVE(name)                                                                              \
+  *(void **)&zkr__pl_real.name = dlsym(RTLD_NEXT, #name);                                          \
   if (!zkr__pl_real.name) missing = 1;
-#define RESOLVE_X(gen, tbl, ret, name, ...) \
+#define RESOLVE_X(gen, tbl, ret, name, ...)                                                        \
   RESOLVE(name) ZKR__TBL_##tbl(table->name = zkr__pl_real.name;)
 #define RESOLVE_N(gen, rv, ret, name, ...) RESOLVE(name)
   ZKR_ZOO_CALLS(RESOLVE_X, RESOLVE_N)
@@ -24,19 +24,19 @@ int zkr__pl_resolve(zkr__zk_t *table) {
 
 #include "strict.h"
 
-#define WRAP(ret, name, params, args, zkr_fn, zargs) \
-  PL_EXPORT ret name params {                         \
-    zkr_t *z_ = zkr__pl_routed(zh);                   \
-    if (!z_) return REAL(name) args;                  \
-    return zkr_fn zargs;                              \
+#define WRAP(ret, name, params, args, zkr_fn, zargs)                                               \
+  PL_EXPORT ret name params {                                                                      \
+    zkr_t *z_ = zkr__pl_routed(zh);                                                                \
+    if (!z_) return REAL(name) args;                                                               \
+    return zkr_fn zargs;                                                                           \
   }
 #define WRAP_X(gen, tbl, ...) ZKR__PL_##gen(WRAP(__VA_ARGS__))
 /* Without a handle: the process-wide library, which the member sessions
  * use too, so the call acts as the program expects. */
-#define PASS(ret, name, params, args, rv) \
-  PL_EXPORT ret name params {             \
-    zkr__pl_init();                       \
-    rv REAL(name) args;                   \
+#define PASS(ret, name, params, args, rv)                                                          \
+  PL_EXPORT ret name params {                                                                      \
+    zkr__pl_init();                                                                                \
+    rv REAL(name) args;                                                                            \
   }
 #define PASS_N_G(rv, ret, name, params, args) PASS(ret, name, params, args, rv)
 #define PASS_N_H(...)

@@ -46,7 +46,7 @@ static ElfW(Addr) at(ElfW(Addr) base, ElfW(Addr) ptr) {
 }
 
 typedef struct {
-  const ElfW(Sym) *sym;
+  const ElfW(Sym) * sym;
   const char *str;
   size_t strsz;
 } symtab_t;
@@ -80,8 +80,8 @@ static int object_cb(struct dl_phdr_info *info, size_t size, void *data) {
       dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
   if (!dyn) return 0;
   ElfW(Addr) base = info->dlpi_addr, jmprel = 0, rela = 0, rel = 0;
-  size_t pltrelsz = 0, pltrel = 0, relasz = 0, relaent = sizeof(ElfW(Rela)),
-         relsz = 0, relent = sizeof(ElfW(Rel));
+  size_t pltrelsz = 0, pltrel = 0, relasz = 0, relaent = sizeof(ElfW(Rela)), relsz = 0,
+         relent = sizeof(ElfW(Rel));
   symtab_t t = {0};
   for (; dyn->d_tag != DT_NULL; dyn++) {
     switch (dyn->d_tag) {

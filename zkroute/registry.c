@@ -40,8 +40,7 @@ int zkr__registry_add(zkr_t *z) {
   uintptr_t p = (uintptr_t)z;
   for (size_t k = 0, i = home(p); k < SLOTS; k++, i = (i + 1) & (SLOTS - 1)) {
     uintptr_t v = atomic_load(&slots[i].ptr);
-    if ((v == EMPTY || v == TOMB) &&
-        atomic_compare_exchange_strong(&slots[i].ptr, &v, p))
+    if ((v == EMPTY || v == TOMB) && atomic_compare_exchange_strong(&slots[i].ptr, &v, p))
       return (int)i;
   }
   return -1;

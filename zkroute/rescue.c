@@ -30,8 +30,8 @@
 
 static int serving(const zkr__member_t *m) {
   int r = m->role;
-  return r == ZKR_ROLE_LEADER || r == ZKR_ROLE_FOLLOWER ||
-         r == ZKR_ROLE_OBSERVER || r == ZKR_ROLE_STANDALONE;
+  return r == ZKR_ROLE_LEADER || r == ZKR_ROLE_FOLLOWER || r == ZKR_ROLE_OBSERVER ||
+         r == ZKR_ROLE_STANDALONE;
 }
 
 /* A live server for the owner: the leader's (session-scoped writes then
@@ -68,8 +68,7 @@ static int owner_stranded(zkr_t *z, zkr__member_t *o, uint64_t now) {
   if (!since) return 0;
   const zkr__member_t *home = &z->members[o->hosted_on];
   uint64_t silent = home->srvr_fail_since_ns;
-  if (silent && home->suspect &&
-      now - silent > (uint64_t)z->opts.rescue_down_ms * 1000000u)
+  if (silent && home->suspect && now - silent > (uint64_t)z->opts.rescue_down_ms * 1000000u)
     return 1;
   if (silent && silent < since) since = silent;
   return now - since > (uint64_t)z->rescue_ms * 1000000u;

@@ -26,8 +26,7 @@
 
 #include "zkroute.h"
 
-int zkr__resolve_addrinfo(const char *name, int port, zkr__host_t *out,
-                          size_t cap, size_t *n) {
+int zkr__resolve_addrinfo(const char *name, int port, zkr__host_t *out, size_t cap, size_t *n) {
   struct addrinfo hints, *res0 = NULL;
   char service[16];
   int rc;
@@ -45,8 +44,7 @@ int zkr__resolve_addrinfo(const char *name, int port, zkr__host_t *out,
     hints.ai_flags = 0;
     rc = getaddrinfo(name, service, &hints, &res0);
   }
-  if (rc != 0)
-    return ZKR_EHOSTS_UNRESOLVED;
+  if (rc != 0) return ZKR_EHOSTS_UNRESOLVED;
   for (struct addrinfo *r = res0; r && *n < cap; r = r->ai_next) {
     zkr__host_t *h = &out[*n];
     char text[INET6_ADDRSTRLEN];
@@ -57,26 +55,20 @@ int zkr__resolve_addrinfo(const char *name, int port, zkr__host_t *out,
     h->entry = -1;
     if (r->ai_family == AF_INET) {
       const struct sockaddr_in *a = (const struct sockaddr_in *)r->ai_addr;
-      if (!inet_ntop(AF_INET, &a->sin_addr, text, sizeof text))
-        continue;
+      if (!inet_ntop(AF_INET, &a->sin_addr, text, sizeof text)) continue;
       snprintf(h->name, sizeof h->name, "%s", text);
     } else if (r->ai_family == AF_INET6) {
       const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)r->ai_addr;
-      if (!inet_ntop(AF_INET6, &a->sin6_addr, text, sizeof text))
-        continue;
+      if (!inet_ntop(AF_INET6, &a->sin6_addr, text, sizeof text)) continue;
       if (a->sin6_scope_id)
-        snprintf(h->name, sizeof h->name, "%s%%%u", text,
-                 (unsigned)a->sin6_scope_id);
-      else
-        snprintf(h->name, sizeof h->name, "%s", text);
+        snprintf(h->name, sizeof h->name, "%s%%%u", text, (unsigned)a->sin6_scope_id);
+      else snprintf(h->name, sizeof h->name, "%s", text);
       h->ipv6 = 1;
     } else {
       continue; /* stock skips other families too */
     }
-    for (size_t i = 0; i < *n && !dup; i++)
-      dup = zkr__host_equal(&out[i], h);
-    if (!dup)
-      (*n)++;
+    for (size_t i = 0; i < *n && !dup; i++) dup = zkr__host_equal(&out[i], h);
+    if (!dup) (*n)++;
   }
   freeaddrinfo(res0);
   return *n > 0 ? ZOK : ZKR_EHOSTS_UNRESOLVED;
@@ -101,26 +93,24 @@ typedef struct {
   size_t n;
   struct {
     zkr__host_t name;
-    int entry;  /* index into known */
+    int entry; /* index into known */
     int rc;
     size_t got;
     zkr__host_t *addrs; /* ZKR__HOSTS_MAX_MEMBERS of them */
-  } *r;
+  } * r;
 } round_t;
 
 struct zkr__dns {
   known_t *known;
   size_t n_known;
-  round_t *round;     /* in flight, NULL none (monitor thread only) */
-  uint64_t next_ns;   /* start of the next round, 0 not scheduled yet */
+  round_t *round;   /* in flight, NULL none (monitor thread only) */
+  uint64_t next_ns; /* start of the next round, 0 not scheduled yet */
   _Atomic uint64_t rounds, failures;
 };
 
 static void round_release(round_t *r) {
-  if (atomic_fetch_sub(&r->refs, 1) != 1)
-    return;
-  for (size_t i = 0; i < r->n; i++)
-    free(r->r[i].addrs);
+  if (atomic_fetch_sub(&r->refs, 1) != 1) return;
+  for (size_t i = 0; i < r->n; i++) free(r->r[i].addrs);
   free(r->r);
   free(r);
 }
@@ -129,8 +119,8 @@ static void *round_main(void *arg) {
   round_t *r = arg;
 
   for (size_t i = 0; i < r->n; i++)
-    r->r[i].rc = r->fn(r->r[i].name.name, r->r[i].name.port, r->r[i].addrs,
-                       ZKR__HOSTS_MAX_MEMBERS, &r->r[i].got);
+    r->r[i].rc = r->fn(r->r[i].name.name, r->r[i].name.port, r->r[i].addrs, ZKR__HOSTS_MAX_MEMBERS,
+                       &r->r[i].got);
   atomic_store(&r->done, 1);
   round_release(r);
   return NULL;
@@ -139,10 +129,8 @@ static void *round_main(void *arg) {
 zkr__dns_t *zkr__dns_new(const zkr__hostlist_t *hosts) {
   zkr__dns_t *d;
 
-  if (!hosts || hosts->n_names == 0 || !hosts->entries)
-    return NULL;
-  if (!(d = calloc(1, sizeof *d)))
-    return NULL;
+  if (!hosts || hosts->n_names == 0 || !hosts->entries) return NULL;
+  if (!(d = calloc(1, sizeof *d))) return NULL;
   d->known = calloc(hosts->n_entries, sizeof *d->known);
   d->n_known = hosts->n_entries;
   for (size_t k = 0; d->known && k < hosts->n_entries; k++) {
@@ -151,16 +139,14 @@ zkr__dns_t *zkr__dns_new(const zkr__hostlist_t *hosts) {
 
     kn->entry = hosts->entries[k];
     kn->is_name = !zkr__host_literal(&kn->entry);
-    for (size_t i = 0; i < hosts->n; i++)
-      m += hosts->v[i].entry == (int)k;
+    for (size_t i = 0; i < hosts->n; i++) m += hosts->v[i].entry == (int)k;
     kn->addrs = calloc(m ? m : 1, sizeof *kn->addrs);
     if (!kn->addrs) {
       zkr__dns_free(d);
       return NULL;
     }
     for (size_t i = 0; i < hosts->n; i++)
-      if (hosts->v[i].entry == (int)k)
-        kn->addrs[kn->n++] = hosts->v[i];
+      if (hosts->v[i].entry == (int)k) kn->addrs[kn->n++] = hosts->v[i];
   }
   if (!d->known) {
     free(d);
@@ -170,12 +156,9 @@ zkr__dns_t *zkr__dns_new(const zkr__hostlist_t *hosts) {
 }
 
 void zkr__dns_free(zkr__dns_t *d) {
-  if (!d)
-    return;
-  if (d->round)
-    round_release(d->round);
-  for (size_t k = 0; d->known && k < d->n_known; k++)
-    free(d->known[k].addrs);
+  if (!d) return;
+  if (d->round) round_release(d->round);
+  for (size_t k = 0; d->known && k < d->n_known; k++) free(d->known[k].addrs);
   free(d->known);
   free(d);
 }
@@ -184,10 +167,8 @@ static round_t *round_new(zkr__dns_t *d, zkr__resolve_fn fn) {
   round_t *r = calloc(1, sizeof *r);
   size_t names = 0;
 
-  if (!r)
-    return NULL;
-  for (size_t k = 0; k < d->n_known; k++)
-    names += d->known[k].is_name;
+  if (!r) return NULL;
+  for (size_t k = 0; k < d->n_known; k++) names += d->known[k].is_name;
   r->fn = fn;
   r->r = calloc(names, sizeof *r->r);
   if (!r->r) {
@@ -195,8 +176,7 @@ static round_t *round_new(zkr__dns_t *d, zkr__resolve_fn fn) {
     return NULL;
   }
   for (size_t k = 0; k < d->n_known; k++) {
-    if (!d->known[k].is_name)
-      continue;
+    if (!d->known[k].is_name) continue;
     r->r[r->n].name = d->known[k].entry;
     r->r[r->n].entry = (int)k;
     r->r[r->n].addrs = calloc(ZKR__HOSTS_MAX_MEMBERS, sizeof(zkr__host_t));
@@ -217,8 +197,7 @@ static void round_start(zkr__dns_t *d, zkr__resolve_fn fn) {
   pthread_attr_t at;
   pthread_t t;
 
-  if (!r)
-    return;
+  if (!r) return;
   r->refs = 2;
   pthread_attr_init(&at);
   pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
@@ -242,8 +221,7 @@ static void round_take(zkr__dns_t *d, round_t *r) {
       d->failures++;
       continue;
     }
-    if (!(v = malloc(r->r[i].got * sizeof *v)))
-      continue;
+    if (!(v = malloc(r->r[i].got * sizeof *v))) continue;
     for (size_t j = 0; j < r->r[i].got; j++) {
       v[j] = r->r[i].addrs[j];
       v[j].entry = r->r[i].entry;
@@ -255,10 +233,9 @@ static void round_take(zkr__dns_t *d, round_t *r) {
   d->rounds++;
 }
 
-int zkr__dns_tick(zkr__dns_t *d, zkr__resolve_fn fn, uint64_t now_ns,
-                  uint64_t period_ns, zkr__host_t *desired, size_t *n) {
-  if (!d || !fn)
-    return 0;
+int zkr__dns_tick(zkr__dns_t *d, zkr__resolve_fn fn, uint64_t now_ns, uint64_t period_ns,
+                  zkr__host_t *desired, size_t *n) {
+  if (!d || !fn) return 0;
   if (d->round && atomic_load(&d->round->done)) {
     round_take(d, d->round);
     round_release(d->round);
@@ -272,8 +249,7 @@ int zkr__dns_tick(zkr__dns_t *d, zkr__resolve_fn fn, uint64_t now_ns,
       for (size_t j = 0; j < m; j++) {
         int dup = 0;
 
-        for (size_t i = 0; i < *n && !dup; i++)
-          dup = zkr__host_equal(&desired[i], &v[j]);
+        for (size_t i = 0; i < *n && !dup; i++) dup = zkr__host_equal(&desired[i], &v[j]);
         if (!dup && *n < ZKR__HOSTS_MAX_MEMBERS) {
           desired[*n] = v[j];
           desired[*n].entry = (int)k;
@@ -283,8 +259,7 @@ int zkr__dns_tick(zkr__dns_t *d, zkr__resolve_fn fn, uint64_t now_ns,
     }
     return 1;
   }
-  if (d->next_ns == 0)
-    d->next_ns = now_ns + period_ns;
+  if (d->next_ns == 0) d->next_ns = now_ns + period_ns;
   if (!d->round && now_ns >= d->next_ns) {
     d->next_ns = now_ns + period_ns;
     round_start(d, fn);
@@ -292,8 +267,7 @@ int zkr__dns_tick(zkr__dns_t *d, zkr__resolve_fn fn, uint64_t now_ns,
   return 0;
 }
 
-void zkr__dns_counts(const zkr__dns_t *d, uint64_t *rounds,
-                     uint64_t *failures) {
+void zkr__dns_counts(const zkr__dns_t *d, uint64_t *rounds, uint64_t *failures) {
   *rounds = d ? d->rounds : 0;
   *failures = d ? d->failures : 0;
 }

@@ -16,8 +16,7 @@
  * addresses the stock client would use.  IPv4 and IPv6 addresses only;
  * numeric text; IPv6 scope ids as "%N".  Returns ZOK or
  * ZKR_EHOSTS_UNRESOLVED. */
-int zkr__resolve_addrinfo(const char *name, int port, zkr__host_t *out,
-                          size_t cap, size_t *n);
+int zkr__resolve_addrinfo(const char *name, int port, zkr__host_t *out, size_t cap, size_t *n);
 
 /* The re-resolution state of one handle: the entries of its host list
  * and the last addresses each one resolved to. */
@@ -37,8 +36,8 @@ void zkr__dns_free(zkr__dns_t *d);
  * its previous ones) - sets *n and returns 1.  Otherwise returns 0, first
  * starting a round on a thread of its own when the last one started
  * period_ns ago or more. */
-int zkr__dns_tick(zkr__dns_t *d, zkr__resolve_fn fn, uint64_t now_ns,
-                  uint64_t period_ns, zkr__host_t *desired, size_t *n);
+int zkr__dns_tick(zkr__dns_t *d, zkr__resolve_fn fn, uint64_t now_ns, uint64_t period_ns,
+                  zkr__host_t *desired, size_t *n);
 
 /* Rounds finished and names that failed in them, for the statistics. */
 void zkr__dns_counts(const zkr__dns_t *d, uint64_t *rounds, uint64_t *failures);

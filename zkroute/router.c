@@ -142,16 +142,14 @@ static zkr__op_t *pop(zkr_t *z) {
 /* Completion's share (completion.c): the write's paths leave the
  * in-flight set. */
 void zkr__router_op_done(zkr__op_t *op) {
-  for (int i = 0; i < op->n_inflight; i++)
-    zkr__inflight_remove(op->z->inflight, op->inflight[i]);
+  for (int i = 0; i < op->n_inflight; i++) zkr__inflight_remove(op->z->inflight, op->inflight[i]);
 }
 
 int zkr__route(zkr__op_t *op) {
   zkr_t *z = op->z;
   /* round_robin and boltzmann spread writes over all members on purpose:
    * no write gate, so their writes keep no order across members. */
-  int rr = z->opts.policy == ZKR_POLICY_ROUND_ROBIN ||
-           z->opts.policy == ZKR_POLICY_BOLTZMANN;
+  int rr = z->opts.policy == ZKR_POLICY_ROUND_ROBIN || z->opts.policy == ZKR_POLICY_BOLTZMANN;
   int rc;
   if (op->is_write) {
     if ((rc = track_write(op)) != ZOK) goto undo;
@@ -185,8 +183,7 @@ undo:
   /* The completion will not run: undo what the write registered.  The
    * strings stay with op, which the caller frees (zkr__op_free). */
   if (rc != ZOK)
-    for (int i = 0; i < op->n_inflight; i++)
-      zkr__inflight_remove(z->inflight, op->inflight[i]);
+    for (int i = 0; i < op->n_inflight; i++) zkr__inflight_remove(z->inflight, op->inflight[i]);
   return rc;
 }
 
@@ -196,8 +193,7 @@ undo:
  * member's session connected, would move it for good to whichever member
  * connected first. */
 void zkr__gate_adopt_leader(zkr_t *z) {
-  if (z->opts.policy == ZKR_POLICY_ROUND_ROBIN ||
-      z->opts.policy == ZKR_POLICY_BOLTZMANN ||
+  if (z->opts.policy == ZKR_POLICY_ROUND_ROBIN || z->opts.policy == ZKR_POLICY_BOLTZMANN ||
       z->opts.policy == ZKR_POLICY_STICKY)
     return;
   pthread_mutex_lock(&z->gate_mu);

@@ -153,16 +153,14 @@ static uint64_t draw(zkr_selector_ctx_t *c) {
  * means "flagged local").  Load = (outstanding + 1) x EWMA; members
  * without an EWMA count at the mean of the others (1 ms when none has
  * one), so a new member is neither shunned nor flooded. */
-static int p2c(const zkr_member_info_t *m, int n, zkr_selector_ctx_t *c,
-               const char *zone) {
+static int p2c(const zkr_member_info_t *m, int n, zkr_selector_ctx_t *c, const char *zone) {
   int cand[ZKR_MAX_MEMBERS], k = 0, known = 0;
   double sum = 0;
   if (!m || n <= 0) return -1;
   if (n > ZKR_MAX_MEMBERS) n = ZKR_MAX_MEMBERS;
   for (int i = 0; i < n; i++) {
     if (!m[i].in_pool) continue;
-    if (zone && (zone[0] ? !m[i].zone || strcmp(m[i].zone, zone) != 0 : !m[i].local))
-      continue;
+    if (zone && (zone[0] ? !m[i].zone || strcmp(m[i].zone, zone) != 0 : !m[i].local)) continue;
     cand[k++] = i;
     if (m[i].ewma_ms >= 0) {
       sum += m[i].ewma_ms;

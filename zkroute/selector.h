@@ -5,8 +5,8 @@
 
 #include "handle.h"
 
-int zkr__selector_init(struct zkr *z);    /* zones option -> members */
-int zkr__selector_pick(struct zkr *z);    /* member, or -1: default policy */
+int zkr__selector_init(struct zkr *z); /* zones option -> members */
+int zkr__selector_pick(struct zkr *z); /* member, or -1: default policy */
 extern _Thread_local int zkr__in_selector;
 
 #endif

@@ -40,9 +40,7 @@
 
 int zkr__session_owner(zkr_t *z) { return z->owner; }
 
-int zkr__session_is_owner(zkr_t *z, const zkr__member_t *m) {
-  return z->owner == m->index;
-}
+int zkr__session_is_owner(zkr_t *z, const zkr__member_t *m) { return z->owner == m->index; }
 
 /* Under state_mu.  The leader's session if it is connected; else, once
  * the first srvr poll named no leader or the wait is over, the first
@@ -263,14 +261,14 @@ const char *zkr_get_current_server(zkr_t *z) {
   return current_server;
 }
 
-static struct sockaddr *connected_host_held(zkr_t *z, struct sockaddr *addr,
-                                            socklen_t *addr_len) {
+static struct sockaddr *connected_host_held(zkr_t *z, struct sockaddr *addr, socklen_t *addr_len) {
   int o = z->owner;
   if (o < 0 || !addr || !addr_len || !zkr__zk->zookeeper_get_connected_host) return NULL;
   zkr__member_t *m = &z->members[o];
   struct sockaddr *r = NULL;
   pthread_rwlock_rdlock(&m->zh_lock);
-  if (m->zh && m->state == ZOO_CONNECTED_STATE) r = zkr__zk->zookeeper_get_connected_host(m->zh, addr, addr_len);
+  if (m->zh && m->state == ZOO_CONNECTED_STATE)
+    r = zkr__zk->zookeeper_get_connected_host(m->zh, addr, addr_len);
   pthread_rwlock_unlock(&m->zh_lock);
   return r;
 }

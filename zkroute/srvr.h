@@ -12,21 +12,21 @@
 #define ZKR__SRVR_DEFAULT_CAP 65536
 
 typedef struct zkr__srvr_reply {
-  zkr_role_t role;       /* ZKR_ROLE_UNKNOWN when no Mode line */
-  int has_zxid;          /* 1 when a Zxid line parsed */
-  int64_t zxid;          /* Zxid as a number */
-  uint32_t epoch;        /* zxid >> 32 */
-  int64_t received;      /* -1 when absent */
-  int64_t sent;          /* -1 when absent */
-  int64_t outstanding;   /* -1 when absent */
-  int64_t connections;   /* -1 when absent */
-  int64_t node_count;    /* -1 when absent */
+  zkr_role_t role;                  /* ZKR_ROLE_UNKNOWN when no Mode line */
+  int has_zxid;                     /* 1 when a Zxid line parsed */
+  int64_t zxid;                     /* Zxid as a number */
+  uint32_t epoch;                   /* zxid >> 32 */
+  int64_t received;                 /* -1 when absent */
+  int64_t sent;                     /* -1 when absent */
+  int64_t outstanding;              /* -1 when absent */
+  int64_t connections;              /* -1 when absent */
+  int64_t node_count;               /* -1 when absent */
   double lat_min, lat_avg, lat_max; /* -1 when absent */
 } zkr__srvr_reply_t;
 
 /* Accumulates a reply as a socket delivers it. */
 typedef struct zkr__srvr_buf {
-  char *data;   /* NUL-terminated; NULL until the first byte is fed */
+  char *data; /* NUL-terminated; NULL until the first byte is fed */
   size_t len;
   size_t cap;   /* allocated */
   size_t limit; /* size cap */
@@ -70,7 +70,6 @@ void zkr__srvr_reply_clear(zkr__srvr_reply_t *out);
  * out->role is ZKR_ROLE_UNREACHABLE.  Name resolution itself (getaddrinfo)
  * is not bounded by timeout_ms.  No shared state: any thread may call it.
  * Never raises SIGPIPE; closes its socket on every path. */
-int zkr__srvr_fetch(const char *host, int port, int timeout_ms, size_t cap,
-                    zkr__srvr_reply_t *out);
+int zkr__srvr_fetch(const char *host, int port, int timeout_ms, size_t cap, zkr__srvr_reply_t *out);
 
 #endif

@@ -69,9 +69,8 @@ int zkr__srvr_poll_members(zkr_t *z) {
     }
     if (rc != ZOK && rc != ZKR_ESRVR_NOT_SERVING) {
       m->srvr_failures++;
-      m->role = rc == ZKR_ESRVR_CONNECT || rc == ZKR_ESRVR_TIMEOUT
-                    ? ZKR_ROLE_UNREACHABLE
-                    : ZKR_ROLE_UNKNOWN;
+      m->role = rc == ZKR_ESRVR_CONNECT || rc == ZKR_ESRVR_TIMEOUT ? ZKR_ROLE_UNREACHABLE
+                                                                   : ZKR_ROLE_UNKNOWN;
       m->zxid = -1;
       continue;
     }
@@ -82,8 +81,7 @@ int zkr__srvr_poll_members(zkr_t *z) {
      * higher epoch is the real leader. */
     uint32_t epoch = r->has_zxid ? r->epoch : 0;
     int64_t zxid = r->has_zxid ? r->zxid : -1;
-    if (best < 0 || epoch > best_epoch ||
-        (epoch == best_epoch && zxid > best_zxid)) {
+    if (best < 0 || epoch > best_epoch || (epoch == best_epoch && zxid > best_zxid)) {
       best = (int)i;
       best_epoch = epoch;
       best_zxid = zxid;

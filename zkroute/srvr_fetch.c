@@ -29,40 +29,31 @@ static int wait_fd(int fd, short events, int64_t deadline) {
     int64_t left = deadline - now_ms();
     int rc;
 
-    if (left <= 0)
-      return ZKR_ESRVR_TIMEOUT;
+    if (left <= 0) return ZKR_ESRVR_TIMEOUT;
     rc = poll(&pfd, 1, (int)left);
-    if (rc > 0)
-      return ZOK;
-    if (rc < 0 && errno != EINTR)
-      return ZKR_ESRVR_CONNECT;
+    if (rc > 0) return ZOK;
+    if (rc < 0 && errno != EINTR) return ZKR_ESRVR_CONNECT;
   }
 }
 
 /* Connects to one address.  ZKR_ESRVR_CONNECT lets the caller try the next
  * address; ZKR_ESRVR_TIMEOUT means the whole deadline is spent. */
 static int connect_addr(const struct addrinfo *ai, int64_t deadline, int *fdp) {
-  int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                  ai->ai_protocol);
+  int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
   int rc = ZOK, err = 0;
   socklen_t err_len = sizeof err;
 
-  if (fd < 0)
-    return ZKR_ESRVR_CONNECT;
+  if (fd < 0) return ZKR_ESRVR_CONNECT;
   if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
     /* After EINTR a non-blocking connect goes on in the background, as
      * after EINPROGRESS. */
-    if (errno != EINPROGRESS && errno != EINTR)
-      rc = ZKR_ESRVR_CONNECT;
+    if (errno != EINPROGRESS && errno != EINTR) rc = ZKR_ESRVR_CONNECT;
     else if ((rc = wait_fd(fd, POLLOUT, deadline)) == ZOK &&
-             (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &err_len) != 0 ||
-              err != 0))
+             (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &err_len) != 0 || err != 0))
       rc = ZKR_ESRVR_CONNECT;
   }
-  if (rc == ZOK)
-    *fdp = fd;
-  else
-    close(fd);
+  if (rc == ZOK) *fdp = fd;
+  else close(fd);
   return rc;
 }
 
@@ -78,48 +69,38 @@ static int exchange(int fd, int64_t deadline, zkr__srvr_buf_t *b) {
      * application, which zkroute does not own. */
     ssize_t n = send(fd, cmd + sent, sizeof cmd - 1 - sent, MSG_NOSIGNAL);
 
-    if (n > 0)
-      sent += (size_t)n;
-    else if (errno == EAGAIN || errno == EWOULDBLOCK)
-      rc = wait_fd(fd, POLLOUT, deadline);
-    else if (errno != EINTR)
-      rc = ZKR_ESRVR_CONNECT;
+    if (n > 0) sent += (size_t)n;
+    else if (errno == EAGAIN || errno == EWOULDBLOCK) rc = wait_fd(fd, POLLOUT, deadline);
+    else if (errno != EINTR) rc = ZKR_ESRVR_CONNECT;
   }
   while (rc == ZOK) {
     ssize_t n = recv(fd, chunk, sizeof chunk, 0);
 
-    if (n == 0)
-      break;
-    if (n > 0)
-      rc = zkr__srvr_buf_feed(b, chunk, (size_t)n);
-    else if (errno == EAGAIN || errno == EWOULDBLOCK)
-      rc = wait_fd(fd, POLLIN, deadline);
-    else if (errno != EINTR)
-      rc = ZKR_ESRVR_CONNECT;
+    if (n == 0) break;
+    if (n > 0) rc = zkr__srvr_buf_feed(b, chunk, (size_t)n);
+    else if (errno == EAGAIN || errno == EWOULDBLOCK) rc = wait_fd(fd, POLLIN, deadline);
+    else if (errno != EINTR) rc = ZKR_ESRVR_CONNECT;
   }
   return rc;
 }
 
 int zkr__srvr_fetch(const char *host, int port, int timeout_ms, size_t cap,
                     zkr__srvr_reply_t *out) {
-  struct addrinfo hints = {.ai_family = AF_UNSPEC,
-                           .ai_socktype = SOCK_STREAM,
-                           .ai_flags = AI_NUMERICSERV};
+  struct addrinfo hints = {
+      .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
   struct addrinfo *res;
   char service[8];
   int64_t deadline;
   int fd = -1, rc = ZKR_ESRVR_CONNECT;
   zkr__srvr_buf_t b;
 
-  if (host == NULL || out == NULL || port < 1 || port > 65535 ||
-      timeout_ms <= 0)
+  if (host == NULL || out == NULL || port < 1 || port > 65535 || timeout_ms <= 0)
     return ZBADARGUMENTS;
   zkr__srvr_reply_clear(out);
   deadline = now_ms() + timeout_ms;
   snprintf(service, sizeof service, "%d", port);
   if (getaddrinfo(host, service, &hints, &res) == 0) {
-    for (const struct addrinfo *ai = res; ai && rc == ZKR_ESRVR_CONNECT;
-         ai = ai->ai_next)
+    for (const struct addrinfo *ai = res; ai && rc == ZKR_ESRVR_CONNECT; ai = ai->ai_next)
       rc = connect_addr(ai, deadline, &fd);
     freeaddrinfo(res);
   }
@@ -127,11 +108,9 @@ int zkr__srvr_fetch(const char *host, int port, int timeout_ms, size_t cap,
     zkr__srvr_buf_init(&b, cap);
     rc = exchange(fd, deadline, &b);
     close(fd);
-    if (rc == ZOK)
-      rc = zkr__srvr_parse(b.data, b.len, out);
+    if (rc == ZOK) rc = zkr__srvr_parse(b.data, b.len, out);
     zkr__srvr_buf_free(&b);
   }
-  if (rc == ZKR_ESRVR_CONNECT || rc == ZKR_ESRVR_TIMEOUT)
-    out->role = ZKR_ROLE_UNREACHABLE;
+  if (rc == ZKR_ESRVR_CONNECT || rc == ZKR_ESRVR_TIMEOUT) out->role = ZKR_ROLE_UNREACHABLE;
   return rc;
 }

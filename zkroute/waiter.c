@@ -59,9 +59,7 @@ static void copy_stat(waiter_t *w, int rc, const struct Stat *stat) {
   if (rc == ZOK && stat && w->stat) *w->stat = *stat;
 }
 
-static void sync_void(int rc, const void *data) {
-  waiter_signal((waiter_t *)data, rc);
-}
+static void sync_void(int rc, const void *data) { waiter_signal((waiter_t *)data, rc); }
 
 static void sync_stat(int rc, const struct Stat *stat, const void *data) {
   waiter_t *w = (waiter_t *)data;
@@ -71,8 +69,8 @@ static void sync_stat(int rc, const struct Stat *stat, const void *data) {
 
 /* As zoo_get: at most *buflen bytes are copied and *buflen says how many
  * (-1 for a node whose data is null); stat->dataLength tells the full size. */
-static void sync_data(int rc, const char *value, int len,
-                      const struct Stat *stat, const void *data) {
+static void sync_data(int rc, const char *value, int len, const struct Stat *stat,
+                      const void *data) {
   waiter_t *w = (waiter_t *)data;
   if (rc == ZOK) {
     if (!value || len < 0) {
@@ -87,16 +85,15 @@ static void sync_data(int rc, const char *value, int len,
   waiter_signal(w, rc);
 }
 
-static void sync_strings(int rc, const struct String_vector *strings,
-                         const void *data) {
+static void sync_strings(int rc, const struct String_vector *strings, const void *data) {
   waiter_t *w = (waiter_t *)data;
   if (rc == ZOK && (rc = zkr__strings_copy(w->strings, strings)) != ZOK)
     deallocate_String_vector(w->strings);
   waiter_signal(w, rc);
 }
 
-static void sync_strings_stat(int rc, const struct String_vector *strings,
-                              const struct Stat *stat, const void *data) {
+static void sync_strings_stat(int rc, const struct String_vector *strings, const struct Stat *stat,
+                              const void *data) {
   waiter_t *w = (waiter_t *)data;
   if (rc == ZOK && (rc = zkr__strings_copy(w->strings, strings)) != ZOK)
     deallocate_String_vector(w->strings);
@@ -113,16 +110,14 @@ static void copy_path(waiter_t *w, int rc, const char *value) {
   w->buf[n] = '\0';
 }
 
-static void sync_string_stat(int rc, const char *value,
-                             const struct Stat *stat, const void *data) {
+static void sync_string_stat(int rc, const char *value, const struct Stat *stat, const void *data) {
   waiter_t *w = (waiter_t *)data;
   copy_path(w, rc, value);
   copy_stat(w, rc, stat);
   waiter_signal(w, rc);
 }
 
-static void sync_acl(int rc, struct ACL_vector *acl, struct Stat *stat,
-                     const void *data) {
+static void sync_acl(int rc, struct ACL_vector *acl, struct Stat *stat, const void *data) {
   waiter_t *w = (waiter_t *)data;
   /* The caller owns the copy and frees it with deallocate_ACL_vector. */
   if (rc == ZOK && acl) {
@@ -136,41 +131,39 @@ static void sync_acl(int rc, struct ACL_vector *acl, struct Stat *stat,
   waiter_signal(w, rc);
 }
 
-#define SYNC_PRELUDE(z) \
-  waiter_t w;           \
+#define SYNC_PRELUDE(z)                                                                            \
+  waiter_t w;                                                                                      \
   waiter_init(&w)
 
 int zkr_create(zkr_t *z, const char *path, const char *value, int valuelen,
-               const struct ACL_vector *acl, int mode, char *path_buffer,
-               int path_buffer_len) {
-  return zkr_create2_ttl(z, path, value, valuelen, acl, mode, -1, path_buffer,
-                         path_buffer_len, NULL);
+               const struct ACL_vector *acl, int mode, char *path_buffer, int path_buffer_len) {
+  return zkr_create2_ttl(z, path, value, valuelen, acl, mode, -1, path_buffer, path_buffer_len,
+                         NULL);
 }
 
-int zkr_create_ttl(zkr_t *z, const char *path, const char *value,
-                   int valuelen, const struct ACL_vector *acl, int mode,
-                   int64_t ttl, char *path_buffer, int path_buffer_len) {
-  return zkr_create2_ttl(z, path, value, valuelen, acl, mode, ttl,
-                         path_buffer, path_buffer_len, NULL);
+int zkr_create_ttl(zkr_t *z, const char *path, const char *value, int valuelen,
+                   const struct ACL_vector *acl, int mode, int64_t ttl, char *path_buffer,
+                   int path_buffer_len) {
+  return zkr_create2_ttl(z, path, value, valuelen, acl, mode, ttl, path_buffer, path_buffer_len,
+                         NULL);
 }
 
 int zkr_create2(zkr_t *z, const char *path, const char *value, int valuelen,
-                const struct ACL_vector *acl, int mode, char *path_buffer,
-                int path_buffer_len, struct Stat *stat) {
-  return zkr_create2_ttl(z, path, value, valuelen, acl, mode, -1, path_buffer,
-                         path_buffer_len, stat);
+                const struct ACL_vector *acl, int mode, char *path_buffer, int path_buffer_len,
+                struct Stat *stat) {
+  return zkr_create2_ttl(z, path, value, valuelen, acl, mode, -1, path_buffer, path_buffer_len,
+                         stat);
 }
 
-int zkr_create2_ttl(zkr_t *z, const char *path, const char *value,
-                    int valuelen, const struct ACL_vector *acl, int mode,
-                    int64_t ttl, char *path_buffer, int path_buffer_len,
-                    struct Stat *stat) {
+int zkr_create2_ttl(zkr_t *z, const char *path, const char *value, int valuelen,
+                    const struct ACL_vector *acl, int mode, int64_t ttl, char *path_buffer,
+                    int path_buffer_len, struct Stat *stat) {
   SYNC_PRELUDE(z);
   w.buf = path_buffer;
   w.buflen = &path_buffer_len;
   w.stat = stat;
-  return waiter_wait(&w, zkr__create(z, path, value, valuelen, acl, mode, ttl,
-                                     1, (void *)sync_string_stat, &w, 1));
+  return waiter_wait(&w, zkr__create(z, path, value, valuelen, acl, mode, ttl, 1,
+                                     (void *)sync_string_stat, &w, 1));
 }
 
 int zkr_delete(zkr_t *z, const char *path, int version) {
@@ -178,27 +171,24 @@ int zkr_delete(zkr_t *z, const char *path, int version) {
   return waiter_wait(&w, zkr__delete(z, path, version, sync_void, &w, 1));
 }
 
-int zkr_set(zkr_t *z, const char *path, const char *buffer, int buflen,
-            int version) {
+int zkr_set(zkr_t *z, const char *path, const char *buffer, int buflen, int version) {
   return zkr_set2(z, path, buffer, buflen, version, NULL);
 }
 
-int zkr_set2(zkr_t *z, const char *path, const char *buffer, int buflen,
-             int version, struct Stat *stat) {
+int zkr_set2(zkr_t *z, const char *path, const char *buffer, int buflen, int version,
+             struct Stat *stat) {
   SYNC_PRELUDE(z);
   w.stat = stat;
   return waiter_wait(&w, zkr__set(z, path, buffer, buflen, version, sync_stat, &w, 1));
 }
 
-int zkr_set_acl(zkr_t *z, const char *path, int version,
-                const struct ACL_vector *acl) {
+int zkr_set_acl(zkr_t *z, const char *path, int version, const struct ACL_vector *acl) {
   SYNC_PRELUDE(z);
-  return waiter_wait(&w, zkr__set_acl(z, path, version, (struct ACL_vector *)acl,
-                                      sync_void, &w, 1));
+  return waiter_wait(&w,
+                     zkr__set_acl(z, path, version, (struct ACL_vector *)acl, sync_void, &w, 1));
 }
 
-int zkr_multi(zkr_t *z, int count, const zoo_op_t *ops,
-              zoo_op_result_t *results) {
+int zkr_multi(zkr_t *z, int count, const zoo_op_t *ops, zoo_op_result_t *results) {
   SYNC_PRELUDE(z);
   return waiter_wait(&w, zkr__multi(z, count, ops, results, sync_void, &w, 1));
 }
@@ -206,43 +196,40 @@ int zkr_multi(zkr_t *z, int count, const zoo_op_t *ops,
 int zkr_exists(zkr_t *z, const char *path, int watch, struct Stat *stat) {
   SYNC_PRELUDE(z);
   w.stat = stat;
-  return waiter_wait(&w, zkr__read(z, ZKR__OP_EXISTS, path, watch, NULL, NULL,
-                                   (void *)sync_stat, &w, 1));
+  return waiter_wait(
+      &w, zkr__read(z, ZKR__OP_EXISTS, path, watch, NULL, NULL, (void *)sync_stat, &w, 1));
 }
 
-int zkr_wexists(zkr_t *z, const char *path, watcher_fn watcher,
-                void *watcherCtx, struct Stat *stat) {
+int zkr_wexists(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx,
+                struct Stat *stat) {
   SYNC_PRELUDE(z);
   w.stat = stat;
-  return waiter_wait(&w, zkr__read(z, ZKR__OP_EXISTS, path, 0, watcher,
-                                   watcherCtx, (void *)sync_stat, &w, 1));
+  return waiter_wait(
+      &w, zkr__read(z, ZKR__OP_EXISTS, path, 0, watcher, watcherCtx, (void *)sync_stat, &w, 1));
 }
 
-static int get_common(zkr_t *z, const char *path, int watch,
-                      watcher_fn watcher, void *wctx, char *buffer,
-                      int *buffer_len, struct Stat *stat) {
-  if (!buffer_len || *buffer_len < 0 || (!buffer && *buffer_len > 0))
-    return ZBADARGUMENTS;
+static int get_common(zkr_t *z, const char *path, int watch, watcher_fn watcher, void *wctx,
+                      char *buffer, int *buffer_len, struct Stat *stat) {
+  if (!buffer_len || *buffer_len < 0 || (!buffer && *buffer_len > 0)) return ZBADARGUMENTS;
   SYNC_PRELUDE(z);
   w.buf = buffer;
   w.buflen = buffer_len;
   w.stat = stat;
-  return waiter_wait(&w, zkr__read(z, ZKR__OP_GET, path, watch, watcher, wctx,
-                                   (void *)sync_data, &w, 1));
+  return waiter_wait(
+      &w, zkr__read(z, ZKR__OP_GET, path, watch, watcher, wctx, (void *)sync_data, &w, 1));
 }
 
-int zkr_get(zkr_t *z, const char *path, int watch, char *buffer,
-            int *buffer_len, struct Stat *stat) {
+int zkr_get(zkr_t *z, const char *path, int watch, char *buffer, int *buffer_len,
+            struct Stat *stat) {
   return get_common(z, path, watch, NULL, NULL, buffer, buffer_len, stat);
 }
 
-int zkr_wget(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx,
-             char *buffer, int *buffer_len, struct Stat *stat) {
+int zkr_wget(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx, char *buffer,
+             int *buffer_len, struct Stat *stat) {
   return get_common(z, path, 0, watcher, watcherCtx, buffer, buffer_len, stat);
 }
 
-static int children_common(zkr_t *z, const char *path, int watch,
-                           watcher_fn watcher, void *wctx,
+static int children_common(zkr_t *z, const char *path, int watch, watcher_fn watcher, void *wctx,
                            struct String_vector *strings, struct Stat *stat) {
   if (!strings) return ZBADARGUMENTS;
   SYNC_PRELUDE(z);
@@ -253,59 +240,53 @@ static int children_common(zkr_t *z, const char *path, int watch,
   return waiter_wait(&w, zkr__read(z, type, path, watch, watcher, wctx, cb, &w, 1));
 }
 
-int zkr_get_children(zkr_t *z, const char *path, int watch,
-                     struct String_vector *strings) {
+int zkr_get_children(zkr_t *z, const char *path, int watch, struct String_vector *strings) {
   return children_common(z, path, watch, NULL, NULL, strings, NULL);
 }
 
-int zkr_wget_children(zkr_t *z, const char *path, watcher_fn watcher,
-                      void *watcherCtx, struct String_vector *strings) {
+int zkr_wget_children(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx,
+                      struct String_vector *strings) {
   return children_common(z, path, 0, watcher, watcherCtx, strings, NULL);
 }
 
-int zkr_get_children2(zkr_t *z, const char *path, int watch,
-                      struct String_vector *strings, struct Stat *stat) {
+int zkr_get_children2(zkr_t *z, const char *path, int watch, struct String_vector *strings,
+                      struct Stat *stat) {
   return children_common(z, path, watch, NULL, NULL, strings, stat);
 }
 
-int zkr_wget_children2(zkr_t *z, const char *path, watcher_fn watcher,
-                       void *watcherCtx, struct String_vector *strings,
-                       struct Stat *stat) {
+int zkr_wget_children2(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx,
+                       struct String_vector *strings, struct Stat *stat) {
   return children_common(z, path, 0, watcher, watcherCtx, strings, stat);
 }
 
-int zkr_get_acl(zkr_t *z, const char *path, struct ACL_vector *acl,
-                struct Stat *stat) {
+int zkr_get_acl(zkr_t *z, const char *path, struct ACL_vector *acl, struct Stat *stat) {
   if (!acl) return ZBADARGUMENTS;
   SYNC_PRELUDE(z);
   w.acl = acl;
   w.stat = stat;
-  return waiter_wait(&w, zkr__read(z, ZKR__OP_GET_ACL, path, 0, NULL, NULL,
-                                   (void *)sync_acl, &w, 1));
+  return waiter_wait(&w,
+                     zkr__read(z, ZKR__OP_GET_ACL, path, 0, NULL, NULL, (void *)sync_acl, &w, 1));
 }
 
-int zkr_reconfig(zkr_t *z, const char *joining, const char *leaving,
-                 const char *members, int64_t version, char *buffer,
-                 int *buffer_len, struct Stat *stat) {
+int zkr_reconfig(zkr_t *z, const char *joining, const char *leaving, const char *members,
+                 int64_t version, char *buffer, int *buffer_len, struct Stat *stat) {
   if (!buffer_len || *buffer_len < 0 || (!buffer && *buffer_len > 0)) return ZBADARGUMENTS;
   SYNC_PRELUDE(z);
   w.buf = buffer;
   w.buflen = buffer_len;
   w.stat = stat;
-  return waiter_wait(&w, zkr__reconfig(z, joining, leaving, members, version, sync_data,
-                                       &w, 1));
+  return waiter_wait(&w, zkr__reconfig(z, joining, leaving, members, version, sync_data, &w, 1));
 }
 
-int zkr_remove_watches(zkr_t *z, const char *path, ZooWatcherType wtype,
-                       watcher_fn watcher, void *watcherCtx, int local) {
+int zkr_remove_watches(zkr_t *z, const char *path, ZooWatcherType wtype, watcher_fn watcher,
+                       void *watcherCtx, int local) {
   SYNC_PRELUDE(z);
-  return waiter_wait(&w, zkr__remove_watches(z, path, wtype, 0, watcher, watcherCtx, local,
-                                             sync_void, &w, 1));
+  return waiter_wait(
+      &w, zkr__remove_watches(z, path, wtype, 0, watcher, watcherCtx, local, sync_void, &w, 1));
 }
 
-int zkr_remove_all_watches(zkr_t *z, const char *path, ZooWatcherType wtype,
-                           int local) {
+int zkr_remove_all_watches(zkr_t *z, const char *path, ZooWatcherType wtype, int local) {
   SYNC_PRELUDE(z);
-  return waiter_wait(&w, zkr__remove_watches(z, path, wtype, 1, NULL, NULL, local,
-                                             sync_void, &w, 1));
+  return waiter_wait(&w,
+                     zkr__remove_watches(z, path, wtype, 1, NULL, NULL, local, sync_void, &w, 1));
 }

@@ -21,8 +21,7 @@
 #include "watch.h"
 #include "watch_record.h"
 
-zkr__watch_t *zkr__watch_new(zkr_t *z, watcher_fn fn, void *ctx, int kind,
-                             const char *path) {
+zkr__watch_t *zkr__watch_new(zkr_t *z, watcher_fn fn, void *ctx, int kind, const char *path) {
   zkr__watch_t *w = calloc(1, sizeof *w);
   if (!w || !(w->path = strdup(path))) {
     free(w);
@@ -97,8 +96,7 @@ void zkr__watch_arm_locked(zkr_t *z, zkr__watch_t *w, int member, zhandle_t *zh,
  * meanwhile. */
 void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
   if (!op->watch) return;
-  int armed = (rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE)) &&
-              !op->watch_unbound;
+  int armed = (rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE)) && !op->watch_unbound;
   const struct Stat *st = rc == ZOK ? stat : NULL;
   if (op->watch_reused) zkr__watch_reuse_done(op->watch, armed, op->member, op->zh, st);
   else if (armed) zkr__watch_armed(op->watch, op->member, op->zh, st);
@@ -106,8 +104,7 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
   op->watch = NULL;
 }
 
-void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh,
-                      const struct Stat *stat) {
+void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct Stat *stat) {
   zkr_t *z = w->z;
   pthread_mutex_lock(&z->watch_mu);
   zkr__watch_arm_locked(z, w, member, zh, stat);
@@ -137,14 +134,13 @@ static int same_table(const zkr__watch_t *w, int kind) {
  * somewhere to go.  Linear in the watches of the handle.  A record found
  * counts one more reuse (the caller's read, which must end with
  * zkr__watch_reuse_done) and *member is where it is armed. */
-zkr__watch_t *zkr__watch_find(zkr_t *z, int kind, const char *path,
-                              watcher_fn fn, void *ctx, int *member) {
+zkr__watch_t *zkr__watch_find(zkr_t *z, int kind, const char *path, watcher_fn fn, void *ctx,
+                              int *member) {
   zkr__watch_t *found = NULL;
   pthread_mutex_lock(&z->watch_mu);
   for (zkr__watch_t *w = z->watch_list; w && !found; w = w->next)
     if (w->state == ZKR__W_ARMED && !w->removing && same_table(w, kind) && w->fn == fn &&
-        w->ctx == ctx && strcmp(w->path, path) == 0 &&
-        zkr__member_usable(&z->members[w->member]))
+        w->ctx == ctx && strcmp(w->path, path) == 0 && zkr__member_usable(&z->members[w->member]))
       found = w;
   if (found) {
     found->reuses++;
@@ -202,8 +198,7 @@ void zkr__watch_deliver_locked(zkr__watch_t *w, int type) {
   if (!z->closing) zkr__deliver_watch(z, fn, wctx, type, ZOO_CONNECTED_STATE, w->path);
 }
 
-void zkr__watch_trampoline(zhandle_t *zh, int type, int state,
-                           const char *path, void *ctx) {
+void zkr__watch_trampoline(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
   (void)path;
   (void)state;
   /* A member session's own state change: the virtual session reports
@@ -241,8 +236,8 @@ static int pair_cmp(const void *a, const void *b) {
  * and its event has not come (a consumed record's event came, from a
  * re-arm). */
 static int registered(const zkr__watch_t *w) {
-  return w->fn && (w->state == ZKR__W_ARMED || w->state == ZKR__W_REARMING ||
-                   w->state == ZKR__W_LOST);
+  return w->fn &&
+         (w->state == ZKR__W_ARMED || w->state == ZKR__W_REARMING || w->state == ZKR__W_LOST);
 }
 
 /* The distinct (watcher, context) pairs of registered per-path watches
@@ -275,8 +270,8 @@ int zkr__watch_session_watchers(zkr_t *z, watcher_fn *fns, void **ctxs, int cap)
 void zkr__watch_stats(zkr_t *z, zkr_stats_t *s) {
   pthread_mutex_lock(&z->watch_mu);
   for (zkr__watch_t *w = z->watch_list; w; w = w->next)
-    s->watches += w->state == ZKR__W_ARMED || w->state == ZKR__W_REARMING ||
-                  w->state == ZKR__W_LOST;
+    s->watches +=
+        w->state == ZKR__W_ARMED || w->state == ZKR__W_REARMING || w->state == ZKR__W_LOST;
   s->watches_lost = z->watch_lost;
   pthread_mutex_unlock(&z->watch_mu);
   s->watch_rearms = z->watch_rearms;

@@ -10,15 +10,15 @@
 enum { ZKR__WATCH_DATA, ZKR__WATCH_EXIST, ZKR__WATCH_CHILD };
 
 enum {
-  ZKR__W_PENDING,   /* the read that sets it is in flight */
-  ZKR__W_ARMED,     /* live on member's session zh */
-  ZKR__W_REARMING,  /* being set again on another session (watch_rearm.c) */
-  ZKR__W_LOST,      /* its session is gone and no re-arm got through yet:
+  ZKR__W_PENDING,  /* the read that sets it is in flight */
+  ZKR__W_ARMED,    /* live on member's session zh */
+  ZKR__W_REARMING, /* being set again on another session (watch_rearm.c) */
+  ZKR__W_LOST,     /* its session is gone and no re-arm got through yet:
                        the monitor retries until one does */
-  ZKR__W_CONSUMED,  /* event delivered by a re-arm; the server's is dropped */
-  ZKR__W_FIRED,     /* over (event delivered) while reads that set it
+  ZKR__W_CONSUMED, /* event delivered by a re-arm; the server's is dropped */
+  ZKR__W_FIRED,    /* over (event delivered) while reads that set it
                        again are in flight: kept for them */
-  ZKR__W_REMOVED    /* removed by the application (watch_remove.c): never
+  ZKR__W_REMOVED   /* removed by the application (watch_remove.c): never
                        called again; freed a while later, once no event
                        ZooKeeper may have collected before can still
                        reach it */
@@ -26,61 +26,55 @@ enum {
 
 struct zkr__watch {
   struct zkr *z;
-  watcher_fn fn;    /* NULL: the global watcher */
+  watcher_fn fn; /* NULL: the global watcher */
   void *ctx;
-  int kind;         /* ZKR__WATCH_* */
+  int kind; /* ZKR__WATCH_* */
   char *path;
-  int member;       /* member slot whose session it is armed on */
-  zhandle_t *zh;    /* ... the session's zhandle: events from any other
+  int member;    /* member slot whose session it is armed on */
+  zhandle_t *zh; /* ... the session's zhandle: events from any other
                        zhandle are stale and ignored */
-  int state;        /* ZKR__W_*, under watch_mu */
-  int reuses;       /* reads in flight that set it again, under watch_mu */
-  int existed;      /* the node as the arming read saw it */
+  int state;     /* ZKR__W_*, under watch_mu */
+  int reuses;    /* reads in flight that set it again, under watch_mu */
+  int existed;   /* the node as the arming read saw it */
   int64_t mzxid, pzxid;
-  int removing;     /* a removal is on its way (watch_remove.c) */
+  int removing; /* a removal is on its way (watch_remove.c) */
   uint64_t removed_ns;
   struct zkr__watch *prev, *next;
 };
 
-zkr__watch_t *zkr__watch_new(struct zkr *z, watcher_fn fn, void *ctx, int kind,
-                             const char *path);
+zkr__watch_t *zkr__watch_new(struct zkr *z, watcher_fn fn, void *ctx, int kind, const char *path);
 
-void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh,
-                      const struct Stat *stat);
+void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct Stat *stat);
 
 void zkr__watch_discard(zkr__watch_t *w);
 
 void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat);
 
-zkr__watch_t *zkr__watch_find(struct zkr *z, int kind, const char *path,
-                              watcher_fn fn, void *ctx, int *member);
+zkr__watch_t *zkr__watch_find(struct zkr *z, int kind, const char *path, watcher_fn fn, void *ctx,
+                              int *member);
 
 int zkr__watch_reuse_bound(zkr__watch_t *w, zhandle_t *zh);
 
-void zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member,
-                           zhandle_t *zh, const struct Stat *stat);
+void zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member, zhandle_t *zh,
+                           const struct Stat *stat);
 
-void zkr__watch_trampoline(zhandle_t *zh, int type, int state,
-                           const char *path, void *ctx);
+void zkr__watch_trampoline(zhandle_t *zh, int type, int state, const char *path, void *ctx);
 
 void zkr__watch_free_all(struct zkr *z);
 
 void zkr__watch_stats(struct zkr *z, zkr_stats_t *s);
 
-int zkr__watch_session_watchers(struct zkr *z, watcher_fn *fns, void **ctxs,
-                                int cap);
-
+int zkr__watch_session_watchers(struct zkr *z, watcher_fn *fns, void **ctxs, int cap);
 
 /* watch_rearm.c */
 void zkr__watch_rearm_from(struct zkr *z, int slot, zhandle_t *old);
 
 void zkr__watch_retry_lost(struct zkr *z, uint64_t now_ns);
 
-
 /* watch_remove.c */
-int zkr__remove_watches(struct zkr *z, const char *path, ZooWatcherType wtype,
-                        int all, watcher_fn watcher, void *ctx, int local,
-                        void_completion_t cb, const void *data, int direct);
+int zkr__remove_watches(struct zkr *z, const char *path, ZooWatcherType wtype, int all,
+                        watcher_fn watcher, void *ctx, int local, void_completion_t cb,
+                        const void *data, int direct);
 
 void zkr__watch_remove_dropped(struct zkr *z, zhandle_t *zh);
 

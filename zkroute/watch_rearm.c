@@ -84,15 +84,14 @@ static void rearm_stat(int rc, const struct Stat *st, const void *data) {
   rearmed((zkr__watch_t *)data, rc, st);
 }
 
-static void rearm_data(int rc, const char *v, int len, const struct Stat *st,
-                       const void *data) {
+static void rearm_data(int rc, const char *v, int len, const struct Stat *st, const void *data) {
   (void)v;
   (void)len;
   rearmed((zkr__watch_t *)data, rc, st);
 }
 
-static void rearm_children(int rc, const struct String_vector *s,
-                           const struct Stat *st, const void *data) {
+static void rearm_children(int rc, const struct String_vector *s, const struct Stat *st,
+                           const void *data) {
   (void)s;
   rearmed((zkr__watch_t *)data, rc, st);
 }
@@ -121,10 +120,8 @@ static void send_rearm(zkr_t *z, zkr__watch_t *w, int exclude) {
     if (w->kind == ZKR__WATCH_DATA)
       rc = zkr__zk->zoo_awget(zh, w->path, zkr__watch_trampoline, w, rearm_data, w);
     else if (w->kind == ZKR__WATCH_CHILD)
-      rc = zkr__zk->zoo_awget_children2(zh, w->path, zkr__watch_trampoline, w,
-                                    rearm_children, w);
-    else
-      rc = zkr__zk->zoo_awexists(zh, w->path, zkr__watch_trampoline, w, rearm_stat, w);
+      rc = zkr__zk->zoo_awget_children2(zh, w->path, zkr__watch_trampoline, w, rearm_children, w);
+    else rc = zkr__zk->zoo_awexists(zh, w->path, zkr__watch_trampoline, w, rearm_stat, w);
   }
   if (m) pthread_rwlock_unlock(&m->zh_lock);
   z->watch_rearms++;

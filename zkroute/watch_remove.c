@@ -57,7 +57,7 @@ struct zkr__rm_req {
   rm_call_t *call;
   zhandle_t *zh;
   int n;
-  zkr__watch_t *w[];  /* the records it removes, held (reuses) */
+  zkr__watch_t *w[]; /* the records it removes, held (reuses) */
 };
 typedef struct zkr__rm_req rm_req_t;
 
@@ -84,15 +84,15 @@ void zkr__watch_unregister(zkr_t *z, zkr__watch_t *w, int slot, zhandle_t *zh, i
   }
   zkr__member_t *m = &z->members[slot];
   pthread_rwlock_rdlock(&m->zh_lock);
-  if (m->zh == zh) zkr__zk->zoo_remove_watches(zh, w->path, type_of(w), zkr__watch_trampoline, w, 1);
+  if (m->zh == zh)
+    zkr__zk->zoo_remove_watches(zh, w->path, type_of(w), zkr__watch_trampoline, w, 1);
   pthread_rwlock_unlock(&m->zh_lock);
 }
 
 /* Under watch_mu: registered, for this path, type and watcher. */
 static int matches(const zkr__watch_t *w, const char *path, ZooWatcherType t, int all,
                    watcher_fn fn, void *ctx, watcher_fn gfn, void *gctx) {
-  if (w->state != ZKR__W_ARMED && w->state != ZKR__W_REARMING && w->state != ZKR__W_LOST)
-    return 0;
+  if (w->state != ZKR__W_ARMED && w->state != ZKR__W_REARMING && w->state != ZKR__W_LOST) return 0;
   if (w->removing || strcmp(w->path, path) != 0) return 0;
   if (t != ZWATCHTYPE_ANY && type_of(w) != t) return 0;
   if (all) return 1;
@@ -210,15 +210,14 @@ static void send_req(rm_call_t *c, int slot, zhandle_t *zh, zkr__watch_t **v, in
     void_completion_t *done = (void_completion_t *)rm_done;
     rc = all ? zkr__zk->zoo_aremove_all_watches(zh, path, t, 0, done, q)
              : zkr__zk->zoo_aremove_watches(zh, path, type_of(v[0]), zkr__watch_trampoline, v[0], 0,
-                                        done, q);
+                                            done, q);
   }
   pthread_rwlock_unlock(&m->zh_lock);
   if (rc != ZOK) rm_done(rc == ZINVALIDSTATE ? ZCONNECTIONLOSS : rc, q);
 }
 
-static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all,
-                       watcher_fn fn, void *ctx, int local, void_completion_t cb,
-                       const void *data, int direct) {
+static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, watcher_fn fn,
+                       void *ctx, int local, void_completion_t cb, const void *data, int direct) {
   int rc = zkr__check_path(path);
   if (rc != ZOK) return rc;
   if (t != ZWATCHTYPE_CHILD && t != ZWATCHTYPE_DATA && t != ZWATCHTYPE_ANY) return ZBADARGUMENTS;
@@ -316,7 +315,8 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all,
       free(batch);
     }
   } else {
-    for (int i = 0; i < na; i++) send_req(c, armed[i]->member, armed[i]->zh, &armed[i], 1, path, t, 0);
+    for (int i = 0; i < na; i++)
+      send_req(c, armed[i]->member, armed[i]->zh, &armed[i], 1, path, t, 0);
   }
   free(armed);
   pthread_mutex_lock(&z->watch_mu);
@@ -347,20 +347,18 @@ void zkr__watch_removed_gc(zkr_t *z, uint64_t now) {
 }
 
 int zkr__remove_watches(zkr_t *z, const char *path, ZooWatcherType wtype, int all,
-                        watcher_fn watcher, void *ctx, int local,
-                        void_completion_t cb, const void *data, int direct) {
+                        watcher_fn watcher, void *ctx, int local, void_completion_t cb,
+                        const void *data, int direct) {
   ZKR__HELD(z, remove_held(z, path, wtype, all, watcher, ctx, local, cb, data, direct));
 }
 
-int zkr_aremove_watches(zkr_t *z, const char *path, ZooWatcherType wtype,
-                        watcher_fn watcher, void *watcherCtx, int local,
-                        void_completion_t completion, const void *data) {
-  return zkr__remove_watches(z, path, wtype, 0, watcher, watcherCtx, local, completion,
-                             data, 0);
+int zkr_aremove_watches(zkr_t *z, const char *path, ZooWatcherType wtype, watcher_fn watcher,
+                        void *watcherCtx, int local, void_completion_t completion,
+                        const void *data) {
+  return zkr__remove_watches(z, path, wtype, 0, watcher, watcherCtx, local, completion, data, 0);
 }
 
-int zkr_aremove_all_watches(zkr_t *z, const char *path, ZooWatcherType wtype,
-                            int local, void_completion_t completion,
-                            const void *data) {
+int zkr_aremove_all_watches(zkr_t *z, const char *path, ZooWatcherType wtype, int local,
+                            void_completion_t completion, const void *data) {
   return zkr__remove_watches(z, path, wtype, 1, NULL, NULL, local, completion, data, 0);
 }

@@ -28,21 +28,18 @@ struct zkr__host;
  * it (a pointer to one) and call it as the function itself; local removal
  * is made with the synchronous call, which does not wait for a server when
  * local is set (watch_remove.c). */
-#define ZKR__ZK_FIELD(gen, tbl, ret, name, params, ...) \
-  ZKR__TBL_##tbl(ret (*name) params;)
+#define ZKR__ZK_FIELD(gen, tbl, ret, name, params, ...) ZKR__TBL_##tbl(ret(*name) params;)
 #define ZKR__ZK_NONE(...)
 
 typedef struct zkr__zk {
   ZKR_ZOO_CALLS(ZKR__ZK_FIELD, ZKR__ZK_NONE)
   /* srvr of one server (srvr.c's zkr__srvr_fetch): ZOK or a ZKR_ESRVR_*. */
-  int (*srvr)(const char *host, int port, int timeout_ms, size_t cap,
-              struct zkr__srvr_reply *out);
+  int (*srvr)(const char *host, int port, int timeout_ms, size_t cap, struct zkr__srvr_reply *out);
   /* Resolves a host name of the connect string into addresses
    * (zkr__resolve_fn of hosts.h; resolve.c's getaddrinfo).  NULL (a table
    * that predates it): names are not resolved, each is one member whose
    * session resolves it itself. */
-  int (*resolve)(const char *name, int port, struct zkr__host *out, size_t cap,
-                 size_t *n);
+  int (*resolve)(const char *name, int port, struct zkr__host *out, size_t cap, size_t *n);
 } zkr__zk_t;
 
 /* The table in force; never NULL. */

@@ -56,26 +56,21 @@ ZKR_ZOO_CALLS(ZKR__DECLARE_X, ZKR__COMPAT_NONE)
 
 /* ---- the adapters written here (gen C and H in the list) ---- */
 
-static inline zhandle_t *zkr_compat_zookeeper_init(const char *host,
-                                                   watcher_fn fn,
-                                                   int recv_timeout,
-                                                   const clientid_t *clientid,
+static inline zhandle_t *zkr_compat_zookeeper_init(const char *host, watcher_fn fn,
+                                                   int recv_timeout, const clientid_t *clientid,
                                                    void *context, int flags) {
   return zkr_compat_init(host, fn, recv_timeout, clientid, context, flags, NULL);
 }
 
-static inline zhandle_t *zkr_compat_zookeeper_init2(
-    const char *host, watcher_fn fn, int recv_timeout,
-    const clientid_t *clientid, void *context, int flags,
-    log_callback_fn log_callback) {
-  return zkr_compat_init(host, fn, recv_timeout, clientid, context, flags,
-                         log_callback);
+static inline zhandle_t *zkr_compat_zookeeper_init2(const char *host, watcher_fn fn,
+                                                    int recv_timeout, const clientid_t *clientid,
+                                                    void *context, int flags,
+                                                    log_callback_fn log_callback) {
+  return zkr_compat_init(host, fn, recv_timeout, clientid, context, flags, log_callback);
 }
 
 /* Either kind of handle: zkroute keeps the list of plain ones. */
-static inline int zkr_compat_zookeeper_close(zhandle_t *zh) {
-  return zkr_compat_close(zh);
-}
+static inline int zkr_compat_zookeeper_close(zhandle_t *zh) { return zkr_compat_close(zh); }
 
 /* Zeros until the owner session has an id, never NULL, as stock. */
 static inline const clientid_t *zkr_compat_zoo_client_id(zhandle_t *zh) {
@@ -103,8 +98,7 @@ static inline log_callback_fn zkr_compat_zoo_get_log_callback(const zhandle_t *z
   return NULL;
 }
 
-static inline void zkr_compat_zoo_set_log_callback(zhandle_t *zh,
-                                                   log_callback_fn callback) {
+static inline void zkr_compat_zoo_set_log_callback(zhandle_t *zh, log_callback_fn callback) {
   zkr_t *z_ = zkr_compat_routed(zh);
   if (!z_) {
     zoo_set_log_callback(zh, callback);
@@ -114,8 +108,7 @@ static inline void zkr_compat_zoo_set_log_callback(zhandle_t *zh,
 }
 
 /* The single-threaded event loop: a routed handle runs its own threads. */
-static inline int zkr_compat_zookeeper_interest(zhandle_t *zh, int *fd,
-                                                int *interest,
+static inline int zkr_compat_zookeeper_interest(zhandle_t *zh, int *fd, int *interest,
                                                 struct timeval *tv) {
   zkr_t *z_ = zkr_compat_routed(zh);
   if (!z_) return zookeeper_interest(zh, fd, interest, tv);
@@ -139,14 +132,13 @@ static inline void zkr_compat_zoo_cycle_next_server(zhandle_t *zh) {
 
 /* ---- the adapters generated from the call list (gen G and P) ---- */
 
-#define ZKR__COMPAT_ADAPTER(ret, name, params, args, zkr_fn, zargs) \
-  static inline ret zkr_compat_##name params {                       \
-    zkr_t *z_ = zkr_compat_routed(zh);                               \
-    if (!z_) return name args;                                       \
-    return zkr_fn zargs;                                             \
+#define ZKR__COMPAT_ADAPTER(ret, name, params, args, zkr_fn, zargs)                                \
+  static inline ret zkr_compat_##name params {                                                     \
+    zkr_t *z_ = zkr_compat_routed(zh);                                                             \
+    if (!z_) return name args;                                                                     \
+    return zkr_fn zargs;                                                                           \
   }
-#define ZKR__COMPAT_X(gen, tbl, ...) \
-  ZKR__CO_##gen(ZKR__COMPAT_ADAPTER(__VA_ARGS__))
+#define ZKR__COMPAT_X(gen, tbl, ...) ZKR__CO_##gen(ZKR__COMPAT_ADAPTER(__VA_ARGS__))
 ZKR_ZOO_CALLS(ZKR__COMPAT_X, ZKR__COMPAT_NONE)
 
 #ifdef __cplusplus

@@ -24,13 +24,17 @@
 
 static int documented(int rc) {
   switch (rc) {
-  case ZKR_EHOSTS_EMPTY: case ZKR_EHOSTS_SPACE: case ZKR_EHOSTS_EMPTY_ENTRY:
-  case ZKR_EHOSTS_NO_PORT: case ZKR_EHOSTS_BAD_PORT: case ZKR_EHOSTS_BAD_HOST:
-  case ZKR_EHOSTS_BAD_IPV6: case ZKR_EHOSTS_BAD_CHROOT:
-  case ZKR_EHOSTS_TOO_MANY: case ZKR_EHOSTS_TOO_LONG:
-    return 1; /* DUPLICATE is documented but no longer returned */
-  default:
-    return 0;
+  case ZKR_EHOSTS_EMPTY:
+  case ZKR_EHOSTS_SPACE:
+  case ZKR_EHOSTS_EMPTY_ENTRY:
+  case ZKR_EHOSTS_NO_PORT:
+  case ZKR_EHOSTS_BAD_PORT:
+  case ZKR_EHOSTS_BAD_HOST:
+  case ZKR_EHOSTS_BAD_IPV6:
+  case ZKR_EHOSTS_BAD_CHROOT:
+  case ZKR_EHOSTS_TOO_MANY:
+  case ZKR_EHOSTS_TOO_LONG: return 1; /* DUPLICATE is documented but no longer returned */
+  default: return 0;
   }
 }
 
@@ -132,8 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *out = malloc(cap), *p = out;
     for (size_t i = 0; i < l.n; i++) {
       if (i) *p++ = ',';
-      int n = zkr__host_format(&l.v[i], i + 1 == l.n ? l.chroot : NULL, p,
-                               cap - (size_t)(p - out));
+      int n = zkr__host_format(&l.v[i], i + 1 == l.n ? l.chroot : NULL, p, cap - (size_t)(p - out));
       if (n < 0) abort();
       p += n;
     }

@@ -28,19 +28,17 @@ static void check_reply(int rc, const zkr__srvr_reply_t *r) {
     if (r->role != ZKR_ROLE_NOT_SERVING) abort();
     break;
   case ZKR_ESRVR_GARBAGE:
-  case ZKR_ESRVR_TRUNCATED:
-    break;
-  default:
-    abort();
+  case ZKR_ESRVR_TRUNCATED: break;
+  default: abort();
   }
   if (r->has_zxid && (r->zxid < 0 || r->epoch != (uint32_t)(r->zxid >> 32))) abort();
-  if (r->received < -1 || r->sent < -1 || r->outstanding < -1 ||
-      r->connections < -1 || r->node_count < -1)
+  if (r->received < -1 || r->sent < -1 || r->outstanding < -1 || r->connections < -1 ||
+      r->node_count < -1)
     abort();
   int lat = r->lat_min != -1;
   if (lat != (r->lat_avg != -1) || lat != (r->lat_max != -1)) abort();
-  if (lat && !(r->lat_min >= 0 && r->lat_avg >= 0 && r->lat_max >= 0 &&
-               isfinite(r->lat_min) && isfinite(r->lat_avg) && isfinite(r->lat_max)))
+  if (lat && !(r->lat_min >= 0 && r->lat_avg >= 0 && r->lat_max >= 0 && isfinite(r->lat_min) &&
+               isfinite(r->lat_avg) && isfinite(r->lat_max)))
     abort();
 }
 
@@ -49,8 +47,8 @@ static int same_reply(const zkr__srvr_reply_t *a, const zkr__srvr_reply_t *b) {
   return a->role == b->role && a->has_zxid == b->has_zxid && a->zxid == b->zxid &&
          a->epoch == b->epoch && a->received == b->received && a->sent == b->sent &&
          a->outstanding == b->outstanding && a->connections == b->connections &&
-         a->node_count == b->node_count && a->lat_min == b->lat_min &&
-         a->lat_avg == b->lat_avg && a->lat_max == b->lat_max;
+         a->node_count == b->node_count && a->lat_min == b->lat_min && a->lat_avg == b->lat_avg &&
+         a->lat_max == b->lat_max;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -59,9 +57,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t len = size - 5;
   size_t cap;
   switch (data[0] % 4) {
-  case 0: cap = 0; break;                     /* the default, 64 KiB */
-  case 1: cap = 1 + data[0] / 4; break;       /* tiny */
-  case 2: cap = len ? len : 1; break;         /* exactly the reply */
+  case 0: cap = 0; break;                      /* the default, 64 KiB */
+  case 1: cap = 1 + data[0] / 4; break;        /* tiny */
+  case 2: cap = len ? len : 1; break;          /* exactly the reply */
   default: cap = len > 1 ? len - 1 : 1; break; /* one byte short */
   }
   uint32_t seed;

@@ -47,7 +47,7 @@ typedef struct freq {
 } freq_t;
 
 struct fake_zh {
-  int server;         /* N of fakeN */
+  int server; /* N of fakeN */
   watcher_fn fn;
   void *ctx;
   int state;
@@ -105,7 +105,7 @@ static int server_of(const char *host) {
 /* ---- the table ---- */
 
 static zhandle_t *f_zookeeper_init(const char *host, watcher_fn fn, int recv_timeout,
-                         const clientid_t *cid, void *context, int flags) {
+                                   const clientid_t *cid, void *context, int flags) {
   (void)flags;
   int n = server_of(host);
   if (!n) return NULL;
@@ -218,55 +218,55 @@ static int add(zhandle_t *zh, int kind, const char *path, freq_t tmpl) {
   return ZOK;
 }
 
-static int f_zoo_add_auth(zhandle_t *zh, const char *scheme, const char *cert,
-                      int len, void_completion_t c, const void *data) {
+static int f_zoo_add_auth(zhandle_t *zh, const char *scheme, const char *cert, int len,
+                          void_completion_t c, const void *data) {
   (void)cert;
   (void)len;
   freq_t t = {.cb.v = c, .data = data};
   return add(zh, FK_AUTH, scheme, t);
 }
 
-static int f_zoo_acreate_ttl(zhandle_t *zh, const char *path, const char *value,
-                         int valuelen, const struct ACL_vector *acl, int mode,
-                         int64_t ttl, string_completion_t c, const void *data) {
+static int f_zoo_acreate_ttl(zhandle_t *zh, const char *path, const char *value, int valuelen,
+                             const struct ACL_vector *acl, int mode, int64_t ttl,
+                             string_completion_t c, const void *data) {
   (void)value, (void)valuelen, (void)acl, (void)ttl;
   freq_t t = {.cb.string = c, .data = data};
   t.pub.mode = mode;
   return add(zh, FK_CREATE, path, t);
 }
 
-static int f_zoo_acreate2_ttl(zhandle_t *zh, const char *path, const char *value,
-                          int valuelen, const struct ACL_vector *acl, int mode,
-                          int64_t ttl, string_stat_completion_t c, const void *data) {
+static int f_zoo_acreate2_ttl(zhandle_t *zh, const char *path, const char *value, int valuelen,
+                              const struct ACL_vector *acl, int mode, int64_t ttl,
+                              string_stat_completion_t c, const void *data) {
   (void)value, (void)valuelen, (void)acl, (void)ttl;
   freq_t t = {.cb.string_stat = c, .data = data, .create2 = 1};
   t.pub.mode = mode;
   return add(zh, FK_CREATE, path, t);
 }
 
-static int f_zoo_adelete(zhandle_t *zh, const char *path, int version,
-                     void_completion_t c, const void *data) {
+static int f_zoo_adelete(zhandle_t *zh, const char *path, int version, void_completion_t c,
+                         const void *data) {
   (void)version;
   freq_t t = {.cb.v = c, .data = data};
   return add(zh, FK_DELETE, path, t);
 }
 
-static int f_zoo_aset(zhandle_t *zh, const char *path, const char *buf, int len,
-                  int version, stat_completion_t c, const void *data) {
+static int f_zoo_aset(zhandle_t *zh, const char *path, const char *buf, int len, int version,
+                      stat_completion_t c, const void *data) {
   (void)buf, (void)len, (void)version;
   freq_t t = {.cb.stat = c, .data = data};
   return add(zh, FK_SET, path, t);
 }
 
-static int f_zoo_aset_acl(zhandle_t *zh, const char *path, int version,
-                      struct ACL_vector *acl, void_completion_t c, const void *data) {
+static int f_zoo_aset_acl(zhandle_t *zh, const char *path, int version, struct ACL_vector *acl,
+                          void_completion_t c, const void *data) {
   (void)version, (void)acl;
   freq_t t = {.cb.v = c, .data = data};
   return add(zh, FK_SETACL, path, t);
 }
 
-static int f_zoo_amulti(zhandle_t *zh, int count, const zoo_op_t *ops,
-                    zoo_op_result_t *results, void_completion_t c, const void *data) {
+static int f_zoo_amulti(zhandle_t *zh, int count, const zoo_op_t *ops, zoo_op_result_t *results,
+                        void_completion_t c, const void *data) {
   (void)results;
   freq_t t = {.cb.v = c, .data = data};
   int mode = 0;
@@ -277,50 +277,48 @@ static int f_zoo_amulti(zhandle_t *zh, int count, const zoo_op_t *ops,
 }
 
 static int f_zoo_awexists(zhandle_t *zh, const char *path, watcher_fn w, void *wc,
-                      stat_completion_t c, const void *data) {
+                          stat_completion_t c, const void *data) {
   freq_t t = {.cb.stat = c, .data = data, .wfn = w, .wctx = wc};
   return add(zh, FK_EXISTS, path, t);
 }
 
-static int f_zoo_awget(zhandle_t *zh, const char *path, watcher_fn w, void *wc,
-                   data_completion_t c, const void *data) {
+static int f_zoo_awget(zhandle_t *zh, const char *path, watcher_fn w, void *wc, data_completion_t c,
+                       const void *data) {
   freq_t t = {.cb.data = c, .data = data, .wfn = w, .wctx = wc};
   return add(zh, FK_GET, path, t);
 }
 
-static int f_zoo_awget_children2(zhandle_t *zh, const char *path, watcher_fn w,
-                             void *wc, strings_stat_completion_t c, const void *data) {
+static int f_zoo_awget_children2(zhandle_t *zh, const char *path, watcher_fn w, void *wc,
+                                 strings_stat_completion_t c, const void *data) {
   freq_t t = {.cb.strings_stat = c, .data = data, .wfn = w, .wctx = wc};
   return add(zh, FK_CHILDREN, path, t);
 }
 
-static int f_zoo_awget_children(zhandle_t *zh, const char *path, watcher_fn w,
-                            void *wc, strings_completion_t c, const void *data) {
+static int f_zoo_awget_children(zhandle_t *zh, const char *path, watcher_fn w, void *wc,
+                                strings_completion_t c, const void *data) {
   (void)zh, (void)path, (void)w, (void)wc, (void)c, (void)data;
   return ZUNIMPLEMENTED; /* zkroute sends get_children2 only */
 }
 
-static int f_zoo_aget_acl(zhandle_t *zh, const char *path, acl_completion_t c,
-                      const void *data) {
+static int f_zoo_aget_acl(zhandle_t *zh, const char *path, acl_completion_t c, const void *data) {
   freq_t t = {.cb.acl = c, .data = data};
   return add(zh, FK_GETACL, path, t);
 }
 
-static int f_zoo_async(zhandle_t *zh, const char *path, string_completion_t c,
-                   const void *data) {
+static int f_zoo_async(zhandle_t *zh, const char *path, string_completion_t c, const void *data) {
   freq_t t = {.cb.string = c, .data = data};
   return add(zh, FK_SYNC, path, t);
 }
 
-static int f_zoo_awgetconfig(zhandle_t *zh, watcher_fn w, void *wc,
-                         data_completion_t c, const void *data) {
+static int f_zoo_awgetconfig(zhandle_t *zh, watcher_fn w, void *wc, data_completion_t c,
+                             const void *data) {
   freq_t t = {.cb.data = c, .data = data, .wfn = w, .wctx = wc};
   return add(zh, FK_GETCONFIG, "/zookeeper/config", t);
 }
 
 static int f_zoo_areconfig(zhandle_t *zh, const char *joining, const char *leaving,
-                       const char *members, int64_t version, data_completion_t c,
-                       const void *data) {
+                           const char *members, int64_t version, data_completion_t c,
+                           const void *data) {
   (void)joining, (void)leaving, (void)members, (void)version;
   freq_t t = {.cb.data = c, .data = data};
   return add(zh, FK_RECONFIG, "/zookeeper/config", t);
@@ -328,8 +326,8 @@ static int f_zoo_areconfig(zhandle_t *zh, const char *joining, const char *leavi
 
 /* Drops h's registrations of path matching the watcher type and, unless
  * all, the watcher and context.  Returns how many went. */
-static int unwatch(fake_zh_t *h, const char *path, ZooWatcherType t, int all,
-                   watcher_fn fn, void *ctx) {
+static int unwatch(fake_zh_t *h, const char *path, ZooWatcherType t, int all, watcher_fn fn,
+                   void *ctx) {
   int n = 0;
   pthread_mutex_lock(&mu);
   for (fwatch_t **p = &h->watches; *p;) {
@@ -347,23 +345,22 @@ static int unwatch(fake_zh_t *h, const char *path, ZooWatcherType t, int all,
   return n;
 }
 
-static int f_zoo_remove_watches(zhandle_t *zh, const char *path, ZooWatcherType t,
-                            watcher_fn w, void *wc, int local) {
+static int f_zoo_remove_watches(zhandle_t *zh, const char *path, ZooWatcherType t, watcher_fn w,
+                                void *wc, int local) {
   if (!local) return ZUNIMPLEMENTED; /* zkroute only removes locally so */
   return unwatch((fake_zh_t *)zh, path, t, w == NULL, w, wc) ? ZOK : ZNOWATCHER;
 }
 
-static int f_zoo_aremove_watches(zhandle_t *zh, const char *path, ZooWatcherType t,
-                             watcher_fn w, void *wc, int local,
-                             void_completion_t *c, const void *data) {
+static int f_zoo_aremove_watches(zhandle_t *zh, const char *path, ZooWatcherType t, watcher_fn w,
+                                 void *wc, int local, void_completion_t *c, const void *data) {
   if (local) return ZUNIMPLEMENTED;
   freq_t tm = {.cb.v = (void_completion_t)c, .data = data, .wfn = w, .wctx = wc};
   tm.pub.mode = (int)t;
   return add(zh, FK_REMOVE_WATCHES, path, tm);
 }
 
-static int f_zoo_aremove_all_watches(zhandle_t *zh, const char *path, ZooWatcherType t,
-                                 int local, void_completion_t *c, const void *data) {
+static int f_zoo_aremove_all_watches(zhandle_t *zh, const char *path, ZooWatcherType t, int local,
+                                     void_completion_t *c, const void *data) {
   if (local) return ZUNIMPLEMENTED;
   freq_t tm = {.cb.v = (void_completion_t)c, .data = data};
   tm.pub.mode = (int)t;
@@ -371,7 +368,7 @@ static int f_zoo_aremove_all_watches(zhandle_t *zh, const char *path, ZooWatcher
 }
 
 static struct sockaddr *f_zookeeper_get_connected_host(zhandle_t *zh, struct sockaddr *addr,
-                                         socklen_t *len) {
+                                                       socklen_t *len) {
   fake_zh_t *h = (fake_zh_t *)zh;
   if (h->state != ZOO_CONNECTED_STATE || !addr || !len || *len < sizeof(struct sockaddr_in))
     return NULL;
@@ -384,8 +381,7 @@ static struct sockaddr *f_zookeeper_get_connected_host(zhandle_t *zh, struct soc
   return addr;
 }
 
-static int f_srvr(const char *host, int port, int timeout_ms, size_t cap,
-                  zkr__srvr_reply_t *out) {
+static int f_srvr(const char *host, int port, int timeout_ms, size_t cap, zkr__srvr_reply_t *out) {
   (void)port, (void)timeout_ms, (void)cap;
   memset(out, 0, sizeof *out);
   int n = server_of(host);
@@ -406,8 +402,7 @@ static int f_srvr(const char *host, int port, int timeout_ms, size_t cap,
 #define FAKE_FIELD(gen, tbl, ret, name, ...) ZKR__TBL_##tbl(.name = f_##name, )
 
 static const zkr__zk_t fake_table = {
-    ZKR_ZOO_CALLS(FAKE_FIELD, ZKR__ZK_NONE)
-    .srvr = f_srvr,
+    ZKR_ZOO_CALLS(FAKE_FIELD, ZKR__ZK_NONE).srvr = f_srvr,
 };
 
 /* ---- a fake DNS (fake_install_dns) ---- */
@@ -421,8 +416,7 @@ static struct {
 } dns[MAX_NAMES];
 static int dns_calls;
 
-static int f_resolve(const char *name, int port, zkr__host_t *out, size_t cap,
-                     size_t *n) {
+static int f_resolve(const char *name, int port, zkr__host_t *out, size_t cap, size_t *n) {
   char addrs[128] = "";
   int delay = 0, found = 0;
   *n = 0;
@@ -568,8 +562,8 @@ void fake_connect(fake_zh_t *h, int64_t sid) {
 }
 
 static int matches(freq_t *r, fake_zh_t *h, int kind, const char *path) {
-  return !r->pub.answered && !r->pub.taken && r->pub.kind == kind &&
-         (!h || r->pub.h == h) && (!path || strcmp(r->pub.path, path) == 0);
+  return !r->pub.answered && !r->pub.taken && r->pub.kind == kind && (!h || r->pub.h == h) &&
+         (!path || strcmp(r->pub.path, path) == 0);
 }
 
 fake_req_t *fake_peek(fake_zh_t *h, int kind, const char *path) {
@@ -655,9 +649,9 @@ void fake_reply(fake_req_t *pr, int rc, int64_t mzxid, int64_t pzxid, const char
   int is_read = pr->kind == FK_GET || pr->kind == FK_EXISTS || pr->kind == FK_CHILDREN ||
                 pr->kind == FK_GETCONFIG;
   if (is_read && r->wfn && (rc == ZOK || (pr->kind == FK_EXISTS && rc == ZNONODE))) {
-    int table = pr->kind == FK_CHILDREN ? T_CHILD
+    int table = pr->kind == FK_CHILDREN                  ? T_CHILD
                 : pr->kind == FK_EXISTS && rc == ZNONODE ? T_EXIST
-                                                          : T_DATA;
+                                                         : T_DATA;
     watch_add(h, table, pr->path, r->wfn, r->wctx);
   }
   struct String_vector sv = {0, NULL};
@@ -669,9 +663,7 @@ void fake_reply(fake_req_t *pr, int rc, int64_t mzxid, int64_t pzxid, const char
   switch (pr->kind) {
   case FK_GET:
   case FK_GETCONFIG:
-  case FK_RECONFIG:
-    r->cb.data(rc, value, value ? (int)strlen(value) : -1, sp, r->data);
-    break;
+  case FK_RECONFIG: r->cb.data(rc, value, value ? (int)strlen(value) : -1, sp, r->data); break;
   case FK_EXISTS:
   case FK_SET: r->cb.stat(rc, sp, r->data); break;
   case FK_CHILDREN: r->cb.strings_stat(rc, rc == ZOK ? &sv : NULL, sp, r->data); break;

@@ -29,21 +29,21 @@ enum {
   FK_AUTH,
   FK_GETCONFIG,
   FK_RECONFIG,
-  FK_REMOVE_WATCHES,    /* one watcher (mode 0) */
+  FK_REMOVE_WATCHES, /* one watcher (mode 0) */
   FK_REMOVE_ALL_WATCHES
 };
 
 typedef struct fake_zh fake_zh_t;
 
 typedef struct fake_req {
-  int seq;          /* arrival order over all handles, from 1 */
+  int seq; /* arrival order over all handles, from 1 */
   fake_zh_t *h;
-  int kind;         /* FK_* */
+  int kind; /* FK_* */
   char path[256];
-  int mode;         /* create; the watcher type of a removal */
-  int watched;      /* a watcher came with the read */
+  int mode;    /* create; the watcher type of a removal */
+  int watched; /* a watcher came with the read */
   int answered;
-  int taken;        /* returned by fake_wait already */
+  int taken; /* returned by fake_wait already */
 } fake_req_t;
 
 /* Installs the fake table (zkr__zk_use) and resets every fake.  Member
@@ -100,8 +100,7 @@ int fake_log(fake_zh_t *h, int *kinds, fake_req_t **reqs, int cap);
 /* Answers a request: rc and, for reads and writes, a Stat with these
  * zxids/version and this data (value NULL: none).  A read with a watcher
  * that succeeds registers it (exists: also with ZNONODE). */
-void fake_reply(fake_req_t *r, int rc, int64_t mzxid, int64_t pzxid,
-                const char *value);
+void fake_reply(fake_req_t *r, int rc, int64_t mzxid, int64_t pzxid, const char *value);
 
 /* Fires the registered watchers of path on h for this event type, as the
  * server's watch event would, and unregisters them. */

@@ -41,7 +41,7 @@
 #include <unistd.h>
 
 #define IO_TIMEOUT_MS 5000
-#define PAT_PERIOD 65521 /* prime: a shifted or dropped byte shows */
+#define PAT_PERIOD 65521     /* prime: a shifted or dropped byte shows */
 #define QUEUE_CAP (4u << 20) /* faultproxy's default */
 
 static int echo_port, proxy_port, ctl_port;
@@ -52,8 +52,7 @@ static char reply[8192];
 static unsigned char pat[PAT_PERIOD + 65536];
 static int failures;
 
-static void fatal(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2), noreturn));
+static void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void fatal(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -95,11 +94,10 @@ static int tcp_connect(int port) {
 
 static int listen_any(int *port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_in sa = {.sin_family = AF_INET,
-                           .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   socklen_t len = sizeof sa;
-  if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
-      listen(fd, 512) < 0 || getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
+  if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 512) < 0 ||
+      getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
     fatal("echo listen: %s", strerror(errno));
   *port = ntohs(sa.sin_port);
   return fd;
@@ -240,8 +238,7 @@ static long long stat_of(const char *key) {
 
 static int proxy_quit(void) {
   int status;
-  if (!ctl("quit") || strcmp(reply, "ok bye") != 0)
-    fatal("quit -> %s", reply);
+  if (!ctl("quit") || strcmp(reply, "ok bye") != 0) fatal("quit -> %s", reply);
   for (int i = 0; i < 3000; i++) { /* valgrind takes its time */
     pid_t r = waitpid(proxy_pid, &status, WNOHANG);
     if (r == proxy_pid) {
@@ -303,9 +300,8 @@ static struct summary summarize(double *v, size_t n) {
   qsort(v, n, sizeof *v, cmp_dbl);
   double sum = 0;
   for (size_t i = 0; i < n; i++) sum += v[i];
-  return (struct summary){v[0],           pct(v, n, 1),  pct(v, n, 50),
-                          pct(v, n, 90),  pct(v, n, 99), pct(v, n, 99.9),
-                          v[n - 1],       sum / (double)n};
+  return (struct summary){v[0],          pct(v, n, 1),    pct(v, n, 50), pct(v, n, 90),
+                          pct(v, n, 99), pct(v, n, 99.9), v[n - 1],      sum / (double)n};
 }
 
 /* Sends total bytes of the pattern while reading the echo back; half-closes
@@ -351,8 +347,7 @@ static double bulk(int port, size_t total, const char **why) {
         if (recvd != total) *why = "early EOF";
         break;
       }
-      if (recvd + (size_t)n > total ||
-          memcmp(buf, pat + recvd % PAT_PERIOD, (size_t)n) != 0) {
+      if (recvd + (size_t)n > total || memcmp(buf, pat + recvd % PAT_PERIOD, (size_t)n) != 0) {
         *why = "corrupted stream";
         break;
       }
@@ -372,8 +367,7 @@ static void print_load(void) {
     if (fgets(buf, sizeof buf, f)) buf[strcspn(buf, "\n")] = '\0';
     fclose(f);
   }
-  printf("  (load average: %s; %ld CPUs online)\n", buf,
-         sysconf(_SC_NPROCESSORS_ONLN));
+  printf("  (load average: %s; %ld CPUs online)\n", buf, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 static void run_overhead(size_t n, size_t size, size_t block, size_t bulk_mib) {
@@ -391,13 +385,14 @@ static void run_overhead(size_t n, size_t size, size_t block, size_t bulk_mib) {
   close(pfd);
   struct summary d = summarize(dv, n), p = summarize(pv, n);
   printf("overhead: %zu round trips of %zu bytes each way, direct and "
-         "proxied alternating every %zu\n", n, size, block);
-  printf("  %-8s %8s %8s %8s %8s %8s %8s %8s  (us)\n", "", "min", "p50", "p90",
-         "p99", "p99.9", "max", "mean");
-  printf("  %-8s %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n", "direct", d.min,
-         d.p50, d.p90, d.p99, d.p999, d.max, d.mean);
-  printf("  %-8s %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n", "proxy", p.min,
-         p.p50, p.p90, p.p99, p.p999, p.max, p.mean);
+         "proxied alternating every %zu\n",
+         n, size, block);
+  printf("  %-8s %8s %8s %8s %8s %8s %8s %8s  (us)\n", "", "min", "p50", "p90", "p99", "p99.9",
+         "max", "mean");
+  printf("  %-8s %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n", "direct", d.min, d.p50, d.p90, d.p99,
+         d.p999, d.max, d.mean);
+  printf("  %-8s %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n", "proxy", p.min, p.p50, p.p90, p.p99,
+         p.p999, p.max, p.mean);
   printf("  added by the proxy per round trip: p50 %.1f us, p90 %.1f us, "
          "p99 %.1f us, mean %.1f us\n",
          p.p50 - d.p50, p.p90 - d.p90, p.p99 - d.p99, p.mean - d.mean);
@@ -429,9 +424,8 @@ static void delay_case(const char *cmd, size_t n, double expect_ms) {
   struct summary s = summarize(v, n);
   printf("%-18s n=%zu  min %.3f  p1 %.3f  p50 %.3f  p99 %.3f  max %.3f  "
          "mean %.3f ms  (expected %s%.1f ms)\n",
-         cmd, n, s.min / 1e3, s.p1 / 1e3, s.p50 / 1e3, s.p99 / 1e3,
-         s.max / 1e3, s.mean / 1e3, strstr(cmd, " 2") ? "p50 " : "",
-         expect_ms);
+         cmd, n, s.min / 1e3, s.p1 / 1e3, s.p50 / 1e3, s.p99 / 1e3, s.max / 1e3, s.mean / 1e3,
+         strstr(cmd, " 2") ? "p50 " : "", expect_ms);
   fflush(stdout);
   free(v);
 }
@@ -523,8 +517,8 @@ static void run_selftest(void) {
   long long qu = stat_of("up_qpeak"), qd = field("down_qpeak");
   ctl_ok("clear L");
   check(s >= 0, "64 MiB, delay 5+-3 ms: intact and in order", "%s", why);
-  check(qu > 0 && qu <= QUEUE_CAP + 65536 && qd <= QUEUE_CAP + 65536,
-        "queues bounded by the cap", "up_qpeak=%lld down_qpeak=%lld", qu, qd);
+  check(qu > 0 && qu <= QUEUE_CAP + 65536 && qd <= QUEUE_CAP + 65536, "queues bounded by the cap",
+        "up_qpeak=%lld down_qpeak=%lld", qu, qd);
 
   /* Jitter larger than the spacing of the writes: reordering would show. */
   ctl_ok("delay L 2 2");
@@ -535,20 +529,17 @@ static void run_selftest(void) {
     sent = write_all(fd, pat + i * 8, 8) == 0;
     usleep(100);
   }
-  bool inorder = sent && read_exact(fd, got, 4000) == 4000 &&
-                 memcmp(got, pat, 4000) == 0;
+  bool inorder = sent && read_exact(fd, got, 4000) == 4000 && memcmp(got, pat, 4000) == 0;
   close(fd);
   ctl_ok("clear L");
-  check(inorder, "order kept under jitter (500 writes, delay 2+-2 ms)",
-        "stream differs");
+  check(inorder, "order kept under jitter (500 writes, delay 2+-2 ms)", "stream differs");
 
   fd = tcp_connect(proxy_port);
   write_all(fd, "bye", 3);
   shutdown(fd, SHUT_WR);
   char b4[8];
   ssize_t r = read_exact(fd, b4, sizeof b4);
-  check(r == 3 && memcmp(b4, "bye", 3) == 0, "half-close: data, then EOF",
-        "read %zd", r);
+  check(r == 3 && memcmp(b4, "bye", 3) == 0, "half-close: data, then EOF", "read %zd", r);
   close(fd);
 
   ctl_ok("delay L 20 0");
@@ -573,34 +564,28 @@ static void run_selftest(void) {
   check(lo >= 20 && lo < 23, "delay 10 ms each way: RTT >= 20 ms, best < 23",
         "min %.3f max %.3f ms", lo, hi);
   rtt_range("delay L 10 0 up", 20, &lo, &hi);
-  check(lo >= 10 && lo < 13, "delay 10 ms up only: RTT >= 10 ms, best < 13",
-        "min %.3f max %.3f ms", lo, hi);
+  check(lo >= 10 && lo < 13, "delay 10 ms up only: RTT >= 10 ms, best < 13", "min %.3f max %.3f ms",
+        lo, hi);
 
   /* Blackhole: fd stays idle, fd2 talks into the void, fd3 connects
    * during the blackhole without sending. */
   fd = tcp_connect(proxy_port);
   fd2 = tcp_connect(proxy_port);
-  check(echo_once(fd, "a") && echo_once(fd2, "b"), "two connections echo",
-        "no echo");
+  check(echo_once(fd, "a") && echo_once(fd2, "b"), "two connections echo", "no echo");
   long long dropped0 = stat_of("up_dropped");
   ctl_ok("blackhole L on");
   write_all(fd2, "lost", 4);
   fd3 = tcp_connect(proxy_port);
   bool quiet = silent_for(fd2, 300) && silent_for(fd, 0) && silent_for(fd3, 0);
   long long dropped = stat_of("up_dropped") - dropped0;
-  check(quiet, "blackhole: nothing delivered, connections stay open",
-        "something arrived");
-  check(dropped == 4, "blackhole: sent bytes are dropped", "dropped %lld",
-        dropped);
+  check(quiet, "blackhole: nothing delivered, connections stay open", "something arrived");
+  check(dropped == 4, "blackhole: sent bytes are dropped", "dropped %lld", dropped);
   ctl_ok("blackhole L off");
-  check(field("reset") == 1, "blackhole off: resets only the damaged one",
-        "%s", reply);
-  check(strcmp(read_outcome(fd2), "reset") == 0,
-        "blackhole off: damaged connection sees RST", "not reset");
-  check(echo_once(fd, "still here"), "blackhole off: idle connection lives",
-        "no echo");
-  check(echo_once(fd3, "late"),
-        "blackhole off: connection made during it now reaches the target",
+  check(field("reset") == 1, "blackhole off: resets only the damaged one", "%s", reply);
+  check(strcmp(read_outcome(fd2), "reset") == 0, "blackhole off: damaged connection sees RST",
+        "not reset");
+  check(echo_once(fd, "still here"), "blackhole off: idle connection lives", "no echo");
+  check(echo_once(fd3, "late"), "blackhole off: connection made during it now reaches the target",
         "no echo");
   close(fd);
   close(fd2);
@@ -614,11 +599,9 @@ static void run_selftest(void) {
   echo_once(fd, "1");
   echo_once(fd2, "2");
   ctl("reset L");
-  check(strcmp(reply, "ok reset L 2") == 0, "reset: reply counts connections",
-        "%s", reply);
+  check(strcmp(reply, "ok reset L 2") == 0, "reset: reply counts connections", "%s", reply);
   const char *o1 = read_outcome(fd), *o2 = read_outcome(fd2);
-  check(!strcmp(o1, "reset") && !strcmp(o2, "reset"),
-        "reset: clients see RST", "%s, %s", o1, o2);
+  check(!strcmp(o1, "reset") && !strcmp(o2, "reset"), "reset: clients see RST", "%s, %s", o1, o2);
   close(fd);
   close(fd2);
 
@@ -626,8 +609,8 @@ static void run_selftest(void) {
   fd = tcp_connect(proxy_port);
   o1 = read_outcome(fd);
   close(fd);
-  check(!strcmp(o1, "reset") && stat_of("refused") == 1,
-        "refuse: accepted, then RST", "%s, %s", o1, reply);
+  check(!strcmp(o1, "reset") && stat_of("refused") == 1, "refuse: accepted, then RST", "%s, %s", o1,
+        reply);
   ctl_ok("refuse L off");
   fd = tcp_connect(proxy_port);
   check(echo_once(fd, "back"), "refuse off: echo again", "no echo");
@@ -654,17 +637,16 @@ static void run_selftest(void) {
     o1 = read_outcome(fd);
     close(fd);
     ctl_ok("stats D");
-    check(!strcmp(o1, "reset") && field("connect_failed") == 1,
-          "target down: client gets RST", "%s, %s", o1, reply);
+    check(!strcmp(o1, "reset") && field("connect_failed") == 1, "target down: client gets RST",
+          "%s, %s", o1, reply);
     ctl_ok("del D");
     ctl("stats D");
     check(strncmp(reply, "err", 3) == 0, "del removes the link", "%s", reply);
   }
 
-  check(!ctl("bogus") && strncmp(reply, "err ", 4) == 0, "unknown command: err",
-        "%s", reply);
-  check(!ctl("delay L x 1") && !ctl("delay L 1 1 sideways") &&
-            !ctl("stats nope") && !ctl("blackhole L") && !ctl("add L 1 2"),
+  check(!ctl("bogus") && strncmp(reply, "err ", 4) == 0, "unknown command: err", "%s", reply);
+  check(!ctl("delay L x 1") && !ctl("delay L 1 1 sideways") && !ctl("stats nope") &&
+            !ctl("blackhole L") && !ctl("add L 1 2"),
         "bad arguments: err", "%s", reply);
 
   /* Many connections at once, then no fd left behind.  The count before
@@ -676,8 +658,7 @@ static void run_selftest(void) {
   for (int i = 0; i < MANY; i++) fds[i] = tcp_connect(proxy_port);
   bool all = true;
   for (int i = 0; i < MANY; i++) all = all && echo_once(fds[i], "m");
-  check(all && stat_of("active") == MANY, "200 concurrent connections", "%s",
-        reply);
+  check(all && stat_of("active") == MANY, "200 concurrent connections", "%s", reply);
   for (int i = 0; i < MANY; i++) close(fds[i]);
   long long active = -1;
   for (int i = 0; i < 500 && active != 0; i++) {
@@ -707,28 +688,17 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool v = i + 1 < argc;
-    if (!strcmp(a, "--proxy") && v)
-      cmd = argv[++i];
-    else if (!strcmp(a, "--n") && v)
-      n = strtoull(argv[++i], NULL, 10);
-    else if (!strcmp(a, "--size") && v)
-      size = strtoull(argv[++i], NULL, 10);
-    else if (!strcmp(a, "--block") && v)
-      block = strtoull(argv[++i], NULL, 10);
-    else if (!strcmp(a, "--bulk-mib") && v)
-      bulk_mib = strtoull(argv[++i], NULL, 10);
-    else if (!strcmp(a, "--delay-n") && v)
-      delay_n = strtoull(argv[++i], NULL, 10);
-    else if (!strcmp(a, "selftest"))
-      self = true;
-    else if (!strcmp(a, "overhead"))
-      over = true;
-    else if (!strcmp(a, "delay"))
-      dly = true;
-    else if (!strcmp(a, "all"))
-      self = over = dly = true;
-    else
-      usage();
+    if (!strcmp(a, "--proxy") && v) cmd = argv[++i];
+    else if (!strcmp(a, "--n") && v) n = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(a, "--size") && v) size = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(a, "--block") && v) block = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(a, "--bulk-mib") && v) bulk_mib = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(a, "--delay-n") && v) delay_n = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(a, "selftest")) self = true;
+    else if (!strcmp(a, "overhead")) over = true;
+    else if (!strcmp(a, "delay")) dly = true;
+    else if (!strcmp(a, "all")) self = over = dly = true;
+    else usage();
   }
   if (!self && !over && !dly) self = true;
   if (n < 1 || size < 1 || size > 65536 || block < 1 || delay_n < 1) usage();

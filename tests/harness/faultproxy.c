@@ -42,15 +42,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BUF_SIZE (64 * 1024)          /* one read, at most */
-#define DEFAULT_QUEUE_CAP (4u << 20)  /* per direction of a connection */
-#define CTL_LINE_MAX 4096             /* longer command lines: error, close */
-#define CTL_OUT_MAX (1u << 20)        /* a control client that never reads */
+#define BUF_SIZE (64 * 1024)         /* one read, at most */
+#define DEFAULT_QUEUE_CAP (4u << 20) /* per direction of a connection */
+#define CTL_LINE_MAX 4096            /* longer command lines: error, close */
+#define CTL_OUT_MAX (1u << 20)       /* a control client that never reads */
 #define LINK_NAME_MAX 63
-#define ADDR_STR_MAX 320              /* "[" + host (255) + "]:" + port */
+#define ADDR_STR_MAX 320 /* "[" + host (255) + "]:" + port */
 #define MAX_EVENTS 256
 #define ACCEPT_BURST 64
-#define MAX_MS 3600000.0              /* one hour; longer is a typo */
+#define MAX_MS 3600000.0 /* one hour; longer is a typo */
 #define NPOS SIZE_MAX
 
 enum kind { K_LINK, K_EP, K_CTL_LISTEN, K_CTL, K_TIMER, K_SIGNAL };
@@ -185,9 +185,9 @@ static void logmsg(const char *fmt, ...) {
   va_end(ap);
 }
 
-#define VLOG(...)                                                              \
-  do {                                                                         \
-    if (P.verbose) logmsg(__VA_ARGS__);                                        \
+#define VLOG(...)                                                                                  \
+  do {                                                                                             \
+    if (P.verbose) logmsg(__VA_ARGS__);                                                            \
   } while (0)
 
 static void die(const char *what) {
@@ -238,8 +238,7 @@ static void rst_close(int fd) {
 static void set_interest(struct handle *h, uint32_t want) {
   if (want == h->mask) return;
   struct epoll_event ev = {.events = want, .data.ptr = h};
-  int op = want == 0 ? EPOLL_CTL_DEL : h->mask == 0 ? EPOLL_CTL_ADD
-                                                    : EPOLL_CTL_MOD;
+  int op = want == 0 ? EPOLL_CTL_DEL : h->mask == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
   /* Fds that want nothing are taken out of the set: epoll reports
    * EPOLLHUP/EPOLLERR even with an empty mask, which would spin a paused
    * socket whose peer has gone. */
@@ -247,8 +246,7 @@ static void set_interest(struct handle *h, uint32_t want) {
   h->mask = want;
 }
 
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void sb_printf(struct sbuf *b, const char *fmt, ...) {
   for (;;) {
     va_list ap;
@@ -273,8 +271,8 @@ static void sb_printf(struct sbuf *b, const char *fmt, ...) {
 /* ---- addresses -------------------------------------------------------- */
 
 /* "host:port", "[v6]:port" or "*:port" (wildcard, listen only). */
-static int resolve(const char *spec, bool passive, struct sockaddr_storage *ss,
-                   socklen_t *len, const char **err) {
+static int resolve(const char *spec, bool passive, struct sockaddr_storage *ss, socklen_t *len,
+                   const char **err) {
   char host[256];
   const char *port;
   if (spec[0] == '[') {
@@ -306,8 +304,7 @@ static int resolve(const char *spec, bool passive, struct sockaddr_storage *ss,
   }
   struct addrinfo hints = {.ai_family = AF_UNSPEC,
                            .ai_socktype = SOCK_STREAM,
-                           .ai_flags = AI_NUMERICSERV |
-                                       (passive ? AI_PASSIVE : 0)};
+                           .ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0)};
   struct addrinfo *ai = NULL;
   bool any = passive && strcmp(host, "*") == 0;
   int rc = getaddrinfo(any ? NULL : host, port, &hints, &ai);
@@ -323,15 +320,14 @@ static int resolve(const char *spec, bool passive, struct sockaddr_storage *ss,
 
 static void addr_str(const struct sockaddr *sa, char *out, size_t n) {
   char host[NI_MAXHOST], serv[NI_MAXSERV];
-  socklen_t len = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                                            : sizeof(struct sockaddr_in);
-  if (getnameinfo(sa, len, host, sizeof host, serv, sizeof serv,
-                  NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+  socklen_t len =
+      sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+  if (getnameinfo(sa, len, host, sizeof host, serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) !=
+      0) {
     snprintf(out, n, "?");
     return;
   }
-  snprintf(out, n, sa->sa_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host,
-           serv);
+  snprintf(out, n, sa->sa_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, serv);
 }
 
 /* Returns a non-blocking listening socket, or -1 with errno set. */
@@ -424,8 +420,7 @@ static void arm_timer(uint64_t now) {
   its.it_value.tv_nsec = (long)(top % 1000000u) * 1000;
   if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
     its.it_value.tv_nsec = 1; /* zero would disarm */
-  if (timerfd_settime(P.timer.fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
-    die("timerfd_settime");
+  if (timerfd_settime(P.timer.fd, TFD_TIMER_ABSTIME, &its, NULL) < 0) die("timerfd_settime");
   P.armed = top;
 }
 
@@ -460,18 +455,14 @@ static void conn_kill(struct conn *c, bool rst) {
     int fd = c->ep[i].h.fd;
     if (fd >= 0) {
       /* close() also takes the fd out of the epoll set. */
-      if (rst)
-        rst_close(fd);
-      else
-        close(fd);
+      if (rst) rst_close(fd);
+      else close(fd);
       c->ep[i].h.fd = -1;
       c->ep[i].h.mask = 0;
     }
   }
-  if (c->prev)
-    c->prev->next = c->next;
-  else
-    l->conns = c->next;
+  if (c->prev) c->prev->next = c->next;
+  else l->conns = c->next;
   if (c->next) c->next->prev = c->prev;
   l->active--;
   VLOG("%s: connection closed (%s)", l->name, rst ? "reset" : "fin");
@@ -490,23 +481,17 @@ static uint32_t ep_want(const struct conn *c, int s) {
    * dropped by a blackhole). */
   bool may_read = s == 0 || c->state == CS_OPEN;
   if (may_read && in->fin == FIN_NONE &&
-      (l->f.blackhole || (c->state == CS_OPEN && !in->blocked &&
-                          in->queued < P.queue_cap)))
+      (l->f.blackhole || (c->state == CS_OPEN && !in->blocked && in->queued < P.queue_cap)))
     m |= EPOLLIN;
-  if (s == 1 && c->state == CS_CONNECTING)
-    m |= EPOLLOUT;
-  else if (c->d[1 - s].blocked)
-    m |= EPOLLOUT;
+  if (s == 1 && c->state == CS_CONNECTING) m |= EPOLLOUT;
+  else if (c->d[1 - s].blocked) m |= EPOLLOUT;
   return m;
 }
 
 static void dir_resched(struct dir *d) {
   struct conn *c = d->c;
-  if (!c->dead && c->state == CS_OPEN && !c->l->f.blackhole && !d->blocked &&
-      d->head)
-    heap_set(d);
-  else
-    heap_remove(d);
+  if (!c->dead && c->state == CS_OPEN && !c->l->f.blackhole && !d->blocked && d->head) heap_set(d);
+  else heap_remove(d);
 }
 
 /* Brings the epoll interests and timer entries of c in line with its state,
@@ -540,10 +525,8 @@ static void dir_enqueue(struct dir *d, const char *p, size_t n, uint64_t due) {
   ch->len = n;
   ch->off = 0;
   if (n) memcpy(ch->data, p, n);
-  if (d->tail)
-    d->tail->next = ch;
-  else
-    d->head = ch;
+  if (d->tail) d->tail->next = ch;
+  else d->head = ch;
   d->tail = ch;
   d->queued += n;
   struct link *l = d->c->l;
@@ -613,8 +596,7 @@ static void conn_kick(struct conn *c) {
 
 static void conn_connect(struct conn *c) {
   struct link *l = c->l;
-  int fd = socket(l->target.ss_family,
-                  SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int fd = socket(l->target.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     logmsg("%s: socket: %s", l->name, strerror(errno));
     l->connect_failed++;
@@ -755,8 +737,7 @@ static void ep_event(struct ep *e, uint32_t ev) {
   if ((ev & (EPOLLOUT | EPOLLERR | EPOLLHUP)) && (e->h.mask & EPOLLOUT)) {
     ep_out(e);
     /* A hung-up socket that still cannot take our bytes never will. */
-    if (!c->dead && (ev & EPOLLHUP) && !(ev & EPOLLIN) &&
-        (e->h.mask & EPOLLOUT) && e->h.fd >= 0)
+    if (!c->dead && (ev & EPOLLHUP) && !(ev & EPOLLIN) && (e->h.mask & EPOLLOUT) && e->h.fd >= 0)
       conn_kill(c, true);
   }
 }
@@ -773,17 +754,16 @@ static bool name_ok(const char *s) {
   size_t n = strlen(s);
   if (n == 0 || n > LINK_NAME_MAX) return false;
   for (; *s; s++)
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-          (*s >= '0' && *s <= '9') || *s == '_' || *s == '-' || *s == '.'))
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+          *s == '_' || *s == '-' || *s == '.'))
       return false;
   return true;
 }
 
 /* Returns the new link, or NULL with *err set (points to static text or
  * to errbuf). */
-static struct link *link_add(const char *name, const char *lspec,
-                             const char *tspec, char *errbuf, size_t errlen,
-                             const char **err) {
+static struct link *link_add(const char *name, const char *lspec, const char *tspec, char *errbuf,
+                             size_t errlen, const char **err) {
   if (!name_ok(name)) {
     *err = "bad link name (1-63 of [A-Za-z0-9_.-])";
     return NULL;
@@ -823,8 +803,7 @@ static struct link *link_add(const char *name, const char *lspec,
   socklen_t blen = sizeof bound;
   if (getsockname(fd, (struct sockaddr *)&bound, &blen) == 0)
     addr_str((struct sockaddr *)&bound, l->listen_str, sizeof l->listen_str);
-  else
-    snprintf(l->listen_str, sizeof l->listen_str, "%s", lspec);
+  else snprintf(l->listen_str, sizeof l->listen_str, "%s", lspec);
   snprintf(l->target_str, sizeof l->target_str, "%s", tspec);
   l->target = ts;
   l->target_len = tlen;
@@ -918,10 +897,8 @@ static void ctl_close(struct ctl *k) {
   k->dead = true;
   close(k->h.fd);
   k->h.fd = -1;
-  if (k->prev)
-    k->prev->next = k->next;
-  else
-    P.ctls = k->next;
+  if (k->prev) k->prev->next = k->next;
+  else P.ctls = k->next;
   if (k->next) k->next->prev = k->prev;
   k->next = P.dead_ctls;
   P.dead_ctls = k;
@@ -989,8 +966,7 @@ static bool parse_ms(const char *s, uint64_t *us) {
 }
 
 static void fmt_ms(struct sbuf *b, uint64_t us) {
-  sb_printf(b, "%llu.%03llu", (unsigned long long)(us / 1000),
-            (unsigned long long)(us % 1000));
+  sb_printf(b, "%llu.%03llu", (unsigned long long)(us / 1000), (unsigned long long)(us % 1000));
 }
 
 static void link_stats(struct sbuf *b, const struct link *l) {
@@ -1002,18 +978,13 @@ static void link_stats(struct sbuf *b, const struct link *l) {
             "resets=%llu heal_resets=%llu up_bytes=%llu down_bytes=%llu "
             "up_dropped=%llu down_dropped=%llu up_queued=%llu "
             "down_queued=%llu up_qpeak=%llu down_qpeak=%llu",
-            l->name, (unsigned long long)l->accepted,
-            (unsigned long long)l->active, (unsigned long long)l->refused,
-            (unsigned long long)l->connect_failed,
-            (unsigned long long)l->resets,
-            (unsigned long long)l->heal_resets,
-            (unsigned long long)l->bytes[UP],
-            (unsigned long long)l->bytes[DOWN],
-            (unsigned long long)l->dropped[UP],
-            (unsigned long long)l->dropped[DOWN],
+            l->name, (unsigned long long)l->accepted, (unsigned long long)l->active,
+            (unsigned long long)l->refused, (unsigned long long)l->connect_failed,
+            (unsigned long long)l->resets, (unsigned long long)l->heal_resets,
+            (unsigned long long)l->bytes[UP], (unsigned long long)l->bytes[DOWN],
+            (unsigned long long)l->dropped[UP], (unsigned long long)l->dropped[DOWN],
             (unsigned long long)queued[UP], (unsigned long long)queued[DOWN],
-            (unsigned long long)l->qpeak[UP],
-            (unsigned long long)l->qpeak[DOWN]);
+            (unsigned long long)l->qpeak[UP], (unsigned long long)l->qpeak[DOWN]);
   sb_printf(b, " delay_up_ms=");
   fmt_ms(b, l->f.delay_us[UP]);
   sb_printf(b, " jitter_up_ms=");
@@ -1026,18 +997,16 @@ static void link_stats(struct sbuf *b, const struct link *l) {
             l->f.refuse ? "on" : "off");
 }
 
-static const char HELP[] =
-    "ok commands: delay NAME MS JITTER_MS [up|down]; blackhole NAME on|off; "
-    "reset NAME; refuse NAME on|off; add NAME LISTEN TARGET; del NAME; "
-    "clear NAME; stats NAME; list; help; quit";
+static const char HELP[] = "ok commands: delay NAME MS JITTER_MS [up|down]; blackhole NAME on|off; "
+                           "reset NAME; refuse NAME on|off; add NAME LISTEN TARGET; del NAME; "
+                           "clear NAME; stats NAME; list; help; quit";
 
 /* Runs one command line; appends exactly one reply line to b. */
 static void ctl_command(char *line, struct sbuf *b) {
   char *argv[8];
   int argc = 0;
   char *save = NULL;
-  for (char *t = strtok_r(line, " \t", &save); t;
-       t = strtok_r(NULL, " \t", &save)) {
+  for (char *t = strtok_r(line, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
     if (argc == 8) {
       sb_printf(b, "err too many arguments");
       return;
@@ -1045,8 +1014,8 @@ static void ctl_command(char *line, struct sbuf *b) {
     argv[argc++] = t;
   }
   const char *cmd = argv[0];
-  static const char *const link_cmds[] = {"delay", "blackhole", "reset",
-                                          "refuse", "clear", "stats", "del"};
+  static const char *const link_cmds[] = {"delay", "blackhole", "reset", "refuse",
+                                          "clear", "stats",     "del"};
   struct link *l = NULL;
   for (size_t i = 0; i < sizeof link_cmds / sizeof link_cmds[0]; i++) {
     if (strcmp(cmd, link_cmds[i]) != 0) continue;
@@ -1072,10 +1041,8 @@ static void ctl_command(char *line, struct sbuf *b) {
     }
     bool dir[2] = {true, true};
     if (argc == 5) {
-      if (strcmp(argv[4], "up") == 0)
-        dir[DOWN] = false;
-      else if (strcmp(argv[4], "down") == 0)
-        dir[UP] = false;
+      if (strcmp(argv[4], "up") == 0) dir[DOWN] = false;
+      else if (strcmp(argv[4], "down") == 0) dir[UP] = false;
       else {
         sb_printf(b, "err direction must be up or down");
         return;
@@ -1146,10 +1113,8 @@ static void ctl_command(char *line, struct sbuf *b) {
     char eb[512];
     const char *err;
     struct link *n = link_add(argv[1], argv[2], argv[3], eb, sizeof eb, &err);
-    if (!n)
-      sb_printf(b, "err %s", err);
-    else
-      sb_printf(b, "ok add %s %s %s", n->name, n->listen_str, n->target_str);
+    if (!n) sb_printf(b, "err %s", err);
+    else sb_printf(b, "ok add %s %s %s", n->name, n->listen_str, n->target_str);
   } else if (strcmp(cmd, "del") == 0) {
     if (argc != 2) {
       sb_printf(b, "err usage: del NAME");
@@ -1271,9 +1236,7 @@ static void reap(void) {
 static void dispatch(struct epoll_event *ev) {
   struct handle *h = ev->data.ptr;
   switch (h->kind) {
-  case K_EP:
-    ep_event((struct ep *)h, ev->events);
-    break;
+  case K_EP: ep_event((struct ep *)h, ev->events); break;
   case K_LINK: {
     struct link *l = (struct link *)h;
     if (!l->dead) link_accept(l);
@@ -1286,15 +1249,11 @@ static void dispatch(struct epoll_event *ev) {
       ctl_close(k);
       break;
     }
-    if (k->h.mask & EPOLLOUT)
-      ctl_flush(k);
-    else if (ev->events & (EPOLLIN | EPOLLHUP))
-      ctl_in(k);
+    if (k->h.mask & EPOLLOUT) ctl_flush(k);
+    else if (ev->events & (EPOLLIN | EPOLLHUP)) ctl_in(k);
     break;
   }
-  case K_CTL_LISTEN:
-    ctl_accept();
-    break;
+  case K_CTL_LISTEN: ctl_accept(); break;
   case K_TIMER: {
     uint64_t ticks;
     (void)!read(h->fd, &ticks, sizeof ticks);
@@ -1331,16 +1290,14 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool has_val = i + 1 < argc;
-    if ((strcmp(a, "--control") == 0) && has_val)
-      control = argv[++i];
+    if ((strcmp(a, "--control") == 0) && has_val) control = argv[++i];
     else if (strcmp(a, "--link") == 0 && has_val) {
       if (nlinks == (int)(sizeof links / sizeof links[0])) {
         logmsg("too many --link");
         return 2;
       }
       links[nlinks++] = argv[++i];
-    } else if (strcmp(a, "--pidfile") == 0 && has_val)
-      pidfile = argv[++i];
+    } else if (strcmp(a, "--pidfile") == 0 && has_val) pidfile = argv[++i];
     else if (strcmp(a, "--queue-cap") == 0 && has_val) {
       char *end;
       unsigned long long v = strtoull(argv[++i], &end, 10);
@@ -1352,8 +1309,7 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "--seed") == 0 && has_val) {
       P.rng = strtoull(argv[++i], NULL, 0);
       seeded = true;
-    } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0)
-      P.verbose = true;
+    } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) P.verbose = true;
     else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       usage(stdout);
       return 0;
@@ -1425,8 +1381,7 @@ int main(int argc, char **argv) {
     char *a = strchr(spec, '=');
     char *b2 = a ? strchr(a + 1, '=') : NULL;
     if (!a || !b2 || strchr(b2 + 1, '=')) {
-      logmsg("--link %s: want NAME=LISTEN_HOST:PORT=TARGET_HOST:PORT",
-             links[i]);
+      logmsg("--link %s: want NAME=LISTEN_HOST:PORT=TARGET_HOST:PORT", links[i]);
       return 2;
     }
     *a = *b2 = '\0';
@@ -1437,8 +1392,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     const char *colon = strrchr(a + 1, ':');
-    if (colon && strcmp(colon, ":0") == 0)
-      printf("listen %s %s\n", l->name, l->listen_str);
+    if (colon && strcmp(colon, ":0") == 0) printf("listen %s %s\n", l->name, l->listen_str);
   }
 
   if (pidfile) {
@@ -1469,8 +1423,7 @@ int main(int argc, char **argv) {
    * then free everything so valgrind sees no leak. */
   while (P.ctls) {
     struct ctl *k = P.ctls;
-    if (k->outlen)
-      (void)!send(k->h.fd, k->out, k->outlen, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (k->outlen) (void)!send(k->h.fd, k->out, k->outlen, MSG_NOSIGNAL | MSG_DONTWAIT);
     ctl_close(k);
   }
   while (P.links) {

@@ -13,7 +13,7 @@
 
 /* Event log entries: op id (or mark index) << 2 | kind. */
 enum { EV_INVOKE = 0, EV_COMPLETE = 1, EV_MARK = 2 };
-#define EV_KIND(e) ((e) & 3u)
+#define EV_KIND(e) ((e)&3u)
 #define EV_ID(e) ((e) >> 2)
 #define ZKH_MAX_OPS (1u << 29)
 
@@ -105,9 +105,7 @@ static int is_write(int type) {
   return type == ZKH_CREATE || type == ZKH_SET || type == ZKH_DELETE;
 }
 
-static int is_read(int type) {
-  return type == ZKH_GET || type == ZKH_EXISTS || type == ZKH_FINAL;
-}
+static int is_read(int type) { return type == ZKH_GET || type == ZKH_EXISTS || type == ZKH_FINAL; }
 
 /* Codes with which the server refused the request: nothing was applied.
  * Everything else that is not ZOK may have been applied. */
@@ -128,8 +126,7 @@ static zkh_outcome_t classify(int rc) {
 
 /* ---- life ---- */
 
-zkh_t *zkh_new(uint32_t max_ops, uint32_t max_keys, int max_threads,
-               uint32_t max_marks) {
+zkh_t *zkh_new(uint32_t max_ops, uint32_t max_keys, int max_threads, uint32_t max_marks) {
   if (max_ops == 0 || max_ops > ZKH_MAX_OPS || max_keys == 0 || max_threads <= 0 ||
       max_threads > 65535)
     return NULL;
@@ -226,10 +223,9 @@ const zkh_op_t *zkh_op(const zkh_t *h, int64_t op) {
   return op >= 0 && (uint64_t)op < zkh_n_ops(h) ? &h->ops[op] : NULL;
 }
 
-int64_t zkh_invoke(zkh_t *h, int thread, zkh_type_t type, int key,
-                   int arg_version) {
-  if (thread < 0 || thread >= h->max_threads || key < 0 ||
-      (uint32_t)key >= h->n_keys || type < 0 || type >= ZKH_N_TYPES) {
+int64_t zkh_invoke(zkh_t *h, int thread, zkh_type_t type, int key, int arg_version) {
+  if (thread < 0 || thread >= h->max_threads || key < 0 || (uint32_t)key >= h->n_keys || type < 0 ||
+      type >= ZKH_N_TYPES) {
     __atomic_fetch_add(&h->dropped, 1, __ATOMIC_RELAXED);
     return -1;
   }
@@ -276,17 +272,17 @@ static void parse_value(zkh_op_t *o, const char *v, int len) {
   const char *p = v, *end = v + len;
   uint64_t th, seq, op;
   o->value_op = -2;
-  if (*p++ != 't' || !parse_u(&p, end, &th) || p >= end || *p++ != '.' ||
-      !parse_u(&p, end, &seq) || p >= end || *p++ != '#' || !parse_u(&p, end, &op) ||
-      p != end || th > 65535 || seq > UINT32_MAX || op >= ZKH_MAX_OPS)
+  if (*p++ != 't' || !parse_u(&p, end, &th) || p >= end || *p++ != '.' || !parse_u(&p, end, &seq) ||
+      p >= end || *p++ != '#' || !parse_u(&p, end, &op) || p != end || th > 65535 ||
+      seq > UINT32_MAX || op >= ZKH_MAX_OPS)
     return;
   o->value_op = (int32_t)op;
   o->value_thread = (uint16_t)th;
   o->value_seq = (uint32_t)seq;
 }
 
-void zkh_done(zkh_t *h, int64_t op, int rc, int64_t mzxid, int64_t czxid,
-              int32_t version, const char *value, int len) {
+void zkh_done(zkh_t *h, int64_t op, int rc, int64_t mzxid, int64_t czxid, int32_t version,
+              const char *value, int len) {
   if (op < 0 || (uint64_t)op >= h->max_ops) return;
   zkh_op_t *o = &h->ops[op];
   o->end_ns = now_ns();
@@ -331,11 +327,11 @@ void zkh_mark(zkh_t *h, const char *fmt, ...) {
 
 /* What an op saw of its key (and of all writes) when it was invoked. */
 typedef struct {
-  int64_t fm;     /* highest mzxid of an acked create/set of the key */
-  int64_t fd;     /* nodes with czxid <= fd were deleted by an acked delete */
-  int64_t rd;     /* highest mzxid a completed read of the key returned */
-  int64_t gmax;   /* highest mzxid of any acked write */
-  int64_t seen;   /* writes: the mzxid its value was first read with */
+  int64_t fm;   /* highest mzxid of an acked create/set of the key */
+  int64_t fd;   /* nodes with czxid <= fd were deleted by an acked delete */
+  int64_t rd;   /* highest mzxid a completed read of the key returned */
+  int64_t gmax; /* highest mzxid of any acked write */
+  int64_t seen; /* writes: the mzxid its value was first read with */
   uint32_t fm_inv, rd_inv;
   int32_t fm_op, fd_op, rd_op, gmax_op;
 } snap_t;
@@ -344,9 +340,9 @@ typedef struct {
   int64_t fm, fd, rd;
   uint32_t fm_inv, rd_inv;
   int32_t fm_op, fd_op, rd_op;
-  int32_t del_inflight;  /* deletes invoked, not completed */
-  int64_t del_done_pos;  /* last completion of a delete that may have applied */
-  int32_t final_op;      /* last final-state read, -1 none */
+  int32_t del_inflight; /* deletes invoked, not completed */
+  int64_t del_done_pos; /* last completion of a delete that may have applied */
+  int32_t final_op;     /* last final-state read, -1 none */
   uint32_t creates_ok, creates_maybe, sets_ok, sets_maybe, deletes, acked_writes;
 } keyst_t;
 
@@ -378,8 +374,10 @@ static void describe(const ctx_t *c, int64_t id, char *buf, size_t cap) {
   if (is_write(o->type) && o->type != ZKH_DELETE) {
     zkh_value(h, id, val, sizeof val);
   } else if (o->type == ZKH_GET || o->type == ZKH_FINAL) {
-    if (o->value_op >= 0) snprintf(val, sizeof val, "read t%u.%u#%d", o->value_thread, o->value_seq, o->value_op);
-    else if (o->outcome == ZKH_OK) snprintf(val, sizeof val, "read %s", o->value_op == -1 ? "no data" : "a foreign value");
+    if (o->value_op >= 0)
+      snprintf(val, sizeof val, "read t%u.%u#%d", o->value_thread, o->value_seq, o->value_op);
+    else if (o->outcome == ZKH_OK)
+      snprintf(val, sizeof val, "read %s", o->value_op == -1 ? "no data" : "a foreign value");
   }
   char cond[24] = "", stat[96] = "", end[24] = "...";
   if (o->arg_version >= 0) snprintf(cond, sizeof cond, " if-version %d", o->arg_version);
@@ -400,8 +398,9 @@ void zkh_describe(const zkh_t *h, int64_t op, char *buf, size_t cap) {
 
 static void mark_text(const ctx_t *c, int32_t m, char *buf, size_t cap) {
   if (m < 0) snprintf(buf, cap, "before any mark");
-  else snprintf(buf, cap, "after mark %d \"%s\" at %.3f s", m, c->h->marks[m].text,
-                rel_s(c->h, c->h->marks[m].t_ns));
+  else
+    snprintf(buf, cap, "after mark %d \"%s\" at %.3f s", m, c->h->marks[m].text,
+             rel_s(c->h, c->h->marks[m].t_ns));
 }
 
 /* Counts a violation of prop by op id; prints the first max_examples. */
@@ -485,8 +484,7 @@ static void check_value(ctx_t *c, int64_t id, const zkh_op_t *o) {
   }
   if (wo->inv_pos > o->end_pos) {
     describe(c, w, d, sizeof d);
-    violation(c, ZKH_INTEGRITY, id, c->cur_mark,
-              "read a value before its write was issued: %s", d);
+    violation(c, ZKH_INTEGRITY, id, c->cur_mark, "read a value before its write was issued: %s", d);
     return;
   }
   if (wo->outcome == ZKH_FAILED || wo->outcome == ZKH_REJECTED) {
@@ -500,8 +498,7 @@ static void check_value(ctx_t *c, int64_t id, const zkh_op_t *o) {
   if (wo->outcome == ZKH_OK && wo->mzxid >= 0 && o->mzxid != wo->mzxid) {
     describe(c, w, d, sizeof d);
     violation(c, ZKH_INTEGRITY, id, c->cur_mark,
-              "mzxid 0x%" PRIx64 " read with the value of a write acked as mzxid 0x%" PRIx64
-              ": %s",
+              "mzxid 0x%" PRIx64 " read with the value of a write acked as mzxid 0x%" PRIx64 ": %s",
               (uint64_t)o->mzxid, (uint64_t)wo->mzxid, d);
     return;
   }
@@ -579,8 +576,8 @@ static void on_read_done(ctx_t *c, int64_t id, const zkh_op_t *o) {
   }
 }
 
-static void on_write_done(ctx_t *c, int64_t id, const zkh_op_t *o, int64_t *gmax,
-                          int32_t *gmax_op, int64_t *last_seq) {
+static void on_write_done(ctx_t *c, int64_t id, const zkh_op_t *o, int64_t *gmax, int32_t *gmax_op,
+                          int64_t *last_seq) {
   keyst_t *k = &c->keys[o->key];
   const snap_t *s = &c->snap[id];
   char d[320];
@@ -804,8 +801,8 @@ uint64_t zkh_check(const zkh_t *h, zkh_report_t *rout, FILE *out, int max_exampl
         if (mark_write_ms[m] >= 0) snprintf(w, sizeof w, "+%.0f ms", mark_write_ms[m]);
         if (mark_read_ms[m] >= 0) snprintf(rd, sizeof rd, "+%.0f ms", mark_read_ms[m]);
         if (mark_unknown[m + 1]) snprintf(u, sizeof u, "unknown %u", mark_unknown[m + 1]);
-        fprintf(out, "    %8.3f s  %-52s write %-10s read %-10s %s\n",
-                rel_s(h, h->marks[m].t_ns), h->marks[m].text, w, rd, u);
+        fprintf(out, "    %8.3f s  %-52s write %-10s read %-10s %s\n", rel_s(h, h->marks[m].t_ns),
+                h->marks[m].text, w, rd, u);
       }
     }
     char mt[200];
@@ -840,11 +837,13 @@ void zkh_print_report(const zkh_t *h, const zkh_report_t *r, FILE *out) {
     char b[24];
     fprintf(out, " %s %" PRIu64, rc_str(h, r->rcs[i].rc, b, sizeof b), r->rcs[i].n);
   }
-  fprintf(out, "\n  writes with unknown outcome (maybe applied): %" PRIu64
-               "; ops never completed: %" PRIu64 "; not recorded (history full): %" PRIu64 "\n",
+  fprintf(out,
+          "\n  writes with unknown outcome (maybe applied): %" PRIu64
+          "; ops never completed: %" PRIu64 "; not recorded (history full): %" PRIu64 "\n",
           r->maybe_applied, r->incomplete, r->dropped);
-  fprintf(out, "  final state: %" PRIu64 " keys read; %" PRIu64
-               " keys with acked writes but no final read\n",
+  fprintf(out,
+          "  final state: %" PRIu64 " keys read; %" PRIu64
+          " keys with acked writes but no final read\n",
           r->final_keys, r->unchecked_keys);
   fprintf(out, "  %-20s %10s %10s\n", "property", "checks", "violations");
   for (int p = 0; p < ZKH_N_PROPS; p++)

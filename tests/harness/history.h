@@ -78,41 +78,43 @@ typedef struct zkh_op {
   int32_t version;           /* stat version, -1 unknown */
   int32_t arg_version;       /* conditional set/delete version, -1 none */
   int32_t rc;
-  int32_t value_op;          /* reads: op whose value was read; -1 none
+  int32_t value_op; /* reads: op whose value was read; -1 none
                                 (no data), -2 not a workload value */
   uint32_t key;
-  uint32_t seq;              /* per-thread issue sequence */
-  uint32_t value_seq;        /* reads: thread and seq spelled in the value */
+  uint32_t seq;       /* per-thread issue sequence */
+  uint32_t value_seq; /* reads: thread and seq spelled in the value */
   uint16_t value_thread;
   uint32_t inv_pos, end_pos; /* positions in the event log */
   uint16_t thread;
-  uint8_t type;              /* zkh_type_t */
-  uint8_t outcome;           /* zkh_outcome_t */
-  int8_t member;             /* member that served it, -1 unknown */
+  uint8_t type;    /* zkh_type_t */
+  uint8_t outcome; /* zkh_outcome_t */
+  int8_t member;   /* member that served it, -1 unknown */
 } zkh_op_t;
 
 typedef struct zkh_report {
   uint64_t ops, events, marks, keys, dropped;
   uint64_t by_type[ZKH_N_TYPES];
   uint64_t outcome[ZKH_N_TYPES][ZKH_REJECTED + 1];
-  struct { int rc; uint64_t n; } rcs[32]; /* rc -> count, all ops */
+  struct {
+    int rc;
+    uint64_t n;
+  } rcs[32]; /* rc -> count, all ops */
   int n_rcs;
-  uint64_t maybe_applied;    /* writes with an unknown outcome */
-  uint64_t incomplete;       /* ops never completed (a hang) */
-  uint64_t final_keys;       /* keys with a final-state read */
-  uint64_t unchecked_keys;   /* keys with acked writes but no final read */
+  uint64_t maybe_applied;  /* writes with an unknown outcome */
+  uint64_t incomplete;     /* ops never completed (a hang) */
+  uint64_t final_keys;     /* keys with a final-state read */
+  uint64_t unchecked_keys; /* keys with acked writes but no final read */
   uint64_t checks[ZKH_N_PROPS];
   uint64_t violations[ZKH_N_PROPS];
   uint64_t total_violations;
-  double max_write_gap_ms;   /* longest time without an acked write */
-  double check_ms;           /* time the checker took */
+  double max_write_gap_ms; /* longest time without an acked write */
+  double check_ms;         /* time the checker took */
 } zkh_report_t;
 
 /* A history for at most max_ops operations, max_keys keys, max_threads
  * issuing threads (ids 0..max_threads-1) and max_marks marks.  NULL on
  * allocation failure.  Free with zkh_free (NULL accepted). */
-zkh_t *zkh_new(uint32_t max_ops, uint32_t max_keys, int max_threads,
-               uint32_t max_marks);
+zkh_t *zkh_new(uint32_t max_ops, uint32_t max_keys, int max_threads, uint32_t max_marks);
 void zkh_free(zkh_t *h);
 
 /* Names return codes in reports (default: a built-in table of
@@ -127,8 +129,7 @@ const char *zkh_key_path(const zkh_t *h, int key);
 /* Records the start of an operation and returns its id, or -1 when the
  * history is full (the op must then not be issued: counted as dropped).
  * arg_version: the expected version of a conditional set/delete, -1 none. */
-int64_t zkh_invoke(zkh_t *h, int thread, zkh_type_t type, int key,
-                   int arg_version);
+int64_t zkh_invoke(zkh_t *h, int thread, zkh_type_t type, int key, int arg_version);
 
 /* The unique value a write op writes: "t<thread>.<seq>#<op>".  Returns its
  * length (< cap), or -1 if cap is too small. */
@@ -138,16 +139,15 @@ int zkh_value(const zkh_t *h, int64_t op, char *buf, size_t cap);
  * there is none.  value/len: the data a get or final read returned (NULL
  * or len < 0 for none); ignored for other ops.  Call exactly once per op
  * (or zkh_reject instead). */
-void zkh_done(zkh_t *h, int64_t op, int rc, int64_t mzxid, int64_t czxid,
-              int32_t version, const char *value, int len);
+void zkh_done(zkh_t *h, int64_t op, int rc, int64_t mzxid, int64_t czxid, int32_t version,
+              const char *value, int len);
 /* The call that should have issued op returned rc: it was never sent. */
 void zkh_reject(zkh_t *h, int64_t op, int rc);
 /* Records which member served op (if known).  Optional. */
 void zkh_set_member(zkh_t *h, int64_t op, int member);
 
 /* Appends a mark (a fault-schedule step) to the log; printf format. */
-void zkh_mark(zkh_t *h, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void zkh_mark(zkh_t *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Seconds since the history was created: the time base of reports. */
 double zkh_elapsed_s(const zkh_t *h);
@@ -162,8 +162,7 @@ const zkh_op_t *zkh_op(const zkh_t *h, int64_t op);
 /* Runs the checker.  Fills *r (may be NULL), prints up to max_examples
  * violations per property and the report to out (may be NULL).  Returns
  * the number of violations.  Must not run while recording goes on. */
-uint64_t zkh_check(const zkh_t *h, zkh_report_t *r, FILE *out,
-                   int max_examples);
+uint64_t zkh_check(const zkh_t *h, zkh_report_t *r, FILE *out, int max_examples);
 
 /* Prints a report as zkh_check does (counts only). */
 void zkh_print_report(const zkh_t *h, const zkh_report_t *r, FILE *out);

@@ -50,17 +50,39 @@ static int pending; /* async completions still to come */
 
 static const char *rc_name(int rc) {
   static char other[32];
-  switch (rc) {
-#define N(c) \
-  case c: return #c;
-    N(ZOK) N(ZSYSTEMERROR) N(ZRUNTIMEINCONSISTENCY) N(ZDATAINCONSISTENCY)
-    N(ZCONNECTIONLOSS) N(ZMARSHALLINGERROR) N(ZUNIMPLEMENTED)
-    N(ZOPERATIONTIMEOUT) N(ZBADARGUMENTS) N(ZINVALIDSTATE) N(ZAPIERROR)
-    N(ZNONODE) N(ZNOAUTH) N(ZBADVERSION) N(ZNOCHILDRENFOREPHEMERALS)
-    N(ZNODEEXISTS) N(ZNOTEMPTY) N(ZSESSIONEXPIRED) N(ZINVALIDCALLBACK)
-    N(ZINVALIDACL) N(ZAUTHFAILED) N(ZCLOSING) N(ZNOTHING) N(ZNOWATCHER)
+  static const struct {
+    int rc;
+    const char *name;
+  } names[] = {
+#define N(c) {c, #c}
+      N(ZOK),
+      N(ZSYSTEMERROR),
+      N(ZRUNTIMEINCONSISTENCY),
+      N(ZDATAINCONSISTENCY),
+      N(ZCONNECTIONLOSS),
+      N(ZMARSHALLINGERROR),
+      N(ZUNIMPLEMENTED),
+      N(ZOPERATIONTIMEOUT),
+      N(ZBADARGUMENTS),
+      N(ZINVALIDSTATE),
+      N(ZAPIERROR),
+      N(ZNONODE),
+      N(ZNOAUTH),
+      N(ZBADVERSION),
+      N(ZNOCHILDRENFOREPHEMERALS),
+      N(ZNODEEXISTS),
+      N(ZNOTEMPTY),
+      N(ZSESSIONEXPIRED),
+      N(ZINVALIDCALLBACK),
+      N(ZINVALIDACL),
+      N(ZAUTHFAILED),
+      N(ZCLOSING),
+      N(ZNOTHING),
+      N(ZNOWATCHER),
 #undef N
-  }
+  };
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (names[i].rc == rc) return names[i].name;
   snprintf(other, sizeof other, "rc%d", rc);
   return other;
 }
@@ -86,16 +108,12 @@ static const char *state_name(int state) {
 /* "$B/x" for base "/.../x". */
 static const char *rel(const char *path, char *buf, size_t len) {
   if (!path) return "(null)";
-  if (strncmp(path, base, base_len) == 0)
-    snprintf(buf, len, "$B%s", path + base_len);
-  else
-    snprintf(buf, len, "%s", path);
+  if (strncmp(path, base, base_len) == 0) snprintf(buf, len, "$B%s", path + base_len);
+  else snprintf(buf, len, "%s", path);
   return buf;
 }
 
-static void at(char *out, size_t len, const char *name) {
-  snprintf(out, len, "%s%s", base, name);
-}
+static void at(char *out, size_t len, const char *name) { snprintf(out, len, "%s%s", base, name); }
 
 static void stat_text(const struct Stat *s, char *buf, size_t len) {
   if (!s) {
@@ -132,8 +150,8 @@ static void acl_text(const struct ACL_vector *v, char *buf, size_t len) {
   size_t n = 0;
   buf[0] = '\0';
   for (int i = 0; v && i < v->count && n < len; i++)
-    n += (size_t)snprintf(buf + n, len - n, "%s%s:%s:%d", i ? "," : "",
-                          v->data[i].id.scheme, v->data[i].id.id, v->data[i].perms);
+    n += (size_t)snprintf(buf + n, len - n, "%s%s:%s:%d", i ? "," : "", v->data[i].id.scheme,
+                          v->data[i].id.id, v->data[i].perms);
 }
 
 static void push_event(const char *fmt, ...) {
@@ -190,8 +208,10 @@ static void gwatch(zhandle_t *h, int type, int state, const char *path, void *ct
     note_session(state);
     return;
   }
-  push_event("via=global type=%s path=%s ctx=%s handle=%s", type_name(type),
-             rel(path, r, sizeof r), ctx == &ctx1 ? "ctx1" : ctx == &ctx2 ? "ctx2" : "?",
+  push_event("via=global type=%s path=%s ctx=%s handle=%s", type_name(type), rel(path, r, sizeof r),
+             ctx == &ctx1   ? "ctx1"
+             : ctx == &ctx2 ? "ctx2"
+                            : "?",
              h == zh ? "same" : "OTHER");
 }
 
@@ -206,7 +226,9 @@ static void gwatch2(zhandle_t *h, int type, int state, const char *path, void *c
   const void *c = zoo_get_context(h);
   push_event("via=global2 type=%s state=%s path=%s ctx=%s get_context=%s handle=%s",
              type_name(type), state_name(state), rel(path, r, sizeof r),
-             ctx == &ctx1 ? "ctx1" : ctx == &ctx2 ? "ctx2" : "?",
+             ctx == &ctx1   ? "ctx1"
+             : ctx == &ctx2 ? "ctx2"
+                            : "?",
              c == &ctx2 ? "ctx2" : "?", h == zh ? "same" : "OTHER");
 }
 
@@ -214,16 +236,16 @@ static void rearm_done(int rc, const char *value, int len, const struct Stat *st
                        const void *data) {
   (void)st;
   (void)data;
-  push_event("re-armed from the watcher: rc=%s value=%.*s", rc_name(rc),
-             value && len > 0 ? len : 0, value ? value : "");
+  push_event("re-armed from the watcher: rc=%s value=%.*s", rc_name(rc), value && len > 0 ? len : 0,
+             value ? value : "");
 }
 
 /* Per-call watchers; ctx names the watch. */
 static void cwatch(zhandle_t *h, int type, int state, const char *path, void *ctx) {
   char r[256];
   const char *name = ctx;
-  push_event("via=%s type=%s state=%s path=%s handle=%s", name, type_name(type),
-             state_name(state), rel(path, r, sizeof r), h == zh ? "same" : "OTHER");
+  push_event("via=%s type=%s state=%s path=%s handle=%s", name, type_name(type), state_name(state),
+             rel(path, r, sizeof r), h == zh ? "same" : "OTHER");
   if (strcmp(name, "rearm") == 0) {
     /* An asynchronous call from inside the watcher, on its handle. */
     int rc = zoo_awget(h, path, cwatch, (void *)"rearmed", rearm_done, NULL);
@@ -326,13 +348,13 @@ static void issued(int rc, int idx, const char *what) {
   }
 }
 
-#define ASYNC(idx, what, call)                         \
-  do {                                                 \
-    pthread_mutex_lock(&mu);                           \
-    pending++;                                         \
-    pthread_mutex_unlock(&mu);                         \
-    snprintf(names[idx], sizeof names[0], "%s", what); \
-    issued(call, idx, what);                           \
+#define ASYNC(idx, what, call)                                                                     \
+  do {                                                                                             \
+    pthread_mutex_lock(&mu);                                                                       \
+    pending++;                                                                                     \
+    pthread_mutex_unlock(&mu);                                                                     \
+    snprintf(names[idx], sizeof names[0], "%s", what);                                             \
+    issued(call, idx, what);                                                                       \
   } while (0)
 
 #define D(i) ((const void *)(intptr_t)(i))
@@ -369,8 +391,8 @@ static void sync_calls(void) {
   printf("get $B/a: %s value=%.*s len=%d %s\n", rc_name(rc), len > 0 ? len : 0, buf, len, s);
   len = 1;
   rc = zoo_get(zh, p, 0, buf, &len, &st);
-  printf("get $B/a into 1 byte: %s value=%.*s len=%d dataLength=%d\n", rc_name(rc), len, buf,
-         len, st.dataLength);
+  printf("get $B/a into 1 byte: %s value=%.*s len=%d dataLength=%d\n", rc_name(rc), len, buf, len,
+         st.dataLength);
   print_rc("set $B/a v2 version 0", zoo_set(zh, p, "v2", 2, 0));
   print_rc("set $B/a v2 version 0 again", zoo_set(zh, p, "v2", 2, 0));
   rc = zoo_set2(zh, p, "v3", 2, -1, &st);
@@ -381,7 +403,8 @@ static void sync_calls(void) {
   printf("get $B/a after set2: %s value=%.*s\n", rc_name(rc), len > 0 ? len : 0, buf);
 
   at(q, sizeof q, "/nul");
-  print_rc("create $B/nul with null data", zoo_create(zh, q, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0));
+  print_rc("create $B/nul with null data",
+           zoo_create(zh, q, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0));
   len = sizeof buf;
   rc = zoo_get(zh, q, 0, buf, &len, &st);
   printf("get $B/nul: %s len=%d dataLength=%d\n", rc_name(rc), len, st.dataLength);
@@ -393,13 +416,15 @@ static void sync_calls(void) {
   }
 
   at(q, sizeof q, "/eph");
-  print_rc("create ephemeral $B/eph", zoo_create(zh, q, "e", 1, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0));
+  print_rc("create ephemeral $B/eph",
+           zoo_create(zh, q, "e", 1, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0));
   rc = zoo_exists(zh, q, 0, &st);
   const clientid_t *id = zoo_client_id(zh);
   printf("exists $B/eph: %s owner is zoo_client_id: %s\n", rc_name(rc),
          id && id->client_id != 0 && st.ephemeralOwner == id->client_id ? "yes" : "no");
   at(r, sizeof r, "/eph/child");
-  print_rc("create child of ephemeral", zoo_create(zh, r, "c", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0));
+  print_rc("create child of ephemeral",
+           zoo_create(zh, r, "c", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0));
 
   struct String_vector v;
   rc = zoo_get_children(zh, base, 0, &v);
@@ -434,7 +459,8 @@ static void async_calls(void) {
   ASYNC(3, "aexists $B/c", zoo_aexists(zh, c, 0, c_stat, D(103)));
   ASYNC(4, "aget_children $B", zoo_aget_children(zh, base, 0, c_strings, D(4)));
   ASYNC(5, "aget_children2 $B", zoo_aget_children2(zh, base, 0, c_strings_stat, D(5)));
-  ASYNC(6, "acreate2 $B/d", zoo_acreate2(zh, d, "d", 1, &ZOO_OPEN_ACL_UNSAFE, 0, c_string_stat, D(6)));
+  ASYNC(6, "acreate2 $B/d",
+        zoo_acreate2(zh, d, "d", 1, &ZOO_OPEN_ACL_UNSAFE, 0, c_string_stat, D(6)));
   ASYNC(7, "adelete $B/d", zoo_adelete(zh, d, -1, c_void, D(7)));
   ASYNC(8, "aget_acl $B/c", zoo_aget_acl(zh, c, c_acl, D(8)));
   ASYNC(9, "async (sync) $B", zoo_async(zh, base, c_string, D(109)));
@@ -472,7 +498,8 @@ static void watches(void) {
   print_rc("set $B/w", zoo_set(zh, w, "w1", 2, -1));
   expect_event("data watch");
 
-  print_rc("wget_children $B (watcher child-B)", zoo_wget_children(zh, base, cwatch, (void *)"child-B", &v));
+  print_rc("wget_children $B (watcher child-B)",
+           zoo_wget_children(zh, base, cwatch, (void *)"child-B", &v));
   deallocate_String_vector(&v);
   print_rc("create $B/w2", zoo_create(zh, w2, "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0));
   expect_event("child watch");
@@ -482,7 +509,8 @@ static void watches(void) {
   expect_event("exists watch on delete");
 
   pending = 1;
-  print_rc("awget $B/w2 (watcher async-w2)", zoo_awget(zh, w2, cwatch, (void *)"async-w2", c_data, D(0)));
+  print_rc("awget $B/w2 (watcher async-w2)",
+           zoo_awget(zh, w2, cwatch, (void *)"async-w2", c_data, D(0)));
   wait_pending();
   printf("awget completion: %s\n", results[0]);
   print_rc("set $B/w2", zoo_set(zh, w2, "y", 1, -1));
@@ -508,7 +536,8 @@ static void watches(void) {
   strings_text(&v, s, sizeof s);
   printf("  children %s numChildren=%d\n", s, st.numChildren);
   deallocate_String_vector(&v);
-  print_rc("create $B/w3", (at(w, sizeof w, "/w3"), zoo_create(zh, w, "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0)));
+  print_rc("create $B/w3",
+           (at(w, sizeof w, "/w3"), zoo_create(zh, w, "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0)));
   expect_event("child watch 2");
   expect_no_event("watches");
 }
@@ -579,7 +608,8 @@ static void acls(void) {
   at(p, sizeof p, "/acl");
   at(q, sizeof q, "/creator");
 
-  print_rc("create $B/acl with digest+world-read ACL", zoo_create(zh, p, "secret", 6, &acl, 0, NULL, 0));
+  print_rc("create $B/acl with digest+world-read ACL",
+           zoo_create(zh, p, "secret", 6, &acl, 0, NULL, 0));
   rc = zoo_get_acl(zh, p, &got, &st);
   acl_text(&got, s, sizeof s);
   printf("get_acl $B/acl: %s %s aversion=%d\n", rc_name(rc), s, st.aversion);
@@ -592,7 +622,8 @@ static void acls(void) {
            zoo_create(zh, q, "x", 1, &ZOO_CREATOR_ALL_ACL, 0, NULL, 0));
 
   pending = 1;
-  print_rc("add_auth digest zkr:secret", zoo_add_auth(zh, "digest", "zkr:secret", 10, auth_done, D(21)));
+  print_rc("add_auth digest zkr:secret",
+           zoo_add_auth(zh, "digest", "zkr:secret", 10, auth_done, D(21)));
   wait_pending();
   printf("add_auth completion: %s\n", results[21]);
   print_rc("set $B/acl with auth", zoo_set(zh, p, "x", 1, -1));
@@ -628,8 +659,7 @@ static const char *server_lines(const char *value, int len) {
   return strstr(copy, "server.") ? "yes" : "no";
 }
 
-static void c_config(int rc, const char *value, int len, const struct Stat *st,
-                     const void *data) {
+static void c_config(int rc, const char *value, int len, const struct Stat *st, const void *data) {
   (void)st;
   done(IDX, "rc=%s server lines=%s", rc_name(rc), server_lines(value, len));
 }
@@ -670,17 +700,20 @@ static void more_calls(void) {
    * extendedTypesEnabled), the same routed. */
   char t[256];
   at(t, sizeof t, "/more/ttl");
-  print_rc("create_ttl $B/more/ttl",
-           zoo_create_ttl(zh, t, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_WITH_TTL, 60000, NULL, 0));
+  print_rc("create_ttl $B/more/ttl", zoo_create_ttl(zh, t, "", 0, &ZOO_OPEN_ACL_UNSAFE,
+                                                    ZOO_PERSISTENT_WITH_TTL, 60000, NULL, 0));
   print_rc("create2_ttl $B/more/ttl",
-           zoo_create2_ttl(zh, t, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_WITH_TTL, 60000, NULL, 0, &st));
+           zoo_create2_ttl(zh, t, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_WITH_TTL, 60000, NULL,
+                           0, &st));
   pending = 1;
-  print_rc("acreate_ttl $B/more/ttl", zoo_acreate_ttl(zh, t, "", 0, &ZOO_OPEN_ACL_UNSAFE,
-                                                     ZOO_PERSISTENT_WITH_TTL, 60000, c_string, D(128)));
+  print_rc("acreate_ttl $B/more/ttl",
+           zoo_acreate_ttl(zh, t, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_WITH_TTL, 60000,
+                           c_string, D(128)));
   wait_pending();
   pending = 1;
-  print_rc("acreate2_ttl $B/more/ttl", zoo_acreate2_ttl(zh, t, "", 0, &ZOO_OPEN_ACL_UNSAFE,
-                                                       ZOO_PERSISTENT_WITH_TTL, 60000, c_string_stat, D(29)));
+  print_rc("acreate2_ttl $B/more/ttl",
+           zoo_acreate2_ttl(zh, t, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_WITH_TTL, 60000,
+                            c_string_stat, D(29)));
   wait_pending();
   printf("  acreate_ttl completion %s\n  acreate2_ttl completion %s\n", results[28], results[29]);
 
@@ -697,10 +730,12 @@ static void more_calls(void) {
   wait_pending();
   printf("  completion %s\n", results[30]);
   pending = 1;
-  print_rc("awgetconfig (watcher config2)", zoo_awgetconfig(zh, cwatch, (void *)"config2", c_config, D(31)));
+  print_rc("awgetconfig (watcher config2)",
+           zoo_awgetconfig(zh, cwatch, (void *)"config2", c_config, D(31)));
   wait_pending();
   printf("  completion %s\n", results[31]);
-  print_rc("remove_all_watches /zookeeper/config", zoo_remove_all_watches(zh, ZOO_CONFIG_NODE, ZWATCHTYPE_ANY, 0));
+  print_rc("remove_all_watches /zookeeper/config",
+           zoo_remove_all_watches(zh, ZOO_CONFIG_NODE, ZWATCHTYPE_ANY, 0));
 
   /* A reconfiguration (these servers have it disabled: their answer). */
   len = sizeof buf;
@@ -713,8 +748,10 @@ static void more_calls(void) {
   /* Watch removal, each form. */
   len = sizeof buf;
   print_rc("wget $B/more (watcher rm-1)", zoo_wget(zh, p, cwatch, (void *)"rm-1", buf, &len, &st));
-  print_rc("remove_watches rm-1 data", zoo_remove_watches(zh, p, ZWATCHTYPE_DATA, cwatch, (void *)"rm-1", 0));
-  print_rc("remove_watches rm-1 data again", zoo_remove_watches(zh, p, ZWATCHTYPE_DATA, cwatch, (void *)"rm-1", 0));
+  print_rc("remove_watches rm-1 data",
+           zoo_remove_watches(zh, p, ZWATCHTYPE_DATA, cwatch, (void *)"rm-1", 0));
+  print_rc("remove_watches rm-1 data again",
+           zoo_remove_watches(zh, p, ZWATCHTYPE_DATA, cwatch, (void *)"rm-1", 0));
   print_rc("wexists $B/more (watcher rm-2)", zoo_wexists(zh, p, cwatch, (void *)"rm-2", &st));
   pending = 1;
   print_rc("aremove_watches rm-2 any",
@@ -725,7 +762,8 @@ static void more_calls(void) {
   len = sizeof buf;
   print_rc("wget $B/more (watcher rm-3)", zoo_wget(zh, p, cwatch, (void *)"rm-3", buf, &len, &st));
   struct String_vector v;
-  print_rc("wget_children $B/more (watcher rm-4)", zoo_wget_children(zh, p, cwatch, (void *)"rm-4", &v));
+  print_rc("wget_children $B/more (watcher rm-4)",
+           zoo_wget_children(zh, p, cwatch, (void *)"rm-4", &v));
   deallocate_String_vector(&v);
   print_rc("remove_all_watches $B/more local", zoo_remove_all_watches(zh, p, ZWATCHTYPE_ANY, 1));
   pending = 1;
@@ -751,8 +789,9 @@ static void more_calls(void) {
   struct sockaddr_storage ss;
   socklen_t sl = sizeof ss;
   struct sockaddr *sa = zookeeper_get_connected_host(zh, (struct sockaddr *)&ss, &sl);
-  printf("zookeeper_get_connected_host: %s\n",
-         sa && ss.ss_family == AF_INET ? "an IPv4 address" : sa ? "an address" : "NULL");
+  printf("zookeeper_get_connected_host: %s\n", sa && ss.ss_family == AF_INET ? "an IPv4 address"
+                                               : sa                          ? "an address"
+                                                                             : "NULL");
   zoo_deterministic_conn_order(0);
   zoo_set_log_stream(NULL);
   printf("zoo_deterministic_conn_order, zoo_set_log_stream: returned\n");
@@ -770,8 +809,7 @@ static void session_calls(void) {
 
 static _Atomic int in_callback, max_in_callback, quirk_done;
 
-static void busy_cb(int rc, const char *value, int len, const struct Stat *st,
-                    const void *data) {
+static void busy_cb(int rc, const char *value, int len, const struct Stat *st, const void *data) {
   (void)rc, (void)value, (void)len, (void)st, (void)data;
   int n = ++in_callback;
   for (int m = max_in_callback; n > m && !atomic_compare_exchange_weak(&max_in_callback, &m, n);)
@@ -822,7 +860,8 @@ static void quirks(void) {
 static void id_log(const char *message) { (void)message; }
 
 static void identity(void) {
-  printf("zoo_get_log_callback gives ours: %s\n", zoo_get_log_callback(zh) == id_log ? "yes" : "no");
+  printf("zoo_get_log_callback gives ours: %s\n",
+         zoo_get_log_callback(zh) == id_log ? "yes" : "no");
 }
 
 /* ---- "lockauth": the credential lock ---- */
@@ -857,7 +896,8 @@ static void lockauth(void) {
   printf("  add_auth completion %s\n", results[24]);
   printf("zoo_lock_auth again: %d\n", zoo_lock_auth(zh));
   printf("zoo_unlock_auth again: %d\n", zoo_unlock_auth(zh));
-  print_rc("create $B after the lock", zoo_create(zh, base, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0));
+  print_rc("create $B after the lock",
+           zoo_create(zh, base, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0));
   print_rc("delete $B", zoo_delete(zh, base, -1));
 }
 
@@ -879,9 +919,9 @@ static void delete_tree(const char *path) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3 && !(argc == 4 && (strcmp(argv[3], "quirks") == 0 ||
-                                    strcmp(argv[3], "identity") == 0 ||
-                                    strcmp(argv[3], "lockauth") == 0))) {
+  if (argc != 3 &&
+      !(argc == 4 && (strcmp(argv[3], "quirks") == 0 || strcmp(argv[3], "identity") == 0 ||
+                      strcmp(argv[3], "lockauth") == 0))) {
     fprintf(stderr, "usage: %s HOSTS BASE [quirks|identity|lockauth]\n", argv[0]);
     return 2;
   }
@@ -893,8 +933,7 @@ int main(int argc, char **argv) {
 
   if (argc == 4 && strcmp(argv[3], "identity") == 0)
     zh = zookeeper_init2(argv[1], gwatch, 10000, NULL, &ctx1, 0, id_log);
-  else
-    zh = zookeeper_init(argv[1], gwatch, 10000, NULL, &ctx1, 0);
+  else zh = zookeeper_init(argv[1], gwatch, 10000, NULL, &ctx1, 0);
   printf("zookeeper_init: %s\n", zh ? "handle" : "NULL");
   if (!zh) return 1;
   struct timespec ts = deadline(20);

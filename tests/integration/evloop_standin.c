@@ -51,7 +51,8 @@ static int session(const char *hosts, const char *path, int round) {
   printf("handle %d: %s\n", round, ok ? "connected" : "TIMEOUT");
   char buf[16];
   int len = sizeof buf;
-  printf("handle %d: create %s\n", round, zerror(zoo_create(zh, path, "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0)));
+  printf("handle %d: create %s\n", round,
+         zerror(zoo_create(zh, path, "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0)));
   int rc = zoo_get(zh, path, 0, buf, &len, NULL);
   printf("handle %d: get %s value=%.*s\n", round, zerror(rc), len > 0 ? len : 0, buf);
   printf("handle %d: delete %s\n", round, zerror(zoo_delete(zh, path, -1)));

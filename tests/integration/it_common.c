@@ -37,8 +37,7 @@ void it_wait_ready(zkr_t *z) {
     int in_pool = 0, followers = 0;
     for (int i = 0; i < s->n_members; i++) {
       if (s->members[i].role == ZKR_ROLE_FOLLOWER) followers++;
-      if (s->members[i].role == ZKR_ROLE_FOLLOWER && s->members[i].in_read_pool)
-        in_pool++;
+      if (s->members[i].role == ZKR_ROLE_FOLLOWER && s->members[i].in_read_pool) in_pool++;
     }
     int ready = zkr_state(z) == ZOO_CONNECTED_STATE && s->leader >= 0 &&
                 followers == s->n_members - 1 && in_pool == followers;
@@ -49,8 +48,7 @@ void it_wait_ready(zkr_t *z) {
   }
 }
 
-zkr_t *it_open_hosts(const char *hosts, const zkr_options_t *opts,
-                     watcher_fn fn, void *ctx) {
+zkr_t *it_open_hosts(const char *hosts, const zkr_options_t *opts, watcher_fn fn, void *ctx) {
   zkr_t *z = NULL;
   int rc = zkr_init_opts(&z, hosts, fn, 10000, NULL, ctx, 0, opts);
   ck_assert_msg(rc == ZOK, "zkr_init_opts: %s", zkr_strerror(rc));
@@ -104,19 +102,22 @@ void it_path(char *buf, size_t len, const char *name) {
 
 int it_ensemble(const char *cmd, int member) {
   const char *sh = getenv("ZKR_TEST_ENSEMBLE_SH"), *dir = getenv("ZKR_TEST_DIR");
-  ck_assert_msg(sh && dir, "ZKR_TEST_ENSEMBLE_SH / ZKR_TEST_DIR not set: run through tests/integration/integration.sh");
+  ck_assert_msg(
+      sh && dir,
+      "ZKR_TEST_ENSEMBLE_SH / ZKR_TEST_DIR not set: run through tests/integration/integration.sh");
   char line[1024];
   if (member >= 0)
     snprintf(line, sizeof line, "bash '%s' %s '%s' %d >/dev/null", sh, cmd, dir, member + 1);
-  else
-    snprintf(line, sizeof line, "bash '%s' %s '%s' >/dev/null", sh, cmd, dir);
+  else snprintf(line, sizeof line, "bash '%s' %s '%s' >/dev/null", sh, cmd, dir);
   int st = system(line);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 int it_fault(const char *args) {
   const char *sh = getenv("ZKR_TEST_ENSEMBLE_SH"), *dir = getenv("ZKR_TEST_DIR");
-  ck_assert_msg(sh && dir, "ZKR_TEST_ENSEMBLE_SH / ZKR_TEST_DIR not set: run through tests/integration/integration.sh");
+  ck_assert_msg(
+      sh && dir,
+      "ZKR_TEST_ENSEMBLE_SH / ZKR_TEST_DIR not set: run through tests/integration/integration.sh");
   char line[1024];
   snprintf(line, sizeof line, "bash '%s' fault '%s' %s >/dev/null", sh, dir, args);
   int st = system(line);
@@ -136,7 +137,8 @@ int it_have_proxy(const char *what) {
   const char *ext = getenv("ZKR_TEST_ENSEMBLE");
   if (!ext || !*ext) return 1;
   printf("%s: left out: it needs the fault proxy, which the external ensemble "
-         "ZKR_TEST_ENSEMBLE=%s does not have\n", what, ext);
+         "ZKR_TEST_ENSEMBLE=%s does not have\n",
+         what, ext);
   fflush(stdout);
   return 0;
 }

@@ -15,8 +15,7 @@ const char *it_hosts(void);
 /* A routed handle, ready: connected, leader known, every follower in the
  * read pool.  Fails the test after 15 s. */
 zkr_t *it_open(const zkr_options_t *opts, watcher_fn fn, void *ctx);
-zkr_t *it_open_hosts(const char *hosts, const zkr_options_t *opts,
-                     watcher_fn fn, void *ctx);
+zkr_t *it_open_hosts(const char *hosts, const zkr_options_t *opts, watcher_fn fn, void *ctx);
 void it_wait_ready(zkr_t *z);
 /* A plain stock session on any member, connected. */
 zhandle_t *it_stock(void);

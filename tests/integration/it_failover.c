@@ -209,8 +209,7 @@ typedef struct {
   int type;
 } seen_t;
 
-static void watcher(zhandle_t *zh, int type, int state, const char *path,
-                    void *ctx) {
+static void watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
   (void)zh;
   (void)state;
   (void)path;
@@ -286,8 +285,7 @@ typedef struct {
   int last;
 } session_t;
 
-static void session_watcher(zhandle_t *zh, int type, int state, const char *path,
-                            void *ctx) {
+static void session_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
   (void)zh;
   (void)path;
   session_t *s = ctx;
@@ -324,8 +322,7 @@ START_TEST(expiry_with_ephemeral_expires_virtual_session) {
   zookeeper_close(stock);
   ck_assert_int_eq(it_ensemble("restart", leader), 0);
   uint64_t deadline = it_now_ms() + 15000;
-  while (zkr_state(z) != ZOO_EXPIRED_SESSION_STATE && it_now_ms() < deadline)
-    it_sleep_ms(20);
+  while (zkr_state(z) != ZOO_EXPIRED_SESSION_STATE && it_now_ms() < deadline) it_sleep_ms(20);
   ck_assert_int_eq(zkr_state(z), ZOO_EXPIRED_SESSION_STATE);
   /* The election in between made every member reconnect (CONNECTING, then
    * CONNECTED again); the expiry itself is reported once, last. */
@@ -459,7 +456,8 @@ START_TEST(client_cut_from_leader_writes_via_follower) {
   int leader = member_of_role(z, ZKR_ROLE_LEADER);
   uint64_t leader_writes = member_stats(z, leader).writes;
   snprintf(cmd, sizeof cmd, "blackhole c%d on", leader + 1);
-  ck_assert_msg(it_fault(cmd) == 0, "needs a proxied ensemble (tests/integration/integration.sh starts one)");
+  ck_assert_msg(it_fault(cmd) == 0,
+                "needs a proxied ensemble (tests/integration/integration.sh starts one)");
   uint64_t t0 = it_now_ms();
   int after = 0, after_ok = 0, before_ok = 0, first_ok_ms = -1;
   while (it_now_ms() < t0 + (uint64_t)window + 4000) {
@@ -468,8 +466,9 @@ START_TEST(client_cut_from_leader_writes_via_follower) {
     if (start >= t0 + (uint64_t)window) {
       after++;
       after_ok += rc == ZOK;
-      if (rc != ZOK) fprintf(stderr, "cut: write at +%llu ms failed: %s\n",
-                             (unsigned long long)(start - t0), zkr_err_name(rc));
+      if (rc != ZOK)
+        fprintf(stderr, "cut: write at +%llu ms failed: %s\n", (unsigned long long)(start - t0),
+                zkr_err_name(rc));
     } else if (rc == ZOK) {
       before_ok++;
       if (first_ok_ms < 0) first_ok_ms = (int)(it_now_ms() - t0);

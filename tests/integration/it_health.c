@@ -73,8 +73,7 @@ static int ens_out(char *out, size_t outlen, const char *sub, const char *fmt, .
     va_end(ap);
   }
   char cmd[1024];
-  snprintf(cmd, sizeof cmd, "bash '%s' %s '%s' %s%s", sh, sub, dir, args,
-           out ? "" : " >/dev/null");
+  snprintf(cmd, sizeof cmd, "bash '%s' %s '%s' %s%s", sh, sub, dir, args, out ? "" : " >/dev/null");
   if (!out) {
     int st = system(cmd);
     return st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -93,10 +92,10 @@ static int ens_out(char *out, size_t outlen, const char *sub, const char *fmt, .
 #define ENS(...) ens_out(NULL, 0, __VA_ARGS__)
 
 /* An ensemble command that must work. */
-#define ENS_OK(sub, ...)                                                       \
-  do {                                                                         \
-    int rc_ = ENS(sub, __VA_ARGS__);                                           \
-    ck_assert_msg(rc_ == 0, "ensemble.sh %s failed (exit %d)", sub, rc_);      \
+#define ENS_OK(sub, ...)                                                                           \
+  do {                                                                                             \
+    int rc_ = ENS(sub, __VA_ARGS__);                                                               \
+    ck_assert_msg(rc_ == 0, "ensemble.sh %s failed (exit %d)", sub, rc_);                          \
   } while (0)
 
 /* Heals every link, resumes every member, restarts any member that is
@@ -139,8 +138,7 @@ static int leader(zkr_t *z) {
 }
 
 /* Reads of every member between two snapshots, and their total. */
-static uint64_t read_deltas(const zkr_stats_t *a, const zkr_stats_t *b,
-                            uint64_t d[IT_MEMBERS]) {
+static uint64_t read_deltas(const zkr_stats_t *a, const zkr_stats_t *b, uint64_t d[IT_MEMBERS]) {
   uint64_t all = 0;
   for (int i = 0; i < IT_MEMBERS; i++) {
     d[i] = b->members[i].reads - a->members[i].reads;
@@ -149,15 +147,12 @@ static uint64_t read_deltas(const zkr_stats_t *a, const zkr_stats_t *b,
   return all;
 }
 
-static double share(uint64_t part, uint64_t all) {
-  return all ? (double)part / (double)all : 0.0;
-}
+static double share(uint64_t part, uint64_t all) { return all ? (double)part / (double)all : 0.0; }
 
 /* Waits until member m is out of the read pool by a latency ejection (its
  * ejection count above e0), or in the pool again (want_in).  Returns the
  * time it took from t0, or -1 after limit_ms. */
-static int64_t wait_pool(zkr_t *z, int m, int want_in, uint64_t e0, uint64_t t0,
-                         int limit_ms) {
+static int64_t wait_pool(zkr_t *z, int m, int want_in, uint64_t e0, uint64_t t0, int limit_ms) {
   for (;;) {
     zkr_stats_t *s = stats(z);
     int in = s->members[m].in_read_pool;
@@ -234,8 +229,8 @@ static void settle(zkr_t *z, const char *label, double quiet_ms) {
   loadavg(la, sizeof la);
   printf("%s: pool settled after %llu ms (%llu ejection(s) before that; highest "
          "follower EWMA %.2f ms; load average %s)\n",
-         label, (unsigned long long)(it_now_ms() - t0),
-         (unsigned long long)(last_ej - first_ej), worst, la);
+         label, (unsigned long long)(it_now_ms() - t0), (unsigned long long)(last_ej - first_ej),
+         worst, la);
 }
 
 static void print_members(const char *label, zkr_t *z) {
@@ -270,9 +265,7 @@ static double window_max_ewma(zkr_t *z, int m, int ms) {
  * good below eject_ratio (3) x the pool's EWMA.  Above it, the ratio rule
  * may rightly take the slow follower back: the measurement window is then
  * void (the machine, not the fault, set the latencies) and is retried. */
-static double valid_baseline_ms(double delay, double jitter) {
-  return 4 * (delay - jitter) / 3;
-}
+static double valid_baseline_ms(double delay, double jitter) { return 4 * (delay - jitter) / 3; }
 
 #define ATTEMPTS 3
 
@@ -291,8 +284,7 @@ typedef struct {
   pthread_t th;
 } load_t;
 
-static void load_done(int rc, const char *v, int len, const struct Stat *st,
-                      const void *data) {
+static void load_done(int rc, const char *v, int len, const struct Stat *st, const void *data) {
   (void)v;
   (void)len;
   (void)st;
@@ -326,8 +318,7 @@ static void *load_main(void *arg) {
     /* Behind schedule (descheduled): restart from now, no burst. */
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    if (now.tv_sec > next.tv_sec ||
-        (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec))
+    if (now.tv_sec > next.tv_sec || (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec))
       next = now;
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR) {
     }
@@ -352,8 +343,7 @@ static void load_stop(load_t *l) {
   uint64_t deadline = it_now_ms() + 10000;
   while (atomic_load(&l->inflight) > 0 && it_now_ms() < deadline) it_sleep_ms(5);
   printf("load %s: %llu reads ok, %llu failed (last %s), %llu not issued\n", l->path,
-         (unsigned long long)atomic_load(&l->ok),
-         (unsigned long long)atomic_load(&l->errors),
+         (unsigned long long)atomic_load(&l->ok), (unsigned long long)atomic_load(&l->errors),
          atomic_load(&l->errors) ? zkr_err_name(atomic_load(&l->last_error)) : "-",
          (unsigned long long)atomic_load(&l->refused));
 }
@@ -377,10 +367,13 @@ static zkr_t *open_settled(load_t *load, const char *name) {
     for (int i = 0; i < s->n_members; i++) ej += s->members[i].ejections;
     zkr_stats_free(s);
     if (ej == 0) return z;
-    ck_assert_msg(attempt < ATTEMPTS, "%s: %llu ejection(s) while warming up in each of %d "
-                  "fresh handles", name, (unsigned long long)ej, ATTEMPTS);
+    ck_assert_msg(attempt < ATTEMPTS,
+                  "%s: %llu ejection(s) while warming up in each of %d "
+                  "fresh handles",
+                  name, (unsigned long long)ej, ATTEMPTS);
     printf("%s: %llu ejection(s) while warming up: a fresh handle, so that the fault's "
-           "ejection is a first one\n", name, (unsigned long long)ej);
+           "ejection is a first one\n",
+           name, (unsigned long long)ej);
     load_stop(load);
     zkr_close(z);
   }
@@ -416,9 +409,8 @@ START_TEST(slow_follower_ejected_and_reinstated) {
     printf("slow: 3 s after the ejection: %llu reads, member %d (slow) %.2f %%, "
            "member %d %.2f %% (its EWMA up to %.2f ms), leader %d %.2f %%; slow member in "
            "pool: %d\n",
-           (unsigned long long)all, f, 100 * share(d[f], all), other,
-           100 * share(d[other], all), base, l, 100 * share(d[l], all),
-           s2->members[f].in_read_pool);
+           (unsigned long long)all, f, 100 * share(d[f], all), other, 100 * share(d[other], all),
+           base, l, 100 * share(d[l], all), s2->members[f].in_read_pool);
     if (share(d[f], all) <= MAX_SHARE_WHILE_OUT || base <= valid_baseline_ms(8, 2)) break;
     ck_assert_msg(attempt < ATTEMPTS,
                   "slow follower got %.2f %% of the reads while ejected, but the healthy "
@@ -459,8 +451,7 @@ START_TEST(slow_follower_ejected_and_reinstated) {
                 "against the other follower's %.2f ms, srvr failures +%llu",
                 100 * share(d[f], all), (unsigned long long)d[f], (unsigned long long)all,
                 (unsigned long long)(s4->members[f].ejections - s3->members[f].ejections),
-                s4->members[f].in_read_pool, s4->members[f].ewma_ms,
-                s4->members[other].ewma_ms,
+                s4->members[f].in_read_pool, s4->members[f].ewma_ms, s4->members[other].ewma_ms,
                 (unsigned long long)(s4->members[f].srvr_failures - s3->members[f].srvr_failures));
 
   load_stop(&load);
@@ -576,8 +567,8 @@ START_TEST(both_followers_slow) {
            "after %lld ms\n",
            a, b, b, (long long)eject_ms);
     ck_assert_msg(eject_ms >= 0 && eject_ms <= EJECT_WITHIN_MS,
-                  "slower follower %d: ejected after %lld ms, target %d ms", b,
-                  (long long)eject_ms, EJECT_WITHIN_MS);
+                  "slower follower %d: ejected after %lld ms, target %d ms", b, (long long)eject_ms,
+                  EJECT_WITHIN_MS);
 
     /* For 3 s: the pool is never empty, a is in it, reads go to a. */
     s1 = stats(z);
@@ -599,8 +590,8 @@ START_TEST(both_followers_slow) {
     printf("both: over 3 s (%d polls) the pool held at least %d member(s); member %d "
            "out in %d polls, its EWMA up to %.2f ms; reads: member %d %.2f %%, member %d "
            "%.2f %%, leader %.2f %% of %llu\n",
-           polls, min_pool, a, a_out, base, a, 100 * share(d[a], all), b,
-           100 * share(d[b], all), 100 * share(d[l], all), (unsigned long long)all);
+           polls, min_pool, a, a_out, base, a, 100 * share(d[a], all), b, 100 * share(d[b], all),
+           100 * share(d[l], all), (unsigned long long)all);
     print_members("both/slow", z);
     ck_assert_int_ge(min_pool, 1);
     ck_assert_int_eq(a_out, 0);
@@ -744,9 +735,8 @@ START_TEST(round_robin_vs_hybrid) {
   printf("policies:   member  role       hybrid          round_robin\n");
   for (int i = 0; i < IT_MEMBERS; i++)
     printf("policies:   %d       %-8s %6.2f %% %6llu  %6.2f %% %6llu%s\n", i,
-           zkr_role_name(h2->members[i].role), 100 * share(dh[i], ah),
-           (unsigned long long)dh[i], 100 * share(dr[i], ar), (unsigned long long)dr[i],
-           i == f ? "   <- slow" : "");
+           zkr_role_name(h2->members[i].role), 100 * share(dh[i], ah), (unsigned long long)dh[i],
+           100 * share(dr[i], ar), (unsigned long long)dr[i], i == f ? "   <- slow" : "");
   printf("policies:   reads   %llu (hybrid)  %llu (round_robin)\n", (unsigned long long)ah,
          (unsigned long long)ar);
   load_stop(&lh);
@@ -803,8 +793,8 @@ START_TEST(jitter_never_ejects) {
       if (it_now_ms() >= next_print) {
         printf("jitter: %2llu s:", (unsigned long long)((it_now_ms() - t0) / 1000));
         for (int i = 0; i < s->n_members; i++)
-          printf("  member %d %s ewma %.2f ms ejections %llu", i,
-                 zkr_role_name(s->members[i].role), s->members[i].ewma_ms,
+          printf("  member %d %s ewma %.2f ms ejections %llu", i, zkr_role_name(s->members[i].role),
+                 s->members[i].ewma_ms,
                  (unsigned long long)(s->members[i].ejections - s0->members[i].ejections));
         printf("\n");
         next_print += 10000;
@@ -827,8 +817,8 @@ START_TEST(jitter_never_ejects) {
                   "%llu ejection(s), but a follower's EWMA reached %.2f ms (> %.2f ms, more "
                   "than the jitter can add) in both attempts: the machine is too busy",
                   (unsigned long long)ejections, worst, valid_ms);
-    printf("jitter: window void (a follower's EWMA reached %.2f ms > %.2f ms): again\n",
-           worst, valid_ms);
+    printf("jitter: window void (a follower's EWMA reached %.2f ms > %.2f ms): again\n", worst,
+           valid_ms);
     zkr_stats_free(s0);
     zkr_stats_free(s1);
   }
@@ -874,8 +864,9 @@ int main(void) {
   /* Fail, not skip, when the harness's ensemble is not proxied: CI always
    * runs one. */
   if (ENS("fault", "list") != 0) {
-    fprintf(stderr, "it_health: the ensemble in %s is not behind the fault proxy "
-                    "(tests/harness/ensemble.sh start DIR --proxied)\n",
+    fprintf(stderr,
+            "it_health: the ensemble in %s is not behind the fault proxy "
+            "(tests/harness/ensemble.sh start DIR --proxied)\n",
             getenv("ZKR_TEST_DIR") ? getenv("ZKR_TEST_DIR") : "(ZKR_TEST_DIR unset)");
     return 1;
   }

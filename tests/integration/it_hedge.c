@@ -62,19 +62,24 @@ static int stat_ok(const struct Stat *st, int children) {
 }
 
 static void on_get(int rc, const char *v, int len, const struct Stat *st, const void *d) {
-  mark(d, rc, rc == ZOK && len == (int)strlen(VALUE) && v && memcmp(v, VALUE, (size_t)len) == 0 &&
-                  stat_ok(st, 1));
+  mark(d, rc,
+       rc == ZOK && len == (int)strlen(VALUE) && v && memcmp(v, VALUE, (size_t)len) == 0 &&
+           stat_ok(st, 1));
 }
-static void on_exists(int rc, const struct Stat *st, const void *d) { mark(d, rc, rc == ZOK && stat_ok(st, 1)); }
+static void on_exists(int rc, const struct Stat *st, const void *d) {
+  mark(d, rc, rc == ZOK && stat_ok(st, 1));
+}
 static void on_children(int rc, const struct String_vector *s, const void *d) {
   mark(d, rc, rc == ZOK && s && s->count == 1 && strcmp(s->data[0], "c") == 0);
 }
-static void on_children2(int rc, const struct String_vector *s, const struct Stat *st, const void *d) {
+static void on_children2(int rc, const struct String_vector *s, const struct Stat *st,
+                         const void *d) {
   mark(d, rc, rc == ZOK && s && s->count == 1 && strcmp(s->data[0], "c") == 0 && stat_ok(st, 1));
 }
 static void on_acl(int rc, struct ACL_vector *acl, struct Stat *st, const void *d) {
-  mark(d, rc, rc == ZOK && acl && acl->count == 1 && strcmp(acl->data[0].id.scheme, "world") == 0 &&
-                  stat_ok(st, 1));
+  mark(d, rc,
+       rc == ZOK && acl && acl->count == 1 && strcmp(acl->data[0].id.scheme, "world") == 0 &&
+           stat_ok(st, 1));
 }
 
 /* Read i of t, of type i % 5. */
@@ -96,8 +101,8 @@ static void issue(zkr_t *z, const char *path, tally_t *t, int i) {
 static void wait_done(tally_t *t, int n, int limit_ms) {
   uint64_t end = it_now_ms() + (uint64_t)limit_ms;
   while (atomic_load(&t->done) < n) {
-    ck_assert_msg(it_now_ms() < end, "%d of %d reads completed after %d ms",
-                  atomic_load(&t->done), n, limit_ms);
+    ck_assert_msg(it_now_ms() < end, "%d of %d reads completed after %d ms", atomic_load(&t->done),
+                  n, limit_ms);
     it_sleep_ms(5);
   }
 }
@@ -115,7 +120,8 @@ static void make_node(zkr_t *z) {
   it_path(node, sizeof node, "hedge");
   char child[160];
   snprintf(child, sizeof child, "%s/c", node);
-  ck_assert_int_eq(zkr_create(z, node, VALUE, (int)strlen(VALUE), &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+  ck_assert_int_eq(zkr_create(z, node, VALUE, (int)strlen(VALUE), &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0),
+                   ZOK);
   ck_assert_int_eq(zkr_create(z, child, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
 }
 
@@ -155,7 +161,8 @@ static int slow_member(zkr_t *z) {
 static void slow(int member, int ms) {
   char cmd[64];
   snprintf(cmd, sizeof cmd, "delay c%d %d 0", member + 1, ms);
-  ck_assert_msg(it_fault(cmd) == 0, "needs a proxied ensemble (tests/integration/integration.sh starts one)");
+  ck_assert_msg(it_fault(cmd) == 0,
+                "needs a proxied ensemble (tests/integration/integration.sh starts one)");
 }
 
 static void heal(void) { it_fault("clear all"); }

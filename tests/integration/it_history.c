@@ -47,8 +47,8 @@
 
 enum {
   SHARED_KEYS = 4,
-  OWN_KEYS = 3,   /* per worker: pipelined sets */
-  CD_KEYS = 2,    /* per worker: create/delete cycles */
+  OWN_KEYS = 3, /* per worker: pipelined sets */
+  CD_KEYS = 2,  /* per worker: create/delete cycles */
   MAX_WORKERS = 32,
   WRITE_DEPTH = 8, /* outstanding writes per worker */
   READ_DEPTH = 4,  /* outstanding reads per worker */
@@ -64,8 +64,7 @@ static int env_int(const char *name, int def) {
 
 /* Runs `bash ensemble.sh ARGS` (printf format); the first line of its
  * stdout goes to out (may be NULL).  Returns the exit status. */
-static int ens(char *out, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static int ens(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int ens(char *out, size_t cap, const char *fmt, ...) {
   const char *sh = getenv("ZKR_TEST_ENSEMBLE_SH");
   char args[512], cmd[1024], line[256] = "";
@@ -151,8 +150,8 @@ struct worker {
   pthread_cond_t cv;
   int writes_out, reads_out;
   int key_own[OWN_KEYS], key_cd[CD_KEYS];
-  int cd_present[CD_KEYS];             /* belief, under mu */
-  int version_seen[SHARED_KEYS];       /* for conditional sets, under mu */
+  int cd_present[CD_KEYS];       /* belief, under mu */
+  int version_seen[SHARED_KEYS]; /* for conditional sets, under mu */
 };
 
 static worker_t W[MAX_WORKERS];
@@ -207,8 +206,7 @@ static void on_stat(int rc, const struct Stat *st, const void *data) {
   finish(c);
 }
 
-static void on_data(int rc, const char *value, int len, const struct Stat *st,
-                    const void *data) {
+static void on_data(int rc, const char *value, int len, const struct Stat *st, const void *data) {
   opctx_t *c = (opctx_t *)data;
   int64_t m, cz;
   int32_t v;
@@ -270,8 +268,8 @@ static int issue_eph(worker_t *w) {
   pthread_mutex_unlock(&w->mu);
   char path[128];
   snprintf(path, sizeof path, "%s/e-t%d-", r->base, w->id);
-  int rc = zkr_acreate(r->z, path, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL_SEQUENTIAL,
-                       on_eph, c);
+  int rc =
+      zkr_acreate(r->z, path, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL_SEQUENTIAL, on_eph, c);
   __atomic_add_fetch(&r->ops_issued, 1, __ATOMIC_RELAXED);
   if (rc != ZOK) {
     r->eph_failed++;
@@ -382,21 +380,27 @@ static void *worker_main(void *arg) {
   int n_keys = r->n_workers * (OWN_KEYS + CD_KEYS) + SHARED_KEYS;
   while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
     int dice = (int)(rand_r(&w->seed) % 100);
-    action_t a = dice < 25 ? A_SET_OWN : dice < 37 ? A_SET_SHARED : dice < 42 ? A_CAS_SHARED
-                 : dice < 50 ? A_CD : dice < 53 ? A_EPH : dice < 88 ? A_GET : A_EXISTS;
+    action_t a = dice < 25   ? A_SET_OWN
+                 : dice < 37 ? A_SET_SHARED
+                 : dice < 42 ? A_CAS_SHARED
+                 : dice < 50 ? A_CD
+                 : dice < 53 ? A_EPH
+                 : dice < 88 ? A_GET
+                             : A_EXISTS;
     int want_write = a <= A_EPH;
     int n = a == A_SET_OWN ? BURST : 1;
-    int idx = a == A_SET_OWN      ? (int)(rand_r(&w->seed) % OWN_KEYS)
-              : a == A_CD         ? (int)(rand_r(&w->seed) % CD_KEYS)
-              : want_write        ? (int)(rand_r(&w->seed) % SHARED_KEYS)
-                                  : (int)(rand_r(&w->seed) % (unsigned)n_keys);
+    int idx = a == A_SET_OWN ? (int)(rand_r(&w->seed) % OWN_KEYS)
+              : a == A_CD    ? (int)(rand_r(&w->seed) % CD_KEYS)
+              : want_write   ? (int)(rand_r(&w->seed) % SHARED_KEYS)
+                             : (int)(rand_r(&w->seed) % (unsigned)n_keys);
     for (int i = 0; i < n; i++) {
       int slot = wait_slot(w, want_write), rc;
       if (slot < 0) return NULL;
       if (slot == want_write) rc = issue(w, a, idx);
       else if (slot) rc = issue(w, A_SET_SHARED, (int)(rand_r(&w->seed) % SHARED_KEYS));
-      else rc = issue(w, rand_r(&w->seed) % 4 ? A_GET : A_EXISTS,
-                      (int)(rand_r(&w->seed) % (unsigned)n_keys));
+      else
+        rc = issue(w, rand_r(&w->seed) % 4 ? A_GET : A_EXISTS,
+                   (int)(rand_r(&w->seed) % (unsigned)n_keys));
       if (rc < 0) return NULL;
       pace(w, t0, ++done);
       if (slot != want_write) break; /* the burst is off while writes are parked */
@@ -437,7 +441,9 @@ static void *sampler_main(void *arg) {
     if (zkr_stats(s->run->z, &st) == ZOK) {
       char now[160], pool[32] = "";
       for (int i = 0; i < st->n_members; i++)
-        if (st->members[i].in_read_pool) snprintf(pool + strlen(pool), sizeof pool - strlen(pool), "%sm%d", pool[0] ? "," : "", i + 1);
+        if (st->members[i].in_read_pool)
+          snprintf(pool + strlen(pool), sizeof pool - strlen(pool), "%sm%d", pool[0] ? "," : "",
+                   i + 1);
       snprintf(now, sizeof now, "handle: leader m%d, write session m%d, read pool {%s}",
                st->leader + 1, st->write_member + 1, pool);
       if (strcmp(now, last) != 0) {
@@ -592,7 +598,8 @@ static void step_member_restart(sched_t *s) {
   if (l < 0) return;
   int m = 1 + (int)(rand_r(&s->seed) % IT_MEMBERS);
   must(s, ens(NULL, 0, "kill '%s' %d", ens_dir(), m), "kill");
-  step_mark(s, "member restart: m%d%s killed (-9), starting it again", m, m == l ? " (leader)" : "");
+  step_mark(s, "member restart: m%d%s killed (-9), starting it again", m,
+            m == l ? " (leader)" : "");
   must(s, ens(NULL, 0, "restart '%s' %d", ens_dir(), m), "restart");
   step_mark(s, "member m%d restarted (serving)", m);
   leader_now(s);
@@ -655,9 +662,12 @@ static const struct {
   step_fn fn;
   int est_ms; /* rough duration, to stop the cycle in time */
 } STEPS[] = {
-    {"leader-kill", step_leader_kill, 7000},     {"follower-kill", step_follower_kill, 7500},
-    {"follower-pause", step_follower_pause, 5500}, {"follower-slow", step_follower_slow, 6500},
-    {"blackhole", step_blackhole, 10000},        {"leader-pause", step_leader_pause, 8000},
+    {"leader-kill", step_leader_kill, 7000},
+    {"follower-kill", step_follower_kill, 7500},
+    {"follower-pause", step_follower_pause, 5500},
+    {"follower-slow", step_follower_slow, 6500},
+    {"blackhole", step_blackhole, 10000},
+    {"leader-pause", step_leader_pause, 8000},
     {"member-restart", step_member_restart, 4000},
     {"carrier-partition", step_carrier_partition, 9000},
     {"owner-kill", step_owner_kill, 8000},
@@ -699,7 +709,8 @@ static void sync_done(int rc, const char *value, const void *data) {
 static void heal_fixture(void) { heal_ensemble(); }
 
 START_TEST(history_under_faults) {
-  ck_assert_msg(ens_dir() != NULL, "ZKR_TEST_DIR not set: run through tests/integration/integration.sh");
+  ck_assert_msg(ens_dir() != NULL,
+                "ZKR_TEST_DIR not set: run through tests/integration/integration.sh");
   int seconds = env_int("ZKR_HISTORY_SECONDS", 60);
   int n_workers = env_int("ZKR_HISTORY_THREADS", 4);
   int rate = env_int("ZKR_HISTORY_RATE", 2000);
@@ -795,10 +806,10 @@ START_TEST(history_under_faults) {
     pthread_mutex_lock(&setup_w.mu); /* completions decrement it under mu */
     setup_w.writes_out++;
     pthread_mutex_unlock(&setup_w.mu);
-    ck_assert_int_eq(zkr_acreate2(z, run.path[k], v, vn, &ZOO_OPEN_ACL_UNSAFE, 0, on_create, c), ZOK);
+    ck_assert_int_eq(zkr_acreate2(z, run.path[k], v, vn, &ZOO_OPEN_ACL_UNSAFE, 0, on_create, c),
+                     ZOK);
   }
-  for (uint64_t end = it_now_ms() + 10000;
-       writes_outstanding(&setup_w) > 0 && it_now_ms() < end;)
+  for (uint64_t end = it_now_ms() + 10000; writes_outstanding(&setup_w) > 0 && it_now_ms() < end;)
     it_sleep_ms(5);
   ck_assert_int_eq(writes_outstanding(&setup_w), 0);
 
@@ -815,8 +826,8 @@ START_TEST(history_under_faults) {
   zkh_mark(run.h, "workload start");
   for (int i = 0; i < n_workers; i++) pthread_create(&W[i].th, NULL, worker_main, &W[i]);
 
-  sched_t sched = {.h = run.h, .z = z, .proxied = is_proxied, .session_ms = session_ms,
-                   .seed = seed};
+  sched_t sched = {
+      .h = run.h, .z = z, .proxied = is_proxied, .session_ms = session_ms, .seed = seed};
   it_sleep_ms(2000);
   run_schedule(&sched, t_start + (uint64_t)seconds * 1000u - 3000u);
   step_mark(&sched, "schedule done: healing the ensemble");
@@ -855,7 +866,8 @@ START_TEST(history_under_faults) {
   printf("history: handle stats at the end: leader m%d, write session m%d, leader changes %llu\n",
          st->leader + 1, st->write_member + 1, (unsigned long long)st->leader_changes);
   for (int i = 0; i < st->n_members; i++)
-    printf("  m%d %-9s reads %llu writes %llu syncs %llu errors %llu ejections %llu owner moves %llu\n",
+    printf("  m%d %-9s reads %llu writes %llu syncs %llu errors %llu ejections %llu owner moves "
+           "%llu\n",
            i + 1, zkr_role_name(st->members[i].role), (unsigned long long)st->members[i].reads,
            (unsigned long long)st->members[i].writes, (unsigned long long)st->members[i].syncs,
            (unsigned long long)st->members[i].errors, (unsigned long long)st->members[i].ejections,
@@ -887,8 +899,8 @@ START_TEST(history_under_faults) {
   deallocate_String_vector(&kids);
   printf("history: ephemerals: %ld created, %ld unknown outcome, %ld failed; %d present, "
          "%d not owned by session %llx (id %s)\n",
-         (long)run.eph_acked, (long)run.eph_unknown, (long)run.eph_failed, eph_present,
-         eph_foreign, (unsigned long long)id0.client_id, id_same ? "unchanged" : "CHANGED");
+         (long)run.eph_acked, (long)run.eph_unknown, (long)run.eph_failed, eph_present, eph_foreign,
+         (unsigned long long)id0.client_id, id_same ? "unchanged" : "CHANGED");
   struct timespec close_ts;
   clock_gettime(CLOCK_MONOTONIC, &close_ts);
   uint64_t close_ns = (uint64_t)close_ts.tv_sec * 1000000000u + (uint64_t)close_ts.tv_nsec;
@@ -938,8 +950,8 @@ START_TEST(history_under_faults) {
   zookeeper_close(stock);
 
   printf("history: %.1f s of workload, %d schedule steps, %d ensemble command failures%s%s\n",
-         run_s, sched.steps_done, sched.failures, sched.skipped[0] ? "; skipped (not proxied):" : "",
-         sched.skipped);
+         run_s, sched.steps_done, sched.failures,
+         sched.skipped[0] ? "; skipped (not proxied):" : "", sched.skipped);
   zkh_report_t rep;
   uint64_t v = zkh_check(run.h, &rep, stdout, examples);
   uint64_t acked_w = rep.outcome[ZKH_CREATE][ZKH_OK] + rep.outcome[ZKH_SET][ZKH_OK] +

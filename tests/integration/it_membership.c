@@ -45,7 +45,8 @@ static int sh(const char *fmt, const char *a, const char *b, char *out, size_t o
     while (n && (out[n - 1] == '\n')) out[--n] = '\0';
   } else {
     char buf[256];
-    while (fread(buf, 1, sizeof buf, p) > 0) {}
+    while (fread(buf, 1, sizeof buf, p) > 0) {
+    }
   }
   int st = pclose(p);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -97,8 +98,8 @@ static void wait_ready(zkr_t *z, int members) {
     ck_assert_int_eq(zkr_stats(z, &s), ZOK);
     int pool = 0;
     for (int i = 0; i < s->n_members; i++) pool += s->members[i].in_read_pool;
-    int ready = zkr_state(z) == ZOO_CONNECTED_STATE && s->leader >= 0 &&
-                s->n_members == members && pool == members - 1 && s->follows_config == 1;
+    int ready = zkr_state(z) == ZOO_CONNECTED_STATE && s->leader >= 0 && s->n_members == members &&
+                pool == members - 1 && s->follows_config == 1;
     zkr_stats_free(s);
     if (ready) return;
     ck_assert_msg(it_now_ms() < deadline, "handle not ready after 20 s");
@@ -203,8 +204,8 @@ typedef struct {
   int id;
   _Atomic int *stop;
   uint64_t ops, fails;
-  int codes[8];    /* failure codes seen (first 8) */
-  uint64_t at[8];  /* and when (ms) */
+  int codes[8];   /* failure codes seen (first 8) */
+  uint64_t at[8]; /* and when (ms) */
   int n_codes;
 } worker_t;
 
@@ -311,10 +312,11 @@ START_TEST(reconfig_add_then_remove_under_load) {
   uint64_t r4 = member_reads(z, m4);
   it_sleep_ms(1500);
   uint64_t r4b = member_reads(z, m4);
-  printf("add: reconfig returned after %llu ms; member session connected %llu ms, in the read pool %llu ms "
+  printf("add: reconfig returned after %llu ms; member session connected %llu ms, in the read pool "
+         "%llu ms "
          "after the reconfig call; reads on it in the next 1.5 s: %llu\n",
-         (unsigned long long)(t_add_ret - t_add), (unsigned long long)(t_added - t_add), (unsigned long long)(t_pool - t_add),
-         (unsigned long long)(r4b - r4));
+         (unsigned long long)(t_add_ret - t_add), (unsigned long long)(t_added - t_add),
+         (unsigned long long)(t_pool - t_add), (unsigned long long)(r4b - r4));
   ck_assert_int_gt(r4b - r4, 0);
 
   /* Remove a follower (one of the first three, not the leader). */
@@ -346,7 +348,8 @@ START_TEST(reconfig_add_then_remove_under_load) {
   uint64_t rf = member_reads(z, f);
   it_sleep_ms(1500);
   uint64_t rfb = member_reads(z, f);
-  printf("remove server.%s: member retired %llu ms, its session closed %llu ms after the reconfig call; "
+  printf("remove server.%s: member retired %llu ms, its session closed %llu ms after the reconfig "
+         "call; "
          "reads on it in the next 1.5 s: %llu\n",
          leaving, (unsigned long long)(t_retired - t_rm), (unsigned long long)(t_closed - t_rm),
          (unsigned long long)(rfb - rf));
@@ -368,15 +371,16 @@ START_TEST(reconfig_add_then_remove_under_load) {
     }
   }
   ck_assert_int_eq(zkr_stats(z, &s), ZOK);
-  printf("workload: %llu operations, %llu failed; members added %llu, removed %llu, config version 0x%llx\n",
-         (unsigned long long)ops, (unsigned long long)fails,
-         (unsigned long long)s->members_added, (unsigned long long)s->members_removed,
-         (unsigned long long)s->config_version);
+  printf("workload: %llu operations, %llu failed; members added %llu, removed %llu, config version "
+         "0x%llx\n",
+         (unsigned long long)ops, (unsigned long long)fails, (unsigned long long)s->members_added,
+         (unsigned long long)s->members_removed, (unsigned long long)s->config_version);
   ck_assert_int_eq(s->members_added, 1);
   ck_assert_int_eq(s->members_removed, 1);
   ck_assert_int_eq(s->n_members, 4);
   zkr_stats_free(s);
-  ck_assert_msg(outside == 0, "%llu failures were not connection losses inside a reconfiguration window",
+  ck_assert_msg(outside == 0,
+                "%llu failures were not connection losses inside a reconfiguration window",
                 (unsigned long long)outside);
   ck_assert_int_le(fails, 8 * N_WORKERS);
   ck_assert_int_gt(ops, 100);

@@ -74,8 +74,7 @@ typedef struct {
   _Atomic int last_state;
 } session_seen_t;
 
-static void count_watcher(zhandle_t *zh, int type, int state, const char *path,
-                          void *ctx) {
+static void count_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
   (void)zh;
   (void)path;
   session_seen_t *s = ctx;
@@ -122,8 +121,7 @@ START_TEST(too_big_refused_member_unharmed) {
   while (hi - lo > 1) {
     int mid = lo + (hi - lo) / 2;
     int rc = zkr_set(z, path, big, mid, -1);
-    ck_assert_msg(rc == ZOK || rc == ZKR_ETOOBIG, "set of %d bytes: %s", mid,
-                  zkr_err_name(rc));
+    ck_assert_msg(rc == ZOK || rc == ZKR_ETOOBIG, "set of %d bytes: %s", mid, zkr_err_name(rc));
     if (rc == ZOK) lo = mid;
     else hi = mid;
   }
@@ -143,8 +141,7 @@ START_TEST(too_big_refused_member_unharmed) {
   while (chi - clo > 1) {
     int mid = clo + (chi - clo) / 2;
     int rc = zkr_create(z, child, big, mid, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-    ck_assert_msg(rc == ZOK || rc == ZKR_ETOOBIG, "create of %d bytes: %s", mid,
-                  zkr_err_name(rc));
+    ck_assert_msg(rc == ZOK || rc == ZKR_ETOOBIG, "create of %d bytes: %s", mid, zkr_err_name(rc));
     if (rc == ZOK) {
       clo = mid;
       ck_assert_int_eq(zkr_delete(z, child, -1), ZOK);
@@ -314,8 +311,8 @@ START_TEST(ipv6_members) {
   ck_assert_int_gt(proxy, 0);
   char hosts[512] = "";
   for (int i = 0; i < n; i++)
-    snprintf(hosts + strlen(hosts), sizeof hosts - strlen(hosts), "%s[::1]:%s",
-             i ? "," : "", ports[i]);
+    snprintf(hosts + strlen(hosts), sizeof hosts - strlen(hosts), "%s[::1]:%s", i ? "," : "",
+             ports[i]);
   printf("ipv6_members: %s\n", hosts);
   zkr_t *z = it_open_hosts(hosts, NULL, NULL, NULL);
   char path[128], buf[8];
@@ -346,8 +343,8 @@ enum fake_mode {
   FAKE_MODES
 };
 
-static const char *const fake_names[FAKE_MODES] = {
-    "garbage", "truncated", "10 MB", "trickle", "reset", "silent", "liar"};
+static const char *const fake_names[FAKE_MODES] = {"garbage", "truncated", "10 MB", "trickle",
+                                                   "reset",   "silent",    "liar"};
 
 typedef struct {
   enum fake_mode mode;
@@ -557,8 +554,7 @@ typedef struct {
   _Atomic int nested_done;
 } cb_ctx_t;
 
-static void nested_done(int rc, const char *v, int l, const struct Stat *s,
-                        const void *d) {
+static void nested_done(int rc, const char *v, int l, const struct Stat *s, const void *d) {
   (void)v;
   (void)l;
   (void)s;
@@ -566,8 +562,8 @@ static void nested_done(int rc, const char *v, int l, const struct Stat *s,
   if (rc == ZOK) c->nested_done++;
 }
 
-static void blocking_in_completion(int rc, const char *v, int l,
-                                   const struct Stat *s, const void *d) {
+static void blocking_in_completion(int rc, const char *v, int l, const struct Stat *s,
+                                   const void *d) {
   (void)rc;
   (void)v;
   (void)l;
@@ -591,8 +587,7 @@ static void blocking_in_completion(int rc, const char *v, int l,
 
 static _Atomic int global_sync_rc;
 
-static void blocking_in_watcher(zhandle_t *zh, int type, int state,
-                                const char *path, void *ctx) {
+static void blocking_in_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
   (void)type;
   (void)state;
   (void)path;
@@ -602,8 +597,7 @@ static void blocking_in_watcher(zhandle_t *zh, int type, int state,
   c->done++;
 }
 
-static void blocking_in_global(zhandle_t *zh, int type, int state,
-                               const char *path, void *ctx) {
+static void blocking_in_global(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
   (void)type;
   (void)path;
   (void)ctx;
@@ -661,8 +655,7 @@ static void count_completion(int rc, const struct Stat *st, const void *d) {
   __atomic_add_fetch(&inflight_calls[(intptr_t)d], 1, __ATOMIC_SEQ_CST);
 }
 
-static void closing_watcher(zhandle_t *zh, int type, int state,
-                            const char *path, void *ctx) {
+static void closing_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
   (void)type;
   (void)state;
   (void)path;
@@ -727,12 +720,11 @@ typedef struct {
 
 static int allowed(int rc) {
   /* Outcome unknown, or refused while the session moves: documented. */
-  return rc == ZOK || rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT ||
-         rc == ZSESSIONMOVED || rc == ZKR_ENOMEMBER;
+  return rc == ZOK || rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONMOVED ||
+         rc == ZKR_ENOMEMBER;
 }
 
-static void hammer_async(int rc, const char *v, int l, const struct Stat *s,
-                         const void *d) {
+static void hammer_async(int rc, const char *v, int l, const struct Stat *s, const void *d) {
   (void)v;
   (void)l;
   (void)s;

@@ -43,8 +43,7 @@ START_TEST(writes_go_to_leader) {
   for (int i = 0; i < N; i++)
     ck_assert_int_eq(zkr_aset(z, path, "x", 1, -1, count_done, &done), ZOK);
   uint64_t deadline = it_now_ms() + 20000;
-  while (__atomic_load_n(&done, __ATOMIC_SEQ_CST) < N && it_now_ms() < deadline)
-    it_sleep_ms(5);
+  while (__atomic_load_n(&done, __ATOMIC_SEQ_CST) < N && it_now_ms() < deadline) it_sleep_ms(5);
   ck_assert_int_eq(done, N);
   int64_t delta[IT_MEMBERS];
   for (int i = 0; i < IT_MEMBERS; i++) delta[i] = it_received(i) - before[i];
@@ -60,10 +59,9 @@ START_TEST(writes_go_to_leader) {
   ck_assert_uint_ge(writes, (uint64_t)N + 1);
   printf("writes_go_to_leader: library writes per member %llu/%llu/%llu; "
          "srvr Received deltas %lld/%lld/%lld (leader %d)\n",
-         (unsigned long long)s->members[0].writes,
-         (unsigned long long)s->members[1].writes,
-         (unsigned long long)s->members[2].writes, (long long)delta[0],
-         (long long)delta[1], (long long)delta[2], leader);
+         (unsigned long long)s->members[0].writes, (unsigned long long)s->members[1].writes,
+         (unsigned long long)s->members[2].writes, (long long)delta[0], (long long)delta[1],
+         (long long)delta[2], leader);
   zkr_stats_free(s);
   /* The servers' own counters: the leader received every write; each
    * follower only the handle's pings and the srvr polls' packets. */
@@ -77,8 +75,7 @@ END_TEST
 
 /* ---- reads spread over both followers, never the leader ---- */
 
-static void read_done(int rc, const char *v, int len, const struct Stat *st,
-                      const void *data) {
+static void read_done(int rc, const char *v, int len, const struct Stat *st, const void *data) {
   (void)v;
   (void)len;
   (void)st;
@@ -103,23 +100,21 @@ START_TEST(reads_spread_over_followers) {
   for (int i = 0; i < IT_MEMBERS; i++) before[i] = it_received(i);
   const int N = 3000;
   int done = 0;
-  for (int i = 0; i < N; i++)
-    ck_assert_int_eq(zkr_aget(z, path, 0, read_done, &done), ZOK);
+  for (int i = 0; i < N; i++) ck_assert_int_eq(zkr_aget(z, path, 0, read_done, &done), ZOK);
   uint64_t deadline = it_now_ms() + 20000;
-  while (__atomic_load_n(&done, __ATOMIC_SEQ_CST) < N && it_now_ms() < deadline)
-    it_sleep_ms(5);
+  while (__atomic_load_n(&done, __ATOMIC_SEQ_CST) < N && it_now_ms() < deadline) it_sleep_ms(5);
   ck_assert_int_eq(done, N);
   zkr_stats_t *s;
   ck_assert_int_eq(zkr_stats(z, &s), ZOK);
   uint64_t reads[IT_MEMBERS], ejected = 0;
-  for (int i = 0; i < IT_MEMBERS; i++) ejected += s->members[i].ejections - s0->members[i].ejections;
+  for (int i = 0; i < IT_MEMBERS; i++)
+    ejected += s->members[i].ejections - s0->members[i].ejections;
   for (int i = 0; i < IT_MEMBERS; i++) {
     reads[i] = s->members[i].reads - s0->members[i].reads;
     int64_t d = it_received(i) - before[i];
-    printf("reads_spread: member %d (%s) reads %llu syncs %llu srvr Received +%lld\n",
-           i, zkr_role_name(s->members[i].role), (unsigned long long)reads[i],
-           (unsigned long long)(s->members[i].syncs - s0->members[i].syncs),
-           (long long)d);
+    printf("reads_spread: member %d (%s) reads %llu syncs %llu srvr Received +%lld\n", i,
+           zkr_role_name(s->members[i].role), (unsigned long long)reads[i],
+           (unsigned long long)(s->members[i].syncs - s0->members[i].syncs), (long long)d);
     if (i == leader) {
       ck_assert_uint_eq(reads[i], 0);
       ck_assert_int_lt(d, N / 20);
@@ -166,8 +161,7 @@ typedef struct {
   int *done;
 } ryw_t;
 
-static void ryw_read(int rc, const char *v, int len, const struct Stat *st,
-                     const void *data) {
+static void ryw_read(int rc, const char *v, int len, const struct Stat *st, const void *data) {
   (void)st;
   ryw_t *r = (ryw_t *)data;
   r->rc = rc;
@@ -201,8 +195,7 @@ START_TEST(read_your_writes_pipelined) {
     ck_assert_int_eq(zkr_aget(z, paths[i % KEYS], 0, ryw_read, &r[i]), ZOK);
   }
   uint64_t deadline = it_now_ms() + 30000;
-  while (__atomic_load_n(&done, __ATOMIC_SEQ_CST) < PAIRS && it_now_ms() < deadline)
-    it_sleep_ms(5);
+  while (__atomic_load_n(&done, __ATOMIC_SEQ_CST) < PAIRS && it_now_ms() < deadline) it_sleep_ms(5);
   ck_assert_int_eq(done, PAIRS);
   /* Read i must see write i or a later write of its key: a read whose
    * write had already completed when it was issued is a sync+read on a
@@ -364,8 +357,7 @@ START_TEST(acl_digest_auth_every_member) {
   int auth_rc = 0;
   ck_assert_int_eq(zkr_add_auth(z, "digest", "alice:secret", 12, auth_cb, &auth_rc), ZOK);
   uint64_t deadline = it_now_ms() + 5000;
-  while (__atomic_load_n(&auth_rc, __ATOMIC_SEQ_CST) == 0 && it_now_ms() < deadline)
-    it_sleep_ms(5);
+  while (__atomic_load_n(&auth_rc, __ATOMIC_SEQ_CST) == 0 && it_now_ms() < deadline) it_sleep_ms(5);
   ck_assert_int_eq(auth_rc - 1000, ZOK);
   char path[128];
   it_path(path, sizeof path, "acl");
@@ -414,8 +406,7 @@ typedef struct {
  * mutex. */
 static pthread_mutex_t seen_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static void global_watcher(zhandle_t *zh, int type, int state, const char *path,
-                           void *ctx) {
+static void global_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
   (void)path;
   session_seen_t *seen = ctx;
   if (type != ZOO_SESSION_EVENT) return;
@@ -456,8 +447,7 @@ typedef struct {
   char path[128];
 } watch_seen_t;
 
-static void node_watcher(zhandle_t *zh, int type, int state, const char *path,
-                         void *ctx) {
+static void node_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
   (void)state;
   watch_seen_t *w = ctx;
   /* Fields first, then the count the test thread waits for (TSan). */
@@ -490,8 +480,7 @@ START_TEST(watch_set_again_while_it_fires) {
     ck_assert_int_eq(zkr_set(z, path, v, n, -1), ZOK);
   }
   uint64_t deadline = it_now_ms() + 10000;
-  while (__atomic_load_n(&w.fired, __ATOMIC_SEQ_CST) < N && it_now_ms() < deadline)
-    it_sleep_ms(5);
+  while (__atomic_load_n(&w.fired, __ATOMIC_SEQ_CST) < N && it_now_ms() < deadline) it_sleep_ms(5);
   ck_assert_int_eq(__atomic_load_n(&w.fired, __ATOMIC_SEQ_CST), N);
   ck_assert_int_eq(w.type, ZOO_CHANGED_EVENT);
   /* Nothing is armed any more: another change fires nothing. */
@@ -516,8 +505,7 @@ START_TEST(watch_with_application_handle) {
   }
   ck_assert_int_eq(zoo_set(stock, path, "b", 1, -1), ZOK);
   uint64_t deadline = it_now_ms() + 5000;
-  while (__atomic_load_n(&w.fired, __ATOMIC_SEQ_CST) == 0 && it_now_ms() < deadline)
-    it_sleep_ms(5);
+  while (__atomic_load_n(&w.fired, __ATOMIC_SEQ_CST) == 0 && it_now_ms() < deadline) it_sleep_ms(5);
   ck_assert_int_eq(w.fired, 1);
   ck_assert_int_eq(w.type, ZOO_CHANGED_EVENT);
   ck_assert_ptr_eq(w.zh, zkr_as_zh(z));
@@ -540,8 +528,7 @@ static void close_stat(int rc, const struct Stat *st, const void *data) {
   __atomic_add_fetch(&calls[(intptr_t)data], 1, __ATOMIC_SEQ_CST);
 }
 
-static void close_data(int rc, const char *v, int len, const struct Stat *st,
-                       const void *data) {
+static void close_data(int rc, const char *v, int len, const struct Stat *st, const void *data) {
   (void)v;
   (void)len;
   close_stat(rc, st, data);
@@ -585,7 +572,7 @@ START_TEST(policy_leader_only_and_round_robin) {
       zkr_member_stats_t *m = &s->members[i];
       if (p == 0 && i != s->leader) ck_assert_uint_eq(m->reads + m->writes, 0);
       if (p == 1) {
-        ck_assert_uint_ge(m->reads, 60);  /* about 100 each */
+        ck_assert_uint_ge(m->reads, 60); /* about 100 each */
         ck_assert_uint_ge(m->writes, 60);
       }
     }

@@ -11,8 +11,7 @@
 
 #include "it_common.h"
 
-static void read_done(int rc, const char *v, int len, const struct Stat *st,
-                      const void *data) {
+static void read_done(int rc, const char *v, int len, const struct Stat *st, const void *data) {
   (void)v;
   (void)len;
   (void)st;
@@ -23,11 +22,9 @@ static void read_done(int rc, const char *v, int len, const struct Stat *st,
 /* Issues n pipelined reads of path and waits for all of them. */
 static void read_n(zkr_t *z, const char *path, int n) {
   int done = 0;
-  for (int i = 0; i < n; i++)
-    ck_assert_int_eq(zkr_aget(z, path, 0, read_done, &done), ZOK);
+  for (int i = 0; i < n; i++) ck_assert_int_eq(zkr_aget(z, path, 0, read_done, &done), ZOK);
   uint64_t deadline = it_now_ms() + 15000;
-  while (__atomic_load_n(&done, __ATOMIC_SEQ_CST) < n && it_now_ms() < deadline)
-    it_sleep_ms(5);
+  while (__atomic_load_n(&done, __ATOMIC_SEQ_CST) < n && it_now_ms() < deadline) it_sleep_ms(5);
   ck_assert_int_eq(done, n);
 }
 
@@ -48,17 +45,17 @@ static void read_deltas(const zkr_stats_t *a, const zkr_stats_t *b, uint64_t *d)
  * follower look slow for a moment; docs/health.md), or with a follower out
  * of the pool at either end (a reconnected member waits for good probes),
  * the split is open: the other follower takes the reads while it is out. */
-static void check_default_split(const zkr_stats_t *a, const zkr_stats_t *b,
-                                const uint64_t *d, int f0, int f1, uint64_t total) {
+static void check_default_split(const zkr_stats_t *a, const zkr_stats_t *b, const uint64_t *d,
+                                int f0, int f1, uint64_t total) {
   uint64_t ejected = b->members[f0].ejections - a->members[f0].ejections +
                      b->members[f1].ejections - a->members[f1].ejections;
   int pooled = a->members[f0].in_read_pool && a->members[f1].in_read_pool &&
                b->members[f0].in_read_pool && b->members[f1].in_read_pool;
   printf("default placement: %llu on member %d, %llu on member %d, %llu ejection(s), "
          "in the read pool before %d/%d after %d/%d\n",
-         (unsigned long long)d[f0], f0, (unsigned long long)d[f1], f1,
-         (unsigned long long)ejected, a->members[f0].in_read_pool, a->members[f1].in_read_pool,
-         b->members[f0].in_read_pool, b->members[f1].in_read_pool);
+         (unsigned long long)d[f0], f0, (unsigned long long)d[f1], f1, (unsigned long long)ejected,
+         a->members[f0].in_read_pool, a->members[f1].in_read_pool, b->members[f0].in_read_pool,
+         b->members[f1].in_read_pool);
   ck_assert_uint_eq(d[f0] + d[f1], total);
   if (ejected == 0 && pooled) {
     ck_assert_uint_eq(d[f0], total / 2);
@@ -111,8 +108,8 @@ START_TEST(selector_fixed_follower_gets_all_reads) {
   uint64_t d[IT_MEMBERS];
   read_deltas(s0, s1, d);
   printf("selector_fixed: member %d chosen; reads %llu/%llu/%llu, picks %llu, "
-         "fallbacks %llu; srvr Received +%lld/+%lld/+%lld\n", f,
-         (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)d[2],
+         "fallbacks %llu; srvr Received +%lld/+%lld/+%lld\n",
+         f, (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)d[2],
          (unsigned long long)(s1->selector_picks - s0->selector_picks),
          (unsigned long long)(s1->selector_fallbacks - s0->selector_fallbacks),
          (long long)(it_received(0) - before[0]), (long long)(it_received(1) - before[1]),
@@ -203,8 +200,7 @@ START_TEST(selector_bad_answers_fall_back) {
    * serving its minimum time out, until the empty pool takes it back). */
   if (s0->members[f0].in_read_pool && s1->members[f0].ejections == s0->members[f0].ejections)
     ck_assert_uint_eq(d[f0], 100);
-  else
-    ck_assert_uint_eq(d[f0] + d[leader], 100);
+  else ck_assert_uint_eq(d[f0] + d[leader], 100);
   zkr_stats_free(s0);
   zkr_stats_free(s1);
   zkr_close(z);
@@ -312,15 +308,14 @@ START_TEST(leader_weight_share) {
   read_deltas(s0, s1, d);
   double share = (double)d[leader] / N;
   printf("leader_weight_share: leader %d served %llu of %d reads (%.3f; srvr Received +%lld), "
-         "in pool %d, ejections %llu\n", leader, (unsigned long long)d[leader], N, share,
-         (long long)(it_received(leader) - before), s1->members[leader].in_read_pool,
-         (unsigned long long)s1->members[leader].ejections);
+         "in pool %d, ejections %llu\n",
+         leader, (unsigned long long)d[leader], N, share, (long long)(it_received(leader) - before),
+         s1->members[leader].in_read_pool, (unsigned long long)s1->members[leader].ejections);
   /* Exactly 0.33 while the leader stays in the pool; an ejection of the
    * leader on a loaded machine would lower it, never raise it. */
   if (s1->members[leader].ejections == s0->members[leader].ejections)
     ck_assert(share > 0.32 && share < 0.34);
-  else
-    ck_assert(share < 0.34);
+  else ck_assert(share < 0.34);
   ck_assert_uint_eq(d[0] + d[1] + d[2], N);
   zkr_stats_free(s0);
   zkr_stats_free(s1);

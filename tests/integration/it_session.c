@@ -136,7 +136,8 @@ START_TEST(watch_only_cut_from_all_expires) {
   ck_assert_int_eq(wait_count(&pw, ZOO_SESSION_EVENT, ZOO_EXPIRED_SESSION_STATE, 1, 2000), 1);
   ck_assert_int_eq(zkr_get(z, path, 0, buf, &len, NULL), ZINVALIDSTATE);
   printf("watch_only_cut_from_all: EXPIRED after the cut (global watcher %d events, path "
-         "watcher %d)\n", global.n, pw.n);
+         "watcher %d)\n",
+         global.n, pw.n);
   zkr_close(z);
   it_ensemble("wait-leader", -1);
 }
@@ -192,8 +193,8 @@ START_TEST(carrier_cut_watch_still_fires) {
   printf("carrier_cut: watch on member %d (owner %d) delivered %llu ms into the cut; "
          "carrier re-created %llu time(s), re-arms %llu, missed events delivered %llu\n",
          carrier, owner, (unsigned long long)took,
-         (unsigned long long)s->members[carrier].recreated,
-         (unsigned long long)s->watch_rearms, (unsigned long long)s->watch_missed_events);
+         (unsigned long long)s->members[carrier].recreated, (unsigned long long)s->watch_rearms,
+         (unsigned long long)s->watch_missed_events);
   ck_assert_uint_ge(s->members[carrier].recreated, 1);
   ck_assert_uint_ge(s->watch_missed_events, 1);
   zkr_stats_free(s);
@@ -249,8 +250,8 @@ START_TEST(rearmed_watch_late_and_changed) {
   ck_assert_int_eq(zkr_state(z), ZOO_CONNECTED_STATE);
   printf("rearmed_watch: node deleted and created again while its carrier (member %d) was cut: "
          "stock got DELETED after %llu ms, the routed handle CHANGED after %llu ms (rescue_ms "
-         "%d)\n", carrier, (unsigned long long)stock_ms, (unsigned long long)routed_ms,
-         o.rescue_ms);
+         "%d)\n",
+         carrier, (unsigned long long)stock_ms, (unsigned long long)routed_ms, o.rescue_ms);
   ck_assert_uint_gt(routed_ms, (uint64_t)o.rescue_ms);
   zookeeper_close(stock);
   zkr_close(z);
@@ -262,9 +263,9 @@ END_TEST
 
 typedef struct {
   char path[160];
-  _Atomic int rc;   /* the create's outcome as the application heard it */
+  _Atomic int rc; /* the create's outcome as the application heard it */
   _Atomic int done;
-  int expect;       /* 1 must exist, 0 must not, -1 either */
+  int expect; /* 1 must exist, 0 must not, -1 either */
 } eph_t;
 
 static void eph_done(int rc, const char *value, const void *data) {
@@ -313,8 +314,7 @@ static void check_owned(int i, const char *base, int64_t sid, eph_t *e, int n, i
   for (int k = 0; k < n; k++) {
     if (e[k].expect < 0) continue;
     int rc = zoo_exists(stock, e[k].path, 0, &st);
-    ck_assert_msg(rc == (e[k].expect ? ZOK : ZNONODE), "%s: %s: %s", when, e[k].path,
-                  zerror(rc));
+    ck_assert_msg(rc == (e[k].expect ? ZOK : ZNONODE), "%s: %s: %s", when, e[k].path, zerror(rc));
   }
   ck_assert_msg(eph == want, "%s: %d ephemerals, %d expected", when, eph, want);
   zookeeper_close(stock);
@@ -334,11 +334,11 @@ static void wait_settled(zkr_t *z, int away) {
   uint64_t deadline = it_now_ms() + 20000;
   for (;;) {
     int o = owner_member(z), l = it_leader_index();
-    if (zkr_state(z) == ZOO_CONNECTED_STATE && o >= 0 && o != away && l >= 0 &&
-        leader_of(z) == l)
+    if (zkr_state(z) == ZOO_CONNECTED_STATE && o >= 0 && o != away && l >= 0 && leader_of(z) == l)
       return;
-    ck_assert_msg(it_now_ms() < deadline, "not settled: state %d owner %d (away from %d) leader %d/%d",
-                  zkr_state(z), o, away, leader_of(z), l);
+    ck_assert_msg(it_now_ms() < deadline,
+                  "not settled: state %d owner %d (away from %d) leader %d/%d", zkr_state(z), o,
+                  away, leader_of(z), l);
     it_sleep_ms(50);
   }
 }
@@ -376,8 +376,8 @@ static void create_cut(zkr_t *z, eph_t *e, const char *dir, int other) {
   uint64_t writes = member_now(z, o).writes;
   snprintf(cmd, sizeof cmd, "delay c%d 4000 0 %s", o + 1, dir);
   ck_assert_int_eq(it_fault(cmd), 0);
-  ck_assert_int_eq(zkr_acreate(z, e->path, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL,
-                               eph_done, e), ZOK);
+  ck_assert_int_eq(zkr_acreate(z, e->path, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, eph_done, e),
+                   ZOK);
   /* Handed to the owner's session (not parked). */
   ck_assert_uint_eq(member_now(z, o).writes, writes + 1);
   if (!strcmp(dir, "down")) {
@@ -409,10 +409,12 @@ static void create_eph(zkr_t *z, const char *path, const char *when) {
   if (rc != ZOK) {
     zkr_stats_t *s;
     ck_assert_int_eq(zkr_stats(z, &s), ZOK);
-    fprintf(stderr, "%s: create %s: %s after %llu ms; state %d, owner on %d (moved %d, state %d, "
-            "rescues %llu), leader %d, write member %d\n", when, path, zerror(rc),
-            (unsigned long long)(it_now_ms() - t0), zkr_state(z), s->owner, s->owner_moved,
-            s->owner_state, (unsigned long long)s->owner_rescues, s->leader, s->write_member);
+    fprintf(stderr,
+            "%s: create %s: %s after %llu ms; state %d, owner on %d (moved %d, state %d, "
+            "rescues %llu), leader %d, write member %d\n",
+            when, path, zerror(rc), (unsigned long long)(it_now_ms() - t0), zkr_state(z), s->owner,
+            s->owner_moved, s->owner_state, (unsigned long long)s->owner_rescues, s->leader,
+            s->write_member);
     for (int i = 0; i < s->n_members; i++)
       fprintf(stderr, "  member %d: role %d session %d connected %d errors %llu\n", i,
               s->members[i].role, s->members[i].session_state, s->members[i].connected,
@@ -448,11 +450,12 @@ START_TEST(client_id_stable_ephemerals_owned) {
   for (int k = 0; k < N_EPH; k++) e[k].expect = -1; /* not made yet */
   char p[160];
   snprintf(e[PLAIN].path, sizeof e[PLAIN].path, "%s/plain", base);
-  ck_assert_int_eq(zkr_create(z, e[PLAIN].path, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL,
-                              NULL, 0), ZOK);
+  ck_assert_int_eq(
+      zkr_create(z, e[PLAIN].path, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0), ZOK);
   snprintf(p, sizeof p, "%s/seq-", base);
   ck_assert_int_eq(zkr_create(z, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL_SEQUENTIAL,
-                              e[SEQ].path, sizeof e[SEQ].path), ZOK);
+                              e[SEQ].path, sizeof e[SEQ].path),
+                   ZOK);
   zoo_op_t ops[2];
   zoo_op_result_t res[2];
   char m1[160];
@@ -464,8 +467,8 @@ START_TEST(client_id_stable_ephemerals_owned) {
   e[PLAIN].expect = e[SEQ].expect = e[MULTI].expect = 1;
   /* TTL nodes are not the session's. */
   snprintf(p, sizeof p, "%s/ttl", base);
-  int ttl_rc = zkr_create_ttl(z, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_WITH_TTL,
-                              60000, NULL, 0);
+  int ttl_rc =
+      zkr_create_ttl(z, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_WITH_TTL, 60000, NULL, 0);
   ck_assert(ttl_rc == ZOK || ttl_rc == ZUNIMPLEMENTED); /* extendedTypesEnabled */
   int owner = owner_member(z), other = (owner + 1) % IT_MEMBERS;
   check_owned(other, base, sid, e, N_EPH, 3, "created");

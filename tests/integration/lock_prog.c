@@ -51,8 +51,8 @@ static void sleep_ms(int ms) {
 typedef struct lock {
   zhandle_t *zh;
   const char *dir;
-  pthread_mutex_t pmutex;  /* the recipe's own mutex, held across calls */
-  char *id;                /* our node's name, NULL none */
+  pthread_mutex_t pmutex; /* the recipe's own mutex, held across calls */
+  char *id;               /* our node's name, NULL none */
   int owner;
   int retry;               /* the watcher's step failed: the waiter retries */
   pthread_cond_t cv;       /* owner or retry changed (under pmutex) */
@@ -101,8 +101,8 @@ static int lock_step(lock_t *l) {
   if (!l->id) {
     char path[256], made[300];
     snprintf(path, sizeof path, "%s/%s", l->dir, prefix);
-    rc = zoo_create(l->zh, path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL_SEQUENTIAL,
-                    made, sizeof made);
+    rc = zoo_create(l->zh, path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL_SEQUENTIAL, made,
+                    sizeof made);
     /* Never retried: a second create could make a second node. */
     if (rc != ZOK) {
       if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT) l->create_unknown++;

@@ -63,7 +63,8 @@ static void wait_members(zkr_t *z, int want) {
 static void owner(zkr_t *z) {
   zkr_stats_t *s;
   if (zkr_stats(z, &s) != ZOK) return;
-  printf("owner: %s\n", s->owner >= 0 && s->owner < s->n_members ? s->members[s->owner].address : "none");
+  printf("owner: %s\n",
+         s->owner >= 0 && s->owner < s->n_members ? s->members[s->owner].address : "none");
   zkr_stats_free(s);
 }
 

@@ -86,16 +86,20 @@ int main(int argc, char **argv) {
   printf("session: %s\n", run_until(&connected) ? "connected" : "TIMEOUT");
   if (!connected) return 1;
   done = 0;
-  printf("acreate: %s\n", zoo_acreate(zh, argv[2], "st", 2, &ZOO_OPEN_ACL_UNSAFE, 0,
-                                      on_string, NULL) == ZOK && run_until(&done)
-                              ? zerror(rc_seen) : "not sent");
+  printf("acreate: %s\n",
+         zoo_acreate(zh, argv[2], "st", 2, &ZOO_OPEN_ACL_UNSAFE, 0, on_string, NULL) == ZOK &&
+                 run_until(&done)
+             ? zerror(rc_seen)
+             : "not sent");
   done = 0;
   printf("aget: %s", zoo_aget(zh, argv[2], 0, on_data, NULL) == ZOK && run_until(&done)
-                         ? zerror(rc_seen) : "not sent");
+                         ? zerror(rc_seen)
+                         : "not sent");
   printf(" value=%s\n", text);
   done = 0;
   printf("adelete: %s\n", zoo_adelete(zh, argv[2], -1, on_void, NULL) == ZOK && run_until(&done)
-                              ? zerror(rc_seen) : "not sent");
+                              ? zerror(rc_seen)
+                              : "not sent");
   printf("zoo_state connected: %s\n", zoo_state(zh) == ZOO_CONNECTED_STATE ? "yes" : "no");
   printf("zookeeper_close: %s\n", zerror(zookeeper_close(zh)));
   return 0;

@@ -73,7 +73,8 @@ static int lost(int rc) { return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOU
 static int create_sure(zhandle_t *zh, const char *path, const char *data) {
   int rc, tries = 0;
   do {
-    rc = zoo_create(zh, path, data, data ? (int)strlen(data) : -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+    rc =
+        zoo_create(zh, path, data, data ? (int)strlen(data) : -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
     if (tries++ && rc == ZNODEEXISTS) rc = ZOK;
     if (lost(rc)) sleep_us(200000);
   } while (lost(rc) && tries < 100);
@@ -206,7 +207,8 @@ static int read_tree(zhandle_t *zh, const char *path) {
     int k = 0;
     for (int i = 0; i < nlevel; i++) {
       pend_t *p = &level[i];
-      if (tree_n == tree_cap) tree = realloc(tree, sizeof *tree * (size_t)(tree_cap = tree_cap * 2 + 64));
+      if (tree_n == tree_cap)
+        tree = realloc(tree, sizeof *tree * (size_t)(tree_cap = tree_cap * 2 + 64));
       entry_t *e = &tree[tree_n++];
       memset(e, 0, sizeof *e);
       snprintf(e->rel, sizeof e->rel, "%s", p->rel);
@@ -307,7 +309,9 @@ static void set_done(int rc, const struct Stat *st, const void *data) {
   uint64_t t1 = mono_us();
   pthread_mutex_lock(&wmu);
   fprintf(w_log, "set %s %d %" PRIu64 " %" PRIu64 " %s\n", r->path, r->ver, r->t0, t1,
-          rc == ZOK ? "ok" : lost(rc) ? "unknown" : zerror(rc));
+          rc == ZOK  ? "ok"
+          : lost(rc) ? "unknown"
+                     : zerror(rc));
   if (t1 - r->t0 > w_worst) w_worst = t1 - r->t0;
   if (rc == ZOK && t1 > w_last) w_last = t1;
   else if (lost(rc)) w_unknown++;
@@ -517,8 +521,10 @@ static int cmd_analyze(int argc, char **argv) {
   while (fgets(line, sizeof line, f)) {
     int ver;
     uint64_t t0, t1;
-    if ((sscanf(line, "set %1023s %d %" SCNu64 " %" SCNu64 " %63s", path, &ver, &t0, &t1, rcs) == 5 ||
-         sscanf(line, "create %1023s %d %" SCNu64 " %" SCNu64 " %63s", path, &ver, &t0, &t1, rcs) == 5) &&
+    if ((sscanf(line, "set %1023s %d %" SCNu64 " %" SCNu64 " %63s", path, &ver, &t0, &t1, rcs) ==
+             5 ||
+         sscanf(line, "create %1023s %d %" SCNu64 " %" SCNu64 " %63s", path, &ver, &t0, &t1, rcs) ==
+             5) &&
         strcmp(rcs, "ok") == 0)
       add(&acked, path, ver, t0, t1);
   }

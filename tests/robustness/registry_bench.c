@@ -37,16 +37,15 @@ static void *run(void *arg) {
 int main(int argc, char **argv) {
   iters = argc > 1 ? atol(argv[1]) : 5000000;
   zoo_set_debug_level(0);
-  if (zkr_init_opts(&z, "127.0.9.254:1", NULL, 5000, NULL, NULL, 0, NULL) != ZOK)
-    return 1;
+  if (zkr_init_opts(&z, "127.0.9.254:1", NULL, 5000, NULL, NULL, 0, NULL) != ZOK) return 1;
   for (which = 0; which < 2; which++)
     for (int threads = 1; threads <= 2; threads++) {
       pthread_t t[2];
       double t0 = now();
       for (int i = 0; i < threads; i++) pthread_create(&t[i], NULL, run, NULL);
       for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
-      printf("%-13s threads=%d %6.1f ns/call\n", which ? "aget_refused" : "state",
-             threads, (now() - t0) * 1e9 / (double)iters);
+      printf("%-13s threads=%d %6.1f ns/call\n", which ? "aget_refused" : "state", threads,
+             (now() - t0) * 1e9 / (double)iters);
     }
   zkr_close(z);
   return 0;

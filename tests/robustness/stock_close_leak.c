@@ -15,8 +15,8 @@
 
 static int done;
 
-static void completion(int rc, const char *value, int len,
-                       const struct Stat *stat, const void *data) {
+static void completion(int rc, const char *value, int len, const struct Stat *stat,
+                       const void *data) {
   (void)rc, (void)value, (void)len, (void)stat, (void)data;
   __atomic_add_fetch(&done, 1, __ATOMIC_SEQ_CST);
 }
@@ -29,8 +29,7 @@ int main(int argc, char **argv) {
   zoo_set_debug_level(ZOO_LOG_LEVEL_WARN);
   zhandle_t *zh = zookeeper_init(argv[1], NULL, 10000, NULL, NULL, 0);
   if (!zh) return 1;
-  for (int i = 0; i < 500 && zoo_state(zh) != ZOO_CONNECTED_STATE; i++)
-    usleep(10000);
+  for (int i = 0; i < 500 && zoo_state(zh) != ZOO_CONNECTED_STATE; i++) usleep(10000);
   for (int i = 0; i < 100; i++) zoo_aget(zh, "/", 0, completion, NULL);
   zookeeper_close(zh);
   printf("completions: %d of 100\n", done);

@@ -41,8 +41,7 @@ static void cb_stat(int rc, const struct Stat *s, const void *d) {
   (void)s;
   cb_void(rc, d);
 }
-static void cb_data(int rc, const char *v, int l, const struct Stat *s,
-                    const void *d) {
+static void cb_data(int rc, const char *v, int l, const struct Stat *s, const void *d) {
   (void)v;
   (void)l;
   cb_stat(rc, s, d);
@@ -51,8 +50,7 @@ static void cb_string(int rc, const char *v, const void *d) {
   (void)v;
   cb_void(rc, d);
 }
-static void cb_string_stat(int rc, const char *v, const struct Stat *s,
-                           const void *d) {
+static void cb_string_stat(int rc, const char *v, const struct Stat *s, const void *d) {
   (void)v;
   cb_stat(rc, s, d);
 }
@@ -60,8 +58,8 @@ static void cb_strings(int rc, const struct String_vector *v, const void *d) {
   (void)v;
   cb_void(rc, d);
 }
-static void cb_strings_stat(int rc, const struct String_vector *v,
-                            const struct Stat *s, const void *d) {
+static void cb_strings_stat(int rc, const struct String_vector *v, const struct Stat *s,
+                            const void *d) {
   (void)v;
   cb_stat(rc, s, d);
 }
@@ -69,8 +67,7 @@ static void cb_acl(int rc, struct ACL_vector *a, struct Stat *s, const void *d) 
   (void)a;
   cb_stat(rc, s, d);
 }
-static void watcher(zhandle_t *zh, int type, int state, const char *path,
-                    void *ctx) {
+static void watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
   (void)zh;
   (void)type;
   (void)state;
@@ -92,9 +89,14 @@ static void every_call_returns(zkr_t *z, int want) {
   zoo_set_op_init(&op, "/a", "x", 1, -1, NULL);
   completions = 0;
   ck_assert_int_eq(zkr_acreate(z, "/a", "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, cb_string, NULL), want);
-  ck_assert_int_eq(zkr_acreate_ttl(z, "/a", "x", 1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_WITH_TTL, 1000, cb_string, NULL), want);
-  ck_assert_int_eq(zkr_acreate2(z, "/a", "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, cb_string_stat, NULL), want);
-  ck_assert_int_eq(zkr_acreate2_ttl(z, "/a", "x", 1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_WITH_TTL, 1000, cb_string_stat, NULL), want);
+  ck_assert_int_eq(zkr_acreate_ttl(z, "/a", "x", 1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_WITH_TTL,
+                                   1000, cb_string, NULL),
+                   want);
+  ck_assert_int_eq(zkr_acreate2(z, "/a", "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, cb_string_stat, NULL),
+                   want);
+  ck_assert_int_eq(zkr_acreate2_ttl(z, "/a", "x", 1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_WITH_TTL,
+                                    1000, cb_string_stat, NULL),
+                   want);
   ck_assert_int_eq(zkr_adelete(z, "/a", -1, cb_void, NULL), want);
   ck_assert_int_eq(zkr_aset(z, "/a", "x", 1, -1, cb_stat, NULL), want);
   ck_assert_int_eq(zkr_aset_acl(z, "/a", -1, &ZOO_OPEN_ACL_UNSAFE, cb_void, NULL), want);
@@ -110,9 +112,13 @@ static void every_call_returns(zkr_t *z, int want) {
   ck_assert_int_eq(zkr_aget_acl(z, "/a", cb_acl, NULL), want);
   ck_assert_int_eq(zkr_async(z, "/a", cb_string, NULL), want);
   ck_assert_int_eq(zkr_create(z, "/a", "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, buf, len), want);
-  ck_assert_int_eq(zkr_create_ttl(z, "/a", "x", 1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_WITH_TTL, 1000, buf, len), want);
+  ck_assert_int_eq(zkr_create_ttl(z, "/a", "x", 1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_WITH_TTL,
+                                  1000, buf, len),
+                   want);
   ck_assert_int_eq(zkr_create2(z, "/a", "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, buf, len, &st), want);
-  ck_assert_int_eq(zkr_create2_ttl(z, "/a", "x", 1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_WITH_TTL, 1000, buf, len, &st), want);
+  ck_assert_int_eq(zkr_create2_ttl(z, "/a", "x", 1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_WITH_TTL,
+                                   1000, buf, len, &st),
+                   want);
   ck_assert_int_eq(zkr_delete(z, "/a", -1), want);
   ck_assert_int_eq(zkr_set(z, "/a", "x", 1, -1), want);
   ck_assert_int_eq(zkr_set2(z, "/a", "x", 1, -1, &st), want);
@@ -202,8 +208,7 @@ typedef struct {
 
 static _Atomic int race_done, race_bad;
 
-static void race_cb(int rc, const char *v, int l, const struct Stat *s,
-                    const void *d) {
+static void race_cb(int rc, const char *v, int l, const struct Stat *s, const void *d) {
   (void)v;
   (void)l;
   (void)s;
@@ -386,8 +391,8 @@ END_TEST
 /* ---- paths ---- */
 
 static const char *const bad_paths[] = {
-    "",      "a",      "a/b",  "//",     "/a//b", "/.",      "/..",
-    "/a/.",  "/a/../b", "/a/",  "/a\x01", "/a\x7f", "/a\tb", "/a/./b",
+    "",     "a",       "a/b", "//",     "/a//b",  "/.",    "/..",
+    "/a/.", "/a/../b", "/a/", "/a\x01", "/a\x7f", "/a\tb", "/a/./b",
 };
 
 START_TEST(paths) {
@@ -410,12 +415,15 @@ START_TEST(paths) {
     /* A trailing '/' is a sequential create's prefix: only that is allowed. */
     int seq_ok = strcmp(p, "/a/") == 0;
     ck_assert_msg(zkr_acreate(z, p, "x", 1, &ZOO_OPEN_ACL_UNSAFE, ZOO_SEQUENCE, cb_string, NULL) ==
-                      (seq_ok ? ZOK : ZBADARGUMENTS), "create seq \"%s\"", p);
-    ck_assert_msg(zkr_acreate(z, p, "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, cb_string, NULL) == ZBADARGUMENTS,
+                      (seq_ok ? ZOK : ZBADARGUMENTS),
+                  "create seq \"%s\"", p);
+    ck_assert_msg(zkr_acreate(z, p, "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, cb_string, NULL) ==
+                      ZBADARGUMENTS,
                   "create \"%s\"", p);
   }
   ck_assert_int_eq(zkr_aget(z, NULL, 0, cb_data, NULL), ZBADARGUMENTS);
-  ck_assert_int_eq(zkr_acreate(z, NULL, "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, cb_string, NULL), ZBADARGUMENTS);
+  ck_assert_int_eq(zkr_acreate(z, NULL, "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, cb_string, NULL),
+                   ZBADARGUMENTS);
   ck_assert_int_eq(zkr_aset(z, NULL, "x", 1, -1, cb_stat, NULL), ZBADARGUMENTS);
   ck_assert_int_eq(zkr_adelete(z, NULL, -1, cb_void, NULL), ZBADARGUMENTS);
   ck_assert_int_eq(zkr_aset_acl(z, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, cb_void, NULL), ZBADARGUMENTS);
@@ -460,8 +468,10 @@ START_TEST(buffers) {
   ck_assert_int_eq(zkr_aset(z, "/a", "x", -2, -1, cb_stat, NULL), ZBADARGUMENTS);
   ck_assert_int_eq(zkr_aset(z, "/a", "x", INT_MIN, -1, cb_stat, NULL), ZBADARGUMENTS);
   ck_assert_int_eq(zkr_aset(z, "/a", "x", -1, -1, cb_stat, NULL), ZBADARGUMENTS);
-  ck_assert_int_eq(zkr_acreate(z, "/a", NULL, 5, &ZOO_OPEN_ACL_UNSAFE, 0, cb_string, NULL), ZBADARGUMENTS);
-  ck_assert_int_eq(zkr_acreate(z, "/a", "x", -2, &ZOO_OPEN_ACL_UNSAFE, 0, cb_string, NULL), ZBADARGUMENTS);
+  ck_assert_int_eq(zkr_acreate(z, "/a", NULL, 5, &ZOO_OPEN_ACL_UNSAFE, 0, cb_string, NULL),
+                   ZBADARGUMENTS);
+  ck_assert_int_eq(zkr_acreate(z, "/a", "x", -2, &ZOO_OPEN_ACL_UNSAFE, 0, cb_string, NULL),
+                   ZBADARGUMENTS);
   /* Sizes at and over the server's 1 MiB limit (jute.maxbuffer, 1048575
    * bytes for the whole request): refused before anything is sent. */
   char *big = calloc(1, (size_t)ONE_MIB + 2);
@@ -469,9 +479,11 @@ START_TEST(buffers) {
   ck_assert_int_eq(zkr_aset(z, "/a", big, ONE_MIB - 1, -1, cb_stat, NULL), ZKR_ETOOBIG);
   ck_assert_int_eq(zkr_aset(z, "/a", big, ONE_MIB + 1, -1, cb_stat, NULL), ZKR_ETOOBIG);
   ck_assert_int_eq(zkr_aset(z, "/a", big, INT_MAX, -1, cb_stat, NULL), ZKR_ETOOBIG);
-  ck_assert_int_eq(zkr_acreate(z, "/a", big, ONE_MIB, &ZOO_OPEN_ACL_UNSAFE, 0, cb_string, NULL), ZKR_ETOOBIG);
+  ck_assert_int_eq(zkr_acreate(z, "/a", big, ONE_MIB, &ZOO_OPEN_ACL_UNSAFE, 0, cb_string, NULL),
+                   ZKR_ETOOBIG);
   ck_assert_int_eq(zkr_set(z, "/a", big, ONE_MIB, -1), ZKR_ETOOBIG);
-  ck_assert_int_eq(zkr_create(z, "/a", big, ONE_MIB, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZKR_ETOOBIG);
+  ck_assert_int_eq(zkr_create(z, "/a", big, ONE_MIB, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0),
+                   ZKR_ETOOBIG);
   /* The whole request counts: a value that fits alone, plus a long path or
    * a large ACL, does not. */
   char *longpath = malloc(600 * 1024);
@@ -481,7 +493,8 @@ START_TEST(buffers) {
   ck_assert_int_eq(zkr_aset(z, longpath, big, 600 * 1024, -1, cb_stat, NULL), ZKR_ETOOBIG);
   struct ACL acl_entry = {ZOO_PERM_ALL, {"world", longpath}};
   struct ACL_vector big_acl = {1, &acl_entry};
-  ck_assert_int_eq(zkr_acreate(z, "/a", big, 600 * 1024, &big_acl, 0, cb_string, NULL), ZKR_ETOOBIG);
+  ck_assert_int_eq(zkr_acreate(z, "/a", big, 600 * 1024, &big_acl, 0, cb_string, NULL),
+                   ZKR_ETOOBIG);
   /* Multi: the sum of its operations. */
   zoo_op_t ops[2];
   zoo_op_result_t res[2];
@@ -564,8 +577,7 @@ typedef struct {
   int calls;
 } in_cb_t;
 
-static void blocking_inside(int rc, const char *v, int l, const struct Stat *s,
-                            const void *d) {
+static void blocking_inside(int rc, const char *v, int l, const struct Stat *s, const void *d) {
   (void)rc;
   (void)v;
   (void)l;
@@ -607,8 +619,7 @@ END_TEST
 /* A close from a completion while the handle is live (the operation failed
  * because its parking expired): the close finishes on a helper thread; the
  * test waits until the handle is gone from the registry. */
-static void close_inside(int rc, const char *v, int l, const struct Stat *s,
-                         const void *d) {
+static void close_inside(int rc, const char *v, int l, const struct Stat *s, const void *d) {
   (void)v;
   (void)l;
   (void)s;

@@ -71,8 +71,9 @@ START_TEST(every_define_is_a_listed_call) {
     defines++;
     ck_assert_msg(listed(name), "compat.h defines %s, which ZKR_ZOO_CALLS does not list", name);
     if (strcmp(name, "zerror") == 0) ck_assert_str_eq(target, "zkr_strerror");
-    else ck_assert_msg(strncmp(target, "zkr_compat_", 11) == 0 && !strcmp(target + 11, name),
-                       "compat.h defines %s as %s", name, target);
+    else
+      ck_assert_msg(strncmp(target, "zkr_compat_", 11) == 0 && !strcmp(target + 11, name),
+                    "compat.h defines %s as %s", name, target);
   }
   fclose(f);
   ck_assert_int_eq(defines, 68 + 1);

@@ -8,18 +8,15 @@
 #include "dynconfig.h"
 #include "zkroute.h"
 
-static int parse(const char *s, zkr__config_t *c) {
-  return zkr__config_parse(s, strlen(s), c);
-}
+static int parse(const char *s, zkr__config_t *c) { return zkr__config_parse(s, strlen(s), c); }
 
 START_TEST(real_reply) {
   /* What a 3 voters + 1 observer ensemble of ensemble.sh serves. */
-  const char *s =
-      "server.1=127.0.23.1:2888:3888:participant;127.0.23.1:2181\n"
-      "server.2=127.0.23.2:2888:3888:participant;127.0.23.2:2181\n"
-      "server.3=127.0.23.3:2888:3888:participant;127.0.23.3:2181\n"
-      "server.4=127.0.23.4:2888:3888:observer;127.0.23.4:2181\n"
-      "version=100000000";
+  const char *s = "server.1=127.0.23.1:2888:3888:participant;127.0.23.1:2181\n"
+                  "server.2=127.0.23.2:2888:3888:participant;127.0.23.2:2181\n"
+                  "server.3=127.0.23.3:2888:3888:participant;127.0.23.3:2181\n"
+                  "server.4=127.0.23.4:2888:3888:observer;127.0.23.4:2181\n"
+                  "version=100000000";
   zkr__config_t c;
   ck_assert_int_eq(parse(s, &c), ZOK);
   ck_assert_uint_eq(c.n, 4);
@@ -42,7 +39,9 @@ START_TEST(client_forms) {
                          "server.2=b:2888:3888;0.0.0.0:2182\n"
                          "server.3=[::1]:2888:3888;[::]:2183\n"
                          "server.4=d:2888:3888;[fe80::1]:2184\n"
-                         "server.5=e:2888:3888\n", &c), ZOK);
+                         "server.5=e:2888:3888\n",
+                         &c),
+                   ZOK);
   ck_assert_uint_eq(c.n, 5);
   ck_assert_int_eq(c.version, -1);
   ck_assert_str_eq(c.v[0].client.name, "a.example");
@@ -61,7 +60,9 @@ START_TEST(multi_address_and_groups) {
   zkr__config_t c;
   ck_assert_int_eq(parse("server.1=h1:2888:3888:observer|h1b:2889:3889:observer;h1:2181\n"
                          "group.1=1:2\nweight.1=1\nweight.2=1\n"
-                         "server.2=h2:2888:3888;2181\n\nversion=aB\n", &c), ZOK);
+                         "server.2=h2:2888:3888;2181\n\nversion=aB\n",
+                         &c),
+                   ZOK);
   ck_assert_uint_eq(c.n, 2);
   ck_assert_int_eq(c.v[0].observer, 1);
   ck_assert_str_eq(c.v[0].quorum.name, "h1");

@@ -82,7 +82,7 @@ START_TEST(bad_values_warn_once_and_use_defaults) {
   setenv("ZKROUTE_POLICEY", "hybrid", 1);
   setenv("ZKROUTE", "maybe", 1);
   setenv("ZKROUTE_CONSISTENCY", "", 1); /* empty: unset, no warning */
-  for (int i = 0; i < 2; i++) { /* the environment is read once */
+  for (int i = 0; i < 2; i++) {         /* the environment is read once */
     zkr_t *z = zkr_init_env(HOSTS, NULL, 10000, NULL, NULL, 0);
     ck_assert_ptr_nonnull(z);
     ck_assert_int_eq(policy_of(z), ZKR_POLICY_HYBRID);
@@ -111,7 +111,8 @@ START_TEST(off_in_zkr_init_env_is_sticky) {
   zkr_close(z);
   z = zkr_init_env(HOSTS, NULL, 10000, NULL, NULL, 0);
   zkr_close(z);
-  ck_assert_int_eq(count(slurp(err_path), "ZKROUTE=off: zkr_init_env() returns a routed handle"), 1);
+  ck_assert_int_eq(count(slurp(err_path), "ZKROUTE=off: zkr_init_env() returns a routed handle"),
+                   1);
   unlink(err_path);
 }
 END_TEST

@@ -25,9 +25,7 @@ static double rng_unit(void) {
   z ^= z >> 31;
   return (double)(z >> 11) / 9007199254740992.0; /* [0, 1) */
 }
-static double rng_range(double lo, double hi) {
-  return lo + (hi - lo) * rng_unit();
-}
+static double rng_range(double lo, double hi) { return lo + (hi - lo) * rng_unit(); }
 
 typedef struct {
   size_t n;
@@ -54,28 +52,23 @@ static int pool_eval(pool_t *pl, uint64_t now) {
   return zkr__health_evaluate(pl->p, pl->n, &pl->c, now);
 }
 
-static double pool_median(pool_t *pl) {
-  return zkr__health_pool_median(pl->p, pl->n, &pl->c);
-}
+static double pool_median(pool_t *pl) { return zkr__health_pool_median(pl->p, pl->n, &pl->c); }
 
 static size_t pool_count(const pool_t *pl) {
   size_t k = 0;
-  for (size_t i = 0; i < pl->n; i++)
-    k += pl->h[i].in_pool != 0;
+  for (size_t i = 0; i < pl->n; i++) k += pl->h[i].in_pool != 0;
   return k;
 }
 
 static void feed(pool_t *pl, size_t i, uint64_t now, double ms, int times) {
-  for (int t = 0; t < times; t++)
-    zkr__health_sample(&pl->h[i], &pl->c, now, ms);
+  for (int t = 0; t < times; t++) zkr__health_sample(&pl->h[i], &pl->c, now, ms);
 }
 
 /* Sends a probe of member i at now, completing at once with latency ms. */
 static int probe(pool_t *pl, size_t i, uint64_t now, double ms, int ok) {
   ck_assert(zkr__health_probe_due(&pl->h[i], now));
   zkr__health_probe_sent(&pl->h[i], &pl->c, now);
-  return zkr__health_probe_result(&pl->h[i], &pl->c, now, ms, ok,
-                                  pool_median(pl));
+  return zkr__health_probe_result(&pl->h[i], &pl->c, now, ms, ok, pool_median(pl));
 }
 
 /* Two members judged at 0.3 ms, then member 1 ejected at now (10 slow
@@ -106,10 +99,7 @@ START_TEST(test_cfg_defaults) {
   ck_assert_int_eq(c.eject_off, 0);
   ck_assert(zkr__health_cfg_valid(&c));
 
-  zkr__health_cfg_t d = {.half_life_ms = 250,
-                         .eject_ratio = 2,
-                         .min_samples = 4,
-                         .reinstate_k = 1};
+  zkr__health_cfg_t d = {.half_life_ms = 250, .eject_ratio = 2, .min_samples = 4, .reinstate_k = 1};
   zkr__health_cfg_defaults(&d);
   ck_assert_double_eq(d.half_life_ms, 250);
   ck_assert_double_eq(d.eject_ratio, 2);
@@ -229,8 +219,7 @@ START_TEST(test_ewma_matches_classic_alpha) {
   zkr__health_init(&h, 0);
   double d = exp2(-100.0 / 500.0), alpha = 1 - d;
   uint64_t t = 0;
-  for (int i = 0; i < 2000; i++, t += MS(100))
-    zkr__health_sample(&h, &c, t, 1.0);
+  for (int i = 0; i < 2000; i++, t += MS(100)) zkr__health_sample(&h, &c, t, 1.0);
   ck_assert_double_eq_tol(h.weight, 1 / (1 - d), 1e-9);
   double classic = h.ewma_ms;
   for (int i = 0; i < 50; i++, t += MS(100)) {
@@ -282,8 +271,7 @@ START_TEST(test_eject_slow_member) {
     size_t m = (size_t)i % 2;
     double lat = (m == 1 && t >= step) ? 16.3 : 0.3;
     zkr__health_sample(&pl.h[m], &pl.c, t, lat);
-    if (pool_eval(&pl, t))
-      ejected_at = t;
+    if (pool_eval(&pl, t)) ejected_at = t;
   }
   ck_assert_uint_ge(ejected_at, step);
   ck_assert(!pl.h[1].in_pool);
@@ -361,11 +349,9 @@ static void jitter_run(size_t n, int links, int sparse, uint64_t seed) {
   size_t evals = 0, changes = 0;
   for (uint64_t t = 0; t <= SEC(60); t += MS(1)) {
     for (size_t m = 0; m < n; m++) {
-      if (t < next[m])
-        continue;
+      if (t < next[m]) continue;
       double lat = 0;
-      for (int l = 0; l < links; l++)
-        lat += rng_range(0.5, 1.5);
+      for (int l = 0; l < links; l++) lat += rng_range(0.5, 1.5);
       zkr__health_sample(&pl.h[m], &pl.c, t, lat);
       changes += (size_t)pool_eval(&pl, t);
       evals++;
@@ -410,8 +396,7 @@ START_TEST(test_never_eject_last) {
   eject_member1(&pl, 0);
   feed(&pl, 0, MS(1), 1000.0, 1000);
   int changes = 0;
-  for (uint64_t t = MS(1); t < SEC(10); t += MS(10))
-    changes += pool_eval(&pl, t);
+  for (uint64_t t = MS(1); t < SEC(10); t += MS(10)) changes += pool_eval(&pl, t);
   ck_assert_int_eq(changes, 0);
   ck_assert(pl.h[0].in_pool);
   ck_assert_uint_eq(pl.h[0].ejections, 0);
@@ -543,8 +528,7 @@ START_TEST(test_reinstate_after_k_good_probes) {
   pool_init(&pl, 2, 0);
   eject_member1(&pl, 0);
   uint64_t t = MS(200);
-  for (; t <= MS(1200); t += MS(200))
-    ck_assert_int_eq(probe(&pl, 1, t, 16.0, 1), 0);
+  for (; t <= MS(1200); t += MS(200)) ck_assert_int_eq(probe(&pl, 1, t, 16.0, 1), 0);
   ck_assert_int_eq(probe(&pl, 1, t, 0.3, 1), 0);
   ck_assert_int_eq(probe(&pl, 1, t + MS(200), 0.3, 1), 0);
   ck_assert_int_eq(probe(&pl, 1, t + MS(400), 0.3, 1), 1);
@@ -569,8 +553,7 @@ START_TEST(test_readmit_hysteresis) {
   ck_assert_double_eq_tol(zkr__health_readmit_threshold(&pl.c, 12.0), 24.0, TOL);
   ck_assert_double_eq_tol(zkr__health_threshold(&pl.c, 12.0), 36.0, TOL);
   uint64_t t = SEC(1); /* minimum time out over */
-  for (int i = 0; i < 10; i++, t += MS(200))
-    ck_assert_int_eq(probe(&pl, 2, t, 30.0, 1), 0);
+  for (int i = 0; i < 10; i++, t += MS(200)) ck_assert_int_eq(probe(&pl, 2, t, 30.0, 1), 0);
   ck_assert(!pl.h[2].in_pool);
   ck_assert_uint_eq(pl.h[2].good_probes, 0);
   /* Under 24 ms: back after reinstate_k probes. */
@@ -654,8 +637,7 @@ START_TEST(test_backoff_doubles_and_caps) {
     ck_assert_uint_eq(b->min_out_until_ns - t, MS(expect_ms[i]));
     /* Three good probes before the minimum time out is over... */
     uint64_t p = t + MS(200);
-    for (int k = 0; k < 3; k++, p += MS(200))
-      ck_assert_int_eq(probe(&pl, 1, p, 0.3, 1), 0);
+    for (int k = 0; k < 3; k++, p += MS(200)) ck_assert_int_eq(probe(&pl, 1, p, 0.3, 1), 0);
     /* ...and the first good one after it brings the member back. */
     p = b->min_out_until_ns;
     ck_assert(zkr__health_probe_due(b, p));
@@ -719,8 +701,7 @@ START_TEST(test_disconnect_and_reconnect) {
   zkr__health_set_usable(&h, 0, SEC(2) + MS(300));
   ck_assert_uint_eq(h.good_probes, 0); /* a disconnection resets the run */
   zkr__health_probe_sent(&h, &c, SEC(2) + MS(400));
-  ck_assert_int_eq(
-      zkr__health_probe_result(&h, &c, SEC(2) + MS(400), 0.3, 1, 0.3), 0);
+  ck_assert_int_eq(zkr__health_probe_result(&h, &c, SEC(2) + MS(400), 0.3, 1, 0.3), 0);
   ck_assert(!h.in_pool);
 }
 END_TEST
@@ -798,8 +779,7 @@ START_TEST(test_out_time_accounting) {
   /* Ejected at 1 s, back at 2 s. */
   eject_member1(&pl, SEC(1));
   ck_assert_uint_eq(zkr__health_out_ns(b, SEC(1) + MS(500)), MS(505));
-  for (uint64_t t = SEC(1) + MS(200); !b->in_pool; t += MS(200))
-    probe(&pl, 1, t, 0.3, 1);
+  for (uint64_t t = SEC(1) + MS(200); !b->in_pool; t += MS(200)) probe(&pl, 1, t, 0.3, 1);
   ck_assert_uint_eq(zkr__health_out_ns(b, SEC(3)), SEC(1) + MS(5));
   /* Disconnected from 3 s; the current stretch counts. */
   zkr__health_set_usable(b, 0, SEC(3));
@@ -824,8 +804,7 @@ typedef struct {
 /* Two followers.  One read every 0.5 ms, rotating over the pool; every
  * 10 ms a monitor tick evaluates and sends due probes (which complete
  * with the same latency model).  model(t) gives each member's latency. */
-static void run_scenario(pool_t *pl, uint64_t end,
-                         void (*model)(uint64_t t, link_model_t *lm),
+static void run_scenario(pool_t *pl, uint64_t end, void (*model)(uint64_t t, link_model_t *lm),
                          scenario_t *out) {
   unsigned rr = 0;
   out->min_pool = 2;
@@ -843,8 +822,7 @@ static void run_scenario(pool_t *pl, uint64_t end,
       pool_eval(pl, t);
       double med = pool_median(pl);
       for (size_t i = 0; i < 2; i++) {
-        if (!zkr__health_probe_due(&pl->h[i], t))
-          continue;
+        if (!zkr__health_probe_due(&pl->h[i], t)) continue;
         zkr__health_probe_sent(&pl->h[i], &pl->c, t);
         double pl_ms = lm.base[i] + rng_range(-lm.jitter[i], lm.jitter[i]);
         zkr__health_probe_result(&pl->h[i], &pl->c, t, pl_ms, 1, med);
@@ -852,24 +830,19 @@ static void run_scenario(pool_t *pl, uint64_t end,
     }
     for (size_t i = 0; i < 2; i++) {
       int was = i == 0 ? in0 : in1;
-      if (was && !pl->h[i].in_pool && !out->first_eject[i])
-        out->first_eject[i] = t;
-      if (!was && pl->h[i].in_pool)
-        out->last_reinstate[i] = t;
+      if (was && !pl->h[i].in_pool && !out->first_eject[i]) out->first_eject[i] = t;
+      if (!was && pl->h[i].in_pool) out->last_reinstate[i] = t;
     }
     size_t k = pool_count(pl);
-    if (k < out->min_pool)
-      out->min_pool = k;
+    if (k < out->min_pool) out->min_pool = k;
   }
 }
 
 /* Follower 1 is 8 ms +- 2 ms behind each way from 5 s to 15 s. */
 static void model_degrade(uint64_t t, link_model_t *lm) {
   lm->base[0] = 0.3, lm->jitter[0] = 0.05;
-  if (t >= SEC(5) && t < SEC(15))
-    lm->base[1] = 16.3, lm->jitter[1] = 4.0;
-  else
-    lm->base[1] = 0.3, lm->jitter[1] = 0.05;
+  if (t >= SEC(5) && t < SEC(15)) lm->base[1] = 16.3, lm->jitter[1] = 4.0;
+  else lm->base[1] = 0.3, lm->jitter[1] = 0.05;
 }
 
 START_TEST(test_scenario_degrade_and_recover) {
@@ -904,8 +877,7 @@ static void model_both_slow(uint64_t t, link_model_t *lm) {
 /* Both followers equally slow from 5 s. */
 static void model_both_equal(uint64_t t, link_model_t *lm) {
   int slow = t >= SEC(5);
-  for (int i = 0; i < 2; i++)
-    lm->base[i] = slow ? 16.3 : 0.3, lm->jitter[i] = slow ? 4.0 : 0.05;
+  for (int i = 0; i < 2; i++) lm->base[i] = slow ? 16.3 : 0.3, lm->jitter[i] = slow ? 4.0 : 0.05;
 }
 
 START_TEST(test_scenario_both_slow) {

@@ -8,8 +8,7 @@
 
 #include "hedge.h"
 
-static const zkr__hedge_cfg_t CFG = {
-    .floor_ms = 5, .percentile = 95, .max_pct = 5, .burst = 20};
+static const zkr__hedge_cfg_t CFG = {.floor_ms = 5, .percentile = 95, .max_pct = 5, .burst = 20};
 
 START_TEST(mark_is_the_percentile) {
   float v[100];

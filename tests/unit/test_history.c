@@ -467,7 +467,8 @@ START_TEST(value_parse_is_strict) {
   ck_assert_str_eq(v, "t0.0#0");
   ck_assert_int_eq(n, 6);
   ck_assert_int_eq(zkh_value(H, c, v, 4), -1);
-  const char *bad[] = {"t0.0#", "t0.0#0x", "t0.0", "x0.0#0", "t.0#0", "t0.0##0", "t0.0#00000000000000"};
+  const char *bad[] = {
+      "t0.0#", "t0.0#0x", "t0.0", "x0.0#0", "t.0#0", "t0.0##0", "t0.0#00000000000000"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     int64_t r = inv(2, ZKH_GET, k);
     zkh_done(H, r, ZOK, 0x10, 0x10, 0, bad[i], (int)strlen(bad[i]));
@@ -552,8 +553,11 @@ typedef struct {
 static void sim_op(int thread, unsigned *seed) {
   int key = (int)(rand_r(seed) % SIM_KEYS);
   int kind = (int)(rand_r(seed) % 10);
-  zkh_type_t t = kind < 2 ? ZKH_CREATE : kind < 5 ? ZKH_SET : kind < 6 ? ZKH_DELETE
-                 : kind < 9 ? ZKH_GET : ZKH_EXISTS;
+  zkh_type_t t = kind < 2   ? ZKH_CREATE
+                 : kind < 5 ? ZKH_SET
+                 : kind < 6 ? ZKH_DELETE
+                 : kind < 9 ? ZKH_GET
+                            : ZKH_EXISTS;
   int64_t op = zkh_invoke(H, thread, t, key, -1);
   ck_assert_int_ge(op, 0);
   char v[64];

@@ -112,8 +112,7 @@ START_TEST(test_bad) {
   zkr__hostlist_t l;
   int rc = zkr__hosts_parse(bad[_i].in, &l);
 
-  ck_assert_msg(rc == bad[_i].rc, "\"%s\": got %d, want %d", bad[_i].in, rc,
-                bad[_i].rc);
+  ck_assert_msg(rc == bad[_i].rc, "\"%s\": got %d, want %d", bad[_i].in, rc, bad[_i].rc);
   ck_assert_ptr_null(l.v);
   ck_assert_uint_eq(l.n, 0);
   ck_assert_ptr_null(l.chroot);
@@ -135,8 +134,7 @@ END_TEST
 START_TEST(test_error_clears_out) {
   zkr__hostlist_t l = {(zkr__host_t *)&l, 7, (char *)&l, (zkr__host_t *)&l, 3, 2};
 
-  ck_assert_int_eq(zkr__hosts_parse("h1:2181,h2:2181,h1:0", &l),
-                   ZKR_EHOSTS_BAD_PORT);
+  ck_assert_int_eq(zkr__hosts_parse("h1:2181,h2:2181,h1:0", &l), ZKR_EHOSTS_BAD_PORT);
   ck_assert_ptr_null(l.v);
   ck_assert_uint_eq(l.n, 0);
   ck_assert_ptr_null(l.chroot);
@@ -163,11 +161,10 @@ END_TEST
 START_TEST(test_members_and_chroot) {
   zkr__hostlist_t l;
 
-  ck_assert_int_eq(
-      zkr__hosts_parse("h1:2181,my-host_2.lan:2182,10.0.0.3:1,[::1]:65535"
-                       "/app/x",
-                       &l),
-      ZOK);
+  ck_assert_int_eq(zkr__hosts_parse("h1:2181,my-host_2.lan:2182,10.0.0.3:1,[::1]:65535"
+                                    "/app/x",
+                                    &l),
+                   ZOK);
   ck_assert_uint_eq(l.n, 4);
   ck_assert_str_eq(l.v[0].name, "h1");
   ck_assert_int_eq(l.v[0].port, 2181);
@@ -223,18 +220,10 @@ START_TEST(test_lenient_forms) {
     size_t n;
     const char *chroot;
   } cases[] = {
-      {"h1:2181,", 1, NULL},
-      {",h1:2181", 1, NULL},
-      {",,h1:2181,,,h2:2181,,", 2, NULL},
-      {"h1:2181,/app", 1, "/app"},
-      {" h1:2181", 1, NULL},
-      {"\t\n h1:2181,  h2:2181", 2, NULL},
-      {"h1: 2181", 1, NULL},
-      {"h1:\t2181", 1, NULL},
-      {"h1:+2181", 1, NULL},
-      {"h1: +2181", 1, NULL},
-      {"h1:0217", 1, NULL},
-      {"h1:2181/a b", 1, "/a b"},
+      {"h1:2181,", 1, NULL},       {",h1:2181", 1, NULL},  {",,h1:2181,,,h2:2181,,", 2, NULL},
+      {"h1:2181,/app", 1, "/app"}, {" h1:2181", 1, NULL},  {"\t\n h1:2181,  h2:2181", 2, NULL},
+      {"h1: 2181", 1, NULL},       {"h1:\t2181", 1, NULL}, {"h1:+2181", 1, NULL},
+      {"h1: +2181", 1, NULL},      {"h1:0217", 1, NULL},   {"h1:2181/a b", 1, "/a b"},
       {"h1:2181/ a", 1, "/ a"},
   };
 
@@ -244,10 +233,8 @@ START_TEST(test_lenient_forms) {
     ck_assert_msg(zkr__hosts_parse(cases[i].in, &l) == ZOK, "\"%s\"", cases[i].in);
     ck_assert_uint_eq(l.n, cases[i].n);
     ck_assert_str_eq(l.v[0].name, "h1");
-    if (cases[i].chroot)
-      ck_assert_str_eq(l.chroot, cases[i].chroot);
-    else
-      ck_assert_ptr_null(l.chroot);
+    if (cases[i].chroot) ck_assert_str_eq(l.chroot, cases[i].chroot);
+    else ck_assert_ptr_null(l.chroot);
     zkr__hosts_free(&l);
   }
   /* Decimal, as getaddrinfo() reads it: "0217" is 217. */
@@ -288,9 +275,12 @@ END_TEST
  * names ignoring case, IPv6 as numbers, bracketed or bare. */
 START_TEST(test_duplicates_merged) {
   static const char *const cases[] = {
-      "h1:2181,h1:2181",        "H1:2181,h1:2181",
-      "h1:2181,h1:02181",       "[::1]:2181,[::1]:2181",
-      "[::1]:2181,[0:0::1]:2181", "[::1]:2181,::1:2181",
+      "h1:2181,h1:2181",
+      "H1:2181,h1:2181",
+      "h1:2181,h1:02181",
+      "[::1]:2181,[::1]:2181",
+      "[::1]:2181,[0:0::1]:2181",
+      "[::1]:2181,::1:2181",
       "[FE80::1%ETH0]:2181,fe80::1%eth0:2181",
   };
 
@@ -326,10 +316,8 @@ START_TEST(test_chroots) {
 
     ck_assert_int_eq(zkr__hosts_parse(cases[i].in, &l), ZOK);
     ck_assert_uint_eq(l.n, 1);
-    if (cases[i].chroot == NULL)
-      ck_assert_ptr_null(l.chroot);
-    else
-      ck_assert_str_eq(l.chroot, cases[i].chroot);
+    if (cases[i].chroot == NULL) ck_assert_ptr_null(l.chroot);
+    else ck_assert_str_eq(l.chroot, cases[i].chroot);
     zkr__hosts_free(&l);
   }
 }
@@ -355,8 +343,7 @@ static char *member_list(int n, const char *chroot) {
   char *s = malloc((size_t)n * 16 + strlen(chroot) + 1), *p = s;
 
   ck_assert_ptr_nonnull(s);
-  for (int i = 0; i < n; i++)
-    p += sprintf(p, "%sh%d:2181", i ? "," : "", i);
+  for (int i = 0; i < n; i++) p += sprintf(p, "%sh%d:2181", i ? "," : "", i);
   strcpy(p, chroot);
   return s;
 }
@@ -432,17 +419,14 @@ END_TEST
 /* What the parser returns, formatted, is a host string ZooKeeper reads the
  * same way. */
 START_TEST(test_round_trip) {
-  static const char *const want[] = {"h1:2181/ch", "[::1]:2182/ch",
-                                     "[fe80::1%eth0]:2183/ch"};
+  static const char *const want[] = {"h1:2181/ch", "[::1]:2182/ch", "[fe80::1%eth0]:2183/ch"};
   zkr__hostlist_t l;
   char buf[300];
 
-  ck_assert_int_eq(
-      zkr__hosts_parse("h1:2181,[::1]:2182,[fe80::1%eth0]:2183/ch", &l), ZOK);
+  ck_assert_int_eq(zkr__hosts_parse("h1:2181,[::1]:2182,[fe80::1%eth0]:2183/ch", &l), ZOK);
   ck_assert_uint_eq(l.n, 3);
   for (size_t i = 0; i < l.n; i++) {
-    ck_assert_int_eq(zkr__host_format(&l.v[i], l.chroot, buf, sizeof buf),
-                     (int)strlen(want[i]));
+    ck_assert_int_eq(zkr__host_format(&l.v[i], l.chroot, buf, sizeof buf), (int)strlen(want[i]));
     ck_assert_str_eq(buf, want[i]);
   }
   zkr__hosts_free(&l);
@@ -456,8 +440,7 @@ END_TEST
  * does not resolve.  It records how often it was asked. */
 static int fake_calls;
 
-static int fake_resolve(const char *name, int port, zkr__host_t *out,
-                        size_t cap, size_t *n) {
+static int fake_resolve(const char *name, int port, zkr__host_t *out, size_t cap, size_t *n) {
   static const char *const svc[] = {"10.0.0.1", "10.0.0.2", "10.0.0.3"};
 
   fake_calls++;
@@ -465,8 +448,7 @@ static int fake_resolve(const char *name, int port, zkr__host_t *out,
   if (strcmp(name, "svc") == 0) {
     for (size_t i = 0; i < 3 && *n < cap; i++, (*n)++)
       out[*n] = (zkr__host_t){.port = port, .entry = -1};
-    for (size_t i = 0; i < 3; i++)
-      strcpy(out[i].name, svc[i]);
+    for (size_t i = 0; i < 3; i++) strcpy(out[i].name, svc[i]);
   } else if (strcmp(name, "dual") == 0) {
     out[0] = (zkr__host_t){.name = "10.0.0.9", .port = port, .entry = -1};
     out[1] = (zkr__host_t){.name = "fd00::9", .port = port, .ipv6 = 1, .entry = -1};
@@ -577,8 +559,8 @@ START_TEST(test_expand_without_resolver) {
 END_TEST
 
 START_TEST(test_literal) {
-  zkr__host_t a = {.name = "10.0.0.1"}, b = {.name = "::1", .ipv6 = 1},
-              c = {.name = "127.1"}, d = {.name = "zk1"};
+  zkr__host_t a = {.name = "10.0.0.1"}, b = {.name = "::1", .ipv6 = 1}, c = {.name = "127.1"},
+              d = {.name = "zk1"};
 
   ck_assert_int_eq(zkr__host_literal(&a), 1);
   ck_assert_int_eq(zkr__host_literal(&b), 1);

@@ -24,16 +24,17 @@
 
 static const struct {
   const char *in;
-  int stock;            /* ACCEPT, or errno with NULL */
-  int rc;               /* zkroute */
-  const char *members;  /* zkroute's members after resolution, NULL: not
+  int stock;           /* ACCEPT, or errno with NULL */
+  int rc;              /* zkroute */
+  const char *members; /* zkroute's members after resolution, NULL: not
                            compared (environment-dependent) */
-  const char *chroot;   /* zkroute's chroot, NULL none */
-  const char *why;      /* stock accepts, zkroute refuses: the reason */
+  const char *chroot;  /* zkroute's chroot, NULL none */
+  const char *why;     /* stock accepts, zkroute refuses: the reason */
 } rows[] = {
     /* Accepted by both. */
     {"127.0.9.1:2181", ACCEPT, ZOK, "127.0.9.1:2181", NULL, NULL},
-    {"127.0.9.1:2181,127.0.9.2:2182/app", ACCEPT, ZOK, "127.0.9.1:2181,127.0.9.2:2182", "/app", NULL},
+    {"127.0.9.1:2181,127.0.9.2:2182/app", ACCEPT, ZOK, "127.0.9.1:2181,127.0.9.2:2182", "/app",
+     NULL},
     {"127.0.9.1:2181/", ACCEPT, ZOK, "127.0.9.1:2181", NULL, NULL},
     {"127.0.9.1:2181/a b", ACCEPT, ZOK, "127.0.9.1:2181", "/a b", NULL},
     {"127.0.9.1:2181/...", ACCEPT, ZOK, "127.0.9.1:2181", "/...", NULL},
@@ -156,8 +157,7 @@ static void members_text(const zkr__hostlist_t *l, char *buf, size_t len) {
   for (size_t i = 0; i < l->n && off < len; i++) {
     int n;
 
-    if (i)
-      buf[off++] = ',';
+    if (i) buf[off++] = ',';
     n = zkr__host_format(&l->v[i], NULL, buf + off, len - off);
     ck_assert_int_ge(n, 0);
     off += (size_t)n;
@@ -181,27 +181,24 @@ START_TEST(stock_and_zkroute) {
   ck_assert_msg(stock == rows[_i].stock, "stock on \"%s\": %s (errno %d), table says %d", in,
                 stock == ACCEPT ? "handle" : "NULL", stock, rows[_i].stock);
   rc = zkr__hosts_parse(in, &l);
-  if (rc == ZOK)
-    rc = zkr__hosts_expand(&l, zkr__resolve_addrinfo);
-  ck_assert_msg(rc == rows[_i].rc, "zkroute on \"%s\": %s, table says %s", in,
-                zkr_err_name(rc), zkr_err_name(rows[_i].rc));
+  if (rc == ZOK) rc = zkr__hosts_expand(&l, zkr__resolve_addrinfo);
+  ck_assert_msg(rc == rows[_i].rc, "zkroute on \"%s\": %s, table says %s", in, zkr_err_name(rc),
+                zkr_err_name(rows[_i].rc));
   if (rc == ZOK) {
     members_text(&l, got, sizeof got);
     if (rows[_i].members)
-      ck_assert_msg(strcmp(got, rows[_i].members) == 0, "\"%s\": members %s, table says %s",
-                    in, got, rows[_i].members);
-    else
-      ck_assert_msg(strstr(got, "127.0.0.1:9") != NULL, "\"%s\": members %s", in, got);
-    if (rows[_i].chroot)
-      ck_assert_str_eq(l.chroot, rows[_i].chroot);
-    else
-      ck_assert_ptr_null(l.chroot);
+      ck_assert_msg(strcmp(got, rows[_i].members) == 0, "\"%s\": members %s, table says %s", in,
+                    got, rows[_i].members);
+    else ck_assert_msg(strstr(got, "127.0.0.1:9") != NULL, "\"%s\": members %s", in, got);
+    if (rows[_i].chroot) ck_assert_str_eq(l.chroot, rows[_i].chroot);
+    else ck_assert_ptr_null(l.chroot);
   }
   zkr__hosts_free(&l);
   /* The rule: what stock accepts, zkroute accepts, or says why not. */
   if (stock == ACCEPT && rc != ZOK)
-    ck_assert_msg(rows[_i].why != NULL, "\"%s\": stock accepts, zkroute refuses (%s), no reason given",
-                  in, zkr_err_name(rc));
+    ck_assert_msg(rows[_i].why != NULL,
+                  "\"%s\": stock accepts, zkroute refuses (%s), no reason given", in,
+                  zkr_err_name(rc));
   else
     ck_assert_msg(rows[_i].why == NULL, "\"%s\": a reason is given but there is no difference", in);
 }
@@ -227,12 +224,13 @@ START_TEST(print_table) {
 
     for (const unsigned char *c = (const unsigned char *)rows[i].in; *c && o + 5 < sizeof esc; c++)
       o += (size_t)(*c < 0x20 || *c >= 0x7f ? snprintf(esc + o, sizeof esc - o, "\\x%02x", *c)
-                                             : snprintf(esc + o, sizeof esc - o, "%c", *c));
+                                            : snprintf(esc + o, sizeof esc - o, "%c", *c));
     esc[o] = '\0';
     printf("%-40s stock: %-8s zkroute: %s\n", esc,
-           rows[i].stock == ACCEPT ? "handle" : rows[i].stock == EINVAL ? "EINVAL"
-                                   : rows[i].stock == ENOENT          ? "ENOENT"
-                                                                      : "NULL",
+           rows[i].stock == ACCEPT   ? "handle"
+           : rows[i].stock == EINVAL ? "EINVAL"
+           : rows[i].stock == ENOENT ? "ENOENT"
+                                     : "NULL",
            rows[i].rc == ZOK ? "ok" : zkr_err_name(rows[i].rc));
   }
 }

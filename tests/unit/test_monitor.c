@@ -89,9 +89,7 @@ START_TEST(idle_handle_polls_slowly) {
 }
 END_TEST
 
-static void done_stat(int rc, const struct Stat *s, const void *d) {
-  (void)rc, (void)s, (void)d;
-}
+static void done_stat(int rc, const struct Stat *s, const void *d) { (void)rc, (void)s, (void)d; }
 
 START_TEST(first_operation_after_idle_polls_at_once) {
   open3(2000, 1);

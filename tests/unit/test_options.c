@@ -91,8 +91,7 @@ START_TEST(error_names_and_texts) {
   ck_assert_str_eq(zkr_err_name(ZKR_EHOSTS_BAD_PORT), "ZKR_EHOSTS_BAD_PORT");
   ck_assert_str_eq(zkr_err_name(ZCONNECTIONLOSS), "ZCONNECTIONLOSS");
   ck_assert_str_eq(zkr_err_name(12345), "UNKNOWN");
-  ck_assert_str_eq(zkr_strerror(ZKR_EINCALLBACK),
-                   "zkroute call made from inside a read selector");
+  ck_assert_str_eq(zkr_strerror(ZKR_EINCALLBACK), "zkroute call made from inside a read selector");
   for (int c = -2000; c <= 10; c++) {
     ck_assert_ptr_nonnull(zkr_strerror(c));
     ck_assert_ptr_nonnull(zkr_err_name(c));
@@ -116,8 +115,16 @@ START_TEST(zones_and_leader_weight_options) {
   ck_assert_int_eq(zkr_options_set(&o, "local_zone", "eu-1"), ZOK);
   ck_assert_str_eq(o.local_zone, "eu-1");
   /* Strict syntax: each refusal leaves the old value. */
-  const char *bad[] = {"a,,b", "a,", ",a", "a b", "h1:2181=", "=a", "h:1=a=b",
-                       "h:1=a,b" /* mixed forms */, "a,h:1=b", "a/b",
+  const char *bad[] = {"a,,b",
+                       "a,",
+                       ",a",
+                       "a b",
+                       "h1:2181=",
+                       "=a",
+                       "h:1=a=b",
+                       "h:1=a,b" /* mixed forms */,
+                       "a,h:1=b",
+                       "a/b",
                        "0123456789012345678901234567890123" /* label > 31 */};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     ck_assert_int_eq(zkr_options_set(&o, "zones", bad[i]), ZKR_EOPTION_VALUE);

@@ -86,9 +86,8 @@ END_TEST
  * leader gone, writes go to a voter, and wait (-1) when only observers are
  * left.  An observer known from /zookeeper/config alone counts too. */
 START_TEST(observers_never_take_writes) {
-  static const int policies[] = {ZKR_POLICY_HYBRID, ZKR_POLICY_ROUND_ROBIN,
-                                 ZKR_POLICY_LEADER_ONLY, ZKR_POLICY_STICKY,
-                                 ZKR_POLICY_BOLTZMANN};
+  static const int policies[] = {ZKR_POLICY_HYBRID, ZKR_POLICY_ROUND_ROBIN, ZKR_POLICY_LEADER_ONLY,
+                                 ZKR_POLICY_STICKY, ZKR_POLICY_BOLTZMANN};
   for (size_t p = 0; p < sizeof policies / sizeof policies[0]; p++) {
     setup(5, policies[p]);
     members[3].role = ZKR_ROLE_OBSERVER;

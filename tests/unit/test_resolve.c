@@ -197,9 +197,8 @@ START_TEST(owner_member_retired_keeps_session_writes) {
   fake_set_dns("svc", owner == 0 ? "fake2" : "fake1", 0);
   ck_assert(members_become(z, owner == 0 ? "fake2:2181" : "fake1:2181"));
   create_done = 0;
-  ck_assert_int_eq(zkr_acreate(z, "/e", "x", 1, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL,
-                               create_cb, NULL),
-                   ZOK);
+  ck_assert_int_eq(
+      zkr_acreate(z, "/e", "x", 1, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, create_cb, NULL), ZOK);
   fake_req_t *r = fake_wait(oh, FK_CREATE, "/e");
   ck_assert_ptr_nonnull(r);
   fake_reply(r, ZOK, 5, 5, NULL);

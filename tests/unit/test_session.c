@@ -395,7 +395,8 @@ START_TEST(session_events_reach_path_watchers) {
   const char *paths[] = {"/p", "/q", "/r", "/s"};
   for (int i = 0; i < 4; i++) {
     fake_req_t *r = NULL;
-    for (int k = 2; k <= 3 && !r; k++) r = fake_peek(h[k], i == 1 || i == 2 ? FK_EXISTS : FK_GET, paths[i]);
+    for (int k = 2; k <= 3 && !r; k++)
+      r = fake_peek(h[k], i == 1 || i == 2 ? FK_EXISTS : FK_GET, paths[i]);
     if (!r) r = fake_wait(NULL, i == 1 || i == 2 ? FK_EXISTS : FK_GET, paths[i]);
     ck_assert_ptr_nonnull(r);
     fake_reply(r, ZOK, 5, 5, "x");
@@ -457,14 +458,16 @@ START_TEST(ephemerals_go_to_owner_ttl_to_leader) {
   fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
   fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000005LL);
   wait_leader(0);
-  ck_assert_int_eq(zkr_acreate(z, "/e", "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL,
-                               done_string, (void *)1), ZOK);
+  ck_assert_int_eq(
+      zkr_acreate(z, "/e", "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, done_string, (void *)1),
+      ZOK);
   fake_req_t *c = fake_wait(h[2], FK_CREATE, "/e");
   ck_assert_ptr_nonnull(c);
   fake_reply(c, ZOK, 6, 6, NULL);
   ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
-  ck_assert_int_eq(zkr_acreate_ttl(z, "/t", "", 0, &ZOO_OPEN_ACL_UNSAFE,
-                                   ZOO_PERSISTENT_WITH_TTL, 60000, done_string, (void *)2), ZOK);
+  ck_assert_int_eq(zkr_acreate_ttl(z, "/t", "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_WITH_TTL,
+                                   60000, done_string, (void *)2),
+                   ZOK);
   c = fake_wait(h[1], FK_CREATE, "/t");
   ck_assert_ptr_nonnull(c);
   fake_reply(c, ZOK, 7, 7, NULL);
@@ -472,7 +475,8 @@ START_TEST(ephemerals_go_to_owner_ttl_to_leader) {
   zoo_op_t ops[2];
   zoo_op_result_t res[2];
   zoo_create_op_init(&ops[0], "/m1", "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-  zoo_create_op_init(&ops[1], "/m2", "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL_SEQUENTIAL, NULL, 0);
+  zoo_create_op_init(&ops[1], "/m2", "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL_SEQUENTIAL, NULL,
+                     0);
   ck_assert_int_eq(zkr_amulti(z, 2, ops, res, done_void, (void *)3), ZOK);
   c = fake_wait(h[2], FK_MULTI, NULL);
   ck_assert_ptr_nonnull(c);
@@ -503,8 +507,9 @@ START_TEST(owner_rescue_keeps_client_id) {
   ck_assert_ptr_eq(zkr_client_id(z), id);
   ck_assert_int_eq(zkr_client_id(z)->client_id, sid);
   /* Ephemerals go to the re-attached owner. */
-  ck_assert_int_eq(zkr_acreate(z, "/e", "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL,
-                               done_string, (void *)1), ZOK);
+  ck_assert_int_eq(
+      zkr_acreate(z, "/e", "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, done_string, (void *)1),
+      ZOK);
   fake_req_t *c = fake_wait(r, FK_CREATE, "/e");
   ck_assert_ptr_nonnull(c);
   fake_reply(c, ZOK, 6, 6, NULL);
@@ -538,8 +543,10 @@ START_TEST(owner_rescued_soon_when_its_server_is_down) {
   uint64_t t0 = now_ms();
   fake_zh_t *r = fake_handle(2, 1);
   ck_assert_ptr_nonnull(r);
-  fprintf(stderr, "rescue_down_ms=100: the owner re-attached to fake2 %llu ms after its "
-          "server went silent (rescue_ms 60000)\n", (unsigned long long)(now_ms() - t0));
+  fprintf(stderr,
+          "rescue_down_ms=100: the owner re-attached to fake2 %llu ms after its "
+          "server went silent (rescue_ms 60000)\n",
+          (unsigned long long)(now_ms() - t0));
   ck_assert_int_eq(fake_handle_resumed(r), sid);
   ck_assert(fake_handle_closed(h[1]));
   ck_assert_int_ne(fake_handle_state_at_close(h[1]), ZOO_CONNECTED_STATE);
@@ -942,17 +949,21 @@ START_TEST(remove_watch_on_its_member) {
   fake_zh_t *ha, *hb;
   two_watches(&ha, &hb);
   /* A watcher nobody set: ZNOWATCHER at once, no completion. */
-  ck_assert_int_eq(zkr_aremove_watches(z, "/p", ZWATCHTYPE_DATA, watcher, (void *)3, 0,
-                                       done_void, (void *)30), ZNOWATCHER);
-  ck_assert_int_eq(zkr_aremove_watches(z, "/p", ZWATCHTYPE_CHILD, watcher, (void *)1, 0,
-                                       done_void, (void *)31), ZNOWATCHER);
-  ck_assert_int_eq(zkr_aremove_watches(z, "/p", 7, watcher, (void *)1, 0, done_void,
-                                       (void *)32), ZBADARGUMENTS);
-  ck_assert_int_eq(zkr_aremove_watches(z, "p", ZWATCHTYPE_DATA, watcher, (void *)1, 0,
-                                       done_void, (void *)33), ZBADARGUMENTS);
+  ck_assert_int_eq(
+      zkr_aremove_watches(z, "/p", ZWATCHTYPE_DATA, watcher, (void *)3, 0, done_void, (void *)30),
+      ZNOWATCHER);
+  ck_assert_int_eq(
+      zkr_aremove_watches(z, "/p", ZWATCHTYPE_CHILD, watcher, (void *)1, 0, done_void, (void *)31),
+      ZNOWATCHER);
+  ck_assert_int_eq(zkr_aremove_watches(z, "/p", 7, watcher, (void *)1, 0, done_void, (void *)32),
+                   ZBADARGUMENTS);
+  ck_assert_int_eq(
+      zkr_aremove_watches(z, "p", ZWATCHTYPE_DATA, watcher, (void *)1, 0, done_void, (void *)33),
+      ZBADARGUMENTS);
   /* Watcher 1: asked of the session that holds it. */
-  ck_assert_int_eq(zkr_aremove_watches(z, "/p", ZWATCHTYPE_DATA, watcher, (void *)1, 0,
-                                       done_void, (void *)20), ZOK);
+  ck_assert_int_eq(
+      zkr_aremove_watches(z, "/p", ZWATCHTYPE_DATA, watcher, (void *)1, 0, done_void, (void *)20),
+      ZOK);
   fake_req_t *r = fake_wait(ha, FK_REMOVE_WATCHES, "/p");
   ck_assert_ptr_nonnull(r);
   sleep_ms(30);
@@ -975,8 +986,7 @@ START_TEST(remove_all_watches_everywhere) {
   open3();
   fake_zh_t *ha, *hb;
   two_watches(&ha, &hb);
-  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)20),
-                   ZOK);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)20), ZOK);
   fake_req_t *ra = fake_wait(ha, FK_REMOVE_ALL_WATCHES, "/p");
   ck_assert_ptr_nonnull(ra);
   fake_req_t *rb = hb != ha ? fake_wait(hb, FK_REMOVE_ALL_WATCHES, "/p") : NULL;
@@ -996,8 +1006,7 @@ START_TEST(remove_all_watches_everywhere) {
   ck_assert_int_eq(ev_matching(EV_DONE, 20), 1);
   /* Nothing left: remove_all asks every member session anyway, as stock
    * asks its server, and gets ZNOWATCHER from all. */
-  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)21),
-                   ZOK);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)21), ZOK);
   for (int i = 1; i <= 3; i++) {
     fake_req_t *r = fake_wait(h[i], FK_REMOVE_ALL_WATCHES, "/p");
     ck_assert_ptr_nonnull(r);
@@ -1018,8 +1027,7 @@ START_TEST(remove_all_after_local_removal_asks_servers) {
   two_watches(&ha, &hb);
   ck_assert_int_eq(zkr_remove_watches(z, "/p", ZWATCHTYPE_ANY, watcher, (void *)1, 1), ZOK);
   ck_assert_int_eq(zkr_remove_watches(z, "/p", ZWATCHTYPE_ANY, watcher, (void *)2, 1), ZOK);
-  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)22),
-                   ZOK);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)22), ZOK);
   for (int i = 1; i <= 3; i++) {
     fake_req_t *r = fake_wait(h[i], FK_REMOVE_ALL_WATCHES, "/p");
     ck_assert_ptr_nonnull(r);
@@ -1053,8 +1061,9 @@ START_TEST(remove_answered_when_its_session_goes) {
   fake_zh_t *ha, *hb;
   two_watches(&ha, &hb);
   ck_assert_ptr_ne(ha, h[1]);
-  ck_assert_int_eq(zkr_aremove_watches(z, "/p", ZWATCHTYPE_DATA, watcher, (void *)1, 0,
-                                       done_void, (void *)20), ZOK);
+  ck_assert_int_eq(
+      zkr_aremove_watches(z, "/p", ZWATCHTYPE_DATA, watcher, (void *)1, 0, done_void, (void *)20),
+      ZOK);
   ck_assert_ptr_nonnull(fake_wait(ha, FK_REMOVE_WATCHES, "/p"));
   fake_session_event(ha, ZOO_EXPIRED_SESSION_STATE);
   int d = ev_find(0, EV_DONE, 20);
@@ -1094,8 +1103,8 @@ END_TEST
 START_TEST(reconfig_goes_to_leader) {
   open3();
   ck_assert_int_eq(zkr_areconfig(z, NULL, NULL, NULL, -1, done_data, (void *)1), ZBADARGUMENTS);
-  ck_assert_int_eq(zkr_areconfig(z, "server.4=fake4:2888:3888;2181", NULL, NULL, -1,
-                                 done_data, (void *)1), ZOK);
+  ck_assert_int_eq(
+      zkr_areconfig(z, "server.4=fake4:2888:3888;2181", NULL, NULL, -1, done_data, (void *)1), ZOK);
   fake_req_t *r = fake_wait(h[1], FK_RECONFIG, NULL);
   ck_assert_ptr_nonnull(r);
   fake_reply(r, ZOK, 9, 9, "server.1=...");
@@ -1332,8 +1341,7 @@ START_TEST(read_members_cap_parks_and_swaps) {
   wait_state(ZOO_CONNECTED_STATE);
   /* Leader (and owner) fake1, plus one follower: the other is parked. */
   uint64_t deadline = now_ms() + 5000;
-  while (!fake_handle_closed(h[2]) && !fake_handle_closed(h[3]) && now_ms() < deadline)
-    sleep_ms(5);
+  while (!fake_handle_closed(h[2]) && !fake_handle_closed(h[3]) && now_ms() < deadline) sleep_ms(5);
   int parked = fake_handle_closed(h[2]) ? 2 : fake_handle_closed(h[3]) ? 3 : 0;
   ck_assert_int_ne(parked, 0);
   int kept = parked == 2 ? 3 : 2;

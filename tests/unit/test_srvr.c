@@ -54,10 +54,8 @@ static const struct {
   const char *line;
   zkr_role_t role;
 } modes[] = {
-    {"Mode: leader\n", ZKR_ROLE_LEADER},
-    {"Mode: follower\n", ZKR_ROLE_FOLLOWER},
-    {"Mode: observer\n", ZKR_ROLE_OBSERVER},
-    {"Mode: standalone\n", ZKR_ROLE_STANDALONE},
+    {"Mode: leader\n", ZKR_ROLE_LEADER},       {"Mode: follower\n", ZKR_ROLE_FOLLOWER},
+    {"Mode: observer\n", ZKR_ROLE_OBSERVER},   {"Mode: standalone\n", ZKR_ROLE_STANDALONE},
     {"Mode: read-only\n", ZKR_ROLE_READ_ONLY},
 };
 
@@ -65,8 +63,8 @@ START_TEST(test_modes) {
   char text[512];
   const char *at = strstr(sample, MODE_LINE);
   zkr__srvr_reply_t r;
-  int n = snprintf(text, sizeof text, "%.*s%s%s", (int)(at - sample), sample,
-                   modes[_i].line, at + strlen(MODE_LINE));
+  int n = snprintf(text, sizeof text, "%.*s%s%s", (int)(at - sample), sample, modes[_i].line,
+                   at + strlen(MODE_LINE));
 
   ck_assert_int_eq(zkr__srvr_parse(text, (size_t)n, &r), ZOK);
   assert_sample(&r, modes[_i].role);
@@ -76,19 +74,18 @@ END_TEST
 START_TEST(test_leader_with_proposal_sizes) {
   zkr__srvr_reply_t r;
 
-  ck_assert_int_eq(
-      PARSE("Zookeeper version: 3.9.1-abc, built on 2023-10-05 08:34 UTC\n"
-            "Latency min/avg/max: 0/1.0E-4/12\n"
-            "Received: 1234\n"
-            "Sent: 1233\n"
-            "Connections: 3\n"
-            "Outstanding: 0\n"
-            "Zxid: 0x500000a1f\n"
-            "Mode: leader\n"
-            "Node count: 42\n"
-            "Proposal sizes last/min/max: -1/-1/-1\n",
-            &r),
-      ZOK);
+  ck_assert_int_eq(PARSE("Zookeeper version: 3.9.1-abc, built on 2023-10-05 08:34 UTC\n"
+                         "Latency min/avg/max: 0/1.0E-4/12\n"
+                         "Received: 1234\n"
+                         "Sent: 1233\n"
+                         "Connections: 3\n"
+                         "Outstanding: 0\n"
+                         "Zxid: 0x500000a1f\n"
+                         "Mode: leader\n"
+                         "Node count: 42\n"
+                         "Proposal sizes last/min/max: -1/-1/-1\n",
+                         &r),
+                   ZOK);
   ck_assert_int_eq(r.role, ZKR_ROLE_LEADER);
   ck_assert_int_eq(r.zxid, 0x500000a1f);
   ck_assert_uint_eq(r.epoch, 5);
@@ -103,19 +100,18 @@ END_TEST
 START_TEST(test_34_reply) {
   zkr__srvr_reply_t r;
 
-  ck_assert_int_eq(
-      PARSE("Zookeeper version: 3.4.14-4c25d480e66aadd371de8bd2fd8da255ac140bcf"
-            ", built on 03/06/2019 16:18 GMT\n"
-            "Latency min/avg/max: 0/0/0\n"
-            "Received: 2\n"
-            "Sent: 1\n"
-            "Connections: 1\n"
-            "Outstanding: 0\n"
-            "Zxid: 0x0\n"
-            "Mode: standalone\n"
-            "Node count: 4\n",
-            &r),
-      ZOK);
+  ck_assert_int_eq(PARSE("Zookeeper version: 3.4.14-4c25d480e66aadd371de8bd2fd8da255ac140bcf"
+                         ", built on 03/06/2019 16:18 GMT\n"
+                         "Latency min/avg/max: 0/0/0\n"
+                         "Received: 2\n"
+                         "Sent: 1\n"
+                         "Connections: 1\n"
+                         "Outstanding: 0\n"
+                         "Zxid: 0x0\n"
+                         "Mode: standalone\n"
+                         "Node count: 4\n",
+                         &r),
+                   ZOK);
   ck_assert_int_eq(r.role, ZKR_ROLE_STANDALONE);
   ck_assert_int_eq(r.has_zxid, 1);
   ck_assert_int_eq(r.zxid, 0);
@@ -127,15 +123,12 @@ END_TEST
 START_TEST(test_not_serving) {
   zkr__srvr_reply_t r;
 
-  ck_assert_int_eq(
-      PARSE("This ZooKeeper instance is not currently serving requests\n", &r),
-      ZKR_ESRVR_NOT_SERVING);
+  ck_assert_int_eq(PARSE("This ZooKeeper instance is not currently serving requests\n", &r),
+                   ZKR_ESRVR_NOT_SERVING);
   ck_assert_int_eq(r.role, ZKR_ROLE_NOT_SERVING);
   ck_assert_int_eq(r.has_zxid, 0);
-  ck_assert_int_eq(
-      PARSE("This ZooKeeper instance is not currently serving requests\r\n",
-            &r),
-      ZKR_ESRVR_NOT_SERVING);
+  ck_assert_int_eq(PARSE("This ZooKeeper instance is not currently serving requests\r\n", &r),
+                   ZKR_ESRVR_NOT_SERVING);
   ck_assert_int_eq(r.role, ZKR_ROLE_NOT_SERVING);
 }
 END_TEST
@@ -143,18 +136,17 @@ END_TEST
 START_TEST(test_crlf) {
   zkr__srvr_reply_t r;
 
-  ck_assert_int_eq(
-      PARSE("Zookeeper version: 3.8.0, built on 2022-02-25 08:49 UTC\r\n"
-            "Latency min/avg/max: 0/0.5714/2\r\n"
-            "Received: 8\r\n"
-            "Sent: 7\r\n"
-            "Connections: 1\r\n"
-            "Outstanding: 0\r\n"
-            "Zxid: 0x100000003\r\n"
-            "Mode: follower\r\n"
-            "Node count: 5\r\n",
-            &r),
-      ZOK);
+  ck_assert_int_eq(PARSE("Zookeeper version: 3.8.0, built on 2022-02-25 08:49 UTC\r\n"
+                         "Latency min/avg/max: 0/0.5714/2\r\n"
+                         "Received: 8\r\n"
+                         "Sent: 7\r\n"
+                         "Connections: 1\r\n"
+                         "Outstanding: 0\r\n"
+                         "Zxid: 0x100000003\r\n"
+                         "Mode: follower\r\n"
+                         "Node count: 5\r\n",
+                         &r),
+                   ZOK);
   assert_sample(&r, ZKR_ROLE_FOLLOWER);
 }
 END_TEST
@@ -197,7 +189,7 @@ static const struct {
   const char *text;
   size_t len;
 } garbage[] = {
-#define G(lit)                                                                 \
+#define G(lit)                                                                                     \
   { lit, sizeof(lit) - 1 }
     G(""),
     G("\n"),
@@ -225,8 +217,7 @@ static const struct {
 START_TEST(test_garbage) {
   zkr__srvr_reply_t r;
 
-  ck_assert_int_eq(zkr__srvr_parse(garbage[_i].text, garbage[_i].len, &r),
-                   ZKR_ESRVR_GARBAGE);
+  ck_assert_int_eq(zkr__srvr_parse(garbage[_i].text, garbage[_i].len, &r), ZKR_ESRVR_GARBAGE);
   ck_assert_int_eq(r.role, ZKR_ROLE_UNKNOWN);
 }
 END_TEST
@@ -276,8 +267,7 @@ START_TEST(test_truncated_every_prefix) {
 
   for (size_t len = 0; len <= sizeof sample - 1; len++) {
     zkr__srvr_reply_t r;
-    int want = (len > mode && len <= mode_nl) ||
-                       (len > zxid && len <= zxid_nl) || len == 1
+    int want = (len > mode && len <= mode_nl) || (len > zxid && len <= zxid_nl) || len == 1
                    ? ZKR_ESRVR_TRUNCATED
                : len > mode_nl ? ZOK
                                : ZKR_ESRVR_GARBAGE;
@@ -294,11 +284,9 @@ START_TEST(test_truncated) {
   ck_assert_int_eq(PARSE("Zxid: 0x1\nMode: leader", &r), ZKR_ESRVR_TRUNCATED);
   ck_assert_int_eq(PARSE("Zxid: 0x1\nMode: leader\r", &r), ZKR_ESRVR_TRUNCATED);
   ck_assert_int_eq(PARSE("Zxid: 0x1\nMo", &r), ZKR_ESRVR_TRUNCATED);
-  ck_assert_int_eq(PARSE("Mode: leader\nZxid: 0x10000", &r),
-                   ZKR_ESRVR_TRUNCATED);
+  ck_assert_int_eq(PARSE("Mode: leader\nZxid: 0x10000", &r), ZKR_ESRVR_TRUNCATED);
   ck_assert_int_eq(PARSE("Mode: leader\nZ", &r), ZKR_ESRVR_TRUNCATED);
-  ck_assert_int_eq(PARSE("This ZooKeeper instance is not curr", &r),
-                   ZKR_ESRVR_TRUNCATED);
+  ck_assert_int_eq(PARSE("This ZooKeeper instance is not curr", &r), ZKR_ESRVR_TRUNCATED);
   /* A cut statistics line is dropped, not trusted. */
   ck_assert_int_eq(PARSE("Mode: leader\nNode count: 12", &r), ZOK);
   ck_assert_int_eq(r.node_count, -1);
@@ -369,21 +357,19 @@ START_TEST(test_numbers) {
   ck_assert_int_eq(r.node_count, -1);
 
   /* Latency is all three numbers or none. */
-  static const char *const bad_latency[] = {
-      "1/2",       "1/2/3/4",   "a/b/c",  "NaN/NaN/NaN", "1/Infinity/2",
-      "1/1e999/2", "0/0e999/0", "-1/0/0", "1//2",        "1/2./3x",
-      "1/.5e/2",   "1/2/",      "/1/2",   "1/1e/2",      ""};
+  static const char *const bad_latency[] = {"1/2",          "1/2/3/4",   "a/b/c",     "NaN/NaN/NaN",
+                                            "1/Infinity/2", "1/1e999/2", "0/0e999/0", "-1/0/0",
+                                            "1//2",         "1/2./3x",   "1/.5e/2",   "1/2/",
+                                            "/1/2",         "1/1e/2",    ""};
   for (size_t i = 0; i < sizeof bad_latency / sizeof bad_latency[0]; i++) {
     char text[128];
-    int n = snprintf(text, sizeof text,
-                     "Mode: leader\nLatency min/avg/max: %s\n", bad_latency[i]);
+    int n = snprintf(text, sizeof text, "Mode: leader\nLatency min/avg/max: %s\n", bad_latency[i]);
 
     ck_assert_int_eq(zkr__srvr_parse(text, (size_t)n, &r), ZOK);
     ck_assert_msg(r.lat_min == -1 && r.lat_avg == -1 && r.lat_max == -1,
                   "latency \"%s\" was accepted", bad_latency[i]);
   }
-  ck_assert_int_eq(PARSE("Mode: leader\nLatency min/avg/max: .5/5./1e-3\n", &r),
-                   ZOK);
+  ck_assert_int_eq(PARSE("Mode: leader\nLatency min/avg/max: .5/5./1e-3\n", &r), ZOK);
   ck_assert_double_eq(r.lat_min, 0.5);
   ck_assert_double_eq(r.lat_avg, 5);
   ck_assert_double_eq(r.lat_max, 0.001);
@@ -515,8 +501,7 @@ static int open_fds(void) {
   int n = 0;
 
   ck_assert_ptr_nonnull(d);
-  while (readdir(d) != NULL)
-    n++;
+  while (readdir(d) != NULL) n++;
   closedir(d);
   return n;
 }
@@ -527,8 +512,7 @@ static void *server_main(void *arg) {
   size_t got = 0;
   char c;
 
-  if (fd < 0)
-    return NULL;
+  if (fd < 0) return NULL;
   if (s->how == SRV_RESET) {
     struct linger lg = {1, 0};
 
@@ -539,8 +523,7 @@ static void *server_main(void *arg) {
   while (got < 4) {
     ssize_t n = recv(fd, s->got + got, 4 - got, 0);
 
-    if (n <= 0)
-      break;
+    if (n <= 0) break;
     got += (size_t)n;
   }
   if (s->how == SRV_SILENT) {
@@ -554,10 +537,8 @@ static void *server_main(void *arg) {
     for (size_t off = 0; off < s->reply_len; off += step) {
       size_t n = s->reply_len - off < step ? s->reply_len - off : step;
 
-      if (send(fd, s->reply + off, n, MSG_NOSIGNAL) < 0)
-        break;
-      if (s->delay_ms > 0)
-        sleep_ms(s->delay_ms);
+      if (send(fd, s->reply + off, n, MSG_NOSIGNAL) < 0) break;
+      if (s->delay_ms > 0) sleep_ms(s->delay_ms);
     }
   }
   close(fd);
@@ -582,10 +563,8 @@ static int server_start(struct server *s, int family) {
     in6->sin6_addr = in6addr_loopback;
   }
   s->lfd = socket(family, SOCK_STREAM, 0);
-  if (s->lfd < 0)
-    return -1;
-  if (bind(s->lfd, (struct sockaddr *)&ss, len) != 0 ||
-      listen(s->lfd, 4) != 0) {
+  if (s->lfd < 0) return -1;
+  if (bind(s->lfd, (struct sockaddr *)&ss, len) != 0 || listen(s->lfd, 4) != 0) {
     close(s->lfd);
     return -1;
   }
@@ -601,8 +580,7 @@ static void server_stop(struct server *s) {
 }
 
 START_TEST(test_fetch_reply) {
-  struct server s = {
-      .how = SRV_REPLY, .reply = sample, .reply_len = sizeof sample - 1};
+  struct server s = {.how = SRV_REPLY, .reply = sample, .reply_len = sizeof sample - 1};
   zkr__srvr_reply_t r;
   int fds = open_fds();
 
@@ -617,8 +595,7 @@ END_TEST
 
 /* A name, not an address: goes through the resolver. */
 START_TEST(test_fetch_localhost) {
-  struct server s = {
-      .how = SRV_REPLY, .reply = "Mode: leader\n", .reply_len = 13};
+  struct server s = {.how = SRV_REPLY, .reply = "Mode: leader\n", .reply_len = 13};
   zkr__srvr_reply_t r;
 
   ck_assert_int_eq(server_start(&s, AF_INET), 0);
@@ -629,8 +606,7 @@ START_TEST(test_fetch_localhost) {
 END_TEST
 
 START_TEST(test_fetch_ipv6) {
-  struct server s = {
-      .how = SRV_REPLY, .reply = "Mode: observer\n", .reply_len = 15};
+  struct server s = {.how = SRV_REPLY, .reply = "Mode: observer\n", .reply_len = 15};
   zkr__srvr_reply_t r;
 
   if (server_start(&s, AF_INET6) != 0) {
@@ -644,10 +620,8 @@ START_TEST(test_fetch_ipv6) {
 END_TEST
 
 START_TEST(test_fetch_trickle) {
-  struct server s = {.how = SRV_TRICKLE,
-                     .reply = sample,
-                     .reply_len = sizeof sample - 1,
-                     .delay_ms = 1};
+  struct server s = {
+      .how = SRV_TRICKLE, .reply = sample, .reply_len = sizeof sample - 1, .delay_ms = 1};
   zkr__srvr_reply_t r;
   int fds = open_fds();
 
@@ -662,18 +636,15 @@ END_TEST
 /* The timeout bounds the whole exchange, not each read: a server that
  * keeps sending a byte now and then is still cut off on time. */
 START_TEST(test_fetch_trickle_past_deadline) {
-  struct server s = {.how = SRV_TRICKLE,
-                     .reply = sample,
-                     .reply_len = sizeof sample - 1,
-                     .delay_ms = 20};
+  struct server s = {
+      .how = SRV_TRICKLE, .reply = sample, .reply_len = sizeof sample - 1, .delay_ms = 20};
   zkr__srvr_reply_t r;
   int fds = open_fds();
   int64_t t0;
 
   ck_assert_int_eq(server_start(&s, AF_INET), 0);
   t0 = mono_ms();
-  ck_assert_int_eq(zkr__srvr_fetch("127.0.0.1", s.port, 300, 0, &r),
-                   ZKR_ESRVR_TIMEOUT);
+  ck_assert_int_eq(zkr__srvr_fetch("127.0.0.1", s.port, 300, 0, &r), ZKR_ESRVR_TIMEOUT);
   ck_assert_int_ge(mono_ms() - t0, 290);
   ck_assert_int_lt(mono_ms() - t0, 2000);
   ck_assert_int_eq(r.role, ZKR_ROLE_UNREACHABLE);
@@ -690,8 +661,7 @@ START_TEST(test_fetch_silent) {
 
   ck_assert_int_eq(server_start(&s, AF_INET), 0);
   t0 = mono_ms();
-  ck_assert_int_eq(zkr__srvr_fetch("127.0.0.1", s.port, 300, 0, &r),
-                   ZKR_ESRVR_TIMEOUT);
+  ck_assert_int_eq(zkr__srvr_fetch("127.0.0.1", s.port, 300, 0, &r), ZKR_ESRVR_TIMEOUT);
   ck_assert_int_ge(mono_ms() - t0, 290);
   ck_assert_int_lt(mono_ms() - t0, 2000);
   ck_assert_int_eq(r.role, ZKR_ROLE_UNREACHABLE);
@@ -707,8 +677,7 @@ START_TEST(test_fetch_reset) {
   int fds = open_fds();
 
   ck_assert_int_eq(server_start(&s, AF_INET), 0);
-  ck_assert_int_eq(zkr__srvr_fetch("127.0.0.1", s.port, 5000, 0, &r),
-                   ZKR_ESRVR_CONNECT);
+  ck_assert_int_eq(zkr__srvr_fetch("127.0.0.1", s.port, 5000, 0, &r), ZKR_ESRVR_CONNECT);
   ck_assert_int_eq(r.role, ZKR_ROLE_UNREACHABLE);
   server_stop(&s);
   ck_assert_int_eq(open_fds(), fds);
@@ -726,13 +695,11 @@ START_TEST(test_fetch_big) {
 
   ck_assert_ptr_nonnull(big);
   /* Unknown lines, then the Mode line at the very end. */
-  for (size_t i = 0; i < len; i++)
-    big[i] = i % 64 == 63 ? '\n' : 'x';
+  for (size_t i = 0; i < len; i++) big[i] = i % 64 == 63 ? '\n' : 'x';
   memcpy(big + len - 14, "\nMode: leader\n", 14);
 
   ck_assert_int_eq(server_start(&s, AF_INET), 0);
-  ck_assert_int_eq(zkr__srvr_fetch("127.0.0.1", s.port, 10000, 0, &r),
-                   ZKR_ESRVR_TOO_BIG);
+  ck_assert_int_eq(zkr__srvr_fetch("127.0.0.1", s.port, 10000, 0, &r), ZKR_ESRVR_TOO_BIG);
   ck_assert_int_eq(r.role, ZKR_ROLE_UNKNOWN);
   server_stop(&s);
 
@@ -747,8 +714,7 @@ END_TEST
 
 /* A bound socket that does not listen: the port is ours, and refuses. */
 START_TEST(test_fetch_refused) {
-  struct sockaddr_in a = {.sin_family = AF_INET,
-                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   socklen_t len = sizeof a;
   int fd = socket(AF_INET, SOCK_STREAM, 0), fds;
   zkr__srvr_reply_t r;
@@ -759,8 +725,7 @@ START_TEST(test_fetch_refused) {
   ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
   fds = open_fds();
   t0 = mono_ms();
-  ck_assert_int_eq(zkr__srvr_fetch("127.0.0.1", ntohs(a.sin_port), 5000, 0, &r),
-                   ZKR_ESRVR_CONNECT);
+  ck_assert_int_eq(zkr__srvr_fetch("127.0.0.1", ntohs(a.sin_port), 5000, 0, &r), ZKR_ESRVR_CONNECT);
   ck_assert_int_lt(mono_ms() - t0, 1000);
   ck_assert_int_eq(r.role, ZKR_ROLE_UNREACHABLE);
   ck_assert_int_eq(open_fds(), fds);
@@ -772,11 +737,9 @@ START_TEST(test_fetch_args) {
   zkr__srvr_reply_t r;
 
   ck_assert_int_eq(zkr__srvr_fetch(NULL, 2181, 100, 0, &r), ZBADARGUMENTS);
-  ck_assert_int_eq(zkr__srvr_fetch("127.0.0.1", 2181, 100, 0, NULL),
-                   ZBADARGUMENTS);
+  ck_assert_int_eq(zkr__srvr_fetch("127.0.0.1", 2181, 100, 0, NULL), ZBADARGUMENTS);
   ck_assert_int_eq(zkr__srvr_fetch("127.0.0.1", 0, 100, 0, &r), ZBADARGUMENTS);
-  ck_assert_int_eq(zkr__srvr_fetch("127.0.0.1", 65536, 100, 0, &r),
-                   ZBADARGUMENTS);
+  ck_assert_int_eq(zkr__srvr_fetch("127.0.0.1", 65536, 100, 0, &r), ZBADARGUMENTS);
   ck_assert_int_eq(zkr__srvr_fetch("127.0.0.1", 2181, 0, 0, &r), ZBADARGUMENTS);
 }
 END_TEST
@@ -792,8 +755,7 @@ static Suite *srvr_suite(void) {
   tcase_add_test(tc, test_not_serving);
   tcase_add_test(tc, test_crlf);
   tcase_add_test(tc, test_any_order);
-  tcase_add_loop_test(tc, test_garbage, 0,
-                      (int)(sizeof garbage / sizeof garbage[0]));
+  tcase_add_loop_test(tc, test_garbage, 0, (int)(sizeof garbage / sizeof garbage[0]));
   tcase_add_test(tc, test_nul_bytes);
   tcase_add_test(tc, test_never_past_len);
   tcase_add_test(tc, test_truncated_every_prefix);

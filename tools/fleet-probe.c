@@ -70,21 +70,6 @@ void fleet_self_read(fleet_self_t *out) {
   out->fds = n - 1; /* the directory stream's own descriptor */
 }
 
-double fleet_pid_cpu_s(int pid) {
-  char path[64], buf[2048];
-  snprintf(path, sizeof path, "/proc/%d/stat", pid);
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  char *p = strrchr(buf, ')'); /* the command name may hold spaces */
-  unsigned long long ut, st;
-  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-    return -1;
-  return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
 long fleet_4lw(const char *host, int port, const char *cmd, int timeout_ms, char *buf, size_t cap) {
   char serv[16];
   snprintf(serv, sizeof serv, "%d", port);

@@ -40,10 +40,6 @@ int fleet_server_read(const char *host, int port, int timeout_ms, fleet_server_t
  * failure, timeout or a reply larger than the buffer. */
 long fleet_4lw(const char *host, int port, const char *cmd, int timeout_ms, char *buf, size_t cap);
 
-/* CPU seconds (user + system, every thread) used so far by process pid,
- * from /proc/PID/stat; -1 when it cannot be read. */
-double fleet_pid_cpu_s(int pid);
-
 /* The server JVM pid's live heap (KiB): `jcmd PID GC.run`, then `jcmd PID
  * GC.heap_info`, whose old generation's "used" figure holds every live
  * object after the full collection (the heap's figure, for collectors

@@ -47,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tool-common.h"
 #include "zkroute.h"
 #include "hosts.h"
 #include "srvr.h"
@@ -161,16 +162,6 @@ static uint64_t splitmix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-static double loadavg1(void) {
-  double l = -1;
-  FILE *f = fopen("/proc/loadavg", "r");
-  if (f) {
-    if (fscanf(f, "%lf", &l) != 1) l = -1;
-    fclose(f);
-  }
-  return l;
-}
-
 /* The process's CPU time (user + system, every thread) and context
  * switches (voluntary + involuntary) so far. */
 static double cpu_seconds(double *csw) {
@@ -179,23 +170,6 @@ static double cpu_seconds(double *csw) {
   *csw = (double)ru.ru_nvcsw + (double)ru.ru_nivcsw;
   return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
          ru.ru_stime.tv_usec / 1e6;
-}
-
-/* CPU seconds (user + system) used so far by process pid, from
- * /proc/PID/stat; -1 when it cannot be read. */
-static double pid_cpu_seconds(int pid) {
-  char path[64], buf[2048];
-  snprintf(path, sizeof path, "/proc/%d/stat", pid);
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  char *p = strrchr(buf, ')'); /* the command name may hold spaces */
-  unsigned long long ut, st;
-  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-    return -1;
-  return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 static int cmp_float(const void *a, const void *b) {
@@ -633,7 +607,7 @@ static void show_progress(const cfg_t *c, const progress_t *pg, const run_t *r, 
   fprintf(stderr,
           "\r\033[K[%s %d/%d] %-12s %-8s %5.1f/%-4.0f s  %8.0f ops/s  errors %llu  load %.2f",
           pg->what, pg->round, pg->rounds, r->p->name, phase, done, total, rate,
-          (unsigned long long)atomic_load(&r->errs), loadavg1());
+          (unsigned long long)atomic_load(&r->errs), tool_loadavg1());
   fflush(stderr);
 }
 
@@ -759,12 +733,12 @@ static int run_trial(const cfg_t *c, const policy_t *p, char **paths, const char
   uint64_t t0 = 0, t1 = 0;
   int member0 = -1, member1 = -1;
   if (ok && t && !interrupted) {
-    t->load_start = loadavg1();
+    t->load_start = tool_loadavg1();
     recv_counts(c, rv0);
     if (r.z) stats_ops(r.z, m0, &h0, NULL, NULL);
     else member0 = p->kind == K_ORACLE ? oracle_member : connected_member(c, r.zh);
     t->leader = find_leader(c, NULL);
-    for (int i = 0; i < c->npids; i++) pc0[i] = pid_cpu_seconds(c->pids[i]);
+    for (int i = 0; i < c->npids; i++) pc0[i] = tool_pid_cpu_s(c->pids[i]);
     if (c->fault_cmd && system(c->fault_cmd) != 0) warn("--fault-cmd failed: %s", c->fault_cmd);
     zkr_stats_t *hs0 = NULL;
     if (r.z && zkr_stats(r.z, &hs0) == ZOK) {
@@ -788,7 +762,7 @@ static int run_trial(const cfg_t *c, const policy_t *p, char **paths, const char
     run_phase(&r, pg, "measure", secs);
     if (now_ns() < t1) sleep_s((double)(t1 - now_ns()) / 1e9);
     cpu1 = cpu_seconds(&csw1);
-    for (int i = 0; i < c->npids; i++) pc1[i] = pid_cpu_seconds(c->pids[i]);
+    for (int i = 0; i < c->npids; i++) pc1[i] = tool_pid_cpu_s(c->pids[i]);
     if (r.z) stats_ops(r.z, m1, NULL, t, &h0);
     zkr_stats_t *hs1 = NULL;
     if (r.z && zkr_stats(r.z, &hs1) == ZOK) {
@@ -813,7 +787,7 @@ static int run_trial(const cfg_t *c, const policy_t *p, char **paths, const char
   if (tracer.f) fclose(tracer.f);
   if (ok && t && !interrupted) {
     recv_counts(c, rv1);
-    t->load_end = loadavg1();
+    t->load_end = tool_loadavg1();
     if (r.zh) member1 = p->kind == K_ORACLE ? oracle_member : connected_member(c, r.zh);
   }
   close_client(&r);
@@ -1790,39 +1764,14 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-static char *join_args(int argc, char **argv) {
-  size_t n = 1;
-  for (int i = 0; i < argc; i++) n += strlen(argv[i]) * 4 + 3;
-  char *s = malloc(n), *p = s;
-  if (!s) die("out of memory");
-  for (int i = 0; i < argc; i++) {
-    if (i) *p++ = ' ';
-    int plain = *argv[i] != '\0';
-    for (const char *q = argv[i]; *q; q++)
-      if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,/:@%+", *q))
-        plain = 0;
-    if (plain) {
-      p += sprintf(p, "%s", argv[i]);
-    } else {
-      *p++ = '\'';
-      for (const char *q = argv[i]; *q; q++) {
-        if (*q == '\'') p += sprintf(p, "'\\''");
-        else *p++ = *q;
-      }
-      *p++ = '\'';
-    }
-  }
-  *p = '\0';
-  return s;
-}
-
 static void parse_args(cfg_t *c, int argc, char **argv) {
   int opt, v;
   double d;
   /* The report names the program, not libtool's wrapper or its path. */
   char *argv0 = argv[0];
   argv[0] = (char *)"zkroute-bench";
-  c->command = join_args(argc, argv);
+  c->command = tool_shell_join(argc, argv);
+  if (!c->command) die("out of memory");
   argv[0] = argv0;
   while ((opt = getopt_long(argc, argv, "p:w:d:t:r:k:s:o:qvh", long_opts, NULL)) != -1) {
     switch (opt) {
@@ -1992,7 +1941,7 @@ int main(int argc, char **argv) {
   static report_t R;
   R.c = &c;
   machine_info(&R);
-  R.load_before = loadavg1();
+  R.load_before = tool_loadavg1();
   R.leader = find_leader(&c, R.roles);
   if (R.leader < 0) die("no member of %s says it is the leader (is srvr whitelisted?)", c.hosts);
   if (c.setup) setup_keys(&c, paths, value);
@@ -2029,7 +1978,7 @@ int main(int argc, char **argv) {
     }
   }
   if (interrupted) fprintf(stderr, "\nzkroute-bench: interrupted; reporting the trials that ran\n");
-  R.load_after = loadavg1();
+  R.load_after = tool_loadavg1();
   find_leader(&c, NULL);
   for (int p = 0; p < c.npol; p++) summarize(&c, trials_of(&R, p), c.trials, &R.sum[p]);
 

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tool-common.h"
 #include "zkroute.h"
 #include "hosts.h"
 #include "fleet-probe.h"
@@ -167,16 +168,6 @@ static void sleep_s(double s) {
     struct timespec ts = {0, (long)(left * 1e9)};
     nanosleep(&ts, NULL);
   }
-}
-
-static double loadavg1(void) {
-  double l = -1;
-  FILE *f = fopen("/proc/loadavg", "r");
-  if (f) {
-    if (fscanf(f, "%lf", &l) != 1) l = -1;
-    fclose(f);
-  }
-  return l;
 }
 
 static void num_arg(const char *name, const char *s, double lo, double hi, double *out) {
@@ -506,7 +497,7 @@ static void jvms_read(const cfg_t *c, int64_t *heap, char *why, size_t wn) {
 
 /* Each server JVM's CPU time now (seconds; -1 unknown). */
 static void jvms_cpu(const cfg_t *c, double *cpu) {
-  for (size_t m = 0; m < c->hl.n; m++) cpu[m] = c->npids ? fleet_pid_cpu_s(c->pids[m]) : -1;
+  for (size_t m = 0; m < c->hl.n; m++) cpu[m] = c->npids ? tool_pid_cpu_s(c->pids[m]) : -1;
 }
 
 /* Cores used by each JVM between two readings taken dt seconds apart. */
@@ -534,7 +525,7 @@ static void run_variant(const cfg_t *c, const variant_t *v, result_t *r) {
   f.z = calloc((size_t)c->handles, sizeof *f.z);
   if (!f.zh || !f.z) die("out of memory");
   memset(r, 0, sizeof *r);
-  r->load0 = loadavg1();
+  r->load0 = tool_loadavg1();
   fleet_self_read(&r->c0);
   servers_read(c, r->s0);
   jvms_read(c, r->heap0, r->heap_why, sizeof r->heap_why);
@@ -601,7 +592,7 @@ static void run_variant(const cfg_t *c, const variant_t *v, result_t *r) {
   r->srvr_polls = v->routed && polls0 >= 0 && polls1 >= 0 ? polls1 - polls0 : -1;
   r->events = atomic_load(&n_events) - ev0;
   jvms_read(c, r->heap1, r->heap_why, sizeof r->heap_why);
-  r->load1 = loadavg1();
+  r->load1 = tool_loadavg1();
   close_all(&f);
   free(f.zh);
   free(f.z);
@@ -847,32 +838,6 @@ static void report(FILE *o, const cfg_t *c, const result_t *res, const char *com
   fputs("\n", o);
 }
 
-static char *join_args(int argc, char **argv) {
-  size_t n = 1;
-  for (int i = 0; i < argc; i++) n += strlen(argv[i]) * 4 + 3;
-  char *s = malloc(n), *p = s;
-  if (!s) die("out of memory");
-  for (int i = 0; i < argc; i++) {
-    if (i) *p++ = ' ';
-    int plain = *argv[i] != '\0';
-    for (const char *q = argv[i]; *q; q++)
-      if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,/:@%+", *q))
-        plain = 0;
-    if (plain) {
-      p += sprintf(p, "%s", argv[i]);
-    } else {
-      *p++ = '\'';
-      for (const char *q = argv[i]; *q; q++) {
-        if (*q == '\'') p += sprintf(p, "'\\''");
-        else *p++ = *q;
-      }
-      *p++ = '\'';
-    }
-  }
-  *p = '\0';
-  return s;
-}
-
 int main(int argc, char **argv) {
   static cfg_t c = {.handles = 100,
                     .watches = 3,
@@ -888,7 +853,8 @@ int main(int argc, char **argv) {
                     .base_opts = ZKR_OPTIONS_INIT};
   char *argv0 = argv[0];
   argv[0] = (char *)"zkroute-fleet";
-  char *command = join_args(argc, argv);
+  char *command = tool_shell_join(argc, argv);
+  if (!command) die("out of memory");
   argv[0] = argv0;
   parse_args(&c, argc, argv);
   static const ZooLogLevel levels[] = {ZOO_LOG_LEVEL_ERROR, ZOO_LOG_LEVEL_WARN, ZOO_LOG_LEVEL_INFO,
@@ -906,7 +872,7 @@ int main(int argc, char **argv) {
     setrlimit(RLIMIT_NOFILE, &rl);
   }
 
-  double load0 = loadavg1();
+  double load0 = tool_loadavg1();
   setup_nodes(&c);
   result_t *res = calloc((size_t)c.rounds * (size_t)c.nvar, sizeof *res);
   if (!res) die("out of memory");
@@ -928,7 +894,7 @@ int main(int argc, char **argv) {
     }
   }
   if (interrupted) die("interrupted");
-  double load1 = loadavg1();
+  double load1 = tool_loadavg1();
   report(stdout, &c, res, command, load0, load1);
   if (c.out) {
     FILE *f = fopen(c.out, "w");

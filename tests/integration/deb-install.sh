@@ -10,7 +10,7 @@
 #
 #   tests/integration/deb-install.sh [DIR]     (default deb-out/, where scripts/deb.sh puts them)
 set -u
-cd "$(dirname "$0")/.." || exit 2
+cd "$(dirname "$0")/../.." || exit 2
 dir=${1:-deb-out}
 case $dir in /*) ;; *) dir=$PWD/$dir ;; esac
 pkgs=(libzkroute0 libzkroute-dev zkroute-tools)

@@ -152,10 +152,11 @@ typedef struct zkr_options {
                              and open/close member sessions to match it;
                              -1 off: the connect string's members only */
   /* Sync coalescing (docs/guarantees.md, docs/benchmarks.md). */
-  int sync_coalesce; /* 1 on (default): a read that arrives while a sync
-                             is in flight on its member session waits for
-                             the next sync, shared by every read that waited;
-                             -1 off: one sync per read */
+  int sync_coalesce; /* 1 on (default): a read that arrives while
+                             sync_coalesce_depth syncs are in flight on its
+                             member session waits for the next sync, shared
+                             by every read that waited; -1 off: one sync per
+                             read */
   /* Fleet scale (docs/benchmarks.md). */
   int read_members; /* cap on the follower sessions a handle keeps:
                              the leader's and the owner's sessions plus the
@@ -179,6 +180,11 @@ typedef struct zkr_options {
                              server went silent to srvr while another member
                              answers (the server is down or cut off), even
                              before rescue_ms (default 250) */
+  int sync_coalesce_depth; /* with sync_coalesce on: how many syncs may
+                             be in flight at once on one member session
+                             before arriving reads wait to share the next
+                             (1-16, default 2; 1: a read that finds any sync
+                             in flight waits for it) */
 } zkr_options_t;
 
 #define ZKR_OPTIONS_INIT                                                                           \

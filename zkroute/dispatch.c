@@ -4,11 +4,16 @@
  * everything the sync saw, for one client round trip).
  *
  * Sync coalescing (sync_coalesce, on by default): a sync sent at time t
- * covers every read invoked before t.  A read that finds a sync in flight
- * on its session waits (no thread blocks) in the member's queue; when that
- * sync completes, one new sync is sent, followed by every read that
- * waited, pipelined.  Each of them was invoked before the new sync was
- * sent, so each is linearizable (docs/guarantees.md).
+ * covers every read invoked before t.  A read that finds fewer than
+ * sync_coalesce_depth (2) syncs in flight on its session sends its own
+ * sync+read at once; one that finds that many waits (no thread blocks) in
+ * the member's queue, and when the oldest completes, one new sync is sent,
+ * followed by every read that waited, pipelined.  Each of them was invoked
+ * before the new sync was sent, so each is linearizable
+ * (docs/guarantees.md).  With a depth of 1 a read that finds any sync in
+ * flight waits for it: at a few concurrent reads per session the reads
+ * then fall into step, each waiting out the previous one's sync, and pay
+ * two round trips without sharing (docs/benchmarks.md section 10).
  *
  * Consistency `session`: a read syncs only when its member's session last
  * synced before one of the handle's writes completed, or never synced on
@@ -188,12 +193,12 @@ static void co_sync_done(int rc, const char *value, const void *data) {
     batch = m->co_head;
     m->co_head = m->co_tail = NULL;
     for (zkr__op_t *op = batch; op; op = op->co_next) op->co_waiting = 0;
-    m->co_inflight = 0;
+    if (m->co_inflight > 0) m->co_inflight--;
     /* Only while zh is still the member's: otherwise the waiting reads go
      * with it (zkr__op_complete_dropped). */
     if (batch && m->zh == zh) {
       int src = co_send_sync(m, zh, batch->path ? batch->path : "/");
-      m->co_inflight = src == ZOK;
+      if (src == ZOK) m->co_inflight++;
       for (zkr__op_t *op = batch, *n; op; op = n) {
         n = op->co_next;
         op->co_next = NULL;
@@ -250,7 +255,9 @@ static int co_dispatch(zkr__op_t *op, zkr__member_t *m, zhandle_t *zh, int with_
     m->co_inflight = 0;
     m->co_head = m->co_tail = NULL;
   }
-  if (m->co_inflight) {
+  /* Reads wait only behind a full pipeline; once some wait, the next
+   * completion sends them all, so a newcomer joins them. */
+  if (m->co_head || m->co_inflight >= op->z->opts.sync_coalesce_depth) {
     op->co_next = NULL;
     op->co_waiting = 1;
     if (m->co_tail) m->co_tail->co_next = op;
@@ -261,7 +268,7 @@ static int co_dispatch(zkr__op_t *op, zkr__member_t *m, zhandle_t *zh, int with_
   } else {
     rc = co_send_sync(m, zh, op->type == ZKR__OP_MULTI ? "/" : op->path);
     if (rc == ZOK) {
-      m->co_inflight = 1;
+      m->co_inflight++;
       rc = send_request(op, zh, with_watch);
     }
   }

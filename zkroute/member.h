@@ -62,9 +62,9 @@ typedef struct zkr__member {
   _Atomic int opening;        /* zkr__member_open between zookeeper_init and
                                storing the zhandle */
 
-  /* Sync coalescing (dispatch.c), under co_mu: the session co_zh has a
-   * sync in flight (co_inflight); reads that came meanwhile wait in
-   * co_head..co_tail for the next one. */
+  /* Sync coalescing (dispatch.c), under co_mu: the session co_zh has
+   * co_inflight syncs in flight (at most sync_coalesce_depth); reads that
+   * came while it was full wait in co_head..co_tail for the next one. */
   pthread_mutex_t co_mu;
   zhandle_t *co_zh;
   int co_inflight;

@@ -106,8 +106,11 @@ static const opt_t opt_table[] = {
      "on: read and watch /zookeeper/config, open sessions to added servers and close "
      "those of removed ones (when its client addresses are the connect string's)"},
     {"sync_coalesce", OPT_SWITCH, OFF(sync_coalesce), -1, 1, 1,
-     "on: reads arriving while a sync is in flight on their member session share the "
-     "next sync; off: one sync per read"},
+     "on: reads arriving while sync_coalesce_depth syncs are in flight on their member "
+     "session share the next sync; off: one sync per read"},
+    {"sync_coalesce_depth", OPT_INT, OFF(sync_coalesce_depth), 1, 16, 2,
+     "sync_coalesce on: syncs one member session may have in flight at once; a read that "
+     "finds fewer sends its own at once, one that finds this many waits to share the next"},
     {"read_members", OPT_INT, OFF(read_members), 0, 64, 0,
      "keep sessions to the leader, the owner and only this many other members (the best "
      "read-pool members, re-chosen as health changes); 0: every member"},

@@ -1177,6 +1177,7 @@ START_TEST(coalesced_reads_share_one_sync) {
   zkr_options_t o;
   opts_default(&o);
   o.sync_coalesce = 1;
+  o.sync_coalesce_depth = 1;
   n_evs = 0;
   fake_install();
   /* One follower only (fake3 never answers srvr): every read goes to fake2. */
@@ -1234,11 +1235,71 @@ START_TEST(coalesced_reads_share_one_sync) {
 }
 END_TEST
 
+/* The default depth, 2: a read that finds one sync in flight sends its
+ * own at once; only reads that find two wait, and the first completion
+ * sends them behind one new sync. */
+START_TEST(coalesced_reads_two_syncs_in_flight) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.sync_coalesce = 1;
+  n_evs = 0;
+  fake_install();
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
+  wait_leader(0);
+  fake_connect(h[1], 0);
+  fake_connect(h[2], 0);
+  wait_state(ZOO_CONNECTED_STATE);
+  int invoked[5];
+  fake_req_t *gets[5], *syncs[3];
+  char p[8];
+  for (int i = 0; i < 2; i++) {
+    snprintf(p, sizeof p, "/d%d", i);
+    invoked[i] = fake_seq_now();
+    ck_assert_int_eq(zkr_aget(z, p, 0, done_data, (void *)(intptr_t)(1 + i)), ZOK);
+    ck_assert_ptr_nonnull(syncs[i] = fake_wait(h[2], FK_SYNC, NULL));
+    ck_assert_ptr_nonnull(gets[i] = fake_wait(h[2], FK_GET, p));
+  }
+  /* Two syncs in flight: the next three wait. */
+  for (int i = 2; i < 5; i++) {
+    snprintf(p, sizeof p, "/d%d", i);
+    invoked[i] = fake_seq_now();
+    ck_assert_int_eq(zkr_aget(z, p, 0, done_data, (void *)(intptr_t)(1 + i)), ZOK);
+  }
+  sleep_ms(50);
+  ck_assert_ptr_null(fake_peek(h[2], FK_SYNC, NULL));
+  ck_assert_ptr_null(fake_peek(h[2], FK_GET, NULL));
+  /* The older sync completes: one new sync, then the three. */
+  fake_reply(syncs[0], ZOK, 0, 0, NULL);
+  ck_assert_ptr_nonnull(syncs[2] = fake_wait(h[2], FK_SYNC, NULL));
+  for (int i = 2; i < 5; i++) {
+    snprintf(p, sizeof p, "/d%d", i);
+    ck_assert_ptr_nonnull(gets[i] = fake_wait(h[2], FK_GET, p));
+    ck_assert_int_gt(gets[i]->seq, syncs[2]->seq);
+  }
+  check_synced_after_invoke(h[2], gets, invoked, 5);
+  ck_assert_ptr_null(fake_peek(h[2], FK_SYNC, NULL));
+  for (int i = 0; i < 5; i++) fake_reply(gets[i], ZOK, 5, 5, "v");
+  for (int i = 1; i <= 5; i++) ck_assert_int_ge(ev_find(0, EV_DONE, i), 0);
+  fake_reply(syncs[1], ZOK, 0, 0, NULL);
+  fake_reply(syncs[2], ZOK, 0, 0, NULL);
+  zkr_stats_t *st;
+  ck_assert_int_eq(zkr_stats(z, &st), ZOK);
+  ck_assert_uint_eq(st->members[1].syncs, 3);
+  ck_assert_uint_eq(st->members[1].reads, 5);
+  ck_assert_uint_eq(st->members[1].coalesced, 3);
+  zkr_stats_free(st);
+}
+END_TEST
+
 /* Reads waiting for a sync whose session goes complete once each. */
 START_TEST(coalesced_reads_complete_when_session_goes) {
   zkr_options_t o;
   opts_default(&o);
   o.sync_coalesce = 1;
+  o.sync_coalesce_depth = 1;
   n_evs = 0;
   fake_install();
   fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
@@ -1403,6 +1464,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, reconfig_goes_to_leader);
   tcase_add_test(tc, readonly_servers_serve_reads);
   tcase_add_test(tc, coalesced_reads_share_one_sync);
+  tcase_add_test(tc, coalesced_reads_two_syncs_in_flight);
   tcase_add_test(tc, coalesced_reads_complete_when_session_goes);
   tcase_add_test(tc, session_mode_syncs_only_when_needed);
   tcase_add_test(tc, read_members_cap_parks_and_swaps);

@@ -57,7 +57,8 @@
 #                                     BENCH_SECONDS (15) s; run it with and
 #                                     without BENCH_CPU_QUOTA to compare a
 #                                     shared host with a machine per server
-#   scripts/bench.sh coalesce [OUT]   hybrid with sync coalescing on and off,
+#   scripts/bench.sh coalesce [OUT]   hybrid with sync coalescing on (depth
+#                                     2, the default), on at depth 1, and off,
 #                                     interleaved, at 1, 2, 4 and 32 workers
 #                                     (BENCH_COALESCE_WORKERS), 80/20 and
 #                                     100 % reads, BENCH_TRIALS (3) x
@@ -306,7 +307,7 @@ coalesce)
 	for mix in 80 100; do
 		for w in ${BENCH_COALESCE_WORKERS:-1 2 4 32}; do
 			run "$out/r$mix-w$w" --label "sync coalescing on vs off, $mix % reads, $w workers, 1 ms links" \
-				-r "$mix" -p hybrid,hybrid+sync_coalesce=off -w "$w" -t "${BENCH_TRIALS:-3}" \
+				-r "$mix" -p hybrid,hybrid+sync_coalesce_depth=1,hybrid+sync_coalesce=off -w "$w" -t "${BENCH_TRIALS:-3}" \
 				-d "${BENCH_SECONDS:-10}" --warmup 3 --prewarm 3 --pause 0.5 || rc=$?
 		done
 	done

@@ -60,7 +60,8 @@
 #   scripts/bench.sh coalesce [OUT]   hybrid with sync coalescing on (depth
 #                                     2, the default), on at depth 1, and off,
 #                                     interleaved, at 1, 2, 4 and 32 workers
-#                                     (BENCH_COALESCE_WORKERS), 80/20 and
+#                                     (BENCH_COALESCE_WORKERS, BENCH_COALESCE_MIXES; the policy
+#                                     list BENCH_COALESCE_POLICIES), 80/20 and
 #                                     100 % reads, BENCH_TRIALS (3) x
 #                                     BENCH_SECONDS (10) s: what the default
 #                                     `sync_coalesce=on` rests on
@@ -304,10 +305,10 @@ policies)
 		--warmup 5 || rc=$?
 	;;
 coalesce)
-	for mix in 80 100; do
+	for mix in ${BENCH_COALESCE_MIXES:-80 100}; do
 		for w in ${BENCH_COALESCE_WORKERS:-1 2 4 32}; do
 			run "$out/r$mix-w$w" --label "sync coalescing on vs off, $mix % reads, $w workers, 1 ms links" \
-				-r "$mix" -p hybrid,hybrid+sync_coalesce_depth=1,hybrid+sync_coalesce=off -w "$w" -t "${BENCH_TRIALS:-3}" \
+				-r "$mix" -p "${BENCH_COALESCE_POLICIES:-hybrid,hybrid+sync_coalesce_depth=1,hybrid+sync_coalesce=off}" -w "$w" -t "${BENCH_TRIALS:-3}" \
 				-d "${BENCH_SECONDS:-10}" --warmup 3 --prewarm 3 --pause 0.5 || rc=$?
 		done
 	done

@@ -183,7 +183,7 @@ typedef struct zkr_options {
   int sync_coalesce_depth; /* with sync_coalesce on: how many syncs may
                              be in flight at once on one member session
                              before arriving reads wait to share the next
-                             (1-16, default 2; 1: a read that finds any sync
+                             (1-16, default 4; 1: a read that finds any sync
                              in flight waits for it) */
 } zkr_options_t;
 

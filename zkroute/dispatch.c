@@ -5,7 +5,7 @@
  *
  * Sync coalescing (sync_coalesce, on by default): a sync sent at time t
  * covers every read invoked before t.  A read that finds fewer than
- * sync_coalesce_depth (2) syncs in flight on its session sends its own
+ * sync_coalesce_depth (4) syncs in flight on its session sends its own
  * sync+read at once; one that finds that many waits (no thread blocks) in
  * the member's queue, and when the oldest completes, one new sync is sent,
  * followed by every read that waited, pipelined.  Each of them was invoked

@@ -108,7 +108,7 @@ static const opt_t opt_table[] = {
     {"sync_coalesce", OPT_SWITCH, OFF(sync_coalesce), -1, 1, 1,
      "on: reads arriving while sync_coalesce_depth syncs are in flight on their member "
      "session share the next sync; off: one sync per read"},
-    {"sync_coalesce_depth", OPT_INT, OFF(sync_coalesce_depth), 1, 16, 2,
+    {"sync_coalesce_depth", OPT_INT, OFF(sync_coalesce_depth), 1, 16, 4,
      "sync_coalesce on: syncs one member session may have in flight at once; a read that "
      "finds fewer sends its own at once, one that finds this many waits to share the next"},
     {"read_members", OPT_INT, OFF(read_members), 0, 64, 0,

@@ -1235,13 +1235,14 @@ START_TEST(coalesced_reads_share_one_sync) {
 }
 END_TEST
 
-/* The default depth, 2: a read that finds one sync in flight sends its
- * own at once; only reads that find two wait, and the first completion
- * sends them behind one new sync. */
+/* Depth 2: a read that finds one sync in flight sends its own at once;
+ * only reads that find two wait, and the first completion sends them
+ * behind one new sync. */
 START_TEST(coalesced_reads_two_syncs_in_flight) {
   zkr_options_t o;
   opts_default(&o);
   o.sync_coalesce = 1;
+  o.sync_coalesce_depth = 2;
   n_evs = 0;
   fake_install();
   fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);

@@ -168,15 +168,15 @@ typedef struct zkr_options {
                              string's host names (default 0: leader_poll_ms);
                              docs/dropin.md */
   /* Requests (docs/robustness.md). */
-  int jute_maxbuffer; /* largest request zkroute sends, in bytes: the
+  int jute_maxbuffer;      /* largest request zkroute sends, in bytes: the
                              servers' jute.maxbuffer (default 1048575);
                              larger ones get ZKR_ETOOBIG */
-  int idle_poll_ms;   /* srvr poll period while the handle is idle: no
+  int idle_poll_ms;        /* srvr poll period while the handle is idle: no
                              operation since the last poll, leader known,
                              every member answering (default 5000; at or
                              below leader_poll_ms: one rate).  The first
                              operation after an idle spell polls at once. */
-  int rescue_down_ms; /* re-attach the owner session this long after its
+  int rescue_down_ms;      /* re-attach the owner session this long after its
                              server went silent to srvr while another member
                              answers (the server is down or cut off), even
                              before rescue_ms (default 250) */

@@ -1173,14 +1173,15 @@ static void check_synced_after_invoke(fake_zh_t *hh, fake_req_t **gets, const in
   }
 }
 
-START_TEST(coalesced_reads_share_one_sync) {
+/* A handle with coalescing at depth and one follower (fake2; fake3 never
+ * answers srvr), so every read goes to fake2; the leader is fake1. */
+static void open_one_follower(int depth) {
   zkr_options_t o;
   opts_default(&o);
   o.sync_coalesce = 1;
-  o.sync_coalesce_depth = 1;
+  o.sync_coalesce_depth = depth;
   n_evs = 0;
   fake_install();
-  /* One follower only (fake3 never answers srvr): every read goes to fake2. */
   fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
   fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
   ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
@@ -1189,6 +1190,10 @@ START_TEST(coalesced_reads_share_one_sync) {
   fake_connect(h[1], 0);
   fake_connect(h[2], 0);
   wait_state(ZOO_CONNECTED_STATE);
+}
+
+START_TEST(coalesced_reads_share_one_sync) {
+  open_one_follower(1);
   int invoked[4];
   fake_req_t *gets[4];
   invoked[0] = fake_seq_now();
@@ -1239,20 +1244,7 @@ END_TEST
  * only reads that find two wait, and the first completion sends them
  * behind one new sync. */
 START_TEST(coalesced_reads_two_syncs_in_flight) {
-  zkr_options_t o;
-  opts_default(&o);
-  o.sync_coalesce = 1;
-  o.sync_coalesce_depth = 2;
-  n_evs = 0;
-  fake_install();
-  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
-  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
-  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
-  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
-  wait_leader(0);
-  fake_connect(h[1], 0);
-  fake_connect(h[2], 0);
-  wait_state(ZOO_CONNECTED_STATE);
+  open_one_follower(2);
   int invoked[5];
   fake_req_t *gets[5], *syncs[3];
   char p[8];
@@ -1297,20 +1289,7 @@ END_TEST
 
 /* Reads waiting for a sync whose session goes complete once each. */
 START_TEST(coalesced_reads_complete_when_session_goes) {
-  zkr_options_t o;
-  opts_default(&o);
-  o.sync_coalesce = 1;
-  o.sync_coalesce_depth = 1;
-  n_evs = 0;
-  fake_install();
-  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
-  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
-  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
-  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
-  wait_leader(0);
-  fake_connect(h[1], 0);
-  fake_connect(h[2], 0);
-  wait_state(ZOO_CONNECTED_STATE);
+  open_one_follower(1);
   for (int i = 1; i <= 3; i++) {
     char p[8];
     snprintf(p, sizeof p, "/q%d", i);

@@ -91,6 +91,16 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
   int answering = z->members[m->hosted_on].srvr_fail_streak == 0;
   zhandle_t *old = zkr__member_detach(m, answering ? ZKR__KEEP_ASSOCIATING : 1);
   if (!old) return; /* it reconnected, or is reconnecting: nothing to move */
+  /* Closed at once, right after detach checked that it is not connected:
+   * nothing that can take time (an address lookup, zookeeper_init, the
+   * credentials' replay, which waits for auth_mu) may come between the
+   * check and the close.  A zhandle that finished its handshake in such a
+   * window would send CloseSession and end the application's session. */
+  zkr__zk->zookeeper_close(old);
+  /* What was in flight on it has an unknown outcome; its watches go
+   * elsewhere.  Only then are new sessions opened. */
+  zkr__op_complete_dropped(z, old);
+  zkr__watch_rearm_from(z, m->index, old);
   if (m != os) {
     /* From its member to the owner slot: the member gets a fresh carrier
      * at home, which connects when its server comes back. */
@@ -104,12 +114,6 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
   } else {
     os->rescues++;
   }
-  /* Closed while not connected: no close-session is sent, the session
-   * lives on and the new zhandle resumes it.  What was in flight on it
-   * has an unknown outcome; its watches go elsewhere. */
-  zkr__zk->zookeeper_close(old);
-  zkr__op_complete_dropped(z, old);
-  zkr__watch_rearm_from(z, m->index, old);
   if (zkr__member_open(os, t, &z->owner_id) != ZOK) {
     /* No zhandle: the next tick tries again (the owner stays down). */
     os->down_since_ns = now;

@@ -1,0 +1,61 @@
+/* Server-less unit tests of the owner session - the application's one
+ * session (DESIGN.md section 4): its rescue never ends it, the virtual
+ * state follows it, nothing completes before it is established, and time
+ * arithmetic around its timeout cannot wrap.  Driven through the function
+ * table by the fake ZooKeeper (tests/harness/fakefix.h). */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakefix.h"
+
+/* ---- a rescue never ends the session it moves ---- */
+
+/* Runs inside the next zookeeper_init: the old owner zhandle finishes its
+ * handshake right then, as its I/O thread may at any moment. */
+static void old_owner_reconnects(void *arg) {
+  fake_set_state((fake_zh_t *)arg, ZOO_CONNECTED_STATE);
+}
+
+/* The rescue must close the stranded zhandle before it opens anything:
+ * opening a session (address lookup, zookeeper_init, the credentials'
+ * replay) takes time, and a zhandle that reconnected meanwhile would send
+ * CloseSession when closed - ending the application's session, its
+ * ephemerals and its locks. */
+START_TEST(rescue_closes_old_before_opening) {
+  open3_rescue();
+  int64_t sid = fake_session_id(h[1]);
+  fake_set_role(1, ZKR_ROLE_UNREACHABLE, 0);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_hook_init(old_owner_reconnects, h[1]);
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+  fake_zh_t *r = fake_handle(2, 1);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(fake_handle_resumed(r), sid);
+  ck_assert(fake_handle_closed(h[1]));
+  ck_assert_msg(fake_handle_state_at_close(h[1]) != ZOO_CONNECTED_STATE,
+                "the rescue closed the owner's zhandle after it had reconnected");
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("owner");
+  TCase *tc = tcase_create("fake");
+  tcase_set_timeout(tc, 30);
+  tcase_add_checked_fixture(tc, NULL, teardown);
+  tcase_add_test(tc, rescue_closes_old_before_opening);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

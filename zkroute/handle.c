@@ -20,6 +20,7 @@
 #include "options.h"
 #include "registry.h"
 #include "router.h"
+#include "runtime.h"
 #include "selector.h"
 #include "watch.h"
 #include "zkapi.h"
@@ -80,6 +81,8 @@ static void *close_thread(void *arg) {
   return NULL;
 }
 
+static void close_deferred(void *arg) { close_now(arg); }
+
 int zkr_close(zkr_t *z) {
   int slot = zkr__hold(z);
   if (slot < 0) return slot;
@@ -88,6 +91,11 @@ int zkr_close(zkr_t *z) {
   int again = atomic_exchange(&z->closing, 1);
   zkr__unhold(slot);
   if (again) return ZKR_ECLOSING;
+  if (zkr__delivering == z && zkr__rt->stepped) {
+    /* The same under a stepped runtime: the close is a world event. */
+    zkr__rt->defer(close_deferred, z);
+    return ZOK;
+  }
   if (zkr__delivering == z) {
     /* From one of its own callbacks: the delivery thread must finish the
      * callbacks queued behind this one before it can end, so the close

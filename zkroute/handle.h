@@ -131,6 +131,12 @@ struct zkr {
   pthread_cond_t mon_cv;
   _Atomic int mon_stop;
   int mon_kick;
+  /* The monitor's own (monitor.c): next srvr poll, settled polls in a
+   * row, app_ops at the last poll; a stepped runtime's next turn. */
+  uint64_t mon_next_poll;
+  int mon_settled;
+  uint64_t mon_last_ops;
+  uint64_t mon_wake;
   /* Idle polling (monitor.c): operations submitted (api_check.c counts
    * them), and whether the monitor polls at the idle rate now (the next
    * operation then kicks it). */

@@ -52,7 +52,7 @@ static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
     zkr__member_op_done(op, rc);                /* error count, monitor kick */
     zkr__watch_op_done(op, rc, stat);           /* the watch it set */
   }
-  zkr__router_op_done(op); /* in-flight paths */
+  zkr__router_op_done(op, rc); /* in-flight paths, the fence */
   return rc;
 }
 

@@ -19,6 +19,7 @@
 #include "monitor.h"
 #include "options.h"
 #include "registry.h"
+#include "rescue.h"
 #include "router.h"
 #include "runtime.h"
 #include "selector.h"
@@ -59,6 +60,7 @@ static void close_now(zkr_t *z) {
   zkr__env_close_hook(z, 0); /* ZKROUTE_STATS record, while still whole */
   z->closing = 1;
   zkr__monitor_stop(z);
+  zkr__rescue_mover_close(z); /* the monitor's, stopped now */
   /* No hedge is sent from here on; reads still waiting for theirs complete
    * with their first request (ZCLOSING at the latest). */
   zkr__hedge_apply_stop(z);

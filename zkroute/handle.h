@@ -75,6 +75,22 @@ struct zkr {
   int gate_inflight; /* gated operations in flight on gate_cur */
   zkr__op_t *gate_head, *gate_tail;
   uint64_t gate_parked_since_ns;
+  /* The fence (router.c; DESIGN.md section 3, rule 6): the zhandle on
+   * which a write's outcome became unknown, NULL none.  No gated
+   * operation goes to any other session until that one reconnected,
+   * expired, was moved, or the session timeout passed since (fence_ns).
+   * Under gate_mu. */
+  zhandle_t *fence_zh;
+  int fence_slot;
+  clientid_t fence_cid; /* its session, when known (client_id 0: not) */
+  uint64_t fence_ns;
+  /* A zhandle that resumes a fenced carrier's session on another server
+   * to fence it (rescue.c; the monitor's), NULL none. */
+  zhandle_t *mover;
+  uint64_t mover_ns;
+  /* The longest session timeout a server negotiated for a member session
+   * (member.c), for the fence's bound. */
+  _Atomic int negotiated_ms;
 
   /* Reads (policy.c). */
   _Atomic unsigned rr;

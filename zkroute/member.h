@@ -31,6 +31,10 @@ typedef struct zkr__member {
    * handle. */
   pthread_rwlock_t zh_lock;
   zhandle_t *zh;
+  /* The session id of cid_zh, learned when it connected (under zh_lock):
+   * a fenced write's session can be moved elsewhere by it (rescue.c). */
+  clientid_t cid;
+  zhandle_t *cid_zh;
 
   _Atomic int state;                   /* ZOO_*_STATE of the session */
   _Atomic int auth_pending;            /* add_auth replies still awaited */

@@ -61,6 +61,7 @@ static void housekeeping(zkr_t *z) {
   zkr__watch_retry_lost(z, now);
   zkr__health_apply_tick(z, now);
   zkr__gate_expire(z, now - (uint64_t)z->recv_timeout * 1000000u);
+  zkr__gate_fence_tick(z, now);
 }
 
 /* One turn of the monitor: a srvr poll when kicked or due, then the

@@ -88,6 +88,165 @@ START_TEST(barrier_after_ephemeral_releases_gate) {
 }
 END_TEST
 
+/* ---- a write whose outcome is unknown is never overtaken ---- */
+
+/* W1 goes to the leader's session, which drops with W1 unanswered: W1's
+ * outcome is unknown (a late copy may still be applied).  fake2 leads now.
+ * W2 is issued.  Returns W2's tag (2); W1 completed with
+ * ZCONNECTIONLOSS. */
+static void unknown_outcome_then_new_leader(void) {
+  open3();
+  ck_assert_int_eq(zkr_aset(z, "/k", "1", 1, -1, done_stat, (void *)1), ZOK);
+  fake_req_t *w1 = fake_wait(h[1], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w1);
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  fake_reply(w1, ZCONNECTIONLOSS, 0, 0, NULL);
+  int d = ev_find(0, EV_DONE, 1);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZCONNECTIONLOSS);
+  wait_leader(1);
+  ck_assert_int_eq(zkr_aset(z, "/k", "2", 1, -1, done_stat, (void *)2), ZOK);
+}
+
+/* The write session moves only once the session of the unknown outcome
+ * reconnected: from then on its server refuses the old connection's late
+ * copy. */
+START_TEST(unknown_outcome_write_not_overtaken_until_reconnect) {
+  unknown_outcome_then_new_leader();
+  sleep_ms(300);
+  ck_assert_msg(fake_peek(h[2], FK_SET, "/k") == NULL,
+                "W2 went to the new leader while W1's session could still apply W1");
+  fake_session_event(h[1], ZOO_CONNECTED_STATE);
+  fake_req_t *w2 = fake_wait(h[2], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w2);
+  fake_reply(w2, ZOK, 0x200000002LL, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+}
+END_TEST
+
+/* ... or once it expired: nothing of it can be applied any more. */
+START_TEST(unknown_outcome_write_not_overtaken_until_expiry) {
+  unknown_outcome_then_new_leader();
+  sleep_ms(300);
+  ck_assert_ptr_null(fake_peek(h[2], FK_SET, "/k"));
+  fake_session_event(h[1], ZOO_EXPIRED_SESSION_STATE);
+  fake_req_t *w2 = fake_wait(h[2], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w2);
+  fake_reply(w2, ZOK, 0x200000002LL, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+}
+END_TEST
+
+/* ... or once the servers must have expired it: its timeout (rounded up
+ * to their tick, at most half of it) since it was lost, even when its
+ * zhandle (whose one server stays away) cannot hear it.  W2, parked for
+ * the session timeout meanwhile, fails as a parked operation fails; W3,
+ * issued after the fence fell, goes to the new leader. */
+START_TEST(unknown_outcome_write_fence_ends_with_session_timeout) {
+  unknown_outcome_then_new_leader();
+  uint64_t t0 = now_ms();
+  int d = ev_find(0, EV_DONE, 2);
+  while (d < 0 && now_ms() - t0 < 8000) d = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZCONNECTIONLOSS);
+  ck_assert_ptr_null(fake_peek(h[2], FK_SET, "/k"));
+  while (now_ms() - t0 < 4600) sleep_ms(20);
+  ck_assert_int_eq(zkr_aset(z, "/k", "3", 1, -1, done_stat, (void *)3), ZOK);
+  fake_req_t *w3 = fake_wait(h[2], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w3);
+  fake_reply(w3, ZOK, 0x200000002LL, 0, NULL);
+  d = ev_find(0, EV_DONE, 3);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+}
+END_TEST
+
+/* The owner is the leader's session here: W1 is lost on it, its server
+ * goes silent, and the owner's rescue re-attaches the session to fake2.
+ * The fence follows it: once the re-attached zhandle connected, the old
+ * connection's late requests are refused, and W2 goes to the new leader
+ * at once. */
+START_TEST(unknown_outcome_fence_falls_when_owner_rescued) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.rescue_down_ms = 100;
+  open3_opts(&o, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+  ck_assert_int_eq(zkr_aset(z, "/k", "1", 1, -1, done_stat, (void *)1), ZOK);
+  fake_req_t *w1 = fake_wait(h[1], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w1);
+  fake_set_role(1, 0, 0); /* silent */
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  fake_reply(w1, ZCONNECTIONLOSS, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  wait_leader(1);
+  ck_assert_int_eq(zkr_aset(z, "/k", "2", 1, -1, done_stat, (void *)2), ZOK);
+  fake_zh_t *r = fake_handle(2, 1);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(fake_handle_resumed(r), fake_session_id(h[1]));
+  sleep_ms(100);
+  ck_assert_ptr_null(fake_peek(h[2], FK_SET, "/k"));
+  fake_connect(r, 0);
+  fake_req_t *w2 = fake_wait(h[2], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w2);
+  fake_reply(w2, ZOK, 0x200000002LL, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+}
+END_TEST
+
+/* W1 is lost on a carrier's session (fake2 leads, the owner stays on
+ * fake1), and fake2 goes silent: its zhandle cannot reconnect.  The
+ * session is resumed on a live server to fence it (once that zhandle
+ * connected, the old connection's late requests are refused), then that
+ * zhandle is closed; W2 goes to fake3, the new leader. */
+START_TEST(unknown_outcome_fence_falls_when_carrier_session_moved) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.rescue_down_ms = 100;
+  open3_opts(&o, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  wait_leader(1);
+  ck_assert_int_eq(zkr_aset(z, "/k", "1", 1, -1, done_stat, (void *)1), ZOK);
+  fake_req_t *w1 = fake_wait(h[2], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w1);
+  int64_t sid = fake_session_id(h[2]);
+  fake_set_role(2, 0, 0); /* silent */
+  fake_set_role(3, ZKR_ROLE_LEADER, 0x300000001LL);
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x300000001LL);
+  fake_session_event(h[2], ZOO_CONNECTING_STATE);
+  fake_reply(w1, ZCONNECTIONLOSS, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  wait_leader(2);
+  ck_assert_int_eq(zkr_aset(z, "/k", "2", 1, -1, done_stat, (void *)2), ZOK);
+  /* The mover: a zhandle on fake3 (the new leader) resuming fake2's
+   * session. */
+  fake_zh_t *mv = NULL;
+  for (int k = 1; k < 4 && !mv; k++) {
+    fake_zh_t *c = fake_handle(3, k);
+    if (c && fake_handle_resumed(c) == sid) mv = c;
+  }
+  ck_assert_ptr_nonnull(mv);
+  ck_assert_ptr_null(fake_peek(h[3], FK_SET, "/k"));
+  fake_connect(mv, 0);
+  fake_req_t *w2 = fake_wait(h[3], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w2);
+  fake_reply(w2, ZOK, 0x300000002LL, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+  /* Connected once, it is closed (ending the carrier's old session). */
+  uint64_t deadline = now_ms() + 5000;
+  while (!fake_handle_closed(mv) && now_ms() < deadline) sleep_ms(5);
+  ck_assert(fake_handle_closed(mv));
+  ck_assert_int_eq(fake_handle_state_at_close(mv), ZOO_CONNECTED_STATE);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("gate");
   TCase *tc = tcase_create("fake");
@@ -95,6 +254,11 @@ static Suite *suite(void) {
   tcase_add_checked_fixture(tc, NULL, teardown);
   tcase_add_test(tc, barrier_releases_write_gate);
   tcase_add_test(tc, barrier_after_ephemeral_releases_gate);
+  tcase_add_test(tc, unknown_outcome_write_not_overtaken_until_reconnect);
+  tcase_add_test(tc, unknown_outcome_write_not_overtaken_until_expiry);
+  tcase_add_test(tc, unknown_outcome_write_fence_ends_with_session_timeout);
+  tcase_add_test(tc, unknown_outcome_fence_falls_when_owner_rescued);
+  tcase_add_test(tc, unknown_outcome_fence_falls_when_carrier_session_moved);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -46,7 +46,7 @@ static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
   rc = outcome(z, rc);
   if (op->member >= 0) {
     uint64_t now = zkr__now_ns();
-    double ms = (double)(now - op->start_ns) / 1e6;
+    double ms = (double)zkr__since(now, op->start_ns) / 1e6;
     zkr__health_apply_op_done(op, rc, now, ms); /* probe result, latency sample */
     zkr__hedge_apply_op_done(op, rc, ms);       /* the hedge delay's sample */
     zkr__member_op_done(op, rc);                /* error count, monitor kick */

@@ -41,8 +41,8 @@ static void nudge_done(int rc, const struct Stat *stat, const void *data) {
  * pipeline; on a healthy member it costs one small request per stall. */
 static void nudge(zkr_t *z, zkr__member_t *m, uint64_t now) {
   uint64_t limit = (uint64_t)NUDGE_MS * 1000000u;
-  if (m->outstanding <= 0 || now - m->progress_ns < limit || now - m->nudged_ns < limit ||
-      m->state != ZOO_CONNECTED_STATE)
+  if (m->outstanding <= 0 || zkr__since(now, m->progress_ns) < limit ||
+      zkr__since(now, m->nudged_ns) < limit || m->state != ZOO_CONNECTED_STATE)
     return;
   m->nudged_ns = now;
   pthread_rwlock_rdlock(&m->zh_lock);
@@ -60,7 +60,7 @@ static void housekeeping(zkr_t *z) {
   zkr__carriers_tick(z, now);
   zkr__watch_retry_lost(z, now);
   zkr__health_apply_tick(z, now);
-  zkr__gate_expire(z, now - (uint64_t)z->recv_timeout * 1000000u);
+  zkr__gate_expire(z, zkr__before(now, (uint64_t)z->recv_timeout * 1000000u));
   zkr__gate_fence_tick(z, now);
 }
 

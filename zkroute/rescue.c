@@ -69,10 +69,11 @@ static int owner_stranded(zkr_t *z, zkr__member_t *o, uint64_t now) {
   if (!since) return 0;
   const zkr__member_t *home = &z->members[o->hosted_on];
   uint64_t silent = home->srvr_fail_since_ns;
-  if (silent && home->suspect && now - silent > (uint64_t)z->opts.rescue_down_ms * 1000000u)
+  if (silent && home->suspect &&
+      zkr__since(now, silent) > (uint64_t)z->opts.rescue_down_ms * 1000000u)
     return 1;
   if (silent && silent < since) since = silent;
-  return now - since > (uint64_t)z->rescue_ms * 1000000u;
+  return zkr__since(now, since) > (uint64_t)z->rescue_ms * 1000000u;
 }
 
 static void rescue_owner(zkr_t *z, uint64_t now) {
@@ -171,7 +172,7 @@ static void fence_move(zkr_t *z, uint64_t now) {
       zkr__gate_session_event(z, z->mover, s);
     f = zkr__gate_fence(z, &slot, &cid);
     uint64_t bound = (uint64_t)z->recv_timeout * 1000000u;
-    if (f != z->mover || now - z->mover_ns > bound) zkr__rescue_mover_close(z);
+    if (f != z->mover || zkr__since(now, z->mover_ns) > bound) zkr__rescue_mover_close(z);
     return;
   }
   /* The owner's session is moved by the owner's rescue. */
@@ -187,8 +188,9 @@ static void fence_move(zkr_t *z, uint64_t now) {
    * others answer for rescue_down_ms, or the session down for rescue_ms
    * (as the owner's rescue decides). */
   uint64_t silent = m->srvr_fail_since_ns, since = m->down_since_ns;
-  int away = (m->suspect && silent && now - silent > (uint64_t)z->opts.rescue_down_ms * 1000000u) ||
-             (since && now - since > (uint64_t)z->rescue_ms * 1000000u) || !current;
+  int away = (m->suspect && silent &&
+              zkr__since(now, silent) > (uint64_t)z->opts.rescue_down_ms * 1000000u) ||
+             (since && zkr__since(now, since) > (uint64_t)z->rescue_ms * 1000000u) || !current;
   if (!away) return;
   int t = rescue_target(z, slot);
   if (t < 0) return;
@@ -233,7 +235,7 @@ void zkr__rescue_tick(zkr_t *z, uint64_t now) {
     } else if (m->expired) {
       zkr__rescue_carrier_replace(m, 1);
     } else if (m->watches > 0 && !zkr__member_connected(m) && m->down_since_ns &&
-               now - m->down_since_ns > (uint64_t)z->rescue_ms * 1000000u) {
+               zkr__since(now, m->down_since_ns) > (uint64_t)z->rescue_ms * 1000000u) {
       zkr__rescue_carrier_replace(m, 1);
     }
   }

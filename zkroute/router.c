@@ -230,7 +230,7 @@ void zkr__gate_fence_tick(zkr_t *z, uint64_t now) {
   pthread_mutex_lock(&z->gate_mu);
   int t = z->negotiated_ms > z->recv_timeout ? z->negotiated_ms : z->recv_timeout;
   uint64_t bound = (uint64_t)t * 3 / 2 * 1000000u;
-  int over = z->fence_zh && now - z->fence_ns >= bound;
+  int over = z->fence_zh && zkr__since(now, z->fence_ns) >= bound;
   pthread_mutex_unlock(&z->gate_mu);
   if (over) fence_lower(z, NULL);
 }

@@ -56,7 +56,7 @@ static void choose_owner_locked(zkr_t *z) {
     if (any < 0) any = (int)i;
     if (voter < 0 && !zkr__member_observer(m)) voter = (int)i;
   }
-  int waited = zkr__now_ns() - z->init_ns >= (uint64_t)OWNER_WAIT_MS * 1000000u;
+  int waited = zkr__since(zkr__now_ns(), z->init_ns) >= (uint64_t)OWNER_WAIT_MS * 1000000u;
   if (pick < 0 && (waited || (z->polled && l < 0))) pick = voter >= 0 ? voter : any;
   if (pick < 0) return;
   zkr__member_t *m = &z->members[pick];
@@ -142,8 +142,9 @@ void zkr__session_dip_check(zkr_t *z, int slot, int counted) {
   zkr__member_t *m = &z->members[slot];
   pthread_mutex_lock(&z->state_mu);
   if (counted) m->dip_pending--;
-  int end = (z->dip & bit) && m->dip_pending == 0 &&
-            (m->outstanding == 0 || zkr__now_ns() - m->dip_ns >= DIP_QUIET_MS * 1000000ull);
+  int end =
+      (z->dip & bit) && m->dip_pending == 0 &&
+      (m->outstanding == 0 || zkr__since(zkr__now_ns(), m->dip_ns) >= DIP_QUIET_MS * 1000000ull);
   if (end) atomic_fetch_and(&z->dip, ~bit);
   pthread_mutex_unlock(&z->state_mu);
   if (end) zkr__session_update(z);

@@ -41,12 +41,50 @@ START_TEST(rescue_closes_old_before_opening) {
 }
 END_TEST
 
+/* ---- time arithmetic cannot wrap ---- */
+
+/* A session timeout longer than the machine has been up (INT_MAX ms is
+ * 24.8 days): "parked since before now - timeout" must not wrap into a
+ * time in the future, which failed every parked operation at once with
+ * ZCONNECTIONLOSS. */
+START_TEST(timeout_longer_than_uptime_parks_operations) {
+  zkr_options_t o;
+  opts_default(&o);
+  ev_reset();
+  fake_install();
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 0x7fffffff, NULL, (void *)100, 0, &o), ZOK);
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
+  wait_leader(0);
+  /* No session is connected yet: the operations park. */
+  for (int i = 0; i < 20; i++)
+    ck_assert_int_eq(zkr_aexists(z, "/x", 0, done_stat, (void *)(intptr_t)(i + 1)), ZOK);
+  sleep_ms(300); /* several monitor turns */
+  ck_assert_msg(ev_matching(EV_DONE, -1) == 0, "%d parked operations failed at once",
+                ev_matching(EV_DONE, -1));
+  for (int i = 1; i <= 3; i++) fake_connect(h[i], 0);
+  for (int i = 0; i < 20; i++) {
+    fake_req_t *r = fake_wait(NULL, FK_EXISTS, "/x");
+    ck_assert_ptr_nonnull(r);
+    fake_reply(r, ZOK, 5, 5, NULL);
+  }
+  for (int i = 1; i <= 20; i++) {
+    int d = ev_find(0, EV_DONE, i);
+    ck_assert_int_ge(d, 0);
+    ck_assert_int_eq(ev_at(d).rc, ZOK);
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("owner");
   TCase *tc = tcase_create("fake");
   tcase_set_timeout(tc, 30);
   tcase_add_checked_fixture(tc, NULL, teardown);
   tcase_add_test(tc, rescue_closes_old_before_opening);
+  tcase_add_test(tc, timeout_longer_than_uptime_parks_operations);
   suite_add_tcase(s, tc);
   return s;
 }

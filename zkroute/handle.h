@@ -48,9 +48,14 @@ struct zkr {
   pthread_mutex_t state_mu;
   _Atomic int owner;
   int owner_told; /* monitor: what waited for the owner was told */
+  /* The virtual session was established (CONNECTED or READ-ONLY once, its
+   * event queued): until then no operation is sent, so none completes
+   * before it, as with stock (router.c).  est_told: the monitor let the
+   * held operations go. */
+  _Atomic int established;
+  int est_told;
   clientid_t owner_id;
   int resume;          /* a clientid was passed: the owner resumes it */
-  _Atomic int polled;  /* the monitor's first srvr poll is done */
   _Atomic int vstate;  /* state last reported to the application */
   _Atomic int expired; /* the owner session expired */
   _Atomic int auth_failed;

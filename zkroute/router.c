@@ -120,6 +120,8 @@ static int fenced(zkr_t *z, int target) {
 /* Gate held.  Returns ZOK (sent), PARK, or the error zoo_a* returned. */
 static int try_send(zkr_t *z, zkr__op_t *op) {
   int target;
+  /* Nothing completes before the virtual session is established. */
+  if (!z->established) return PARK;
   if (!op->gated) {
     target = op->is_write ? zkr__policy_write_member(z) : zkr__policy_read_member(z);
     if (target < 0) return PARK;

@@ -96,7 +96,6 @@ int zkr__srvr_poll_members(zkr_t *z) {
     if (z->last_leader >= 0 && best != z->last_leader) z->leader_changes++;
     z->last_leader = best;
   }
-  z->polled = 1;
   zkr__gate_adopt_leader(z);
   /* A new leader (or a write session back) may let parked writes go. */
   zkr__gate_flush(z);

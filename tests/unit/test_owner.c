@@ -41,6 +41,81 @@ START_TEST(rescue_closes_old_before_opening) {
 }
 END_TEST
 
+/* ---- the virtual session is established as stock's is ---- */
+
+/* The state turns CONNECTED when the first member session is established,
+ * whoever leads, as a stock handle's does when its one session is: the
+ * owner is chosen then, without waiting for the leader's session. */
+START_TEST(connected_with_first_session) {
+  zkr_options_t o;
+  opts_default(&o);
+  ev_reset();
+  fake_install();
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
+  wait_leader(0);
+  /* A follower's session is established first; the leader's later. */
+  fake_connect(h[2], 0);
+  ck_assert_int_eq(zkr_state(z), ZOO_CONNECTED_STATE);
+  ck_assert_int_eq((int)zkr_client_id(z)->client_id, (int)fake_session_id(h[2]));
+  ck_assert_int_eq(stat_owner(), 1);
+  fake_connect(h[1], 0);
+  fake_connect(h[3], 0);
+  ck_assert_int_eq(stat_owner(), 1);
+}
+END_TEST
+
+/* Nothing completes before the virtual session is established: with a
+ * clientid to resume, carriers connect first, and a read waits for the
+ * resumed owner session; by the time it completes, the client id is
+ * known and the CONNECTED event was queued before it, so a watch set
+ * afterwards never sees that event. */
+START_TEST(no_completion_before_established) {
+  zkr_options_t o;
+  opts_default(&o);
+  clientid_t cid = {.client_id = 0x4242};
+  memcpy(cid.passwd, "0123456789abcdef", 16);
+  open3_opts(&o, &cid);
+  fake_zh_t *owner = NULL;
+  for (int i = 1; i <= 3; i++) {
+    if (fake_handle_resumed(h[i]) == 0x4242) owner = h[i];
+    else fake_connect(h[i], 0);
+  }
+  ck_assert_ptr_nonnull(owner);
+  ck_assert_int_eq(zkr_aexists(z, "/r", 0, done_stat, (void *)1), ZOK);
+  sleep_ms(100);
+  fake_req_t *r = fake_peek(NULL, FK_EXISTS, "/r");
+  if (r) fake_reply(r, ZOK, 5, 5, NULL);
+  sleep_ms(50);
+  ck_assert_msg(ev_matching(EV_DONE, 1) == 0,
+                "a read completed before the session was established");
+  fake_connect(owner, 0);
+  if (!r) {
+    r = fake_wait(NULL, FK_EXISTS, "/r");
+    ck_assert_ptr_nonnull(r);
+    fake_reply(r, ZOK, 5, 5, NULL);
+  }
+  int d = ev_find(0, EV_DONE, 1);
+  int c = ev_find(0, EV_SESSION, 100);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_ge(c, 0);
+  ck_assert_int_lt(c, d);
+  ck_assert_int_eq(ev_at(c).state, ZOO_CONNECTED_STATE);
+  ck_assert_int_eq((int)zkr_client_id(z)->client_id, 0x4242);
+  /* A watch set now sees no CONNECTED event. */
+  ck_assert_int_eq(zkr_awexists(z, "/w", watcher, (void *)7, done_stat, (void *)2), ZOK);
+  r = fake_wait(NULL, FK_EXISTS, "/w");
+  ck_assert_ptr_nonnull(r);
+  fake_reply(r, ZOK, 6, 6, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_SESSION, 7), 0);
+}
+END_TEST
+
 /* ---- time arithmetic cannot wrap ---- */
 
 /* A session timeout longer than the machine has been up (INT_MAX ms is
@@ -85,6 +160,8 @@ static Suite *suite(void) {
   tcase_add_checked_fixture(tc, NULL, teardown);
   tcase_add_test(tc, rescue_closes_old_before_opening);
   tcase_add_test(tc, timeout_longer_than_uptime_parks_operations);
+  tcase_add_test(tc, connected_with_first_session);
+  tcase_add_test(tc, no_completion_before_established);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -54,6 +54,10 @@ struct zkr {
    * held operations go. */
   _Atomic int established;
   int est_told;
+  /* Since when the owner session is not connected, 0 while it is
+   * (session.c): two thirds of its timeout later a stock session may be
+   * gone, and writes are fenced (DESIGN.md section 4). */
+  _Atomic uint64_t owner_down_ns;
   clientid_t owner_id;
   int resume;          /* a clientid was passed: the owner resumes it */
   _Atomic int vstate;  /* state last reported to the application */

@@ -238,6 +238,7 @@ void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path, v
   if (!current) return;
   if (state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE) {
     int t = zkr__zk->zoo_recv_timeout(zh);
+    m->timeout_ms = t;
     if (t > z->negotiated_ms) z->negotiated_ms = t;
     const clientid_t *id = zkr__zk->zoo_client_id(zh);
     pthread_rwlock_wrlock(&m->zh_lock);

@@ -106,6 +106,20 @@ static int gate_target(zkr_t *z, const zkr__op_t *op) {
   return o >= 0 && zkr__member_holds_session(&z->members[o]) ? o : -1;
 }
 
+/* Whether writes are fenced: the owner session has not been connected for
+ * two thirds of its timeout (owner_down_ns, session.c) - when a stock
+ * client gives its connection up, and after which the servers may have
+ * expired the session, its ephemeral nodes and locks with it.  A lock
+ * holder must not write on then: writes fail with ZCONNECTIONLOSS, as on a
+ * stock session, until the owner is back (DESIGN.md section 4). */
+static int writes_fenced(zkr_t *z) {
+  uint64_t down = z->owner_down_ns;
+  if (!down) return 0;
+  int o = z->owner;
+  int t = o >= 0 && z->members[o].timeout_ms > 0 ? z->members[o].timeout_ms : z->recv_timeout;
+  return zkr__since(zkr__now_ns(), down) >= (uint64_t)t * 2 / 3 * 1000000u;
+}
+
 /* Gate held: whether the fence keeps gated operations from member
  * target's session. */
 static int fenced(zkr_t *z, int target) {
@@ -260,6 +274,11 @@ int zkr__route(zkr__op_t *op) {
   pthread_mutex_lock(&z->gate_mu);
   if (z->closing) {
     rc = ZKR_ECLOSING;
+  } else if (op->is_write && !z->gate_head && writes_fenced(z)) {
+    /* Accepted and failed, as a stock session fails a write it cannot
+     * send: its completion comes, with ZCONNECTIONLOSS. */
+    zkr__op_complete_error(op, ZCONNECTIONLOSS);
+    rc = ZOK;
   } else if (op->gated && z->gate_head) {
     park(z, op); /* behind earlier parked writes: FIFO */
     rc = ZOK;
@@ -304,11 +323,12 @@ int zkr__gate_current(zkr_t *z) {
   return w;
 }
 
-/* Why a parked operation can never be sent now, or ZOK. */
-static int hopeless(zkr_t *z) {
+/* Why op, parked, can never be sent now, or ZOK. */
+static int hopeless(zkr_t *z, const zkr__op_t *op) {
   if (z->closing) return ZCLOSING;
   if (z->expired) return ZSESSIONEXPIRED;
   if (z->auth_failed) return ZAUTHFAILED;
+  if (op->is_write && writes_fenced(z)) return ZCONNECTIONLOSS;
   return ZOK;
 }
 
@@ -321,7 +341,7 @@ void zkr__gate_flush(zkr_t *z) {
     /* Out of the queue before it is sent: once ZooKeeper has it, its
      * completion may run on another thread and free it. */
     zkr__op_t *op = pop(z);
-    int rc = hopeless(z);
+    int rc = hopeless(z, op);
     if (rc == ZOK) rc = try_send(z, op);
     if (rc == PARK) {
       op->next = z->gate_head;

@@ -89,6 +89,9 @@ void zkr__session_update(zkr_t *z) {
     chosen = z->owner >= 0;
   }
   int s = derive_state(z);
+  int o = z->owner;
+  if (o >= 0 && zkr__member_connected(&z->members[o])) z->owner_down_ns = 0;
+  else if (z->established && !z->owner_down_ns) z->owner_down_ns = zkr__now_ns();
   int changed = s != z->vstate;
   z->vstate = s;
   if (changed && !z->closing) zkr__deliver_session(z, s);

@@ -90,24 +90,27 @@ END_TEST
 
 /* ---- a write whose outcome is unknown is never overtaken ---- */
 
-/* W1 goes to the leader's session, which drops with W1 unanswered: W1's
- * outcome is unknown (a late copy may still be applied).  fake2 leads now.
- * W2 is issued.  Returns W2's tag (2); W1 completed with
- * ZCONNECTIONLOSS. */
+/* fake2 leads (a carrier: the owner stays on fake1, connected).  W1 goes
+ * to fake2's session, which drops with W1 unanswered: W1's outcome is
+ * unknown (a late copy may still be applied).  fake3 leads now; fake2
+ * still answers srvr (no reason to move its session).  W2 is issued. */
 static void unknown_outcome_then_new_leader(void) {
   open3();
-  ck_assert_int_eq(zkr_aset(z, "/k", "1", 1, -1, done_stat, (void *)1), ZOK);
-  fake_req_t *w1 = fake_wait(h[1], FK_SET, "/k");
-  ck_assert_ptr_nonnull(w1);
   fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
   fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
-  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x200000001LL);
-  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_leader(1);
+  ck_assert_int_eq(zkr_aset(z, "/k", "1", 1, -1, done_stat, (void *)1), ZOK);
+  fake_req_t *w1 = fake_wait(h[2], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w1);
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x300000001LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x300000001LL);
+  fake_set_role(3, ZKR_ROLE_LEADER, 0x300000001LL);
+  fake_session_event(h[2], ZOO_CONNECTING_STATE);
   fake_reply(w1, ZCONNECTIONLOSS, 0, 0, NULL);
   int d = ev_find(0, EV_DONE, 1);
   ck_assert_int_ge(d, 0);
   ck_assert_int_eq(ev_at(d).rc, ZCONNECTIONLOSS);
-  wait_leader(1);
+  wait_leader(2);
   ck_assert_int_eq(zkr_aset(z, "/k", "2", 1, -1, done_stat, (void *)2), ZOK);
 }
 
@@ -117,12 +120,12 @@ static void unknown_outcome_then_new_leader(void) {
 START_TEST(unknown_outcome_write_not_overtaken_until_reconnect) {
   unknown_outcome_then_new_leader();
   sleep_ms(300);
-  ck_assert_msg(fake_peek(h[2], FK_SET, "/k") == NULL,
+  ck_assert_msg(fake_peek(h[3], FK_SET, "/k") == NULL,
                 "W2 went to the new leader while W1's session could still apply W1");
-  fake_session_event(h[1], ZOO_CONNECTED_STATE);
-  fake_req_t *w2 = fake_wait(h[2], FK_SET, "/k");
+  fake_session_event(h[2], ZOO_CONNECTED_STATE);
+  fake_req_t *w2 = fake_wait(h[3], FK_SET, "/k");
   ck_assert_ptr_nonnull(w2);
-  fake_reply(w2, ZOK, 0x200000002LL, 0, NULL);
+  fake_reply(w2, ZOK, 0x300000002LL, 0, NULL);
   ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
 }
 END_TEST
@@ -131,11 +134,11 @@ END_TEST
 START_TEST(unknown_outcome_write_not_overtaken_until_expiry) {
   unknown_outcome_then_new_leader();
   sleep_ms(300);
-  ck_assert_ptr_null(fake_peek(h[2], FK_SET, "/k"));
-  fake_session_event(h[1], ZOO_EXPIRED_SESSION_STATE);
-  fake_req_t *w2 = fake_wait(h[2], FK_SET, "/k");
+  ck_assert_ptr_null(fake_peek(h[3], FK_SET, "/k"));
+  fake_session_event(h[2], ZOO_EXPIRED_SESSION_STATE);
+  fake_req_t *w2 = fake_wait(h[3], FK_SET, "/k");
   ck_assert_ptr_nonnull(w2);
-  fake_reply(w2, ZOK, 0x200000002LL, 0, NULL);
+  fake_reply(w2, ZOK, 0x300000002LL, 0, NULL);
   ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
 }
 END_TEST
@@ -152,12 +155,12 @@ START_TEST(unknown_outcome_write_fence_ends_with_session_timeout) {
   while (d < 0 && now_ms() - t0 < 8000) d = ev_find(0, EV_DONE, 2);
   ck_assert_int_ge(d, 0);
   ck_assert_int_eq(ev_at(d).rc, ZCONNECTIONLOSS);
-  ck_assert_ptr_null(fake_peek(h[2], FK_SET, "/k"));
+  ck_assert_ptr_null(fake_peek(h[3], FK_SET, "/k"));
   while (now_ms() - t0 < 4600) sleep_ms(20);
   ck_assert_int_eq(zkr_aset(z, "/k", "3", 1, -1, done_stat, (void *)3), ZOK);
-  fake_req_t *w3 = fake_wait(h[2], FK_SET, "/k");
+  fake_req_t *w3 = fake_wait(h[3], FK_SET, "/k");
   ck_assert_ptr_nonnull(w3);
-  fake_reply(w3, ZOK, 0x200000002LL, 0, NULL);
+  fake_reply(w3, ZOK, 0x300000002LL, 0, NULL);
   d = ev_find(0, EV_DONE, 3);
   ck_assert_int_ge(d, 0);
   ck_assert_int_eq(ev_at(d).rc, ZOK);
@@ -247,6 +250,53 @@ START_TEST(unknown_outcome_fence_falls_when_carrier_session_moved) {
 }
 END_TEST
 
+/* ---- writes are fenced while the application's session may be gone ---- */
+
+/* The owner's server stays reachable to srvr (no rescue) but the owner's
+ * session is disconnected; fake2 leads.  Writes go on for two thirds of
+ * the session timeout (3000 ms here); from then on a stock session could
+ * already be gone - with its ephemerals and locks - so writes fail with
+ * ZCONNECTIONLOSS, as on a stock session, until the owner is back. */
+START_TEST(writes_fenced_while_owner_away) {
+  open3();
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  wait_leader(1);
+  uint64_t t0 = now_ms();
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  ck_assert_int_eq(zkr_aset(z, "/k", "1", 1, -1, done_stat, (void *)1), ZOK);
+  fake_req_t *w = fake_wait(h[2], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w);
+  fake_reply(w, ZOK, 0x200000002LL, 0, NULL);
+  int d = ev_find(0, EV_DONE, 1);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+  while (now_ms() - t0 < 2100) sleep_ms(10);
+  ck_assert_int_eq(zkr_aset(z, "/k", "2", 1, -1, done_stat, (void *)2), ZOK);
+  d = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZCONNECTIONLOSS);
+  ck_assert_msg(fake_peek(h[2], FK_SET, "/k") == NULL, "a write went out while the owner was away");
+  /* Reads still work. */
+  ck_assert_int_eq(zkr_aget(z, "/k", 0, done_data, (void *)3), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/k");
+  ck_assert_ptr_nonnull(g);
+  fake_reply(g, ZOK, 0x200000002LL, 0, "1");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 3), 0);
+  /* The owner is back: writes go again. */
+  fake_session_event(h[1], ZOO_CONNECTED_STATE);
+  wait_state(ZOO_CONNECTED_STATE);
+  ck_assert_int_eq(zkr_aset(z, "/k", "4", 1, -1, done_stat, (void *)4), ZOK);
+  w = fake_wait(h[2], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w);
+  fake_reply(w, ZOK, 0x200000003LL, 0, NULL);
+  d = ev_find(0, EV_DONE, 4);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("gate");
   TCase *tc = tcase_create("fake");
@@ -259,6 +309,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, unknown_outcome_write_fence_ends_with_session_timeout);
   tcase_add_test(tc, unknown_outcome_fence_falls_when_owner_rescued);
   tcase_add_test(tc, unknown_outcome_fence_falls_when_carrier_session_moved);
+  tcase_add_test(tc, writes_fenced_while_owner_away);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -148,6 +148,13 @@ struct zkr {
   uint64_t watch_retry_ns;     /* monitor: next retry of lost records */
   _Atomic unsigned rearm_rr;
   _Atomic uint64_t watch_rearms, watch_missed_events, watch_rearm_retries;
+  uint64_t watch_seq; /* the last seq given to a record (watch.c) */
+  uint64_t watch_ids; /* the last id given to a record (watch.c) */
+  /* The drop-in interposer's name for the program's global pair
+   * (preload.c): maps (fn, ctx) to the pair the library knows as the
+   * global one; NULL none. */
+  void (*watch_alias)(void *arg, watcher_fn *fn, void **ctx);
+  void *watch_alias_arg;
 
   /* Monitor thread (monitor.c). */
   pthread_t monitor;

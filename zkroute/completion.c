@@ -31,10 +31,16 @@ int zkr__op_server_answered(int rc) {
 
 /* What the application is told for rc.  ZCLOSING comes from a member
  * zhandle that zkroute closed (replaced, or every session after the
- * owner expired) while the handle stays open: the outcome is unknown. */
+ * owner expired) while the handle stays open: the outcome is unknown.  A
+ * carrier's session that expired or whose credentials were refused is
+ * not the application's session: while the virtual session has not
+ * expired (or failed authentication), that is a lost connection, as a
+ * stock session moving to another server reports it. */
 static int outcome(zkr_t *z, int rc) {
-  if (rc != ZCLOSING || z->closing) return rc;
-  return z->expired ? ZSESSIONEXPIRED : ZCONNECTIONLOSS;
+  if (rc == ZCLOSING && !z->closing) return z->expired ? ZSESSIONEXPIRED : ZCONNECTIONLOSS;
+  if (rc == ZSESSIONEXPIRED && !z->expired) return ZCONNECTIONLOSS;
+  if (rc == ZAUTHFAILED && !z->auth_failed) return ZCONNECTIONLOSS;
+  return rc;
 }
 
 /* Everything but handing the reply on, each part doing its own share:

@@ -131,6 +131,12 @@ static int fenced(zkr_t *z, int target) {
   return other;
 }
 
+/* A member picked as usable whose zhandle was detached before the
+ * dispatch (a rescue or a carrier's re-creation in between) is routing's
+ * business: the operation waits for the next occasion, as when no member
+ * is usable.  Stock gives ZINVALIDSTATE only for a session that is over. */
+static int sent_or_park(int rc) { return rc == ZINVALIDSTATE ? PARK : rc; }
+
 /* Gate held.  Returns ZOK (sent), PARK, or the error zoo_a* returned. */
 static int try_send(zkr_t *z, zkr__op_t *op) {
   int target;
@@ -139,7 +145,7 @@ static int try_send(zkr_t *z, zkr__op_t *op) {
   if (!op->gated) {
     target = op->is_write ? zkr__policy_write_member(z) : zkr__policy_read_member(z);
     if (target < 0) return PARK;
-    return zkr__op_dispatch(op, &z->members[target]);
+    return sent_or_park(zkr__op_dispatch(op, &z->members[target]));
   }
   target = gate_target(z, op);
   /* Only read-only servers answer: a write is refused, as they refuse it. */
@@ -151,7 +157,7 @@ static int try_send(zkr_t *z, zkr__op_t *op) {
     if (op->ordered) op->resync = 1;
   }
   if (op->ordered && op->parked) op->resync = 1;
-  int rc = zkr__op_dispatch(op, &z->members[target]);
+  int rc = sent_or_park(zkr__op_dispatch(op, &z->members[target]));
   if (rc == ZOK) z->gate_inflight++;
   return rc;
 }
@@ -261,15 +267,19 @@ int zkr__route(zkr__op_t *op) {
     if ((rc = track_write(op)) != ZOK) goto undo;
     /* Session-scoped writes go to the owner whatever the policy. */
     op->gated = !rr || op->owner_op;
-  } else if (op->pin >= 0) {
-    /* A watch set again goes where the watch is (api.c); api.c pins only
-     * when no write of this handle to the path is in flight. */
-    rc = zkr__op_dispatch(op, &z->members[op->pin]);
-    return rc;
-  } else if (!rr && reads_inflight_path(op)) {
-    op->ordered = op->gated = 1;
   } else {
-    op->hedge_ok = zkr__hedge_apply_eligible(op);
+    if (op->pin >= 0) {
+      /* A watch set again goes where the watch is (api.c); api.c pins
+       * only when no write of this handle to the path is in flight.  Its
+       * zhandle detached meanwhile: the record is being re-armed
+       * elsewhere, and this read is routed as any other (it sets the watch
+       * on no other session: zkr__op_dispatch). */
+      rc = zkr__op_dispatch(op, &z->members[op->pin]);
+      if (rc != ZINVALIDSTATE) return rc;
+      op->pin = -1;
+    }
+    if (!rr && reads_inflight_path(op)) op->ordered = op->gated = 1;
+    else op->hedge_ok = zkr__hedge_apply_eligible(op);
   }
   pthread_mutex_lock(&z->gate_mu);
   if (z->closing) {

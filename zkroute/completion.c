@@ -18,6 +18,7 @@
 #include "handle.h"
 #include "health_apply.h"
 #include "hedge_apply.h"
+#include "monitor.h"
 #include "router.h"
 #include "session.h"
 #include "watch.h"
@@ -46,8 +47,23 @@ static int outcome(zkr_t *z, int rc) {
 /* Everything but handing the reply on, each part doing its own share:
  * runs first, so that a read the application issues as soon as it has the
  * reply sees the in-flight set already updated. */
+/* The highest zxid the handle has seen (a floor for the epoch of the
+ * members it reads from): every reply's Stat carries a lower bound of the
+ * state that server had. */
+static void see_zxids(zkr_t *z, const struct Stat *st) {
+  int64_t x = st->mzxid > st->pzxid ? st->mzxid : st->pzxid;
+  if (st->czxid > x) x = st->czxid;
+  int64_t cur = z->hwm_zxid;
+  while (x > cur && !atomic_compare_exchange_weak(&z->hwm_zxid, &cur, x)) {
+  }
+  /* An epoch no srvr answer showed yet: a leader change the monitor has
+   * not seen; it polls now. */
+  if (x > cur && (uint32_t)((uint64_t)x >> 32) > z->srvr_epoch) zkr__monitor_kick(z);
+}
+
 static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
   zkr_t *z = op->z;
+  if (rc == ZOK && stat) see_zxids(z, stat);
   zkr__dispatch_op_done(op); /* outstanding list, write epoch */
   rc = outcome(z, rc);
   if (op->member >= 0) {

@@ -142,6 +142,9 @@ static void complete(zkr__op_t *a, zkr__result_t *r) {
   int gated = a->gated && a->member >= 0;
   if (a->barrier) {
     zkr__order_barrier(a, r); /* hands it on and frees it, now or later */
+  } else if (zkr__router_fifo(z) && a->app && !a->h_armed && zkr__order_hold(a, r)) {
+    /* Consistency `session`: held back behind operations issued before it
+     * (barrier.c hands it on, and frees it). */
   } else {
     zkr__op_t *op = zkr__hedge_apply_claim(a, r->rc);
     if (op && !op->probe) zkr__op_hand_on(op, r);

@@ -95,6 +95,9 @@ struct zkr {
    * operation goes to any other session until that one reconnected,
    * expired, was moved, or the session timeout passed since (fence_ns).
    * Under gate_mu. */
+  /* Consistency `session`'s FIFO order (router.c): reads sent and not
+   * completed, writes accepted and not completed. */
+  _Atomic int reads_out, writes_out;
   zhandle_t *fence_zh;
   int fence_slot;
   clientid_t fence_cid; /* its session, when known (client_id 0: not) */

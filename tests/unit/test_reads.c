@@ -73,6 +73,97 @@ START_TEST(reply_zxid_raises_the_epoch_floor) {
 }
 END_TEST
 
+/* ---- the handle's own order: FIFO client order in session mode ---- */
+
+static void open3_session(void) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.consistency = ZKR_CONSISTENCY_SESSION;
+  open3_opts(&o, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+}
+
+/* consistency=session claims a stock session's guarantees, FIFO client
+ * order among them: aset(/a) then aget(/b) complete in that order, and
+ * the read runs after the write (it cannot miss it). */
+START_TEST(session_mode_read_after_write_in_issue_order) {
+  open3_session();
+  ck_assert_int_eq(zkr_aset(z, "/a", "1", 1, -1, done_stat, (void *)1), ZOK);
+  ck_assert_int_eq(zkr_aget(z, "/b", 0, done_data, (void *)2), ZOK);
+  fake_req_t *w = fake_wait(h[1], FK_SET, "/a");
+  ck_assert_ptr_nonnull(w);
+  /* The read is not on a follower ahead of the write. */
+  sleep_ms(50);
+  fake_req_t *r = fake_peek(NULL, FK_GET, "/b");
+  if (r) {
+    ck_assert_ptr_eq(r->h, h[1]);
+    ck_assert_int_gt(r->seq, w->seq);
+    fake_reply(r, ZOK, 0x100000006LL, 0, "b"); /* even answered first */
+  }
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 2), 0);
+  fake_reply(w, ZOK, 0x100000006LL, 0, NULL);
+  if (!r) {
+    r = fake_wait(NULL, FK_GET, "/b");
+    ck_assert_ptr_nonnull(r);
+    fake_reply(r, ZOK, 0x100000006LL, 0, "b");
+  }
+  int a = ev_find(0, EV_DONE, 1), b = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(a, 0);
+  ck_assert_int_gt(b, a);
+}
+END_TEST
+
+/* aget(/b) then aset(/a): the read, in flight on a follower, must not see
+ * the later write - the write waits for it - and completes first. */
+START_TEST(session_mode_write_after_read_waits) {
+  open3_session();
+  ck_assert_int_eq(zkr_aget(z, "/b", 0, done_data, (void *)1), ZOK);
+  fake_req_t *r = fake_wait(NULL, FK_GET, "/b");
+  ck_assert_ptr_nonnull(r);
+  ck_assert_ptr_ne(r->h, h[1]);
+  ck_assert_int_eq(zkr_aset(z, "/a", "1", 1, -1, done_stat, (void *)2), ZOK);
+  sleep_ms(100);
+  ck_assert_msg(fake_peek(h[1], FK_SET, "/a") == NULL,
+                "the write went out while an earlier read was in flight");
+  fake_reply(r, ZOK, 0x100000005LL, 0, "b");
+  fake_req_t *w = fake_wait(h[1], FK_SET, "/a");
+  ck_assert_ptr_nonnull(w);
+  fake_reply(w, ZOK, 0x100000006LL, 0, NULL);
+  int a = ev_find(0, EV_DONE, 1), b = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(a, 0);
+  ck_assert_int_gt(b, a);
+}
+END_TEST
+
+/* Linearizable mode keeps no FIFO order between a write and a later read
+ * of another path (docs/guarantees.md): the read is a sync+read on a
+ * follower at once and may complete first.  What it does keep: a read of
+ * the path the write changes follows the write on its session. */
+START_TEST(linearizable_read_of_another_path_is_not_ordered) {
+  open3();
+  ck_assert_int_eq(zkr_aset(z, "/a", "1", 1, -1, done_stat, (void *)1), ZOK);
+  ck_assert_int_eq(zkr_aget(z, "/b", 0, done_data, (void *)2), ZOK);
+  ck_assert_int_eq(zkr_aget(z, "/a", 0, done_data, (void *)3), ZOK);
+  fake_req_t *w = fake_wait(h[1], FK_SET, "/a");
+  fake_req_t *rb = fake_wait(NULL, FK_GET, "/b");
+  fake_req_t *ra = fake_wait(h[1], FK_GET, "/a");
+  ck_assert_ptr_nonnull(w);
+  ck_assert_ptr_nonnull(rb);
+  ck_assert_ptr_nonnull(ra);
+  ck_assert_ptr_ne(rb->h, h[1]);
+  ck_assert_int_gt(ra->seq, w->seq);
+  fake_reply(rb, ZOK, 0x100000005LL, 0, "b");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+  ck_assert_int_eq(ev_matching(EV_DONE, 1), 0);
+  fake_reply(w, ZOK, 0x100000006LL, 0, NULL);
+  fake_reply(ra, ZOK, 0x100000006LL, 0, "1");
+  int a = ev_find(0, EV_DONE, 1), c = ev_find(0, EV_DONE, 3);
+  ck_assert_int_ge(a, 0);
+  ck_assert_int_gt(c, a);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("reads");
   TCase *tc = tcase_create("fake");
@@ -80,6 +171,9 @@ static Suite *suite(void) {
   tcase_add_checked_fixture(tc, NULL, teardown);
   tcase_add_test(tc, member_of_an_older_epoch_serves_no_read);
   tcase_add_test(tc, reply_zxid_raises_the_epoch_floor);
+  tcase_add_test(tc, session_mode_read_after_write_in_issue_order);
+  tcase_add_test(tc, session_mode_write_after_read_waits);
+  tcase_add_test(tc, linearizable_read_of_another_path_is_not_ordered);
   suite_add_tcase(s, tc);
   return s;
 }

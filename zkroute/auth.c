@@ -7,11 +7,17 @@
  * chosen yet, each member's answer is kept until it is; when the owner's
  * zhandle is replaced before it answered, its replay answers.
  *
- * Threads: replies come on the I/O thread of the member that answered
- * (stock runs auth completions there), or on the thread that closes a
- * zhandle (ZCLOSING).  auth_mu guards the records and the calls; records
- * live until the handle is destroyed, so a reply can always name its
- * record. */
+ * Threads: replies come on the I/O thread of the member that answered,
+ * inside libzookeeper_mt's handle lock (stock runs auth completions under
+ * zoo_lock_auth), or on the thread that closes a zhandle (ZCLOSING).  A
+ * reply there only queues its answer (ans_mu, never held while calling
+ * ZooKeeper) and kicks the monitor, whose turn applies it under auth_mu
+ * (zkr__auth_tick): auth_mu is held while calling zoo_add_auth, which
+ * takes that handle lock, and taking auth_mu - or the write gate, which a
+ * member's admission flushes - inside it would close a lock cycle.  A
+ * member is admitted only once every credential was accepted.  auth_mu
+ * guards the records and the calls; records live until the handle is
+ * destroyed, so a reply can always name its record. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +25,8 @@
 #include "auth.h"
 #include "deliver.h"
 #include "handle.h"
+#include "monitor.h"
+#include "session.h"
 #include "registry.h"
 #include "zkapi.h"
 
@@ -42,10 +50,12 @@ struct zkr__auth {
   auth_call_t *call; /* NULL once handed on */
 };
 
-typedef struct {
+typedef struct auth_reply {
+  struct auth_reply *next; /* the answers queue (ans_mu) */
   zkr__member_t *m;
   struct zkr__auth *a;
   auth_call_t *call; /* NULL: nobody waits for this answer */
+  int rc;
 } auth_reply_t;
 
 /* Under auth_mu. */
@@ -65,12 +75,31 @@ static void deliver_locked(struct zkr__auth *a, int rc) {
   call_unref(c);
 }
 
+/* On libzookeeper's thread, inside its handle lock: queued only. */
 static void auth_done(int rc, const void *data) {
   auth_reply_t *r = (auth_reply_t *)data;
+  zkr_t *z = r->m->z;
+  r->rc = rc;
+  pthread_mutex_lock(&z->ans_mu);
+  r->next = z->auth_answers;
+  z->auth_answers = r;
+  pthread_mutex_unlock(&z->ans_mu);
+  zkr__monitor_kick(z);
+}
+
+/* One answer applied, under auth_mu. */
+static void apply_locked(zkr_t *z, auth_reply_t *r) {
   zkr__member_t *m = r->m;
-  zkr_t *z = m->z;
+  int rc = r->rc;
+  /* A refused credential keeps the session out of the pools.  Every
+   * session gets the same credentials: what one server refuses, the
+   * owner's refuses too - the application's session fails authentication
+   * (as the zhandle's own AUTH_FAILED event, which follows, reports), and
+   * a call still waiting has that answer. */
+  int refused = rc == ZAUTHFAILED && !z->closing;
+  if (refused) m->auth_refused = 1;
+  if (refused) z->auth_failed = 1;
   if (r->call) {
-    pthread_mutex_lock(&z->auth_mu);
     auth_call_t *c = r->call;
     if (!c->delivered && r->a->call == c) {
       if (z->closing) {
@@ -79,15 +108,42 @@ static void auth_done(int rc, const void *data) {
         /* ZCLOSING with the handle open: zkroute replaced that zhandle,
          * and the replay on its successor answers instead. */
         c->got[m->index] = rc;
-        if (z->owner == m->index) deliver_locked(r->a, rc);
+        if (z->owner == m->index || refused) deliver_locked(r->a, rc);
       }
     }
     call_unref(c);
-    pthread_mutex_unlock(&z->auth_mu);
   }
-  free(r);
   m->auth_pending--;
-  zkr__member_maybe_join(m);
+}
+
+/* The monitor's turn (and the close path's, once no ZooKeeper thread
+ * runs): the answers that came, in the order they came; members whose
+ * credentials were all accepted are admitted. */
+void zkr__auth_tick(zkr_t *z) {
+  pthread_mutex_lock(&z->ans_mu);
+  auth_reply_t *list = z->auth_answers;
+  z->auth_answers = NULL;
+  pthread_mutex_unlock(&z->ans_mu);
+  if (!list) return;
+  auth_reply_t *fifo = NULL;
+  while (list) {
+    auth_reply_t *n = list->next;
+    list->next = fifo;
+    fifo = list;
+    list = n;
+  }
+  pthread_mutex_lock(&z->auth_mu);
+  int failed = z->auth_failed;
+  for (auth_reply_t *r = fifo; r; r = r->next) apply_locked(z, r);
+  failed = !failed && z->auth_failed;
+  pthread_mutex_unlock(&z->auth_mu);
+  if (failed) zkr__session_update(z);
+  while (fifo) {
+    auth_reply_t *n = fifo->next;
+    zkr__member_maybe_join(fifo->m);
+    free(fifo);
+    fifo = n;
+  }
 }
 
 /* Sends credential a to member m, with a's waiting call attached when

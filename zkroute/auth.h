@@ -7,5 +7,6 @@
 void zkr__auth_replay(zkr__member_t *m);
 void zkr__auth_owner_known(struct zkr *z);
 void zkr__auth_free_all(struct zkr *z);
+void zkr__auth_tick(struct zkr *z);
 
 #endif

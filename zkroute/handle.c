@@ -47,6 +47,7 @@ static void destroy(zkr_t *z) {
   pthread_mutex_destroy(&z->state_mu);
   pthread_mutex_destroy(&z->gate_mu);
   pthread_mutex_destroy(&z->auth_mu);
+  pthread_mutex_destroy(&z->ans_mu);
   pthread_mutex_destroy(&z->watch_mu);
   pthread_mutex_destroy(&z->out_mu);
   pthread_mutex_destroy(&z->order_mu);
@@ -68,8 +69,10 @@ static void close_now(zkr_t *z) {
   zkr__gate_flush(z);
   for (size_t i = 0; z->members && i <= z->cap; i++) zkr__member_close(&z->members[i]);
   /* No ZooKeeper thread runs any more: what zookeeper_close dropped gets
-   * its ZCLOSING here, and nothing can have parked since (closing refuses). */
+   * its ZCLOSING here, and nothing can have parked since (closing refuses);
+   * the credentials' answers queued meanwhile are applied. */
   zkr__op_complete_abandoned(z);
+  zkr__auth_tick(z);
   zkr__watch_remove_dropped(z, NULL);
   zkr__gate_flush(z);
   /* Every completion is queued: the delivery thread runs them, then ends. */
@@ -137,6 +140,7 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout
   pthread_mutex_init(&z->state_mu, NULL);
   pthread_mutex_init(&z->gate_mu, NULL);
   pthread_mutex_init(&z->auth_mu, NULL);
+  pthread_mutex_init(&z->ans_mu, NULL);
   pthread_mutex_init(&z->watch_mu, NULL);
   pthread_mutex_init(&z->out_mu, NULL);
   pthread_mutex_init(&z->order_mu, NULL);

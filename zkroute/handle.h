@@ -134,9 +134,12 @@ struct zkr {
   /* In-flight write paths (inflight.c). */
   struct zkr__inflight *inflight;
 
-  /* Auth records (auth.c). */
+  /* Auth records (auth.c).  ans_mu guards the answers queued by
+   * libzookeeper's threads for the monitor to apply. */
   pthread_mutex_t auth_mu;
   struct zkr__auth *auths;
+  pthread_mutex_t ans_mu;
+  struct auth_reply *auth_answers;
 
   /* The delivery thread (deliver.c): runs every application callback. */
   struct zkr__deliver *dl;

@@ -26,6 +26,8 @@ zkr__member_t *zkr__member_owner_slot(zkr_t *z) { return &z->members[z->cap]; }
  * closing a connected one would end its session). */
 int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
   zkr_t *z = m->z;
+  /* Nothing of the virtual session outlives its expiry or close. */
+  if (z->expired || z->closing) return ZKR_ECLOSING;
   /* Two threads may decide to open the same slot (the init thread and the
    * monitor admitting a member, a re-resolution, the carriers' choice):
    * the first wins, the second has nothing to do.  A second zhandle would
@@ -39,6 +41,7 @@ int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
   m->state = ZOO_CONNECTING_STATE;
   m->expired = 0;
   m->joined = 0;
+  m->auth_refused = 0;
   /* A guard count: the session must not join a pool before the recorded
    * credentials were sent and accepted, even if it connects at once. */
   m->auth_pending++;
@@ -105,7 +108,7 @@ int zkr__member_has_zh(zkr__member_t *m) {
  * itself); a later zkr_add_auth does not take it out. */
 void zkr__member_maybe_join(zkr__member_t *m) {
   int up = m->state == ZOO_CONNECTED_STATE || m->state == ZOO_READONLY_STATE;
-  if (m->joined || !up || m->auth_pending > 0) return;
+  if (m->joined || !up || m->auth_pending > 0 || m->auth_refused) return;
   m->joined = 1;
   pthread_mutex_lock(&m->health_mu);
   zkr__health_set_usable(&m->health, zkr__member_usable(m), zkr__now_ns());
@@ -148,6 +151,12 @@ int zkr__member_holds_session(const zkr__member_t *m) {
   if (!zkr__member_connected(m)) return 0;
   int host = m->hosted_on;
   if (m->owner_slot && host < 0) return 0;
+  /* The owner session is the application's: while it is connected it
+   * takes the session-scoped writes, as a stock session takes them on its
+   * connection, whatever srvr says of its server (srvr may be refused
+   * there while the session works; a hung server drops the session after
+   * two thirds of its timeout, and the rescue moves it). */
+  if (m->z->owner == m->index) return 1;
   const zkr__member_t *h = m->owner_slot ? &m->z->members[host] : m;
   return !h->suspect;
 }

@@ -39,6 +39,7 @@ typedef struct zkr__member {
   _Atomic int state;                   /* ZOO_*_STATE of the session */
   _Atomic int timeout_ms;              /* the session timeout its server negotiated, 0 unknown */
   _Atomic int auth_pending;            /* add_auth replies still awaited */
+  _Atomic int auth_refused;            /* a credential was refused: never joins */
   _Atomic int joined;                  /* admitted to the pools (auth done) */
   _Atomic int expired;                 /* session expired; monitor re-creates it */
   _Atomic int role;                    /* zkr_role_t from srvr */

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "auth.h"
 #include "carriers.h"
 #include "handle.h"
 #include "health_apply.h"
@@ -55,6 +56,7 @@ static void housekeeping(zkr_t *z) {
   size_t n = z->n;
   for (size_t j = 0; j <= n && !z->mon_stop; j++)
     nudge(z, j < n ? &z->members[j] : zkr__member_owner_slot(z), now);
+  zkr__auth_tick(z);
   zkr__session_tick(z);
   zkr__rescue_tick(z, now);
   zkr__carriers_tick(z, now);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fakefix.h"
+#include "handle.h"
 
 /* ---- a rescue never ends the session it moves ---- */
 
@@ -116,6 +117,131 @@ START_TEST(no_completion_before_established) {
 }
 END_TEST
 
+/* ---- nothing of the session outlives its expiry ---- */
+
+/* The owner expired: the virtual session is over, and no member session
+ * may be opened for it any more - not for a member the application adds
+ * (zkr_set_servers), nor by a re-resolution or /zookeeper/config. */
+START_TEST(no_session_opened_after_expiry) {
+  open3();
+  fake_session_event(h[1], ZOO_EXPIRED_SESSION_STATE);
+  wait_state(ZOO_EXPIRED_SESSION_STATE);
+  uint64_t deadline = now_ms() + 5000;
+  while (!(fake_handle_closed(h[2]) && fake_handle_closed(h[3])) && now_ms() < deadline)
+    sleep_ms(5);
+  zkr_set_servers(z, "fake1:2181,fake2:2181,fake3:2181,fake4:2181");
+  sleep_ms(300);
+  ck_assert_int_eq(fake_handle_count(4), 0);
+  for (int i = 1; i <= 3; i++) ck_assert_int_eq(fake_handle_count(i), 1);
+}
+END_TEST
+
+/* ---- credentials ---- */
+
+/* A member session whose credential its server refused never joins the
+ * pools (its answer came after it connected), and the application's
+ * session fails authentication: the same credential goes to every
+ * server. */
+START_TEST(member_with_refused_credential_not_admitted) {
+  zkr_options_t o;
+  opts_default(&o);
+  ev_reset();
+  fake_install();
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
+  wait_leader(0);
+  ck_assert_int_eq(zkr_add_auth(z, "digest", "u:p", 3, done_void, (void *)9), ZOK);
+  fake_req_t *a[4];
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(a[i] = fake_wait(h[i], FK_AUTH, NULL));
+  for (int i = 1; i <= 3; i++) fake_connect(h[i], 0);
+  fake_reply(a[1], ZOK, 0, 0, NULL);
+  fake_reply(a[2], ZOK, 0, 0, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+  fake_reply(a[3], ZAUTHFAILED, 0, 0, NULL);
+  wait_state(ZOO_AUTH_FAILED_STATE);
+  /* The call had the owner's answer already. */
+  int d = ev_find(0, EV_DONE, 9);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+  sleep_ms(100);
+  zkr_stats_t *s;
+  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
+  int joined = s->members[2].connected;
+  zkr_stats_free(s);
+  ck_assert_msg(!joined, "the member whose credential was refused was admitted");
+}
+END_TEST
+
+/* The credential's answer comes inside libzookeeper_mt's handle lock (its
+ * auth completion runs under zoo_lock_auth): what it does there must not
+ * wait for the write gate, which routing holds while it calls into
+ * libzookeeper (a lock cycle).  Here the gate is held while the answer is
+ * given, from another thread: the answer must return at once. */
+static _Atomic int auth_answered;
+static void *answer_auth(void *arg) {
+  fake_reply((fake_req_t *)arg, ZOK, 0, 0, NULL);
+  auth_answered = 1;
+  return NULL;
+}
+
+START_TEST(auth_answer_never_waits_for_the_gate) {
+  zkr_options_t o;
+  opts_default(&o);
+  ev_reset();
+  fake_install();
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
+  wait_leader(0);
+  ck_assert_int_eq(zkr_add_auth(z, "digest", "u:p", 3, NULL, NULL), ZOK);
+  fake_req_t *a[4];
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(a[i] = fake_wait(h[i], FK_AUTH, NULL));
+  for (int i = 1; i <= 3; i++) fake_connect(h[i], 0);
+  fake_reply(a[1], ZOK, 0, 0, NULL);
+  fake_reply(a[3], ZOK, 0, 0, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+  auth_answered = 0;
+  pthread_mutex_lock(&z->gate_mu);
+  pthread_t t;
+  pthread_create(&t, NULL, answer_auth, a[2]);
+  uint64_t deadline = now_ms() + 2000;
+  while (!auth_answered && now_ms() < deadline) sleep_ms(5);
+  int answered = auth_answered;
+  pthread_mutex_unlock(&z->gate_mu);
+  pthread_join(t, NULL);
+  ck_assert_msg(answered, "the credential's answer waited for the write gate");
+}
+END_TEST
+
+/* ---- the owner's server answers the application, not srvr ---- */
+
+/* srvr is refused on the owner's server (four-letter words off, a
+ * firewall) while its session works: session-scoped writes still go to
+ * the owner, as a stock client sends them on its connected session. */
+START_TEST(owner_used_while_srvr_fails_on_its_server) {
+  open3();
+  fake_set_role(1, 0, 0); /* srvr silent; the session stays connected */
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x100000006LL);
+  wait_leader(1);
+  sleep_ms(100); /* two polls: fake1 suspect */
+  ck_assert_int_eq(zkr_state(z), ZOO_CONNECTED_STATE);
+  ck_assert_int_eq(
+      zkr_acreate(z, "/e", "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, done_string, (void *)1),
+      ZOK);
+  fake_req_t *c = fake_wait(h[1], FK_CREATE, "/e");
+  ck_assert_msg(c != NULL, "the ephemeral create never reached the owner");
+  fake_reply(c, ZOK, 0x100000007LL, 0, NULL);
+  int d = ev_find(0, EV_DONE, 1);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+}
+END_TEST
+
 /* ---- time arithmetic cannot wrap ---- */
 
 /* A session timeout longer than the machine has been up (INT_MAX ms is
@@ -161,6 +287,10 @@ static Suite *suite(void) {
   tcase_add_test(tc, rescue_closes_old_before_opening);
   tcase_add_test(tc, timeout_longer_than_uptime_parks_operations);
   tcase_add_test(tc, connected_with_first_session);
+  tcase_add_test(tc, no_session_opened_after_expiry);
+  tcase_add_test(tc, member_with_refused_credential_not_admitted);
+  tcase_add_test(tc, auth_answer_never_waits_for_the_gate);
+  tcase_add_test(tc, owner_used_while_srvr_fails_on_its_server);
   tcase_add_test(tc, no_completion_before_established);
   suite_add_tcase(s, tc);
   return s;

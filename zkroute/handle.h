@@ -75,8 +75,9 @@ struct zkr {
   _Atomic int leader; /* member index, -1 unknown */
   /* Monotonic reads across leader changes (DESIGN.md section 3, rule 5):
    * the highest zxid in any reply the handle had (completion.c), and the
-   * highest epoch any srvr answer showed (srvr_apply.c).  A member whose
-   * srvr epoch is below either serves no read (policy.c). */
+   * highest epoch a srvr answer showed for a member with a working session
+   * (srvr_apply.c).  A member whose srvr epoch is below either serves no
+   * read (policy.c). */
   _Atomic int64_t hwm_zxid;
   _Atomic uint32_t srvr_epoch;
   _Atomic uint64_t leader_changes;

@@ -53,7 +53,8 @@ int zkr__policy_read_candidate(zkr_t *z, const zkr__member_t *m) {
 }
 
 /* A member may serve reads: its epoch (srvr's Zxid >> 32) is not below
- * the highest any srvr answer showed, nor below the epoch of the highest
+ * the highest srvr showed for a member with a working session (a server
+ * that only claims an epoch does not count), nor below the epoch of the highest
  * zxid the handle saw in a reply.  A follower still following a deposed
  * leader has its sync answered by that leader (ZOOKEEPER-1675) and would
  * serve old data.  An unknown epoch (no srvr answer) does not exclude. */

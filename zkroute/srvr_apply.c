@@ -78,7 +78,11 @@ int zkr__srvr_poll_members(zkr_t *z) {
     }
     m->role = r->role;
     m->zxid = r->has_zxid ? r->zxid : -1;
-    if (r->has_zxid && r->epoch > z->srvr_epoch) z->srvr_epoch = r->epoch;
+    /* The epoch floor of reads (policy.c) counts only servers the handle
+     * has a working session with: srvr is untrusted input, and a server
+     * that only claims a high epoch must not take every member out of the
+     * read pool. */
+    if (r->has_zxid && r->epoch > z->srvr_epoch && zkr__member_usable(m)) z->srvr_epoch = r->epoch;
     if (r->role != ZKR_ROLE_LEADER && r->role != ZKR_ROLE_STANDALONE) continue;
     /* Two members claiming leadership (one hung through an election): the
      * higher epoch is the real leader. */

@@ -1,0 +1,29 @@
+/* The seeded workload (workload.c): tasks that drive one handle through a
+ * zkapi-shaped table of calls and record everything in the history. */
+#ifndef SIM_WORKLOAD_H
+#define SIM_WORKLOAD_H
+
+#include <stdint.h>
+#include <zookeeper/zookeeper.h>
+
+#include "history.h"
+#include "zkapi.h"
+
+typedef struct wl wl_t;
+
+/* Opens the first handle on hosts (zookeeper_init through T) and starts
+ * the tasks once its base nodes exist. */
+wl_t *wl_start(hist_t *h, const zkr__zk_t *T, const char *hosts, int timeout_ms);
+/* No new operation from now on. */
+void wl_stop(wl_t *w);
+/* Every operation issued has completed. */
+int wl_idle(wl_t *w);
+int wl_connected(wl_t *w);
+/* The current handle's session ended (expired, auth failed). */
+int wl_ended(wl_t *w);
+/* zookeeper_close of the current handle, recorded. */
+void wl_close(wl_t *w);
+int64_t wl_session(wl_t *w);
+void wl_free(wl_t *w);
+
+#endif

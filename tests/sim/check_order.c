@@ -138,6 +138,10 @@ void check_order(const hist_t *h, check_out_t *c) {
   for (int i = 0; i < h->nops; i++) {
     const hop_t *o = &h->ops[i];
     if (o->call_rc != ZOK || o->ncompl < 1 || o->gen < 0 || o->gen >= H_MAXGEN) continue;
+    if (o->ext && o->rc == ZOK && o->vlen && index_zxid(&x, o->value) < 0)
+      check_fail(c, CK_ORDER, "op %d: the other client's acknowledged write '%s' is not in the log",
+                 o->id, o->value);
+    if (o->ext) continue;
     int64_t zs[H_SUBS + 1];
     int nz = 0;
     if (o->kind == H_MULTI) {
@@ -189,7 +193,7 @@ void check_order(const hist_t *h, check_out_t *c) {
     const hev_t *ev = &h->ev[e];
     if (ev->type != E_INVOKE && ev->type != E_COMPLETE) continue;
     const hop_t *o = &h->ops[ev->op];
-    if (o->gen < 0 || o->gen >= H_MAXGEN || o->call_rc != ZOK) continue;
+    if (o->gen < 0 || o->gen >= H_MAXGEN || o->call_rc != ZOK || o->ext) continue;
     if (ev->type == E_INVOKE) {
       if (is_read(o) || (o->kind == H_GET || o->kind == H_EXISTS)) {
         kst_t *k = kfind(&ks, &nk, &capk, o->path, o->gen);
@@ -212,7 +216,7 @@ void check_order(const hist_t *h, check_out_t *c) {
       for (int j = o->id - 1; j >= 0; j--) {
         const hop_t *p = &h->ops[j];
         if (p->gen != g) break;
-        if (p->call_rc != ZOK || p->kind == H_AUTH || p->kind == H_CLOSE) continue;
+        if (p->call_rc != ZOK || p->kind == H_AUTH || p->kind == H_CLOSE || p->ext) continue;
         if (p->e_cmp < 0 || p->e_cmp > e) {
           check_fail(c, CK_ORDER, "zoo_async op %d completed before op %d issued before it", o->id,
                      p->id);

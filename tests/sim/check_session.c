@@ -32,7 +32,7 @@ void check_session(const hist_t *h, check_out_t *c) {
         connected[g] = 1;
     } else if (ev->type == E_COMPLETE) {
       const hop_t *o = &h->ops[ev->op];
-      if (e != o->e_cmp) continue;
+      if (e != o->e_cmp || o->ext) continue;
       seen = o->client_id;
       have = 1;
       c->checked[CK_SESSION]++;

@@ -234,7 +234,7 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
     const hev_t *ev = &h->ev[e];
     if (ev->type == E_INVOKE || ev->type == E_COMPLETE) {
       const hop_t *o = &h->ops[ev->op];
-      if (o->gen != g) continue;
+      if (o->gen != g || o->ext) continue;
       if (ev->type == E_INVOKE) {
         if (o->kind == H_RMWATCH && o->call_rc == ZOK) {
           for (int i = 0; i < t.n; i++) {

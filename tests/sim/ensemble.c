@@ -30,6 +30,14 @@
 #include <stdio.h>
 
 sim_ens_t *sim_e;
+void (*sim_stale_hook)(int s, int on);
+static int stale[SIM_MAX_SRV];
+
+static void set_stale(int s, int on) {
+  if (stale[s] == on) return;
+  stale[s] = on;
+  if (sim_stale_hook) sim_stale_hook(s, on);
+}
 
 enum { RS_NEW = 0, RS_WAIT, RS_WAIT_APPLY, RS_READY };
 
@@ -203,6 +211,7 @@ static void close_all_conns(int s, int rst) {
 
 static void set_role(int s, int role) {
   sim_srv_t *v = S(s);
+  if (role != ROLE_LEADER) set_stale(s, 0);
   v->role = role;
   v->gen++;
   v->aq_head = v->aq_n = 0;
@@ -1037,6 +1046,8 @@ static void elect(int group) {
       best = s;
   }
   truncate_uncommitted();
+  for (int s = 0; s < e->n; s++)
+    if (S(s)->role == ROLE_LEADER) set_stale(s, 1); /* deposed, and may not know it yet */
   e->epoch++;
   e->counter = 0;
   e->leader = best;
@@ -1136,6 +1147,7 @@ static void tick(void *a, uint64_t b) {
 void ens_init(sim_ens_t *e, int n) {
   memset(e, 0, sizeof *e);
   memset(ss_last, 0, sizeof ss_last);
+  memset(stale, 0, sizeof stale);
   sim_e = e;
   e->n = n;
   e->leader = -1;

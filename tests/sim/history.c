@@ -31,6 +31,7 @@ hop_t *hist_op(hist_t *h) {
   o->pair = -1;
   o->version = -1;
   o->e_cmp = -1;
+  o->e_sync = -1;
   return o;
 }
 

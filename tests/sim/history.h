@@ -56,6 +56,8 @@ typedef struct hop {
   uint64_t t_inv, t_cmp;
   int e_inv, e_cmp; /* positions in the event stream */
   int e_ret;        /* events recorded before the call returned */
+  int ext;          /* made by the other client (the external writer), not the handle */
+  int e_sync;       /* a read pipelined after a zoo_async: that sync's invocation, else -1 */
   int call_rc;      /* what the zoo_/zkr_ call returned */
   int rc;           /* what the completion said */
   int ncompl;       /* completions seen (must end at 1 when call_rc is ZOK) */
@@ -81,6 +83,7 @@ typedef struct hev {
   char path[H_PATH];
   int64_t client_id;
   char mark[48];
+  int stale; /* E_MARK: 1 a deposed leader may serve old state from here, 2 no more */
 } hev_t;
 
 /* The committed log. */

@@ -69,6 +69,16 @@ static uint64_t digest(const hist_t *h) {
   return d;
 }
 
+static hist_t *H_cur;
+
+static void stale_mark(int s, int on) {
+  hev_t *e = hist_ev(H_cur, E_MARK);
+  e->t = sim_w->now;
+  e->stale = on ? 1 : 2;
+  snprintf(e->mark, sizeof e->mark, "sim%d %s", s + 1,
+           on ? "deposed, may serve old state" : "no longer deposed");
+}
+
 static int quiet(void *a) {
   wl_t *w = a;
   return wl_idle(w) && (wl_connected(w) || wl_ended(w));
@@ -95,7 +105,9 @@ int sim_run(const sim_opts_t *o, sim_result_t *r) {
   int timeout = (int)sim_range(1500, 4000);
   uint64_t span = (uint64_t)(o->seconds > 0 ? o->seconds : 6) * 1000 * SIM_MS;
 
-  wl_t *wl = wl_start(&h, cli_table(), hosts, timeout);
+  sim_stale_hook = stale_mark;
+  H_cur = &h;
+  wl_t *wl = wl_start(&h, cli_table(), cli_table(), hosts, timeout);
   r->faults = faults_plan(&h, span, (uint64_t)timeout * SIM_MS);
   while (sim_w->now < span && !w.livelock && sim_step()) {
   }

@@ -228,6 +228,10 @@ int64_t ens_last_zxid(int s);
 /* Settles: heals everything and lets a leader be elected. */
 void ens_heal(void);
 
+/* Called when some server starts (on 1) or stops (on 0) being a deposed
+ * leader that may still answer syncs from old state (ZOOKEEPER-1675). */
+extern void (*sim_stale_hook)(int s, int on);
+
 /* Server side of the protocol, called by net.c when a message arrives. */
 struct sim_msg;
 void ens_recv(int s, struct sim_msg *m);

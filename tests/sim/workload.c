@@ -18,6 +18,8 @@
 
 #define MAXT 6
 #define NKEYS 5
+#define NX 3 /* keys the external writer writes */
+#define EXT_TASK -2
 #define MAXMADE 48
 
 typedef struct task {
@@ -46,6 +48,11 @@ struct wl {
   int capmulti;
   int outstanding;
   const char *hosts;
+  /* The other client: a second session (always the stock model) writing
+   * /g<N>/x<i>, which the application reads with zoo_async + get. */
+  const zkr__zk_t *X;
+  zhandle_t *xzh;
+  int xout, xgen, xmade[NX], xreopen;
 };
 
 static wl_t *W;
@@ -144,7 +151,7 @@ static hop_t *complete(const void *data, int rc) {
   o->rc = rc;
   o->t_cmp = sim_w->now;
   o->e_cmp = h->nev - 1;
-  if (o->gen == W->gen && W->zh && !h->gens[o->gen].ended)
+  if (o->gen == W->gen && W->zh && !h->gens[o->gen].ended && !o->ext)
     o->client_id = W->T->zoo_client_id(W->zh)->client_id;
   W->outstanding--;
   if (o->task >= 0 && o->gen == W->gen) W->tasks[o->task].outstanding--;
@@ -438,6 +445,90 @@ static void op_acl(int t) {
   }
 }
 
+/* ---- the external writer ---- */
+
+static void ext_open(void);
+
+static void ext_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
+  (void)path, (void)ctx;
+  if (zh == W->xzh && type == ZOO_SESSION_EVENT &&
+      (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE))
+    W->xreopen = 1;
+}
+
+static void ext_done(hop_t *o, int rc) {
+  W->xout--;
+  if (o->gen != W->xgen) return;
+  int i = o->path[strlen(o->path) - 1] - '0';
+  if (i < 0 || i >= NX) return;
+  if (o->kind == H_CREATE && (rc == ZOK || rc == ZNODEEXISTS)) W->xmade[i] = 1;
+  if (o->kind == H_SET && rc == ZNONODE) W->xmade[i] = 0;
+}
+
+static void x_stat(int rc, const struct Stat *st, const void *data) {
+  hop_t *o = complete(data, rc);
+  if (o && rc == ZOK) put_stat(o, st);
+  ext_done(&W->h->ops[(int)(uintptr_t)data - 1], rc);
+}
+
+static void x_string(int rc, const char *v, const void *data) {
+  hop_t *o = complete(data, rc);
+  if (o && rc == ZOK && v) snprintf(o->created, sizeof o->created, "%s", v);
+  ext_done(&W->h->ops[(int)(uintptr_t)data - 1], rc);
+}
+
+static void ext_step(void *a, uint64_t b) {
+  (void)a, (void)b;
+  if (W->stopping) return;
+  sim_after(sim_range(5, 40) * SIM_MS, ext_step, NULL, 0);
+  if (!W->ready || W->xout >= 2) return;
+  if (W->xreopen) {
+    W->X->zookeeper_close(W->xzh);
+    ext_open();
+  }
+  if (W->xgen != W->gen) {
+    W->xgen = W->gen;
+    memset(W->xmade, 0, sizeof W->xmade);
+  }
+  char p[H_PATH];
+  int i = (int)sim_range(0, NX - 1);
+  snprintf(p, sizeof p, "/g%d/x%d", W->gen, i);
+  hop_t *o = invoke(EXT_TASK, W->xmade[i] ? H_SET : H_CREATE, p);
+  o->ext = 1;
+  o->vlen = snprintf(o->value, sizeof o->value, "g%dx%dn%d", W->gen, i, W->seq++);
+  int rc = o->kind == H_SET ? W->X->zoo_aset(W->xzh, p, o->value, o->vlen, -1, x_stat, tag(o))
+                            : W->X->zoo_acreate_ttl(W->xzh, p, o->value, o->vlen,
+                                                    &ZOO_OPEN_ACL_UNSAFE, 0, -1, x_string, tag(o));
+  issued(o, rc);
+  if (rc == ZOK) W->xout++;
+}
+
+static void ext_open(void) {
+  W->xreopen = 0;
+  W->xout = 0;
+  W->xzh = W->X->zookeeper_init(W->hosts, ext_watcher, W->timeout_ms, NULL, NULL, 0);
+}
+
+/* A read of an external writer's key, pipelined after a zoo_async on the
+ * same path: it must see every write completed before the sync began. */
+static void op_synced_read(int t) {
+  char p[H_PATH];
+  snprintf(p, sizeof p, "/g%d/x%d", W->gen, (int)sim_range(0, NX - 1));
+  hop_t *s = invoke(t, H_SYNC, p);
+  issued(s, W->T->zoo_async(W->zh, p, c_string, tag(s)));
+  int e_sync = s->call_rc == ZOK ? s->e_inv : -1;
+  hop_t *o = invoke(t, H_GET, p); /* s may have moved */
+  o->e_sync = e_sync;
+  watcher_fn fn = NULL;
+  void *ctx = NULL;
+  if (sim_chance(30)) {
+    o->pair = pick_pair();
+    fn = pair_fn(o->pair);
+    ctx = pair_ctx(o->pair);
+  }
+  issued(o, W->T->zoo_awget(W->zh, p, fn, ctx, c_data, tag(o)));
+}
+
 static void task_step(void *a, uint64_t b);
 
 static void schedule_task(task_t *t, uint64_t dt) {
@@ -454,7 +545,8 @@ static void task_step(void *a, uint64_t b) {
     return;
   }
   int r = (int)sim_range(0, 99);
-  if (r < 20) op_read(t->id, H_GET);
+  if (r < 12) op_read(t->id, H_GET);
+  else if (r < 20) op_synced_read(t->id);
   else if (r < 30) op_read(t->id, H_EXISTS);
   else if (r < 37) op_read(t->id, H_CHILDREN);
   else if (r < 55) op_set(t->id);
@@ -463,7 +555,8 @@ static void task_step(void *a, uint64_t b) {
   else if (r < 78) op_create_child(t->id);
   else if (r < 81) op_delete_child(t->id);
   else if (r < 87) op_multi(t->id);
-  else if (r < 92) op_sync(t->id);
+  else if (r < 90) op_sync(t->id);
+  else if (r < 92) op_synced_read(t->id);
   else if (r < 96) op_rmwatch(t->id);
   else if (r < 97) op_auth(t->id);
   else op_acl(t->id);
@@ -541,10 +634,12 @@ static void reopen(void *a, uint64_t b) {
   open_gen();
 }
 
-wl_t *wl_start(hist_t *h, const zkr__zk_t *T, const char *hosts, int timeout_ms) {
+wl_t *wl_start(hist_t *h, const zkr__zk_t *T, const zkr__zk_t *X, const char *hosts,
+               int timeout_ms) {
   W = calloc(1, sizeof *W);
   W->h = h;
   W->T = T;
+  W->X = X;
   W->hosts = hosts;
   W->timeout_ms = timeout_ms;
   W->ntasks = (int)sim_range(2, MAXT);
@@ -552,6 +647,8 @@ wl_t *wl_start(hist_t *h, const zkr__zk_t *T, const char *hosts, int timeout_ms)
   h->npairs = 7;
   h->session_ms = (uint64_t)timeout_ms;
   open_gen();
+  ext_open();
+  sim_after(sim_range(5, 40) * SIM_MS, ext_step, NULL, 0);
   return W;
 }
 
@@ -578,6 +675,10 @@ void wl_close(wl_t *w) {
     g->t_ended = sim_w->now;
   }
   w->zh = NULL;
+  if (w->xzh) {
+    w->X->zookeeper_close(w->xzh);
+    w->xzh = NULL;
+  }
 }
 
 int64_t wl_session(wl_t *w) { return w->h->gens[w->gen].client_id; }

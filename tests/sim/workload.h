@@ -12,8 +12,10 @@
 typedef struct wl wl_t;
 
 /* Opens the first handle on hosts (zookeeper_init through T) and starts
- * the tasks once its base nodes exist. */
-wl_t *wl_start(hist_t *h, const zkr__zk_t *T, const char *hosts, int timeout_ms);
+ * the tasks once its base nodes exist; X is the other client's table (the
+ * external writer's, always the stock model). */
+wl_t *wl_start(hist_t *h, const zkr__zk_t *T, const zkr__zk_t *X, const char *hosts,
+               int timeout_ms);
 /* No new operation from now on. */
 void wl_stop(wl_t *w);
 /* Every operation issued has completed. */

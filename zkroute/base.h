@@ -6,12 +6,25 @@
 #include <stdint.h>
 #include <time.h>
 
-/* ---- time (clock.c is too small for a file: inline) ---- */
+/* ---- time: CLOCK_MONOTONIC, or the simulated world's clock when a
+ * stepped runtime is in force (runtime.h; zkr__clock is its now_ns) ---- */
+extern uint64_t (*zkr__clock)(void);
 static inline uint64_t zkr__now_ns(void) {
+  if (__builtin_expect(zkr__clock != NULL, 0)) return zkr__clock();
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+/* Time from then to now; 0 when then is later - a time another thread
+ * stored after now was read must not wrap into an age of centuries. */
+static inline uint64_t zkr__since(uint64_t now, uint64_t then) {
+  return now > then ? now - then : 0;
+}
+
+/* The time d before now; 0 when d is longer than the clock has run (a
+ * session timeout longer than the machine's uptime). */
+static inline uint64_t zkr__before(uint64_t now, uint64_t d) { return now > d ? now - d : 0; }
 
 /* ---- random numbers: splitmix64, a bijective 64-bit mix of a counter
  * or seed (policy.c's draws, the hedge target, selector.c's p2c) ---- */

@@ -46,13 +46,13 @@ static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
   rc = outcome(z, rc);
   if (op->member >= 0) {
     uint64_t now = zkr__now_ns();
-    double ms = (double)(now - op->start_ns) / 1e6;
+    double ms = (double)zkr__since(now, op->start_ns) / 1e6;
     zkr__health_apply_op_done(op, rc, now, ms); /* probe result, latency sample */
     zkr__hedge_apply_op_done(op, rc, ms);       /* the hedge delay's sample */
     zkr__member_op_done(op, rc);                /* error count, monitor kick */
     zkr__watch_op_done(op, rc, stat);           /* the watch it set */
   }
-  zkr__router_op_done(op); /* in-flight paths */
+  zkr__router_op_done(op, rc); /* in-flight paths, the fence */
   return rc;
 }
 
@@ -105,33 +105,28 @@ void zkr__op_hand_on(zkr__op_t *op, const zkr__result_t *r) {
   if (op->member >= 0) zkr__session_dip_check(z, op->member, dipped);
 }
 
-/* After the completion was handed on: the write gate may now let the next
- * session's writes go. */
-static void op_release(zkr__op_t *op) {
-  if (op->is_hedge || op->h_armed) {
-    zkr__hedge_apply_release(op); /* never gated */
-    return;
-  }
-  zkr_t *z = op->z;
-  int gated = op->gated && op->member >= 0;
-  zkr__op_free(op);
-  if (gated) zkr__gate_done(z);
-}
-
 /* The start of every completion: `a` is the request that completed, op
  * the operation whose application completion this reply runs, or NULL when
  * the reply is discarded (the other request of a hedged read won; see
- * hedge_apply.c).  A barrier (zkr_async, never gated nor hedged) belongs to
- * barrier.c from here on. */
+ * hedge_apply.c).  A barrier (zkr_async, never hedged) belongs to
+ * barrier.c from here on.  Last, for every operation that passed the write
+ * gate - a barrier too - the gate is released: only after the completion
+ * was handed on, so that a write it lets go to another session cannot have
+ * its completion handed on before this one's. */
 static void complete(zkr__op_t *a, zkr__result_t *r) {
   r->rc = op_finish(a, r->rc, r->stat);
+  zkr_t *z = a->z;
+  /* Hedged reads are never gated (router.c). */
+  int gated = a->gated && a->member >= 0;
   if (a->barrier) {
-    zkr__order_barrier(a, r);
-    return;
+    zkr__order_barrier(a, r); /* hands it on and frees it, now or later */
+  } else {
+    zkr__op_t *op = zkr__hedge_apply_claim(a, r->rc);
+    if (op && !op->probe) zkr__op_hand_on(op, r);
+    if (a->is_hedge || a->h_armed) zkr__hedge_apply_release(a);
+    else zkr__op_free(a);
   }
-  zkr__op_t *op = zkr__hedge_apply_claim(a, r->rc);
-  if (op && !op->probe) zkr__op_hand_on(op, r);
-  op_release(a);
+  if (gated) zkr__gate_done(z);
 }
 
 void zkr__op_done_void(int rc, const void *data) {

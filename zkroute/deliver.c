@@ -20,6 +20,7 @@
 #include "completion.h"
 #include "deliver.h"
 #include "handle.h"
+#include "runtime.h"
 #include "watch.h"
 
 _Thread_local zkr_t *zkr__delivering;
@@ -57,6 +58,7 @@ struct zkr__deliver {
   pthread_cond_t cv;
   pthread_t th;
   int started, stop;
+  int draining; /* stepped runtime: a drain is running callbacks */
   event_t *head, *tail;
   uint64_t queued, ran;
 };
@@ -126,9 +128,36 @@ int zkr__deliver_start(zkr_t *z) {
   pthread_mutex_init(&d->mu, NULL);
   pthread_cond_init(&d->cv, NULL);
   z->dl = d;
+  if (zkr__rt->stepped) return ZOK; /* zkr__deliver_drain runs them */
   if (pthread_create(&d->th, NULL, deliver_main, z) != 0) return ZKR_ETHREAD;
   d->started = 1;
   return ZOK;
+}
+
+/* A stepped runtime's delivery (runtime.h): runs what is queued, and what
+ * those callbacks queue, on the caller's thread, one at a time.  Not
+ * re-entered: a callback that blocks runs the world meanwhile, and the
+ * callbacks queued behind it wait for it, as on the delivery thread. */
+void zkr__deliver_drain(zkr_t *z) {
+  struct zkr__deliver *d = z->dl;
+  if (!d || d->started || d->draining) return;
+  d->draining = 1;
+  zkr_t *outer = zkr__delivering;
+  zkr__delivering = z;
+  for (;;) {
+    pthread_mutex_lock(&d->mu);
+    event_t *e = d->head;
+    if (e) {
+      d->head = e->next;
+      if (!d->head) d->tail = NULL;
+    }
+    pthread_mutex_unlock(&d->mu);
+    if (!e) break;
+    run(z, e);
+    free_event(e);
+  }
+  zkr__delivering = outer;
+  d->draining = 0;
 }
 
 /* Runs what is queued, then ends the thread.  Called by the close path
@@ -136,7 +165,11 @@ int zkr__deliver_start(zkr_t *z) {
  * itself (zkr_close hands a close from a callback to a thread of its own). */
 void zkr__deliver_stop(zkr_t *z) {
   struct zkr__deliver *d = z->dl;
-  if (!d || !d->started) return;
+  if (!d) return;
+  if (!d->started) {
+    zkr__deliver_drain(z);
+    return;
+  }
   pthread_mutex_lock(&d->mu);
   d->stop = 1;
   pthread_cond_signal(&d->cv);

@@ -7,6 +7,7 @@
 
 int zkr__deliver_start(struct zkr *z);
 void zkr__deliver_stop(struct zkr *z);
+void zkr__deliver_drain(struct zkr *z); /* stepped runtime (runtime.h) */
 void zkr__deliver_free(struct zkr *z);
 void zkr__deliver_result(struct zkr *z, zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
                          const zkr__result_t *r);

@@ -19,7 +19,9 @@
 #include "monitor.h"
 #include "options.h"
 #include "registry.h"
+#include "rescue.h"
 #include "router.h"
+#include "runtime.h"
 #include "selector.h"
 #include "watch.h"
 #include "zkapi.h"
@@ -58,6 +60,7 @@ static void close_now(zkr_t *z) {
   zkr__env_close_hook(z, 0); /* ZKROUTE_STATS record, while still whole */
   z->closing = 1;
   zkr__monitor_stop(z);
+  zkr__rescue_mover_close(z); /* the monitor's, stopped now */
   /* No hedge is sent from here on; reads still waiting for theirs complete
    * with their first request (ZCLOSING at the latest). */
   zkr__hedge_apply_stop(z);
@@ -80,6 +83,8 @@ static void *close_thread(void *arg) {
   return NULL;
 }
 
+static void close_deferred(void *arg) { close_now(arg); }
+
 int zkr_close(zkr_t *z) {
   int slot = zkr__hold(z);
   if (slot < 0) return slot;
@@ -88,6 +93,11 @@ int zkr_close(zkr_t *z) {
   int again = atomic_exchange(&z->closing, 1);
   zkr__unhold(slot);
   if (again) return ZKR_ECLOSING;
+  if (zkr__delivering == z && zkr__rt->stepped) {
+    /* The same under a stepped runtime: the close is a world event. */
+    zkr__rt->defer(close_deferred, z);
+    return ZOK;
+  }
   if (zkr__delivering == z) {
     /* From one of its own callbacks: the delivery thread must finish the
      * callbacks queued behind this one before it can end, so the close

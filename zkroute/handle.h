@@ -48,9 +48,18 @@ struct zkr {
   pthread_mutex_t state_mu;
   _Atomic int owner;
   int owner_told; /* monitor: what waited for the owner was told */
+  /* The virtual session was established (CONNECTED or READ-ONLY once, its
+   * event queued): until then no operation is sent, so none completes
+   * before it, as with stock (router.c).  est_told: the monitor let the
+   * held operations go. */
+  _Atomic int established;
+  int est_told;
+  /* Since when the owner session is not connected, 0 while it is
+   * (session.c): two thirds of its timeout later a stock session may be
+   * gone, and writes are fenced (DESIGN.md section 4). */
+  _Atomic uint64_t owner_down_ns;
   clientid_t owner_id;
   int resume;          /* a clientid was passed: the owner resumes it */
-  _Atomic int polled;  /* the monitor's first srvr poll is done */
   _Atomic int vstate;  /* state last reported to the application */
   _Atomic int expired; /* the owner session expired */
   _Atomic int auth_failed;
@@ -75,6 +84,22 @@ struct zkr {
   int gate_inflight; /* gated operations in flight on gate_cur */
   zkr__op_t *gate_head, *gate_tail;
   uint64_t gate_parked_since_ns;
+  /* The fence (router.c; DESIGN.md section 3, rule 6): the zhandle on
+   * which a write's outcome became unknown, NULL none.  No gated
+   * operation goes to any other session until that one reconnected,
+   * expired, was moved, or the session timeout passed since (fence_ns).
+   * Under gate_mu. */
+  zhandle_t *fence_zh;
+  int fence_slot;
+  clientid_t fence_cid; /* its session, when known (client_id 0: not) */
+  uint64_t fence_ns;
+  /* A zhandle that resumes a fenced carrier's session on another server
+   * to fence it (rescue.c; the monitor's), NULL none. */
+  zhandle_t *mover;
+  uint64_t mover_ns;
+  /* The longest session timeout a server negotiated for a member session
+   * (member.c), for the fence's bound. */
+  _Atomic int negotiated_ms;
 
   /* Reads (policy.c). */
   _Atomic unsigned rr;
@@ -131,6 +156,12 @@ struct zkr {
   pthread_cond_t mon_cv;
   _Atomic int mon_stop;
   int mon_kick;
+  /* The monitor's own (monitor.c): next srvr poll, settled polls in a
+   * row, app_ops at the last poll; a stepped runtime's next turn. */
+  uint64_t mon_next_poll;
+  int mon_settled;
+  uint64_t mon_last_ops;
+  uint64_t mon_wake;
   /* Idle polling (monitor.c): operations submitted (api_check.c counts
    * them), and whether the monitor polls at the idle rate now (the next
    * operation then kicks it). */

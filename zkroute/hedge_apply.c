@@ -32,6 +32,7 @@
 #include "hedge.h"
 #include "hedge_apply.h"
 #include "policy.h"
+#include "runtime.h"
 
 struct zkr__hedger {
   pthread_mutex_t mu;
@@ -77,22 +78,14 @@ static void dequeue(struct zkr__hedger *h, zkr__op_t *op) {
 /* Drops one holder of p (under mu); returns 1 when it was the last. */
 static int unref(zkr__op_t *p) { return --p->h_refs == 0; }
 
-static void *hedger_main(void *arg) {
-  zkr_t *z = arg;
-  struct zkr__hedger *h = z->hedger;
-  pthread_mutex_lock(&h->mu);
-  while (!h->stop) {
+/* Sends the hedge of every queued read whose hedge is due (under mu, on
+ * entry and on return); returns when the next one is due, UINT64_MAX when
+ * none is queued. */
+static uint64_t send_due_locked(zkr_t *z, struct zkr__hedger *h) {
+  for (;;) {
     zkr__op_t *p = h->head;
-    if (!p) {
-      pthread_cond_wait(&h->cv, &h->mu);
-      continue;
-    }
-    if (p->hedge_at_ns > zkr__now_ns()) {
-      struct timespec ts = {(time_t)(p->hedge_at_ns / 1000000000u),
-                            (long)(p->hedge_at_ns % 1000000000u)};
-      pthread_cond_timedwait(&h->cv, &h->mu, &ts);
-      continue;
-    }
+    if (h->stop || !p) return UINT64_MAX;
+    if (p->hedge_at_ns > zkr__now_ns()) return p->hedge_at_ns;
     /* The queue's hold on p is now this thread's. */
     dequeue(h, p);
     pthread_mutex_unlock(&h->mu);
@@ -144,8 +137,35 @@ static void *hedger_main(void *arg) {
       pthread_mutex_lock(&h->mu);
     }
   }
+}
+
+static void *hedger_main(void *arg) {
+  zkr_t *z = arg;
+  struct zkr__hedger *h = z->hedger;
+  pthread_mutex_lock(&h->mu);
+  while (!h->stop) {
+    uint64_t next = send_due_locked(z, h);
+    if (h->stop) break;
+    if (next == UINT64_MAX) {
+      pthread_cond_wait(&h->cv, &h->mu);
+    } else {
+      struct timespec ts = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
+      pthread_cond_timedwait(&h->cv, &h->mu, &ts);
+    }
+  }
   pthread_mutex_unlock(&h->mu);
   return NULL;
+}
+
+/* A stepped runtime's turn (runtime.h): the hedges due now, and when the
+ * next one is due. */
+uint64_t zkr__hedge_apply_step(zkr_t *z) {
+  struct zkr__hedger *h = z->hedger;
+  if (!h || h->started) return UINT64_MAX;
+  pthread_mutex_lock(&h->mu);
+  uint64_t next = send_due_locked(z, h);
+  pthread_mutex_unlock(&h->mu);
+  return next;
 }
 
 /* ---- life ---- */
@@ -181,6 +201,7 @@ int zkr__hedge_apply_new(zkr_t *z) {
   pthread_cond_init(&h->cv, &ca);
   pthread_condattr_destroy(&ca);
   z->hedger = h;
+  if (zkr__rt->stepped) return ZOK; /* the driver steps it */
   if (pthread_create(&h->th, NULL, hedger_main, z) != 0) return ZKR_ETHREAD;
   h->started = 1;
   return ZOK;

@@ -16,5 +16,6 @@ void zkr__hedge_apply_op_done(zkr__op_t *op, int rc, double ms);
 zkr__op_t *zkr__hedge_apply_claim(zkr__op_t *op, int rc);
 void zkr__hedge_apply_release(zkr__op_t *op);
 void zkr__hedge_apply_stats(struct zkr *z, zkr_stats_t *s);
+uint64_t zkr__hedge_apply_step(struct zkr *z); /* stepped runtime (runtime.h) */
 
 #endif

@@ -236,8 +236,23 @@ void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path, v
     pthread_rwlock_unlock(&m->zh_lock);
   }
   if (!current) return;
+  if (state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE) {
+    int t = zkr__zk->zoo_recv_timeout(zh);
+    m->timeout_ms = t;
+    if (t > z->negotiated_ms) z->negotiated_ms = t;
+    const clientid_t *id = zkr__zk->zoo_client_id(zh);
+    pthread_rwlock_wrlock(&m->zh_lock);
+    if (id && m->zh == zh) {
+      m->cid = *id;
+      m->cid_zh = zh;
+    }
+    pthread_rwlock_unlock(&m->zh_lock);
+  }
   int was_usable = zkr__member_usable(m);
   m->state = state;
+  /* After the state: a rescue that moves the fence to zh right now checks
+   * the state after moving it (rescue.c). */
+  zkr__gate_session_event(z, zh, state);
   if (state == ZOO_CONNECTED_STATE) m->down_since_ns = 0;
   else if (m->down_since_ns == 0) m->down_since_ns = zkr__now_ns();
   if ((state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE) && !m->joined) {

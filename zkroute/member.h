@@ -31,8 +31,13 @@ typedef struct zkr__member {
    * handle. */
   pthread_rwlock_t zh_lock;
   zhandle_t *zh;
+  /* The session id of cid_zh, learned when it connected (under zh_lock):
+   * a fenced write's session can be moved elsewhere by it (rescue.c). */
+  clientid_t cid;
+  zhandle_t *cid_zh;
 
   _Atomic int state;                   /* ZOO_*_STATE of the session */
+  _Atomic int timeout_ms;              /* the session timeout its server negotiated, 0 unknown */
   _Atomic int auth_pending;            /* add_auth replies still awaited */
   _Atomic int joined;                  /* admitted to the pools (auth done) */
   _Atomic int expired;                 /* session expired; monitor re-creates it */

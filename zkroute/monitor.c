@@ -16,6 +16,7 @@
 #include "membership.h"
 #include "monitor.h"
 #include "rescue.h"
+#include "runtime.h"
 #include "router.h"
 #include "session.h"
 #include "srvr_apply.h"
@@ -40,8 +41,8 @@ static void nudge_done(int rc, const struct Stat *stat, const void *data) {
  * pipeline; on a healthy member it costs one small request per stall. */
 static void nudge(zkr_t *z, zkr__member_t *m, uint64_t now) {
   uint64_t limit = (uint64_t)NUDGE_MS * 1000000u;
-  if (m->outstanding <= 0 || now - m->progress_ns < limit || now - m->nudged_ns < limit ||
-      m->state != ZOO_CONNECTED_STATE)
+  if (m->outstanding <= 0 || zkr__since(now, m->progress_ns) < limit ||
+      zkr__since(now, m->nudged_ns) < limit || m->state != ZOO_CONNECTED_STATE)
     return;
   m->nudged_ns = now;
   pthread_rwlock_rdlock(&m->zh_lock);
@@ -59,44 +60,67 @@ static void housekeeping(zkr_t *z) {
   zkr__carriers_tick(z, now);
   zkr__watch_retry_lost(z, now);
   zkr__health_apply_tick(z, now);
-  zkr__gate_expire(z, now - (uint64_t)z->recv_timeout * 1000000u);
+  zkr__gate_expire(z, zkr__before(now, (uint64_t)z->recv_timeout * 1000000u));
+  zkr__gate_fence_tick(z, now);
+}
+
+/* One turn of the monitor: a srvr poll when kicked or due, then the
+ * housekeeping.  Returns the time of the next turn: the next poll, or a
+ * tick from now, whichever comes first. */
+static uint64_t turn(zkr_t *z, int kicked) {
+  uint64_t now = zkr__now_ns();
+  if (kicked || now >= z->mon_next_poll) {
+    uint64_t ops = z->app_ops;
+    int settled = zkr__srvr_poll_members(z);
+    /* Idle: nothing submitted since the last poll, nothing in flight or
+     * waiting, and the last two polls settled.  A session event kicks
+     * the monitor as before; the next operation does too (api_check.c). */
+    int idle = settled && ops == z->mon_last_ops && z->mon_settled > 0 &&
+               z->opts.idle_poll_ms > z->opts.leader_poll_ms;
+    z->mon_settled = settled ? z->mon_settled + 1 : 0;
+    z->mon_last_ops = ops;
+    z->poll_idle = idle;
+    int period = idle ? z->opts.idle_poll_ms : z->opts.leader_poll_ms;
+    z->mon_next_poll = zkr__now_ns() + (uint64_t)period * 1000000u;
+  }
+  housekeeping(z);
+  zkr__membership_tick(z);
+  uint64_t wake = zkr__now_ns() + TICK_MS * 1000000u;
+  return z->mon_next_poll < wake ? z->mon_next_poll : wake;
+}
+
+static int take_kick(zkr_t *z) {
+  pthread_mutex_lock(&z->mon_mu);
+  int kicked = z->mon_kick;
+  z->mon_kick = 0;
+  pthread_mutex_unlock(&z->mon_mu);
+  return kicked;
 }
 
 static void *monitor_main(void *arg) {
   zkr_t *z = arg;
-  uint64_t next_poll = 0, last_ops = 0;
-  int polls_settled = 0;
   pthread_mutex_lock(&z->mon_mu);
   while (!z->mon_stop) {
-    uint64_t now = zkr__now_ns();
     int kicked = z->mon_kick;
     z->mon_kick = 0;
     pthread_mutex_unlock(&z->mon_mu);
-    if (kicked || now >= next_poll) {
-      uint64_t ops = z->app_ops;
-      int settled = zkr__srvr_poll_members(z);
-      /* Idle: nothing submitted since the last poll, nothing in flight or
-       * waiting, and the last two polls settled.  A session event kicks
-       * the monitor as before; the next operation does too (api_check.c). */
-      int idle = settled && ops == last_ops && polls_settled > 0 &&
-                 z->opts.idle_poll_ms > z->opts.leader_poll_ms;
-      polls_settled = settled ? polls_settled + 1 : 0;
-      last_ops = ops;
-      z->poll_idle = idle;
-      int period = idle ? z->opts.idle_poll_ms : z->opts.leader_poll_ms;
-      next_poll = zkr__now_ns() + (uint64_t)period * 1000000u;
-    }
-    housekeeping(z);
-    zkr__membership_tick(z);
+    uint64_t wake = turn(z, kicked);
     pthread_mutex_lock(&z->mon_mu);
     if (z->mon_stop || z->mon_kick) continue;
-    uint64_t wake = zkr__now_ns() + TICK_MS * 1000000u;
-    if (next_poll < wake) wake = next_poll;
     struct timespec ts = {(time_t)(wake / 1000000000u), (long)(wake % 1000000000u)};
     pthread_cond_timedwait(&z->mon_cv, &z->mon_mu, &ts);
   }
   pthread_mutex_unlock(&z->mon_mu);
   return NULL;
+}
+
+/* A stepped runtime's turn (runtime.h): the monitor turns when kicked or
+ * due, and says when it is due next. */
+uint64_t zkr__monitor_step(zkr_t *z) {
+  if (z->mon_stop) return UINT64_MAX;
+  int kicked = take_kick(z);
+  if (kicked || zkr__now_ns() >= z->mon_wake) z->mon_wake = turn(z, kicked);
+  return z->mon_kick ? zkr__now_ns() : z->mon_wake;
 }
 
 int zkr__monitor_start(zkr_t *z) {
@@ -105,13 +129,17 @@ int zkr__monitor_start(zkr_t *z) {
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_init(&z->mon_cv, &ca);
   pthread_condattr_destroy(&ca);
+  if (zkr__rt->stepped) return ZOK; /* the driver steps it */
   if (pthread_create(&z->monitor, NULL, monitor_main, z) != 0) return ZKR_ETHREAD;
   z->monitor_started = 1;
   return ZOK;
 }
 
 void zkr__monitor_stop(zkr_t *z) {
-  if (!z->monitor_started) return;
+  if (!z->monitor_started) {
+    z->mon_stop = 1;
+    return;
+  }
   pthread_mutex_lock(&z->mon_mu);
   z->mon_stop = 1;
   pthread_cond_signal(&z->mon_cv);

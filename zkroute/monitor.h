@@ -3,10 +3,13 @@
 #ifndef ZKR_MONITOR_H
 #define ZKR_MONITOR_H
 
+#include <stdint.h>
+
 #include "handle.h"
 
 int zkr__monitor_start(struct zkr *z);
 void zkr__monitor_stop(struct zkr *z);
 void zkr__monitor_kick(struct zkr *z);
+uint64_t zkr__monitor_step(struct zkr *z); /* stepped runtime (runtime.h) */
 
 #endif

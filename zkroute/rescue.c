@@ -22,6 +22,7 @@
 
 #include "dispatch.h"
 #include "handle.h"
+#include "monitor.h"
 #include "rescue.h"
 #include "router.h"
 #include "session.h"
@@ -68,10 +69,11 @@ static int owner_stranded(zkr_t *z, zkr__member_t *o, uint64_t now) {
   if (!since) return 0;
   const zkr__member_t *home = &z->members[o->hosted_on];
   uint64_t silent = home->srvr_fail_since_ns;
-  if (silent && home->suspect && now - silent > (uint64_t)z->opts.rescue_down_ms * 1000000u)
+  if (silent && home->suspect &&
+      zkr__since(now, silent) > (uint64_t)z->opts.rescue_down_ms * 1000000u)
     return 1;
   if (silent && silent < since) since = silent;
-  return now - since > (uint64_t)z->rescue_ms * 1000000u;
+  return zkr__since(now, since) > (uint64_t)z->rescue_ms * 1000000u;
 }
 
 static void rescue_owner(zkr_t *z, uint64_t now) {
@@ -91,6 +93,16 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
   int answering = z->members[m->hosted_on].srvr_fail_streak == 0;
   zhandle_t *old = zkr__member_detach(m, answering ? ZKR__KEEP_ASSOCIATING : 1);
   if (!old) return; /* it reconnected, or is reconnecting: nothing to move */
+  /* Closed at once, right after detach checked that it is not connected:
+   * nothing that can take time (an address lookup, zookeeper_init, the
+   * credentials' replay, which waits for auth_mu) may come between the
+   * check and the close.  A zhandle that finished its handshake in such a
+   * window would send CloseSession and end the application's session. */
+  zkr__zk->zookeeper_close(old);
+  /* What was in flight on it has an unknown outcome; its watches go
+   * elsewhere.  Only then are new sessions opened. */
+  zkr__op_complete_dropped(z, old);
+  zkr__watch_rearm_from(z, m->index, old);
   if (m != os) {
     /* From its member to the owner slot: the member gets a fresh carrier
      * at home, which connects when its server comes back. */
@@ -104,17 +116,91 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
   } else {
     os->rescues++;
   }
-  /* Closed while not connected: no close-session is sent, the session
-   * lives on and the new zhandle resumes it.  What was in flight on it
-   * has an unknown outcome; its watches go elsewhere. */
-  zkr__zk->zookeeper_close(old);
-  zkr__op_complete_dropped(z, old);
-  zkr__watch_rearm_from(z, m->index, old);
   if (zkr__member_open(os, t, &z->owner_id) != ZOK) {
     /* No zhandle: the next tick tries again (the owner stays down). */
     os->down_since_ns = now;
+  } else {
+    /* A write of the session whose outcome is unknown fences the write
+     * gate (router.c): the session re-attached on another server refuses
+     * the old connection's late requests, so the fence falls when the new
+     * zhandle connects - checked here too, in case it already did. */
+    pthread_rwlock_rdlock(&os->zh_lock);
+    zhandle_t *nz = os->zh;
+    pthread_rwlock_unlock(&os->zh_lock);
+    zkr__gate_fence_moved(z, old, nz, os->index);
+    if (zkr__member_connected(os)) zkr__gate_session_event(z, nz, ZOO_CONNECTED_STATE);
   }
   zkr__session_update(z);
+}
+
+/* ---- moving a fenced carrier's session ----
+ * A write whose outcome is unknown on a carrier's session fences the
+ * write gate (router.c) until that session reconnects, expires or the
+ * servers must have expired it.  A carrier whose server went away cannot
+ * reconnect (its zhandle names that one server) and would hold the gate
+ * for longer than the session timeout.  The mover resumes that session on
+ * a live server instead: once it connects, the session has moved and the
+ * old connection's late requests are refused, so the fence falls.  The
+ * mover is then closed, which ends the session (a carrier owns nothing but
+ * watches: its zhandle learns of the expiry when its server is back, and
+ * is re-created as any expired carrier is). */
+
+static void mover_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
+  (void)path;
+  zkr_t *z = ctx;
+  if (type != ZOO_SESSION_EVENT || z->closing) return;
+  zkr__gate_session_event(z, zh, state);
+  if (state != ZOO_CONNECTING_STATE && state != ZOO_ASSOCIATING_STATE) zkr__monitor_kick(z);
+}
+
+/* Closes the mover (monitor thread, or the close path once the monitor
+ * stopped). */
+void zkr__rescue_mover_close(zkr_t *z) {
+  zhandle_t *mv = z->mover;
+  z->mover = NULL;
+  if (mv) zkr__zk->zookeeper_close(mv);
+}
+
+static void fence_move(zkr_t *z, uint64_t now) {
+  int slot;
+  clientid_t cid;
+  zhandle_t *f = zkr__gate_fence(z, &slot, &cid);
+  if (z->mover) {
+    /* Its session event may have come before the fence moved to it. */
+    int s = zkr__zk->zoo_state(z->mover);
+    if (f == z->mover && s != ZOO_CONNECTING_STATE && s != ZOO_ASSOCIATING_STATE)
+      zkr__gate_session_event(z, z->mover, s);
+    f = zkr__gate_fence(z, &slot, &cid);
+    uint64_t bound = (uint64_t)z->recv_timeout * 1000000u;
+    if (f != z->mover || zkr__since(now, z->mover_ns) > bound) zkr__rescue_mover_close(z);
+    return;
+  }
+  /* The owner's session is moved by the owner's rescue. */
+  if (!f || cid.client_id == 0 || cid.client_id == z->owner_id.client_id || slot < 0 ||
+      (size_t)slot >= z->n)
+    return;
+  zkr__member_t *m = &z->members[slot];
+  pthread_rwlock_rdlock(&m->zh_lock);
+  int current = m->zh == f;
+  pthread_rwlock_unlock(&m->zh_lock);
+  if (current && zkr__member_connected(m)) return; /* the fence falls by itself */
+  /* Moved only when its server cannot serve it soon: silent to srvr while
+   * others answer for rescue_down_ms, or the session down for rescue_ms
+   * (as the owner's rescue decides). */
+  uint64_t silent = m->srvr_fail_since_ns, since = m->down_since_ns;
+  int away = (m->suspect && silent &&
+              zkr__since(now, silent) > (uint64_t)z->opts.rescue_down_ms * 1000000u) ||
+             (since && zkr__since(now, since) > (uint64_t)z->rescue_ms * 1000000u) || !current;
+  if (!away) return;
+  int t = rescue_target(z, slot);
+  if (t < 0) return;
+  zhandle_t *mv = zkr__zk->zookeeper_init(z->members[t].connect, mover_watcher, z->recv_timeout,
+                                          &cid, z, z->flags);
+  if (!mv) return;
+  if (zkr__zk->zoo_set_servers_resolution_delay) zkr__zk->zoo_set_servers_resolution_delay(mv, -1);
+  z->mover = mv;
+  z->mover_ns = now;
+  zkr__gate_fence_moved(z, f, mv, slot);
 }
 
 /* Replaces carrier m's session: its zhandle is closed (only if it is not
@@ -137,6 +223,7 @@ int zkr__rescue_carrier_replace(zkr__member_t *m, int reopen) {
 void zkr__rescue_tick(zkr_t *z, uint64_t now) {
   if (z->expired || z->closing) return;
   rescue_owner(z, now);
+  fence_move(z, now);
   size_t n = z->n;
   for (size_t i = 0; i < n && !z->mon_stop; i++) {
     zkr__member_t *m = &z->members[i];
@@ -148,7 +235,7 @@ void zkr__rescue_tick(zkr_t *z, uint64_t now) {
     } else if (m->expired) {
       zkr__rescue_carrier_replace(m, 1);
     } else if (m->watches > 0 && !zkr__member_connected(m) && m->down_since_ns &&
-               now - m->down_since_ns > (uint64_t)z->rescue_ms * 1000000u) {
+               zkr__since(now, m->down_since_ns) > (uint64_t)z->rescue_ms * 1000000u) {
       zkr__rescue_carrier_replace(m, 1);
     }
   }
@@ -159,6 +246,7 @@ void zkr__rescue_tick(zkr_t *z, uint64_t now) {
  * completes with ZSESSIONEXPIRED, parked operations too (router.c). */
 void zkr__rescue_close_expired(zkr_t *z) {
   z->carriers_closed = 1;
+  zkr__rescue_mover_close(z);
   size_t n = z->n;
   for (size_t i = 0; i <= n; i++) {
     zkr__member_t *m = i < n ? &z->members[i] : zkr__member_owner_slot(z);

@@ -8,5 +8,6 @@
 void zkr__rescue_tick(struct zkr *z, uint64_t now_ns);
 int zkr__rescue_carrier_replace(zkr__member_t *m, int reopen);
 void zkr__rescue_close_expired(struct zkr *z);
+void zkr__rescue_mover_close(struct zkr *z);
 
 #endif

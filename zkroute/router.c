@@ -20,6 +20,13 @@
  * - A read that is neither pinned nor ordered, has no watch and runs under
  *   hybrid may be hedged (hedge_apply.c): its dispatch queues it for a second
  *   sync+read on another pool member if no reply comes in time.
+ * - A write whose outcome is unknown (ZCONNECTIONLOSS, ZOPERATIONTIMEOUT)
+ *   raises the fence: a late copy of it, still in its session's socket, a
+ *   kernel buffer or a proxy, could be applied after a later write sent
+ *   elsewhere.  Until that session reconnected (its server then refuses
+ *   the old connection's requests), expired, was moved to another server
+ *   (rescue.c) or the session timeout passed (the servers expired it),
+ *   gated operations go to no other session.
  * - When no member is usable (start-up, total outage), operations park
  *   until one is, or until the session timeout passes (ZCONNECTIONLOSS). */
 #include <stdlib.h>
@@ -99,9 +106,36 @@ static int gate_target(zkr_t *z, const zkr__op_t *op) {
   return o >= 0 && zkr__member_holds_session(&z->members[o]) ? o : -1;
 }
 
+/* Whether writes are fenced: the owner session has not been connected for
+ * two thirds of its timeout (owner_down_ns, session.c) - when a stock
+ * client gives its connection up, and after which the servers may have
+ * expired the session, its ephemeral nodes and locks with it.  A lock
+ * holder must not write on then: writes fail with ZCONNECTIONLOSS, as on a
+ * stock session, until the owner is back (DESIGN.md section 4). */
+static int writes_fenced(zkr_t *z) {
+  uint64_t down = z->owner_down_ns;
+  if (!down) return 0;
+  int o = z->owner;
+  int t = o >= 0 && z->members[o].timeout_ms > 0 ? z->members[o].timeout_ms : z->recv_timeout;
+  return zkr__since(zkr__now_ns(), down) >= (uint64_t)t * 2 / 3 * 1000000u;
+}
+
+/* Gate held: whether the fence keeps gated operations from member
+ * target's session. */
+static int fenced(zkr_t *z, int target) {
+  if (!z->fence_zh) return 0;
+  zkr__member_t *m = &z->members[target];
+  pthread_rwlock_rdlock(&m->zh_lock);
+  int other = m->zh != z->fence_zh;
+  pthread_rwlock_unlock(&m->zh_lock);
+  return other;
+}
+
 /* Gate held.  Returns ZOK (sent), PARK, or the error zoo_a* returned. */
 static int try_send(zkr_t *z, zkr__op_t *op) {
   int target;
+  /* Nothing completes before the virtual session is established. */
+  if (!z->established) return PARK;
   if (!op->gated) {
     target = op->is_write ? zkr__policy_write_member(z) : zkr__policy_read_member(z);
     if (target < 0) return PARK;
@@ -110,7 +144,7 @@ static int try_send(zkr_t *z, zkr__op_t *op) {
   target = gate_target(z, op);
   /* Only read-only servers answer: a write is refused, as they refuse it. */
   if (target < 0 && op->is_write && z->vstate == ZOO_READONLY_STATE) return ZNOTREADONLY;
-  if (target < 0) return PARK;
+  if (target < 0 || fenced(z, target)) return PARK;
   if (z->gate_cur != target) {
     if (z->gate_inflight > 0) return PARK; /* old session still draining */
     z->gate_cur = target;
@@ -140,9 +174,81 @@ static zkr__op_t *pop(zkr_t *z) {
 }
 
 /* Completion's share (completion.c): the write's paths leave the
- * in-flight set. */
-void zkr__router_op_done(zkr__op_t *op) {
-  for (int i = 0; i < op->n_inflight; i++) zkr__inflight_remove(op->z->inflight, op->inflight[i]);
+ * in-flight set, and a gated write whose outcome is unknown raises the
+ * fence on the zhandle it was sent on. */
+void zkr__router_op_done(zkr__op_t *op, int rc) {
+  zkr_t *z = op->z;
+  for (int i = 0; i < op->n_inflight; i++) zkr__inflight_remove(z->inflight, op->inflight[i]);
+  if (!op->is_write || !op->gated || !op->zh || (rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT))
+    return;
+  /* The session's id, if the member learned it for this zhandle. */
+  zkr__member_t *m = &z->members[op->member];
+  clientid_t cid = {0};
+  pthread_rwlock_rdlock(&m->zh_lock);
+  if (m->cid_zh == op->zh) cid = m->cid;
+  pthread_rwlock_unlock(&m->zh_lock);
+  pthread_mutex_lock(&z->gate_mu);
+  if (!z->fence_zh) {
+    z->fence_zh = op->zh;
+    z->fence_slot = op->member;
+    z->fence_cid = cid;
+    z->fence_ns = zkr__now_ns();
+  }
+  pthread_mutex_unlock(&z->gate_mu);
+}
+
+/* Lowers the fence if it stands on zh (any zh when zh is NULL); parked
+ * operations may go. */
+static void fence_lower(zkr_t *z, zhandle_t *zh) {
+  pthread_mutex_lock(&z->gate_mu);
+  int was = z->fence_zh && (!zh || z->fence_zh == zh);
+  if (was) z->fence_zh = NULL;
+  pthread_mutex_unlock(&z->gate_mu);
+  if (was) zkr__gate_flush(z);
+}
+
+/* A member zhandle's session event (member.c): a fenced session that
+ * reconnected refuses its old connection's late requests from now on; one
+ * that expired applies nothing any more. */
+void zkr__gate_session_event(zkr_t *z, zhandle_t *zh, int state) {
+  if (state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE ||
+      state == ZOO_EXPIRED_SESSION_STATE)
+    fence_lower(z, zh);
+}
+
+/* The fenced session was re-attached elsewhere, on member slot `slot`
+ * (rescue.c): the new zhandle carries the fence now; it falls when that
+ * one connects. */
+void zkr__gate_fence_moved(zkr_t *z, zhandle_t *from, zhandle_t *to, int slot) {
+  pthread_mutex_lock(&z->gate_mu);
+  if (z->fence_zh == from && to) {
+    z->fence_zh = to;
+    z->fence_slot = slot;
+  }
+  pthread_mutex_unlock(&z->gate_mu);
+}
+
+/* The fence's zhandle, slot and session, or NULL (for the monitor's
+ * rescue). */
+zhandle_t *zkr__gate_fence(zkr_t *z, int *slot, clientid_t *cid) {
+  pthread_mutex_lock(&z->gate_mu);
+  zhandle_t *zh = z->fence_zh;
+  *slot = z->fence_slot;
+  *cid = z->fence_cid;
+  pthread_mutex_unlock(&z->gate_mu);
+  return zh;
+}
+
+/* The monitor's turn: the servers have expired a session not heard from
+ * for its timeout (rounded up to their tick, at most half of it), so once
+ * that passed since the loss, no late copy can be applied. */
+void zkr__gate_fence_tick(zkr_t *z, uint64_t now) {
+  pthread_mutex_lock(&z->gate_mu);
+  int t = z->negotiated_ms > z->recv_timeout ? z->negotiated_ms : z->recv_timeout;
+  uint64_t bound = (uint64_t)t * 3 / 2 * 1000000u;
+  int over = z->fence_zh && zkr__since(now, z->fence_ns) >= bound;
+  pthread_mutex_unlock(&z->gate_mu);
+  if (over) fence_lower(z, NULL);
 }
 
 int zkr__route(zkr__op_t *op) {
@@ -168,6 +274,11 @@ int zkr__route(zkr__op_t *op) {
   pthread_mutex_lock(&z->gate_mu);
   if (z->closing) {
     rc = ZKR_ECLOSING;
+  } else if (op->is_write && !z->gate_head && writes_fenced(z)) {
+    /* Accepted and failed, as a stock session fails a write it cannot
+     * send: its completion comes, with ZCONNECTIONLOSS. */
+    zkr__op_complete_error(op, ZCONNECTIONLOSS);
+    rc = ZOK;
   } else if (op->gated && z->gate_head) {
     park(z, op); /* behind earlier parked writes: FIFO */
     rc = ZOK;
@@ -212,11 +323,12 @@ int zkr__gate_current(zkr_t *z) {
   return w;
 }
 
-/* Why a parked operation can never be sent now, or ZOK. */
-static int hopeless(zkr_t *z) {
+/* Why op, parked, can never be sent now, or ZOK. */
+static int hopeless(zkr_t *z, const zkr__op_t *op) {
   if (z->closing) return ZCLOSING;
   if (z->expired) return ZSESSIONEXPIRED;
   if (z->auth_failed) return ZAUTHFAILED;
+  if (op->is_write && writes_fenced(z)) return ZCONNECTIONLOSS;
   return ZOK;
 }
 
@@ -229,7 +341,7 @@ void zkr__gate_flush(zkr_t *z) {
     /* Out of the queue before it is sent: once ZooKeeper has it, its
      * completion may run on another thread and free it. */
     zkr__op_t *op = pop(z);
-    int rc = hopeless(z);
+    int rc = hopeless(z, op);
     if (rc == ZOK) rc = try_send(z, op);
     if (rc == PARK) {
       op->next = z->gate_head;

@@ -7,11 +7,15 @@
 #include "handle.h"
 
 int zkr__route(zkr__op_t *op);
-void zkr__router_op_done(zkr__op_t *op);
+void zkr__router_op_done(zkr__op_t *op, int rc);
 void zkr__gate_done(struct zkr *z);
 void zkr__gate_flush(struct zkr *z);
 void zkr__gate_adopt_leader(struct zkr *z);
 int zkr__gate_current(struct zkr *z);
 void zkr__gate_expire(struct zkr *z, uint64_t older_than_ns);
+void zkr__gate_session_event(struct zkr *z, zhandle_t *zh, int state);
+void zkr__gate_fence_moved(struct zkr *z, zhandle_t *from, zhandle_t *to, int slot);
+zhandle_t *zkr__gate_fence(struct zkr *z, int *slot, clientid_t *cid);
+void zkr__gate_fence_tick(struct zkr *z, uint64_t now_ns);
 
 #endif

@@ -31,20 +31,19 @@
 #include "session.h"
 #include "zkapi.h"
 
-/* How long the owner choice waits for the leader's session, when srvr has
- * named a leader whose session is not connected yet, before taking
- * whichever session connected first. */
-#define OWNER_WAIT_MS 500
-
 /* ---- the owner ---- */
 
 int zkr__session_owner(zkr_t *z) { return z->owner; }
 
 int zkr__session_is_owner(zkr_t *z, const zkr__member_t *m) { return z->owner == m->index; }
 
-/* Under state_mu.  The leader's session if it is connected; else, once
- * the first srvr poll named no leader or the wait is over, the first
- * connected voter's, else any connected member's. */
+/* Under state_mu, when a member session is established: the leader's
+ * session if it is connected, else the first connected voter's, else any
+ * connected member's.  Not waiting for the leader's session keeps the
+ * state CONNECTED as soon as a stock handle's would be (its one session is
+ * established); the leader's session is usually the first anyway, since
+ * srvr answers before any session is created and a session is created
+ * through the leader. */
 static void choose_owner_locked(zkr_t *z) {
   if (z->owner >= 0) return;
   size_t n = z->n;
@@ -56,8 +55,7 @@ static void choose_owner_locked(zkr_t *z) {
     if (any < 0) any = (int)i;
     if (voter < 0 && !zkr__member_observer(m)) voter = (int)i;
   }
-  int waited = zkr__now_ns() - z->init_ns >= (uint64_t)OWNER_WAIT_MS * 1000000u;
-  if (pick < 0 && (waited || (z->polled && l < 0))) pick = voter >= 0 ? voter : any;
+  if (pick < 0) pick = voter >= 0 ? voter : any;
   if (pick < 0) return;
   zkr__member_t *m = &z->members[pick];
   pthread_rwlock_rdlock(&m->zh_lock);
@@ -91,10 +89,18 @@ void zkr__session_update(zkr_t *z) {
     chosen = z->owner >= 0;
   }
   int s = derive_state(z);
+  int o = z->owner;
+  if (o >= 0 && zkr__member_connected(&z->members[o])) z->owner_down_ns = 0;
+  else if (z->established && !z->owner_down_ns) z->owner_down_ns = zkr__now_ns();
   int changed = s != z->vstate;
   z->vstate = s;
   if (changed && !z->closing) zkr__deliver_session(z, s);
+  /* Established: the CONNECTED event is queued, the client id known;
+   * operations may complete from now on (the router held them back). */
+  int first = !z->established && (s == ZOO_CONNECTED_STATE || s == ZOO_READONLY_STATE);
+  if (first) z->established = 1;
   pthread_mutex_unlock(&z->state_mu);
+  if (first) chosen = 1;
   /* Session-scoped writes parked for an owner may go, and add_auth calls
    * waiting for the owner's answer may have it already: the monitor sees
    * to both (zkr__session_tick), since this may run where the write gate
@@ -142,8 +148,9 @@ void zkr__session_dip_check(zkr_t *z, int slot, int counted) {
   zkr__member_t *m = &z->members[slot];
   pthread_mutex_lock(&z->state_mu);
   if (counted) m->dip_pending--;
-  int end = (z->dip & bit) && m->dip_pending == 0 &&
-            (m->outstanding == 0 || zkr__now_ns() - m->dip_ns >= DIP_QUIET_MS * 1000000ull);
+  int end =
+      (z->dip & bit) && m->dip_pending == 0 &&
+      (m->outstanding == 0 || zkr__since(zkr__now_ns(), m->dip_ns) >= DIP_QUIET_MS * 1000000ull);
   if (end) atomic_fetch_and(&z->dip, ~bit);
   pthread_mutex_unlock(&z->state_mu);
   if (end) zkr__session_update(z);
@@ -157,6 +164,12 @@ void zkr__session_tick(zkr_t *z) {
   if (z->owner >= 0 && !z->owner_told) {
     z->owner_told = 1;
     zkr__auth_owner_known(z);
+    zkr__gate_flush(z);
+  }
+  /* Operations held back until the session was established, or that can
+   * never be sent now (expired, auth failed). */
+  if ((z->established && !z->est_told) || z->expired || z->auth_failed) {
+    z->est_told = z->established;
     zkr__gate_flush(z);
   }
   uint64_t dip = z->dip;

@@ -8,6 +8,7 @@
 
 #include "handle.h"
 #include "router.h"
+#include "runtime.h"
 #include "session.h"
 #include "srvr.h"
 #include "srvr_apply.h"
@@ -37,7 +38,8 @@ int zkr__srvr_poll_members(zkr_t *z) {
   int started[ZKR_MAX_MEMBERS];
   for (size_t i = 0; i < z->n; i++) {
     polls[i] = (poll_t){.z = z, .m = &z->members[i], .rc = ZKR_ESRVR_CONNECT};
-    started[i] = pthread_create(&threads[i], NULL, poll_one, &polls[i]) == 0;
+    /* A stepped runtime's srvr answers at once, in member order. */
+    started[i] = !zkr__rt->stepped && pthread_create(&threads[i], NULL, poll_one, &polls[i]) == 0;
     if (!started[i]) poll_one(&polls[i]);
   }
   int best = -1, answered = 0;
@@ -94,7 +96,6 @@ int zkr__srvr_poll_members(zkr_t *z) {
     if (z->last_leader >= 0 && best != z->last_leader) z->leader_changes++;
     z->last_leader = best;
   }
-  z->polled = 1;
   zkr__gate_adopt_leader(z);
   /* A new leader (or a write session back) may let parked writes go. */
   zkr__gate_flush(z);

@@ -12,6 +12,7 @@
 
 #include "api.h"
 #include "handle.h"
+#include "runtime.h"
 #include "watch.h"
 
 typedef struct {
@@ -41,10 +42,22 @@ static void waiter_signal(waiter_t *w, int rc) {
   pthread_mutex_unlock(&w->mu);
 }
 
+static int waiter_done(void *arg) {
+  waiter_t *w = arg;
+  pthread_mutex_lock(&w->mu);
+  int done = w->done;
+  pthread_mutex_unlock(&w->mu);
+  return done;
+}
+
 /* Waits for the completion of an accepted call, or returns the call's
- * error when it was refused (then no completion will come). */
+ * error when it was refused (then no completion will come).  Under a
+ * stepped runtime the world runs until the completion came. */
 static int waiter_wait(waiter_t *w, int rc) {
-  if (rc == ZOK) {
+  if (rc == ZOK && zkr__rt->stepped) {
+    zkr__rt->run_until(w, waiter_done);
+    rc = w->rc;
+  } else if (rc == ZOK) {
     pthread_mutex_lock(&w->mu);
     while (!w->done) pthread_cond_wait(&w->cv, &w->mu);
     pthread_mutex_unlock(&w->mu);

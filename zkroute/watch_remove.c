@@ -333,7 +333,8 @@ void zkr__watch_removed_gc(zkr_t *z, uint64_t now) {
   pthread_mutex_lock(&z->watch_mu);
   for (zkr__watch_t *w = z->watch_list, *next; w; w = next) {
     next = w->next;
-    if (w->state != ZKR__W_REMOVED || w->reuses > 0 || now - w->removed_ns < keep) continue;
+    if (w->state != ZKR__W_REMOVED || w->reuses > 0 || zkr__since(now, w->removed_ns) < keep)
+      continue;
     zkr__watch_unlink_locked(z, w);
     w->next = gone;
     gone = w;

@@ -104,9 +104,25 @@ static int server_of(const char *host) {
 
 /* ---- the table ---- */
 
+static void (*init_hook_fn)(void *);
+static void *init_hook_arg;
+
+void fake_hook_init(void (*fn)(void *), void *arg) {
+  pthread_mutex_lock(&mu);
+  init_hook_fn = fn;
+  init_hook_arg = arg;
+  pthread_mutex_unlock(&mu);
+}
+
 static zhandle_t *f_zookeeper_init(const char *host, watcher_fn fn, int recv_timeout,
                                    const clientid_t *cid, void *context, int flags) {
   (void)flags;
+  pthread_mutex_lock(&mu);
+  void (*hook)(void *) = init_hook_fn;
+  void *ia = init_hook_arg;
+  init_hook_fn = NULL;
+  pthread_mutex_unlock(&mu);
+  if (hook) hook(ia);
   int n = server_of(host);
   if (!n) return NULL;
   fake_zh_t *h = calloc(1, sizeof *h);
@@ -484,6 +500,7 @@ void fake_install(void) {
   memset(zxids, 0, sizeof zxids);
   n_reqs = 0;
   fail_kind = hook_kind = sent_kind = 0;
+  init_hook_fn = NULL;
   pthread_mutex_unlock(&mu);
   zkr__zk_use(&fake_table);
 }

@@ -122,4 +122,9 @@ void fake_hook_next(int kind, void (*fn)(fake_zh_t *h, void *), void *arg);
  * may not expect its completion on the thread that sends. */
 void fake_hook_sent(int kind, const char *path, void (*fn)(fake_req_t *r, void *), void *arg);
 
+/* Runs fn(arg) inside the next zookeeper_init, before the new handle
+ * exists: whatever the library does around opening a session (with what
+ * it holds, and what it has not done yet) can be acted on there. */
+void fake_hook_init(void (*fn)(void *), void *arg);
+
 #endif

@@ -14,191 +14,7 @@
 #include <time.h>
 #include <sys/socket.h>
 
-#include "fakezk.h"
-#include "zkroute.h"
-
-#define HOSTS "fake1:2181,fake2:2181,fake3:2181"
-
-/* ---- what the application saw, in order ---- */
-
-enum { EV_DONE = 1, EV_WATCH, EV_SESSION };
-typedef struct {
-  int kind, tag, rc, type, state;
-  char path[64];
-} ev_t;
-
-static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER;
-static ev_t evs[512];
-static int n_evs;
-
-static void ev_add(int kind, int tag, int rc, int type, int state, const char *path) {
-  pthread_mutex_lock(&ev_mu);
-  if (n_evs < 512) {
-    evs[n_evs] = (ev_t){.kind = kind, .tag = tag, .rc = rc, .type = type, .state = state};
-    snprintf(evs[n_evs].path, sizeof evs[n_evs].path, "%s", path ? path : "");
-    n_evs++;
-  }
-  pthread_mutex_unlock(&ev_mu);
-}
-
-static int ev_count(void) {
-  pthread_mutex_lock(&ev_mu);
-  int n = n_evs;
-  pthread_mutex_unlock(&ev_mu);
-  return n;
-}
-
-static ev_t ev_at(int i) {
-  pthread_mutex_lock(&ev_mu);
-  ev_t e = evs[i];
-  pthread_mutex_unlock(&ev_mu);
-  return e;
-}
-
-static uint64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-/* Index of the first event matching, at or after from; -1 after 5 s. */
-static int ev_find(int from, int kind, int tag) {
-  uint64_t deadline = now_ms() + 5000;
-  for (;;) {
-    int n = ev_count();
-    for (int i = from; i < n; i++) {
-      ev_t e = ev_at(i);
-      if (e.kind == kind && (tag < 0 || e.tag == tag)) return i;
-    }
-    if (now_ms() > deadline) return -1;
-    sleep_ms(2);
-  }
-}
-
-static int ev_matching(int kind, int tag) {
-  int c = 0, n = ev_count();
-  for (int i = 0; i < n; i++) {
-    ev_t e = ev_at(i);
-    c += e.kind == kind && (tag < 0 || e.tag == tag);
-  }
-  return c;
-}
-
-#define TAG(p) ((int)(intptr_t)(p))
-
-static void done_void(int rc, const void *d) { ev_add(EV_DONE, TAG(d), rc, 0, 0, NULL); }
-static void done_stat(int rc, const struct Stat *s, const void *d) {
-  (void)s;
-  ev_add(EV_DONE, TAG(d), rc, 0, 0, NULL);
-}
-static void done_data(int rc, const char *v, int l, const struct Stat *s, const void *d) {
-  (void)v, (void)l, (void)s;
-  ev_add(EV_DONE, TAG(d), rc, 0, 0, NULL);
-}
-static void done_string(int rc, const char *v, const void *d) {
-  ev_add(EV_DONE, TAG(d), rc, 0, 0, v);
-}
-
-static void watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
-  (void)zh;
-  ev_add(type == ZOO_SESSION_EVENT ? EV_SESSION : EV_WATCH, TAG(ctx), 0, type, state, path);
-}
-
-/* ---- the handle ---- */
-
-static zkr_t *z;
-static fake_zh_t *h[4]; /* h[1..3]: the first zhandle of each member */
-
-static void opts_default(zkr_options_t *o) {
-  *o = (zkr_options_t)ZKR_OPTIONS_INIT;
-  o->leader_poll_ms = 20;
-  /* One poll rate: the tests were written for a poll every 20 ms, idle or
-   * not (idle polling has its tests in test_monitor.c). */
-  o->idle_poll_ms = 20;
-  o->hedge = -1;
-  o->follow_config = -1;
-  /* No rescue unless a test asks for one (open3_rescue): a loaded machine
-   * may stall a test thread longer than a short rescue_ms between two
-   * session events, and a rescue the test did not expect changes what it
-   * checks. */
-  o->rescue_ms = 60000;
-  o->rescue_down_ms = 60000;
-  /* The tests answer every request themselves: sync coalescing (reads
-   * waiting for a sync the test has not answered) has tests of its own. */
-  o->sync_coalesce = -1;
-}
-
-static void wait_state(int state) {
-  uint64_t deadline = now_ms() + 5000;
-  while (zkr_state(z) != state && now_ms() < deadline) sleep_ms(2);
-  ck_assert_int_eq(zkr_state(z), state);
-}
-
-static int stat_owner(void) {
-  zkr_stats_t *s;
-  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
-  int o = s->owner;
-  zkr_stats_free(s);
-  return o;
-}
-
-static int stat_leader(void) {
-  zkr_stats_t *s;
-  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
-  int l = s->leader;
-  zkr_stats_free(s);
-  return l;
-}
-
-static void wait_leader(int member) {
-  uint64_t deadline = now_ms() + 5000;
-  while (stat_leader() != member && now_ms() < deadline) sleep_ms(2);
-  ck_assert_int_eq(stat_leader(), member);
-}
-
-/* fake1 leads; every member connects; the owner is the leader's session. */
-static void open3_opts(const zkr_options_t *o, const clientid_t *cid) {
-  n_evs = 0;
-  fake_install();
-  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
-  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
-  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000005LL);
-  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, cid, (void *)100, 0, o), ZOK);
-  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
-  wait_leader(0);
-  if (!cid)
-    for (int i = 1; i <= 3; i++) fake_connect(h[i], 0);
-}
-
-static void open3_with(int rescue_ms) {
-  zkr_options_t o;
-  opts_default(&o);
-  if (rescue_ms > 0) o.rescue_ms = rescue_ms;
-  open3_opts(&o, NULL);
-  wait_state(ZOO_CONNECTED_STATE);
-  ck_assert_int_eq(stat_owner(), 0);
-  /* The application has had its CONNECTED event. */
-  int e = ev_find(0, EV_SESSION, 100);
-  ck_assert_int_ge(e, 0);
-  ck_assert_int_eq(ev_at(e).state, ZOO_CONNECTED_STATE);
-}
-
-static void open3(void) { open3_with(0); }
-
-/* For the tests of the rescue: the owner or a carrier is moved after
- * 300 ms away. */
-static void open3_rescue(void) { open3_with(300); }
-
-static void teardown(void) {
-  if (z) zkr_close(z);
-  z = NULL;
-  fake_uninstall();
-}
+#include "fakefix.h"
 
 /* ---- read-your-writes across a write-session switch (issue 11 item 6) ---- */
 
@@ -443,7 +259,7 @@ START_TEST(ephemerals_go_to_owner_ttl_to_leader) {
   opts_default(&o);
   /* No srvr answer at first: the owner is the first session connected,
    * fake2's; then fake1 is found to lead. */
-  n_evs = 0;
+  ev_reset();
   fake_install();
   ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
   for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
@@ -886,7 +702,7 @@ static void done_auth(int rc, const void *d) {
 START_TEST(add_auth_before_any_session_waits_for_owner) {
   zkr_options_t o;
   opts_default(&o);
-  n_evs = 0;
+  ev_reset();
   auth_on_caller = 0;
   fake_install();
   fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
@@ -1117,7 +933,7 @@ END_TEST
 START_TEST(readonly_servers_serve_reads) {
   zkr_options_t o;
   opts_default(&o);
-  n_evs = 0;
+  ev_reset();
   fake_install();
   /* No quorum: srvr says read-only everywhere; sessions connect read-only. */
   for (int i = 1; i <= 3; i++) fake_set_role(i, ZKR_ROLE_READ_ONLY, 0x100000005LL);
@@ -1180,7 +996,7 @@ static void open_one_follower(int depth) {
   opts_default(&o);
   o.sync_coalesce = 1;
   o.sync_coalesce_depth = depth;
-  n_evs = 0;
+  ev_reset();
   fake_install();
   fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
   fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
@@ -1315,7 +1131,7 @@ START_TEST(session_mode_syncs_only_when_needed) {
   zkr_options_t o;
   opts_default(&o);
   o.consistency = ZKR_CONSISTENCY_SESSION;
-  n_evs = 0;
+  ev_reset();
   fake_install();
   fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
   fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);

@@ -1,0 +1,324 @@
+/* Server-less unit tests of the write gate and the handle's order of
+ * operations (DESIGN.md section 3): one write session at a time, writes
+ * never overtaken, zkr_async a barrier that leaves the gate as it found
+ * it, completions in issue order, and the fence while the owner session
+ * is away.  Driven through the function table by the fake ZooKeeper
+ * (tests/harness/fakefix.h). */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakefix.h"
+
+/* fake2 leads from now on and fake1's session drops. */
+static void leader_moves_to_fake2(void) {
+  fake_set_role(1, ZKR_ROLE_UNREACHABLE, 0);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_leader(1);
+}
+
+/* ---- a barrier leaves the gate as it found it ---- */
+
+/* zkr_async on a path with a write of the handle in flight goes through
+ * the write gate behind the write (cli_mt's `create /a` then `sync /a`).
+ * Its completion must release the gate like any other operation's: after
+ * the next leader change, writes reach the new leader instead of parking
+ * until the session timeout fails them. */
+START_TEST(barrier_releases_write_gate) {
+  open3();
+  ck_assert_int_eq(zkr_acreate(z, "/a", "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, done_string, (void *)1),
+                   ZOK);
+  ck_assert_int_eq(zkr_async(z, "/a", done_string, (void *)2), ZOK);
+  fake_req_t *c = fake_wait(h[1], FK_CREATE, "/a");
+  ck_assert_ptr_nonnull(c);
+  fake_req_t *s = fake_wait(NULL, FK_SYNC, "/a");
+  ck_assert_ptr_nonnull(s);
+  fake_reply(c, ZOK, 0x100000006LL, 0, NULL);
+  fake_reply(s, ZOK, 0, 0, NULL);
+  int a = ev_find(0, EV_DONE, 1), b = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(a, 0);
+  ck_assert_int_gt(b, a);
+  leader_moves_to_fake2();
+  ck_assert_int_eq(zkr_aset(z, "/b", "1", 1, -1, done_stat, (void *)3), ZOK);
+  fake_req_t *w = fake_wait(h[2], FK_SET, "/b");
+  ck_assert_msg(w != NULL, "the write after the barrier never reached the new leader");
+  fake_reply(w, ZOK, 0x200000002LL, 0, NULL);
+  int d = ev_find(0, EV_DONE, 3);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+}
+END_TEST
+
+/* The same through an ephemeral create and a sync of its parent (an
+ * election recipe), then an ephemeral create while the owner is not the
+ * leader's session: the gate must switch to the owner. */
+START_TEST(barrier_after_ephemeral_releases_gate) {
+  open3();
+  ck_assert_int_eq(zkr_acreate(z, "/election/n-", "", 0, &ZOO_OPEN_ACL_UNSAFE,
+                               ZOO_EPHEMERAL_SEQUENTIAL, done_string, (void *)1),
+                   ZOK);
+  ck_assert_int_eq(zkr_async(z, "/election", done_string, (void *)2), ZOK);
+  fake_req_t *c = fake_wait(h[1], FK_CREATE, "/election/n-");
+  ck_assert_ptr_nonnull(c);
+  fake_req_t *s = fake_wait(NULL, FK_SYNC, "/election");
+  ck_assert_ptr_nonnull(s);
+  fake_reply(c, ZOK, 0x100000006LL, 0, NULL);
+  fake_reply(s, ZOK, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+  /* fake2 leads; the owner stays on fake1, which answers. */
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  wait_leader(1);
+  ck_assert_int_eq(zkr_aset(z, "/x", "1", 1, -1, done_stat, (void *)3), ZOK);
+  fake_req_t *w = fake_wait(h[2], FK_SET, "/x");
+  ck_assert_msg(w != NULL, "a write after the barrier never reached the new leader");
+  fake_reply(w, ZOK, 0x200000002LL, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 3), 0);
+  ck_assert_int_eq(zkr_acreate(z, "/election/n-", "", 0, &ZOO_OPEN_ACL_UNSAFE,
+                               ZOO_EPHEMERAL_SEQUENTIAL, done_string, (void *)4),
+                   ZOK);
+  c = fake_wait(h[1], FK_CREATE, "/election/n-");
+  ck_assert_msg(c != NULL, "the ephemeral create never reached the owner");
+  fake_reply(c, ZOK, 0x200000003LL, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 4), 0);
+}
+END_TEST
+
+/* ---- a write whose outcome is unknown is never overtaken ---- */
+
+/* fake2 leads (a carrier: the owner stays on fake1, connected).  W1 goes
+ * to fake2's session, which drops with W1 unanswered: W1's outcome is
+ * unknown (a late copy may still be applied).  fake3 leads now; fake2
+ * still answers srvr (no reason to move its session).  W2 is issued. */
+static void unknown_outcome_then_new_leader(void) {
+  open3();
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  wait_leader(1);
+  ck_assert_int_eq(zkr_aset(z, "/k", "1", 1, -1, done_stat, (void *)1), ZOK);
+  fake_req_t *w1 = fake_wait(h[2], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w1);
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x300000001LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x300000001LL);
+  fake_set_role(3, ZKR_ROLE_LEADER, 0x300000001LL);
+  fake_session_event(h[2], ZOO_CONNECTING_STATE);
+  fake_reply(w1, ZCONNECTIONLOSS, 0, 0, NULL);
+  int d = ev_find(0, EV_DONE, 1);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZCONNECTIONLOSS);
+  wait_leader(2);
+  ck_assert_int_eq(zkr_aset(z, "/k", "2", 1, -1, done_stat, (void *)2), ZOK);
+}
+
+/* The write session moves only once the session of the unknown outcome
+ * reconnected: from then on its server refuses the old connection's late
+ * copy. */
+START_TEST(unknown_outcome_write_not_overtaken_until_reconnect) {
+  unknown_outcome_then_new_leader();
+  sleep_ms(300);
+  ck_assert_msg(fake_peek(h[3], FK_SET, "/k") == NULL,
+                "W2 went to the new leader while W1's session could still apply W1");
+  fake_session_event(h[2], ZOO_CONNECTED_STATE);
+  fake_req_t *w2 = fake_wait(h[3], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w2);
+  fake_reply(w2, ZOK, 0x300000002LL, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+}
+END_TEST
+
+/* ... or once it expired: nothing of it can be applied any more. */
+START_TEST(unknown_outcome_write_not_overtaken_until_expiry) {
+  unknown_outcome_then_new_leader();
+  sleep_ms(300);
+  ck_assert_ptr_null(fake_peek(h[3], FK_SET, "/k"));
+  fake_session_event(h[2], ZOO_EXPIRED_SESSION_STATE);
+  fake_req_t *w2 = fake_wait(h[3], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w2);
+  fake_reply(w2, ZOK, 0x300000002LL, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+}
+END_TEST
+
+/* ... or once the servers must have expired it: its timeout (rounded up
+ * to their tick, at most half of it) since it was lost, even when its
+ * zhandle (whose one server stays away) cannot hear it.  W2, parked for
+ * the session timeout meanwhile, fails as a parked operation fails; W3,
+ * issued after the fence fell, goes to the new leader. */
+START_TEST(unknown_outcome_write_fence_ends_with_session_timeout) {
+  unknown_outcome_then_new_leader();
+  uint64_t t0 = now_ms();
+  int d = ev_find(0, EV_DONE, 2);
+  while (d < 0 && now_ms() - t0 < 8000) d = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZCONNECTIONLOSS);
+  ck_assert_ptr_null(fake_peek(h[3], FK_SET, "/k"));
+  while (now_ms() - t0 < 4600) sleep_ms(20);
+  ck_assert_int_eq(zkr_aset(z, "/k", "3", 1, -1, done_stat, (void *)3), ZOK);
+  fake_req_t *w3 = fake_wait(h[3], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w3);
+  fake_reply(w3, ZOK, 0x300000002LL, 0, NULL);
+  d = ev_find(0, EV_DONE, 3);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+}
+END_TEST
+
+/* The owner is the leader's session here: W1 is lost on it, its server
+ * goes silent, and the owner's rescue re-attaches the session to fake2.
+ * The fence follows it: once the re-attached zhandle connected, the old
+ * connection's late requests are refused, and W2 goes to the new leader
+ * at once. */
+START_TEST(unknown_outcome_fence_falls_when_owner_rescued) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.rescue_down_ms = 100;
+  open3_opts(&o, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+  ck_assert_int_eq(zkr_aset(z, "/k", "1", 1, -1, done_stat, (void *)1), ZOK);
+  fake_req_t *w1 = fake_wait(h[1], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w1);
+  fake_set_role(1, 0, 0); /* silent */
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  fake_reply(w1, ZCONNECTIONLOSS, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  wait_leader(1);
+  ck_assert_int_eq(zkr_aset(z, "/k", "2", 1, -1, done_stat, (void *)2), ZOK);
+  fake_zh_t *r = fake_handle(2, 1);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(fake_handle_resumed(r), fake_session_id(h[1]));
+  sleep_ms(100);
+  ck_assert_ptr_null(fake_peek(h[2], FK_SET, "/k"));
+  fake_connect(r, 0);
+  fake_req_t *w2 = fake_wait(h[2], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w2);
+  fake_reply(w2, ZOK, 0x200000002LL, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+}
+END_TEST
+
+/* W1 is lost on a carrier's session (fake2 leads, the owner stays on
+ * fake1), and fake2 goes silent: its zhandle cannot reconnect.  The
+ * session is resumed on a live server to fence it (once that zhandle
+ * connected, the old connection's late requests are refused), then that
+ * zhandle is closed; W2 goes to fake3, the new leader. */
+START_TEST(unknown_outcome_fence_falls_when_carrier_session_moved) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.rescue_down_ms = 100;
+  open3_opts(&o, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  wait_leader(1);
+  ck_assert_int_eq(zkr_aset(z, "/k", "1", 1, -1, done_stat, (void *)1), ZOK);
+  fake_req_t *w1 = fake_wait(h[2], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w1);
+  int64_t sid = fake_session_id(h[2]);
+  fake_set_role(2, 0, 0); /* silent */
+  fake_set_role(3, ZKR_ROLE_LEADER, 0x300000001LL);
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x300000001LL);
+  fake_session_event(h[2], ZOO_CONNECTING_STATE);
+  fake_reply(w1, ZCONNECTIONLOSS, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  wait_leader(2);
+  ck_assert_int_eq(zkr_aset(z, "/k", "2", 1, -1, done_stat, (void *)2), ZOK);
+  /* The mover: a zhandle on fake3 (the new leader) resuming fake2's
+   * session. */
+  fake_zh_t *mv = NULL;
+  for (int k = 1; k < 4 && !mv; k++) {
+    fake_zh_t *c = fake_handle(3, k);
+    if (c && fake_handle_resumed(c) == sid) mv = c;
+  }
+  ck_assert_ptr_nonnull(mv);
+  ck_assert_ptr_null(fake_peek(h[3], FK_SET, "/k"));
+  fake_connect(mv, 0);
+  fake_req_t *w2 = fake_wait(h[3], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w2);
+  fake_reply(w2, ZOK, 0x300000002LL, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+  /* Connected once, it is closed (ending the carrier's old session). */
+  uint64_t deadline = now_ms() + 5000;
+  while (!fake_handle_closed(mv) && now_ms() < deadline) sleep_ms(5);
+  ck_assert(fake_handle_closed(mv));
+  ck_assert_int_eq(fake_handle_state_at_close(mv), ZOO_CONNECTED_STATE);
+}
+END_TEST
+
+/* ---- writes are fenced while the application's session may be gone ---- */
+
+/* The owner's server stays reachable to srvr (no rescue) but the owner's
+ * session is disconnected; fake2 leads.  Writes go on for two thirds of
+ * the session timeout (3000 ms here); from then on a stock session could
+ * already be gone - with its ephemerals and locks - so writes fail with
+ * ZCONNECTIONLOSS, as on a stock session, until the owner is back. */
+START_TEST(writes_fenced_while_owner_away) {
+  open3();
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  wait_leader(1);
+  uint64_t t0 = now_ms();
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  ck_assert_int_eq(zkr_aset(z, "/k", "1", 1, -1, done_stat, (void *)1), ZOK);
+  fake_req_t *w = fake_wait(h[2], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w);
+  fake_reply(w, ZOK, 0x200000002LL, 0, NULL);
+  int d = ev_find(0, EV_DONE, 1);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+  while (now_ms() - t0 < 2100) sleep_ms(10);
+  ck_assert_int_eq(zkr_aset(z, "/k", "2", 1, -1, done_stat, (void *)2), ZOK);
+  d = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZCONNECTIONLOSS);
+  ck_assert_msg(fake_peek(h[2], FK_SET, "/k") == NULL, "a write went out while the owner was away");
+  /* Reads still work. */
+  ck_assert_int_eq(zkr_aget(z, "/k", 0, done_data, (void *)3), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/k");
+  ck_assert_ptr_nonnull(g);
+  fake_reply(g, ZOK, 0x200000002LL, 0, "1");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 3), 0);
+  /* The owner is back: writes go again. */
+  fake_session_event(h[1], ZOO_CONNECTED_STATE);
+  wait_state(ZOO_CONNECTED_STATE);
+  ck_assert_int_eq(zkr_aset(z, "/k", "4", 1, -1, done_stat, (void *)4), ZOK);
+  w = fake_wait(h[2], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w);
+  fake_reply(w, ZOK, 0x200000003LL, 0, NULL);
+  d = ev_find(0, EV_DONE, 4);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("gate");
+  TCase *tc = tcase_create("fake");
+  tcase_set_timeout(tc, 30);
+  tcase_add_checked_fixture(tc, NULL, teardown);
+  tcase_add_test(tc, barrier_releases_write_gate);
+  tcase_add_test(tc, barrier_after_ephemeral_releases_gate);
+  tcase_add_test(tc, unknown_outcome_write_not_overtaken_until_reconnect);
+  tcase_add_test(tc, unknown_outcome_write_not_overtaken_until_expiry);
+  tcase_add_test(tc, unknown_outcome_write_fence_ends_with_session_timeout);
+  tcase_add_test(tc, unknown_outcome_fence_falls_when_owner_rescued);
+  tcase_add_test(tc, unknown_outcome_fence_falls_when_carrier_session_moved);
+  tcase_add_test(tc, writes_fenced_while_owner_away);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -249,7 +249,8 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
       }
       if (e != o->e_cmp) continue;
       if (ended && o->rc == ZOK)
-        check_fail(c, CK_WATCH, "op %d answered ZOK after the session's EXPIRED", o->id);
+        check_fail(c, CK_WATCH,
+                   "op %d answered ZOK after the session ended (EXPIRED or AUTH_FAILED)", o->id);
       if (o->kind == H_RMWATCH && o->rc == ZOK) {
         int j = 0;
         for (int i = 0; i < t.n; i++) {

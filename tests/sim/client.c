@@ -1230,4 +1230,4 @@ static const zkr__zk_t sim_table = {
     .resolve = NULL,
 };
 
-const void *cli_table(void) { return &sim_table; }
+const zkr__zk_t *cli_table(void) { return &sim_table; }

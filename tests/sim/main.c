@@ -50,9 +50,11 @@ static int one(uint64_t seed) {
   o.seed = seed;
   sim_result_t r;
   int v = sim_run(&o, &r);
-  printf("seed %llu: %d servers, %d faults, %d ops, %d txns, %llu events, %.1f simulated s\n",
-         (unsigned long long)seed, r.servers, r.faults, r.ops, r.txns, (unsigned long long)r.events,
-         (double)r.sim_ns / 1e9);
+  printf("seed %llu (%s): %d servers, %d faults, %d ops, %d txns, %llu events, %.1f simulated s, "
+         "history digest %016llx\n",
+         (unsigned long long)seed, base.mode == SIM_ROUTED ? "routed" : "stock", r.servers,
+         r.faults, r.ops, r.txns, (unsigned long long)r.events, (double)r.sim_ns / 1e9,
+         (unsigned long long)r.digest);
   printf("checked: lin %d keys (%d undecided), order %d, once %d, watch %d, session %d, "
          "watchdog %d\n",
          r.check.checked[CK_LIN], r.check.undecided, r.check.checked[CK_ORDER],

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "faults.h"
+#include "routed.h"
 #include "sim.h"
 #include "workload.h"
 
@@ -107,7 +108,9 @@ int sim_run(const sim_opts_t *o, sim_result_t *r) {
 
   sim_stale_hook = stale_mark;
   H_cur = &h;
-  wl_t *wl = wl_start(&h, cli_table(), cli_table(), hosts, timeout);
+  const zkr__zk_t *stock = cli_table();
+  const zkr__zk_t *app = o->mode == SIM_ROUTED ? routed_begin() : stock;
+  wl_t *wl = wl_start(&h, app, stock, hosts, timeout);
   r->faults = faults_plan(&h, span, (uint64_t)timeout * SIM_MS);
   while (sim_w->now < span && !w.livelock && sim_step()) {
   }
@@ -128,6 +131,7 @@ int sim_run(const sim_opts_t *o, sim_result_t *r) {
   uint64_t end = sim_w->now + 500 * SIM_MS;
   while (sim_w->now < end && !w.livelock && sim_step()) {
   }
+  if (o->mode == SIM_ROUTED) routed_end();
   h.t_end = sim_w->now;
   h.livelock = w.livelock;
   h.misuse = sim_cli_misuse;

@@ -58,6 +58,8 @@ struct sim_world {
 };
 
 extern sim_world_t *sim_w; /* the world in force (the zkapi table has no argument for it) */
+/* Called after every event (routed mode steps the library there). */
+extern void (*sim_after_event)(void);
 
 void sim_world_init(sim_world_t *w, uint64_t seed);
 void sim_world_free(sim_world_t *w);
@@ -329,8 +331,9 @@ void net_reset(int s);
 /* Client callbacks into the client model from net.c. */
 void cli_recv(sim_msg_t *m);
 
-/* The table of zkapi.h (as void: the checkers' side never needs it). */
-const void *cli_table(void);
+/* The table of zkapi.h. */
+struct zkr__zk;
+const struct zkr__zk *cli_table(void);
 void cli_init(void);
 void cli_free(void);
 /* The sessions of every handle opened so far (the ensemble-wide view). */

@@ -81,7 +81,10 @@ static void record_watch(zhandle_t *zh, watcher_fn fn, int type, int state, cons
   e->wtype = type;
   e->wstate = state;
   snprintf(e->path, sizeof e->path, "%s", path ? path : "");
-  if (zh == W->zh && !W->h->gens[W->gen].ended) e->client_id = W->T->zoo_client_id(zh)->client_id;
+  if (zh == W->zh) {
+    const clientid_t *cid = W->T->zoo_client_id(zh);
+    e->client_id = cid ? cid->client_id : 0;
+  }
 }
 
 static void reopen(void *a, uint64_t b);
@@ -151,8 +154,10 @@ static hop_t *complete(const void *data, int rc) {
   o->rc = rc;
   o->t_cmp = sim_w->now;
   o->e_cmp = h->nev - 1;
-  if (o->gen == W->gen && W->zh && !h->gens[o->gen].ended && !o->ext)
-    o->client_id = W->T->zoo_client_id(W->zh)->client_id;
+  if (o->gen == W->gen && W->zh && !o->ext) {
+    const clientid_t *cid = W->T->zoo_client_id(W->zh);
+    o->client_id = cid ? cid->client_id : 0;
+  }
   W->outstanding--;
   if (o->task >= 0 && o->gen == W->gen) W->tasks[o->task].outstanding--;
   return o;

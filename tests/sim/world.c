@@ -9,6 +9,7 @@
 #include <string.h>
 
 sim_world_t *sim_w;
+void (*sim_after_event)(void);
 
 static uint64_t splitmix(uint64_t *x) {
   uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
@@ -101,6 +102,7 @@ int sim_step(void) {
   w->now = ev.t;
   w->events++;
   ev.fn(ev.a, ev.b);
+  if (sim_after_event) sim_after_event();
   return 1;
 }
 

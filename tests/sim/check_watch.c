@@ -15,9 +15,10 @@
  * - no spurious event: the committed log changed the node (or its
  *   children) after the state the registering read saw, before the event;
  * - liveness: a registration still armed when its session ends by the
- *   application's close must not have missed a change committed more than
- *   a second before the close (a removal asked for, or the session's
- *   expiry, excuses it). */
+ *   application's close, set more than 2 s before it, must not have missed
+ *   a change committed more than 2 s before the close (a removal asked
+ *   for, or the session's expiry, excuses it; 2 s is more than the
+ *   longest follower lag of the fault schedule). */
 #include "simcheck.h"
 
 #include <stdio.h>
@@ -30,7 +31,8 @@ enum { T_DATA, T_EXIST, T_CHILD };
 typedef struct went {
   char path[H_PATH];
   int pair, table, op, rm_pending;
-  int64_t point; /* mzxid / pzxid the read saw; -1: the node was absent */
+  int64_t point;  /* mzxid / pzxid the read saw; -1: the node was absent */
+  uint64_t t_reg; /* when the read completed */
 } went_t;
 
 typedef struct group {
@@ -287,7 +289,7 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
         }
       }
       if (o->pair < 0) continue;
-      went_t w = {{0}, o->pair, -1, o->id, 0, -1};
+      went_t w = {{0}, o->pair, -1, o->id, 0, -1, o->t_cmp};
       snprintf(w.path, sizeof w.path, "%s", o->path);
       if (o->kind == H_EXISTS && o->rc == ZOK) w.table = T_DATA, w.point = o->mzxid;
       else if (o->kind == H_EXISTS && o->rc == ZNONODE) w.table = T_EXIST;
@@ -392,10 +394,10 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
   }
   /* Liveness of what is still armed, when the application closed it. */
   if (h->gens[g].ended == 2 && !ended) {
-    uint64_t limit = h->gens[g].t_ended > 1000000000ULL ? h->gens[g].t_ended - 1000000000ULL : 0;
+    uint64_t limit = h->gens[g].t_ended > 2000000000ULL ? h->gens[g].t_ended - 2000000000ULL : 0;
     for (int i = 0; i < t.n; i++) {
       went_t *w = &t.e[i];
-      if (w->rm_pending) continue;
+      if (w->rm_pending || w->t_reg > limit) continue;
       int lost = w->table == T_EXIST ? exists_at(m, w->path, limit) : changed(m, w, limit);
       if (lost)
         check_fail(c, CK_WATCH,

@@ -57,6 +57,7 @@ typedef struct hop {
   int e_inv, e_cmp; /* positions in the event stream */
   int e_ret;        /* events recorded before the call returned */
   int ext;          /* made by the other client (the external writer), not the handle */
+  int blocking;     /* a blocking call: its completion is recorded when it returned */
   int e_sync;       /* a read pipelined after a zoo_async: that sync's invocation, else -1 */
   int call_rc;      /* what the zoo_/zkr_ call returned */
   int rc;           /* what the completion said */

@@ -15,6 +15,7 @@
 #include "sim.h"
 #include "zkapi.h"
 #include "zkroute.h"
+#include "workload.h"
 
 #define MAXZ 32
 
@@ -171,6 +172,23 @@ static int r_zoo_aremove_all_watches(zhandle_t *zh, const char *path, ZooWatcher
                                      void_completion_t *c, const void *data) {
   return zkr_aremove_all_watches(Z(zh), path, t, local, (void_completion_t)c, data);
 }
+
+static int b_get(zhandle_t *zh, const char *path, char *buf, int *len, struct Stat *st) {
+  return zkr_get(Z(zh), path, 0, buf, len, st);
+}
+
+static int b_set(zhandle_t *zh, const char *path, const char *buf, int len, int version,
+                 struct Stat *st) {
+  return zkr_set2(Z(zh), path, buf, len, version, st);
+}
+
+static int b_exists(zhandle_t *zh, const char *path, struct Stat *st) {
+  return zkr_exists(Z(zh), path, 0, st);
+}
+
+static const wl_blocking_t blocking = {b_get, b_set, b_exists};
+
+const wl_blocking_t *routed_blocking(void) { return &blocking; }
 
 /* Only the fields the workload calls. */
 static const zkr__zk_t app = {

@@ -36,6 +36,8 @@ typedef struct multi_ctx {
 } multi_ctx_t;
 
 struct wl {
+  const wl_blocking_t *B; /* routed mode: blocking calls */
+  int in_blocking;
   hist_t *h;
   const zkr__zk_t *T;
   zhandle_t *zh;
@@ -159,7 +161,8 @@ static hop_t *complete(const void *data, int rc) {
     o->client_id = cid ? cid->client_id : 0;
   }
   W->outstanding--;
-  if (o->task >= 0 && o->gen == W->gen) W->tasks[o->task].outstanding--;
+  if (o->task >= 0 && o->gen == W->gen && W->tasks[o->task].outstanding > 0)
+    W->tasks[o->task].outstanding--;
   return o;
 }
 
@@ -534,6 +537,47 @@ static void op_synced_read(int t) {
   issued(o, W->T->zoo_awget(W->zh, p, fn, ctx, c_data, tag(o)));
 }
 
+/* A blocking call (routed mode): the world runs inside it; recorded as an
+ * operation whose completion is its return. */
+static void op_blocking(int t) {
+  char p[H_PATH];
+  int k = (int)sim_range(0, NKEYS - 1);
+  key(p, k);
+  int kind = (int)sim_range(0, 2) == 0 ? H_SET : sim_chance(50) ? H_GET : H_EXISTS;
+  hop_t *o = invoke(t, kind, p);
+  o->blocking = 1;
+  int id = o->id;
+  char buf[H_VAL];
+  int len = sizeof buf - 1;
+  struct Stat st;
+  memset(&st, 0, sizeof st);
+  int rc;
+  W->in_blocking++;
+  W->outstanding++;
+  if (kind == H_SET) {
+    value(o);
+    rc = W->B->set(W->zh, p, o->value, o->vlen, -1, &st);
+  } else if (kind == H_GET) {
+    rc = W->B->get(W->zh, p, buf, &len, &st);
+  } else {
+    rc = W->B->exists(W->zh, p, &st);
+  }
+  W->in_blocking--;
+  o = &W->h->ops[id];
+  o->call_rc = ZOK;
+  o->e_ret = W->h->nev;
+  hop_t *d = complete(tag(o), rc);
+  if (!d || rc != ZOK) return;
+  put_stat(d, &st);
+  if (kind == H_GET) {
+    if (len < 0) len = 0;
+    if (len > H_VAL - 1) len = H_VAL - 1;
+    memcpy(d->value, buf, (size_t)len);
+    d->value[len] = '\0';
+    d->vlen = len;
+  }
+}
+
 static void task_step(void *a, uint64_t b);
 
 static void schedule_task(task_t *t, uint64_t dt) {
@@ -564,7 +608,10 @@ static void task_step(void *a, uint64_t b) {
   else if (r < 92) op_synced_read(t->id);
   else if (r < 96) op_rmwatch(t->id);
   else if (r < 97) op_auth(t->id);
+  else if (r < 98) op_acl(t->id);
+  else if (W->B) op_blocking(t->id);
   else op_acl(t->id);
+  if (sim_range(0, 999) < 2 && !W->h->gens[W->gen].ended) sim_after(0, reopen, NULL, 1);
   schedule_task(t, sim_range(1, 40) * SIM_MS);
 }
 
@@ -624,16 +671,27 @@ static void open_gen(void) {
   setup();
 }
 
+/* Closes the current handle (b = 1: the application's choice, mid-run;
+ * 0: its session ended) and opens the next generation. */
 static void reopen(void *a, uint64_t b) {
-  (void)a, (void)b;
-  W->reopen_pending = 0;
-  if (W->stopping || W->gen + 1 >= H_MAXGEN) return;
-  hop_t *o = invoke(-1, H_CLOSE, "");
-  issued(o, W->T->zookeeper_close(W->zh));
-  W->outstanding--; /* close has no completion */
+  (void)a;
+  if (!b) W->reopen_pending = 0;
+  if (W->stopping || W->gen + 1 >= H_MAXGEN || !W->zh) return;
+  hgen_t *g = &W->h->gens[W->gen];
+  if (b && g->ended) return;
+  if (!g->ended) {
+    g->ended = 2;
+    g->t_ended = sim_w->now;
+  }
+  int id = invoke(-1, H_CLOSE, "")->id;
+  int rc = W->T->zookeeper_close(W->zh);
+  hop_t *o = &W->h->ops[id]; /* callbacks inside the close may have added ops */
+  o->call_rc = rc;
+  o->e_ret = W->h->nev;
   o->ncompl = 1;
-  o->rc = o->call_rc;
-  W->h->gens[W->gen].t_end = sim_w->now;
+  o->rc = rc;
+  o->t_cmp = sim_w->now;
+  g->t_end = sim_w->now;
   W->zh = NULL;
   W->gen++;
   open_gen();
@@ -659,6 +717,8 @@ wl_t *wl_start(hist_t *h, const zkr__zk_t *T, const zkr__zk_t *X, const char *ho
 
 void wl_stop(wl_t *w) { w->stopping = 1; }
 
+void wl_set_blocking(wl_t *w, const wl_blocking_t *b) { w->B = b; }
+
 int wl_idle(wl_t *w) { return w->outstanding <= 0; }
 
 int wl_connected(wl_t *w) { return w->zh && w->T->zoo_state(w->zh) == ZOO_CONNECTED_STATE; }
@@ -667,18 +727,20 @@ int wl_ended(wl_t *w) { return w->h->gens[w->gen].ended != 0; }
 
 void wl_close(wl_t *w) {
   if (!w->zh) return;
-  hop_t *o = invoke(-1, H_CLOSE, "");
-  int rc = w->T->zookeeper_close(w->zh);
-  o->call_rc = rc;
-  o->ncompl = 1;
-  o->rc = rc;
-  o->t_cmp = sim_w->now;
   hgen_t *g = &w->h->gens[w->gen];
-  g->t_end = sim_w->now;
   if (!g->ended) {
     g->ended = 2;
     g->t_ended = sim_w->now;
   }
+  int id = invoke(-1, H_CLOSE, "")->id;
+  int rc = w->T->zookeeper_close(w->zh);
+  hop_t *o = &w->h->ops[id];
+  o->call_rc = rc;
+  o->e_ret = w->h->nev;
+  o->ncompl = 1;
+  o->rc = rc;
+  o->t_cmp = sim_w->now;
+  g->t_end = sim_w->now;
   w->zh = NULL;
   if (w->xzh) {
     w->X->zookeeper_close(w->xzh);

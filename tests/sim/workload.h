@@ -11,11 +11,20 @@
 
 typedef struct wl wl_t;
 
+/* Blocking calls, where the mode has them (zkr_get, zkr_set2, zkr_exists). */
+typedef struct wl_blocking {
+  int (*get)(zhandle_t *zh, const char *path, char *buf, int *len, struct Stat *st);
+  int (*set)(zhandle_t *zh, const char *path, const char *buf, int len, int version,
+             struct Stat *st);
+  int (*exists)(zhandle_t *zh, const char *path, struct Stat *st);
+} wl_blocking_t;
+
 /* Opens the first handle on hosts (zookeeper_init through T) and starts
  * the tasks once its base nodes exist; X is the other client's table (the
  * external writer's, always the stock model). */
 wl_t *wl_start(hist_t *h, const zkr__zk_t *T, const zkr__zk_t *X, const char *hosts,
                int timeout_ms);
+void wl_set_blocking(wl_t *w, const wl_blocking_t *b);
 /* No new operation from now on. */
 void wl_stop(wl_t *w);
 /* Every operation issued has completed. */

@@ -112,6 +112,7 @@ typedef struct hgen {
   uint64_t t_open, t_end;
   int ended; /* 1 expired or auth failed, 2 closed by the application */
   uint64_t t_ended;
+  int settled; /* closed at the end of the run, after the heal and 2 s of quiet */
 } hgen_t;
 
 typedef struct hist {

@@ -731,6 +731,7 @@ void wl_close(wl_t *w) {
   if (!g->ended) {
     g->ended = 2;
     g->t_ended = sim_w->now;
+    g->settled = 1;
   }
   int id = invoke(-1, H_CLOSE, "")->id;
   int rc = w->T->zookeeper_close(w->zh);

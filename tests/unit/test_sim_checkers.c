@@ -84,7 +84,10 @@ static htxn_t *txn(int64_t zxid, int kind, const char *path, const char *value, 
   return t;
 }
 
-static void close_at_end(void) { H.gens[0].t_ended = now + 5000000000ULL; }
+static void close_at_end(void) {
+  H.gens[0].t_ended = now + 5000000000ULL;
+  H.gens[0].settled = 1;
+}
 
 /* ---- linearizability ---- */
 

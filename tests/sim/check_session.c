@@ -42,11 +42,11 @@ void check_session(const hist_t *h, check_out_t *c) {
                      "op %d (kind %d, %s) answered (rc %d) at %.3f s before the session's "
                      "CONNECTED event",
                      o->id, o->kind, o->path, o->rc, (double)o->t_cmp / 1e9);
-        else if (!o->client_id)
+        else if (o->client_id == 0)
           check_fail(c, CK_SESSION, "op %d answered while zoo_client_id was still 0", o->id);
       }
     }
-    if (!have) continue;
+    if (!have || seen == -1) continue; /* NULL from zoo_client_id: nothing to compare */
     if (seen && !id[g]) id[g] = seen;
     else if (seen && seen != id[g])
       check_fail(c, CK_SESSION,

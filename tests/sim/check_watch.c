@@ -343,6 +343,25 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
     for (int i = 0; i < ngroups && !gr; i++)
       if (groups[i].type == ev->wtype && !strcmp(groups[i].path, ev->path)) gr = &groups[i];
     if (!gr) {
+      /* A call for a pair whose own registration saw no change since: a
+       * spurious event, taken on its own so that the pairs stock would
+       * have called with a real event are still expected then. */
+      int own = -1;
+      for (int i = 0; i < t.n && own < 0; i++) {
+        went_t *w = &t.e[i];
+        int fits = ev->wtype == ZOO_CHILD_EVENT     ? w->table == T_CHILD
+                   : ev->wtype == ZOO_DELETED_EVENT ? 1
+                                                    : w->table != T_CHILD;
+        if (fits && w->pair == ev->pair && !strcmp(w->path, ev->path)) own = i;
+      }
+      if (own >= 0 && !changed(m, &t.e[own], ev->t)) {
+        check_fail(c, CK_WATCH,
+                   "pair %d: %s event on %s at %.3f s, but nothing changed after the state its "
+                   "read (op %d) saw",
+                   ev->pair, tname(ev->wtype), ev->path, (double)ev->t / 1e9, t.e[own].op);
+        t.e[own] = t.e[--t.n];
+        continue;
+      }
       if (ngroups == 16) {
         free(groups[0].e);
         memmove(groups, groups + 1, 15 * sizeof *groups);
@@ -354,12 +373,6 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
       gr->type = ev->wtype;
       gr->e = malloc((size_t)(t.n + 1) * sizeof *gr->e);
       gr->n = take(&t, ev->path, ev->wtype, gr->e);
-      for (int i = 0; i < gr->n; i++)
-        if (!changed(m, &gr->e[i], ev->t))
-          check_fail(c, CK_WATCH,
-                     "pair %d: %s event on %s at %.3f s, but nothing changed after the state its "
-                     "read (op %d) saw",
-                     gr->e[i].pair, tname(ev->wtype), ev->path, (double)ev->t / 1e9, gr->e[i].op);
     }
     if (gr->next < gr->n && gr->e[gr->next].pair == ev->pair) {
       gr->next++;

@@ -66,7 +66,7 @@ typedef struct hop {
   int32_t version_out, cversion, nchild;
   int64_t mzxid, czxid, pzxid, owner;
   char created[H_PATH];
-  int64_t client_id; /* zoo_client_id when it completed */
+  int64_t client_id; /* zoo_client_id when it completed (-1: it returned NULL) */
   int nsub;
   hsub_t sub[H_SUBS];
 } hop_t;

@@ -85,7 +85,7 @@ static void record_watch(zhandle_t *zh, watcher_fn fn, int type, int state, cons
   snprintf(e->path, sizeof e->path, "%s", path ? path : "");
   if (zh == W->zh) {
     const clientid_t *cid = W->T->zoo_client_id(zh);
-    e->client_id = cid ? cid->client_id : 0;
+    e->client_id = cid ? cid->client_id : -1;
   }
 }
 
@@ -158,7 +158,7 @@ static hop_t *complete(const void *data, int rc) {
   o->e_cmp = h->nev - 1;
   if (o->gen == W->gen && W->zh && !o->ext) {
     const clientid_t *cid = W->T->zoo_client_id(W->zh);
-    o->client_id = cid ? cid->client_id : 0;
+    o->client_id = cid ? cid->client_id : -1; /* -1: the call gave none (closing) */
   }
   W->outstanding--;
   if (o->task >= 0 && o->gen == W->gen && W->tasks[o->task].outstanding > 0)

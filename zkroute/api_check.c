@@ -59,8 +59,12 @@ size_t zkr__api_acl_bytes(const struct ACL_vector *acl) {
   return n;
 }
 
+/* An ACL that cannot be sent (a negative count, entries missing, an entry
+ * without scheme or id).  NULL and empty ones are sent, as stock sends
+ * them (an empty list), and the server answers ZINVALIDACL. */
 int zkr__api_check_acl(const struct ACL_vector *acl) {
-  if (!acl || acl->count <= 0 || !acl->data) return ZINVALIDACL;
+  if (!acl) return ZOK;
+  if (acl->count < 0 || (acl->count > 0 && !acl->data)) return ZINVALIDACL;
   for (int i = 0; i < acl->count; i++)
     if (!acl->data[i].id.scheme || !acl->data[i].id.id) return ZINVALIDACL;
   return ZOK;

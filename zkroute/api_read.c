@@ -34,13 +34,21 @@ static int read_held(zkr_t *z, zkr__op_type_t type, const char *path, int watch,
      * path is in flight: read-your-writes sends that read to the write
      * session (router.c), where a second registration it must be. */
     int armed_on = -1;
-    if (!zkr__inflight_contains(z->inflight, path) &&
-        (op->watch = zkr__watch_find(z, kind, path, watcher, wctx, &armed_on))) {
+    zkr__watch_t *old = NULL;
+    zkr__watch_pair(z, &watcher, &wctx);
+    int pin_ok = !zkr__inflight_contains(z->inflight, path);
+    if ((op->watch = zkr__watch_find(z, kind, path, watcher, wctx, pin_ok, &armed_on, &old))) {
       op->watch_reused = 1;
       op->pin = armed_on;
     } else if (!(op->watch = zkr__watch_new(z, watcher, wctx, kind, path))) {
+      if (old) zkr__watch_reuse_done(old, 0, -1, NULL, NULL);
       zkr__op_free(op);
       return ZKR_ENOMEM;
+    } else {
+      /* A new registration; one of the same pair that its member cannot
+       * take now (or that this read, ordered behind a write to the path,
+       * may not go to) is superseded once this read armed it. */
+      op->watch->supersedes = old;
     }
   }
   return zkr__api_submit(op);

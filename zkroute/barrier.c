@@ -1,5 +1,7 @@
-/* The application's operations in issue order, and zkr_async as a barrier
- * (DESIGN.md section 4).  On one stock session the completion of
+/* The application's operations in issue order, zkr_async as a barrier
+ * (DESIGN.md section 4), and - in consistency `session`, which keeps a
+ * stock session's FIFO client order - every completion handed on in issue
+ * order.  On one stock session the completion of
  * zoo_async comes after the completions of everything issued before it,
  * because the server answers a session's requests in order.  Behind one
  * zkroute handle those requests run on several sessions, so the order is
@@ -16,6 +18,7 @@
 
 #include "barrier.h"
 #include "completion.h"
+#include "deliver.h"
 #include "handle.h"
 
 static void unlink_locked(zkr_t *z, zkr__op_t *op) {
@@ -29,15 +32,17 @@ static void unlink_locked(zkr_t *z, zkr__op_t *op) {
 
 /* Ready barriers at the head, unlinked, in order: the caller hands them
  * on outside the lock. */
+static int ready(const zkr__op_t *op) { return (op->barrier && op->b_ready) || op->held; }
+
 static zkr__op_t *pop_ready_locked(zkr_t *z) {
-  zkr__op_t *ready = NULL, **tail = &ready;
-  while (z->ord_head && z->ord_head->barrier && z->ord_head->b_ready) {
+  zkr__op_t *ready_list = NULL, **tail = &ready_list;
+  while (z->ord_head && ready(z->ord_head)) {
     zkr__op_t *b = z->ord_head;
     unlink_locked(z, b);
     *tail = b;
     tail = &b->ord_next; /* reused as the list link from here on */
   }
-  return ready;
+  return ready_list;
 }
 
 static void hand_on_barrier(zkr__op_t *b, int rc, const char *path) {
@@ -46,12 +51,24 @@ static void hand_on_barrier(zkr__op_t *b, int rc, const char *path) {
   zkr__op_free(b);
 }
 
-static void hand_on_ready(zkr__op_t *ready) {
-  while (ready) {
-    zkr__op_t *n = ready->ord_next;
-    ready->ord_next = NULL;
-    hand_on_barrier(ready, ready->b_rc, ready->b_path);
-    ready = n;
+/* A completion held back in issue order: its kept reply (ZKR_ENOMEM when
+ * none could be kept), then op goes. */
+static void hand_on_held(zkr__op_t *op) {
+  zkr__result_t r = {.rc = ZKR_ENOMEM, .value_len = -1};
+  if (op->kept) r = zkr__reply_view(op->kept);
+  zkr__op_hand_on(op, &r); /* op->app is 0: not listed any more */
+  zkr__reply_free(op->kept);
+  op->kept = NULL;
+  zkr__op_free(op);
+}
+
+static void hand_on_ready(zkr__op_t *list) {
+  while (list) {
+    zkr__op_t *n = list->ord_next;
+    list->ord_next = NULL;
+    if (list->barrier) hand_on_barrier(list, list->b_rc, list->b_path);
+    else hand_on_held(list);
+    list = n;
   }
 }
 
@@ -84,6 +101,24 @@ void zkr__order_done(zkr__op_t *op) {
 }
 
 void zkr__order_cancel(zkr__op_t *op) { zkr__order_done(op); }
+
+/* Consistency `session`: the reply of op came (r, already through
+ * op_finish).  Returns 0 when op is the oldest operation listed: the
+ * caller hands it on now.  Otherwise a copy of r is kept, op belongs to
+ * this file from here on, and it is handed on - then freed - by whichever
+ * thread hands on the last operation before it; returns 1. */
+int zkr__order_hold(zkr__op_t *op, const zkr__result_t *r) {
+  zkr_t *z = op->z;
+  pthread_mutex_lock(&z->order_mu);
+  if (!op->app || z->ord_head == op) {
+    pthread_mutex_unlock(&z->order_mu);
+    return 0;
+  }
+  op->kept = zkr__reply_copy(op->shape, r);
+  op->held = 1;
+  pthread_mutex_unlock(&z->order_mu);
+  return 1;
+}
 
 /* The reply of barrier b came (r, already through op_finish).  b is handed
  * on now if nothing before it is listed, else when the last of those is. */

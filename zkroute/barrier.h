@@ -9,5 +9,6 @@ void zkr__order_add(zkr__op_t *op);
 void zkr__order_cancel(zkr__op_t *op);
 void zkr__order_done(zkr__op_t *op);
 void zkr__order_barrier(zkr__op_t *op, const zkr__result_t *r);
+int zkr__order_hold(zkr__op_t *op, const zkr__result_t *r);
 
 #endif

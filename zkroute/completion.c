@@ -18,6 +18,7 @@
 #include "handle.h"
 #include "health_apply.h"
 #include "hedge_apply.h"
+#include "monitor.h"
 #include "router.h"
 #include "session.h"
 #include "watch.h"
@@ -31,17 +32,38 @@ int zkr__op_server_answered(int rc) {
 
 /* What the application is told for rc.  ZCLOSING comes from a member
  * zhandle that zkroute closed (replaced, or every session after the
- * owner expired) while the handle stays open: the outcome is unknown. */
+ * owner expired) while the handle stays open: the outcome is unknown.  A
+ * carrier's session that expired or whose credentials were refused is
+ * not the application's session: while the virtual session has not
+ * expired (or failed authentication), that is a lost connection, as a
+ * stock session moving to another server reports it. */
 static int outcome(zkr_t *z, int rc) {
-  if (rc != ZCLOSING || z->closing) return rc;
-  return z->expired ? ZSESSIONEXPIRED : ZCONNECTIONLOSS;
+  if (rc == ZCLOSING && !z->closing) return z->expired ? ZSESSIONEXPIRED : ZCONNECTIONLOSS;
+  if (rc == ZSESSIONEXPIRED && !z->expired) return ZCONNECTIONLOSS;
+  if (rc == ZAUTHFAILED && !z->auth_failed) return ZCONNECTIONLOSS;
+  return rc;
 }
 
 /* Everything but handing the reply on, each part doing its own share:
  * runs first, so that a read the application issues as soon as it has the
  * reply sees the in-flight set already updated. */
+/* The highest zxid the handle has seen (a floor for the epoch of the
+ * members it reads from): every reply's Stat carries a lower bound of the
+ * state that server had. */
+static void see_zxids(zkr_t *z, const struct Stat *st) {
+  int64_t x = st->mzxid > st->pzxid ? st->mzxid : st->pzxid;
+  if (st->czxid > x) x = st->czxid;
+  int64_t cur = z->hwm_zxid;
+  while (x > cur && !atomic_compare_exchange_weak(&z->hwm_zxid, &cur, x)) {
+  }
+  /* An epoch no srvr answer showed yet: a leader change the monitor has
+   * not seen; it polls now. */
+  if (x > cur && (uint32_t)((uint64_t)x >> 32) > z->srvr_epoch) zkr__monitor_kick(z);
+}
+
 static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
   zkr_t *z = op->z;
+  if (rc == ZOK && stat) see_zxids(z, stat);
   zkr__dispatch_op_done(op); /* outstanding list, write epoch */
   rc = outcome(z, rc);
   if (op->member >= 0) {
@@ -120,6 +142,9 @@ static void complete(zkr__op_t *a, zkr__result_t *r) {
   int gated = a->gated && a->member >= 0;
   if (a->barrier) {
     zkr__order_barrier(a, r); /* hands it on and frees it, now or later */
+  } else if (zkr__router_fifo(z) && a->app && !a->h_armed && zkr__order_hold(a, r)) {
+    /* Consistency `session`: held back behind operations issued before it
+     * (barrier.c hands it on, and frees it). */
   } else {
     zkr__op_t *op = zkr__hedge_apply_claim(a, r->rc);
     if (op && !op->probe) zkr__op_hand_on(op, r);

@@ -75,6 +75,8 @@ static void push(zkr_t *z, event_t *e) {
   pthread_mutex_unlock(&d->mu);
 }
 
+static void free_event(event_t *e);
+
 static void run(zkr_t *z, event_t *e) {
   if (e->kind == EV_WATCH) {
     /* A watch event of a handle being closed is dropped, as a stock
@@ -82,14 +84,7 @@ static void run(zkr_t *z, event_t *e) {
     if (e->wfn && !z->closing) e->wfn(zkr_as_zh(z), e->type, e->state, e->bytes, e->wctx);
     return;
   }
-  zkr__result_t r = {
-      .rc = e->rc,
-      .value = e->has_value ? e->bytes : NULL,
-      .value_len = e->has_value ? e->value_len : -1,
-      .stat = e->has_stat ? &e->stat : NULL,
-      .strings = e->has_strings ? &e->strings : NULL,
-      .acl = e->has_acl ? &e->acl : NULL,
-  };
+  zkr__result_t r = zkr__reply_view((struct zkr__reply *)e);
   zkr__call_completion(e->shape, e->cb, e->data, &r);
 }
 
@@ -234,6 +229,31 @@ static event_t *result_event(zkr__cb_shape_t shape, const zkr__result_t *r) {
     e->rc = ZKR_ENOMEM;
   }
   return e;
+}
+
+/* A reply kept beyond its completion (barrier.c holds one back until the
+ * operations before it were handed on): the same copy an event holds.
+ * NULL when out of memory. */
+struct zkr__reply *zkr__reply_copy(zkr__cb_shape_t shape, const zkr__result_t *r) {
+  return (struct zkr__reply *)result_event(shape, r);
+}
+
+/* The kept reply, as a result valid until zkr__reply_free. */
+zkr__result_t zkr__reply_view(const struct zkr__reply *k) {
+  const event_t *e = (const event_t *)k;
+  zkr__result_t r = {
+      .rc = e->rc,
+      .value = e->has_value ? e->bytes : NULL,
+      .value_len = e->has_value ? e->value_len : -1,
+      .stat = e->has_stat ? &e->stat : NULL,
+      .strings = e->has_strings ? &e->strings : NULL,
+      .acl = e->has_acl ? &e->acl : NULL,
+  };
+  return r;
+}
+
+void zkr__reply_free(struct zkr__reply *k) {
+  if (k) free_event((event_t *)k);
 }
 
 void zkr__deliver_result(zkr_t *z, zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,

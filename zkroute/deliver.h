@@ -14,6 +14,12 @@ void zkr__deliver_result(struct zkr *z, zkr__cb_shape_t shape, zkr__cb_t cb, con
 void zkr__deliver_watch(struct zkr *z, watcher_fn fn, void *ctx, int type, int state,
                         const char *path);
 void zkr__deliver_session(struct zkr *z, int state);
+/* A reply kept beyond its completion (barrier.c): a copy, its view, and
+ * freeing it.  zkr__reply_copy returns NULL when out of memory. */
+struct zkr__reply;
+struct zkr__reply *zkr__reply_copy(zkr__cb_shape_t shape, const zkr__result_t *r);
+zkr__result_t zkr__reply_view(const struct zkr__reply *k);
+void zkr__reply_free(struct zkr__reply *k);
 /* The handle whose delivery thread this is, or NULL. */
 extern _Thread_local struct zkr *zkr__delivering;
 

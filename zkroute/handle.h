@@ -73,6 +73,12 @@ struct zkr {
 
   /* Leader knowledge (monitor.c). */
   _Atomic int leader; /* member index, -1 unknown */
+  /* Monotonic reads across leader changes (DESIGN.md section 3, rule 5):
+   * the highest zxid in any reply the handle had (completion.c), and the
+   * highest epoch any srvr answer showed (srvr_apply.c).  A member whose
+   * srvr epoch is below either serves no read (policy.c). */
+  _Atomic int64_t hwm_zxid;
+  _Atomic uint32_t srvr_epoch;
   _Atomic uint64_t leader_changes;
   int last_leader; /* last known leader, -1 none yet (monitor) */
 
@@ -89,6 +95,9 @@ struct zkr {
    * operation goes to any other session until that one reconnected,
    * expired, was moved, or the session timeout passed since (fence_ns).
    * Under gate_mu. */
+  /* Consistency `session`'s FIFO order (router.c): reads sent and not
+   * completed, writes accepted and not completed. */
+  _Atomic int reads_out, writes_out;
   zhandle_t *fence_zh;
   int fence_slot;
   clientid_t fence_cid; /* its session, when known (client_id 0: not) */
@@ -148,6 +157,13 @@ struct zkr {
   uint64_t watch_retry_ns;     /* monitor: next retry of lost records */
   _Atomic unsigned rearm_rr;
   _Atomic uint64_t watch_rearms, watch_missed_events, watch_rearm_retries;
+  uint64_t watch_seq; /* the last seq given to a record (watch.c) */
+  uint64_t watch_ids; /* the last id given to a record (watch.c) */
+  /* The drop-in interposer's name for the program's global pair
+   * (preload.c): maps (fn, ctx) to the pair the library knows as the
+   * global one; NULL none. */
+  void (*watch_alias)(void *arg, watcher_fn *fn, void **ctx);
+  void *watch_alias_arg;
 
   /* Monitor thread (monitor.c). */
   pthread_t monitor;

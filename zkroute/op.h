@@ -120,7 +120,12 @@ typedef struct zkr__op {
    * was. */
   int app;     /* listed */
   int barrier; /* zkr_async */
-  int b_ready; /* barrier: its own reply came (b_rc, b_path) */
+  int held;    /* its completion waits for the operations before it
+                  (session consistency's FIFO order): kept is its reply */
+  struct zkr__reply *kept;
+  int fifo_read;  /* a read counted in reads_out until it completes (router.c) */
+  int fifo_write; /* a write counted in writes_out until it completes */
+  int b_ready;    /* barrier: its own reply came (b_rc, b_path) */
   int b_rc;
   char *b_path;
   struct zkr__op *ord_prev, *ord_next;

@@ -52,9 +52,29 @@ int zkr__policy_read_candidate(zkr_t *z, const zkr__member_t *m) {
           (z->opts.read_from_leader == 1 || z->opts.leader_read_weight > 0));
 }
 
+/* A member may serve reads: its epoch (srvr's Zxid >> 32) is not below
+ * the highest any srvr answer showed, nor below the epoch of the highest
+ * zxid the handle saw in a reply.  A follower still following a deposed
+ * leader has its sync answered by that leader (ZOOKEEPER-1675) and would
+ * serve old data.  An unknown epoch (no srvr answer) does not exclude. */
+int zkr__policy_epoch_current(zkr_t *z, const zkr__member_t *m) {
+  int64_t zx = m->zxid;
+  if (zx < 0) return 1;
+  uint32_t e = (uint32_t)((uint64_t)zx >> 32), floor = z->srvr_epoch;
+  uint32_t seen = (uint32_t)((uint64_t)z->hwm_zxid >> 32);
+  if (seen > floor) floor = seen;
+  return e >= floor;
+}
+
 static int keep_read_pool(zkr_t *z, int i) {
   zkr__member_t *m = &z->members[i];
-  return zkr__policy_read_candidate(z, m) && zkr__member_in_pool(m);
+  return zkr__policy_read_candidate(z, m) && zkr__member_in_pool(m) &&
+         zkr__policy_epoch_current(z, m);
+}
+
+/* Usable, and current (above): the policies that ignore the pool. */
+static int keep_readable(zkr_t *z, int i) {
+  return keep_usable(z, i) && zkr__policy_epoch_current(z, &z->members[i]);
 }
 
 /* With leader_read_weight, the leader's share is dealt by leader_share()
@@ -161,7 +181,7 @@ int zkr__policy_read_member(zkr_t *z) {
    * session reads from its one server; a switch syncs (dispatch.c). */
   int r = z->session_reader;
   if (r >= 0 && (size_t)r < z->n &&
-      (z->opts.policy == ZKR_POLICY_HYBRID ? keep_read_pool(z, r) : keep_usable(z, r)))
+      (z->opts.policy == ZKR_POLICY_HYBRID ? keep_read_pool(z, r) : keep_readable(z, r)))
     return r;
   r = place_read(z);
   if (r >= 0) z->session_reader = r;
@@ -172,12 +192,12 @@ static int place_read(zkr_t *z) {
   int m = zkr__selector_pick(z);
   if (m >= 0) return m;
   switch (z->opts.policy) {
-  case ZKR_POLICY_ROUND_ROBIN: m = rotate(z, keep_usable); break;
+  case ZKR_POLICY_ROUND_ROBIN: m = rotate(z, keep_readable); break;
   case ZKR_POLICY_BOLTZMANN: m = boltzmann(z); break;
   case ZKR_POLICY_STICKY: m = sticky(z); break;
   case ZKR_POLICY_LEADER_ONLY:
     m = leader_usable(z);
-    if (m < 0) m = rotate(z, keep_usable);
+    if (m < 0) m = rotate(z, keep_readable);
     break;
   default:
     if (z->opts.leader_read_weight > 0) {
@@ -186,8 +206,10 @@ static int place_read(zkr_t *z) {
     } else {
       m = rotate(z, keep_read_pool);
     }
+    /* No current member in the pool: the leader (the highest epoch srvr
+     * showed), else any current member. */
     if (m < 0) m = leader_usable(z);
-    if (m < 0) m = rotate(z, keep_usable);
+    if (m < 0) m = rotate(z, keep_readable);
     break;
   }
   /* No quorum anywhere, and the application allowed read-only servers

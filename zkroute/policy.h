@@ -7,6 +7,7 @@
 #include "handle.h"
 
 int zkr__policy_read_candidate(struct zkr *z, const zkr__member_t *m);
+int zkr__policy_epoch_current(struct zkr *z, const zkr__member_t *m);
 int zkr__policy_read_member(struct zkr *z);
 int zkr__policy_write_member(struct zkr *z);
 int zkr__policy_hedge_member(struct zkr *z, int exclude);

@@ -46,6 +46,7 @@
 
 #include "env.h"
 #include "handle.h"
+#include "watch.h"
 #include "preload.h"
 #include "srvr.h"
 #include "zkapi.h"
@@ -267,6 +268,9 @@ static const char *pass_reason(const char *host, int flags, int *warn) {
   return NULL;
 }
 
+static void pl_watcher_name(pl_handle_t *h, watcher_fn *fn, void **ctx);
+static void pl_alias(void *arg, watcher_fn *fn, void **ctx) { pl_watcher_name(arg, fn, ctx); }
+
 static zhandle_t *do_init(const char *host, watcher_fn fn, int recv_timeout,
                           const clientid_t *clientid, void *context, int flags,
                           log_callback_fn log_cb) {
@@ -285,6 +289,10 @@ static zhandle_t *do_init(const char *host, watcher_fn fn, int recv_timeout,
       if (rc == ZOK) {
         reg_add(h, z);
         h->owned = 1;
+        /* A watch set with the program's own global pair is the one the
+         * library knows as global (pl_watcher, h): one registration with
+         * watch=1's, and one call per session event. */
+        zkr__watch_set_alias(z, pl_alias, h);
         return zkr_as_zh(z);
       }
       /* zkr_init_opts closed what it had opened; the destroy hook took the

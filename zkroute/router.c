@@ -131,6 +131,22 @@ static int fenced(zkr_t *z, int target) {
   return other;
 }
 
+/* Consistency `session` keeps a stock session's FIFO client order (the
+ * policies that gate writes): a read issued while a write of the handle
+ * is outstanding runs after it on the write session; a write waits for the
+ * reads issued before it; completions are handed on in issue order
+ * (barrier.c). */
+int zkr__router_fifo(zkr_t *z) {
+  return z->opts.consistency == ZKR_CONSISTENCY_SESSION &&
+         z->opts.policy != ZKR_POLICY_ROUND_ROBIN && z->opts.policy != ZKR_POLICY_BOLTZMANN;
+}
+
+/* A member picked as usable whose zhandle was detached before the
+ * dispatch (a rescue or a carrier's re-creation in between) is routing's
+ * business: the operation waits for the next occasion, as when no member
+ * is usable.  Stock gives ZINVALIDSTATE only for a session that is over. */
+static int sent_or_park(int rc) { return rc == ZINVALIDSTATE ? PARK : rc; }
+
 /* Gate held.  Returns ZOK (sent), PARK, or the error zoo_a* returned. */
 static int try_send(zkr_t *z, zkr__op_t *op) {
   int target;
@@ -139,19 +155,32 @@ static int try_send(zkr_t *z, zkr__op_t *op) {
   if (!op->gated) {
     target = op->is_write ? zkr__policy_write_member(z) : zkr__policy_read_member(z);
     if (target < 0) return PARK;
-    return zkr__op_dispatch(op, &z->members[target]);
+    /* Counted before it is sent: its completion may run at once. */
+    int counted = !op->is_write && zkr__router_fifo(z);
+    if (counted) {
+      op->fifo_read = 1;
+      z->reads_out++;
+    }
+    int rc = sent_or_park(zkr__op_dispatch(op, &z->members[target]));
+    if (rc != ZOK && counted) {
+      op->fifo_read = 0;
+      z->reads_out--;
+    }
+    return rc;
   }
   target = gate_target(z, op);
   /* Only read-only servers answer: a write is refused, as they refuse it. */
   if (target < 0 && op->is_write && z->vstate == ZOO_READONLY_STATE) return ZNOTREADONLY;
   if (target < 0 || fenced(z, target)) return PARK;
+  /* FIFO: a write waits for the reads issued before it. */
+  if (op->is_write && z->reads_out > 0 && zkr__router_fifo(z)) return PARK;
   if (z->gate_cur != target) {
     if (z->gate_inflight > 0) return PARK; /* old session still draining */
     z->gate_cur = target;
     if (op->ordered) op->resync = 1;
   }
   if (op->ordered && op->parked) op->resync = 1;
-  int rc = zkr__op_dispatch(op, &z->members[target]);
+  int rc = sent_or_park(zkr__op_dispatch(op, &z->members[target]));
   if (rc == ZOK) z->gate_inflight++;
   return rc;
 }
@@ -179,6 +208,11 @@ static zkr__op_t *pop(zkr_t *z) {
 void zkr__router_op_done(zkr__op_t *op, int rc) {
   zkr_t *z = op->z;
   for (int i = 0; i < op->n_inflight; i++) zkr__inflight_remove(z->inflight, op->inflight[i]);
+  if (op->fifo_read || op->fifo_write) {
+    int w = op->fifo_write;
+    op->fifo_read = op->fifo_write = 0;
+    zkr__router_fifo_done(z, w);
+  }
   if (!op->is_write || !op->gated || !op->zh || (rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT))
     return;
   /* The session's id, if the member learned it for this zhandle. */
@@ -195,6 +229,18 @@ void zkr__router_op_done(zkr__op_t *op, int rc) {
     z->fence_ns = zkr__now_ns();
   }
   pthread_mutex_unlock(&z->gate_mu);
+}
+
+/* A FIFO read or write (counted in reads_out, writes_out) completed: the
+ * last read lets a waiting write go.  Never called with gate_mu held: a
+ * counted operation was sent, and a sent one completes on a ZooKeeper
+ * thread or a close path outside the gate. */
+void zkr__router_fifo_done(zkr_t *z, int write) {
+  if (write) {
+    z->writes_out--;
+    return;
+  }
+  if (atomic_fetch_sub(&z->reads_out, 1) == 1) zkr__gate_flush(z);
 }
 
 /* Lowers the fence if it stands on zh (any zh when zh is NULL); parked
@@ -261,15 +307,36 @@ int zkr__route(zkr__op_t *op) {
     if ((rc = track_write(op)) != ZOK) goto undo;
     /* Session-scoped writes go to the owner whatever the policy. */
     op->gated = !rr || op->owner_op;
-  } else if (op->pin >= 0) {
-    /* A watch set again goes where the watch is (api.c); api.c pins only
-     * when no write of this handle to the path is in flight. */
-    rc = zkr__op_dispatch(op, &z->members[op->pin]);
-    return rc;
-  } else if (!rr && reads_inflight_path(op)) {
-    op->ordered = op->gated = 1;
+    if (zkr__router_fifo(z)) {
+      op->fifo_write = 1;
+      z->writes_out++;
+    }
   } else {
-    op->hedge_ok = zkr__hedge_apply_eligible(op);
+    /* FIFO: behind the handle's outstanding writes, on their session. */
+    int behind = zkr__router_fifo(z) && z->writes_out > 0;
+    if (behind) op->pin = -1;
+    if (op->pin >= 0) {
+      /* A watch set again goes where the watch is (api.c); api.c pins
+       * only when no write of this handle to the path is in flight.  Its
+       * zhandle detached meanwhile: the record is being re-armed
+       * elsewhere, and this read is routed as any other (it sets the watch
+       * on no other session: zkr__op_dispatch). */
+      int counted = zkr__router_fifo(z);
+      if (counted) {
+        op->fifo_read = 1;
+        z->reads_out++;
+      }
+      rc = zkr__op_dispatch(op, &z->members[op->pin]);
+      if (rc == ZOK) return rc;
+      if (counted) {
+        op->fifo_read = 0;
+        z->reads_out--;
+      }
+      if (rc != ZINVALIDSTATE) return rc;
+      op->pin = -1;
+    }
+    if (!rr && (behind || reads_inflight_path(op))) op->ordered = op->gated = 1;
+    else op->hedge_ok = zkr__hedge_apply_eligible(op);
   }
   pthread_mutex_lock(&z->gate_mu);
   if (z->closing) {
@@ -293,8 +360,13 @@ int zkr__route(zkr__op_t *op) {
 undo:
   /* The completion will not run: undo what the write registered.  The
    * strings stay with op, which the caller frees (zkr__op_free). */
-  if (rc != ZOK)
+  if (rc != ZOK) {
     for (int i = 0; i < op->n_inflight; i++) zkr__inflight_remove(z->inflight, op->inflight[i]);
+    if (op->fifo_write) {
+      op->fifo_write = 0;
+      zkr__router_fifo_done(z, 1);
+    }
+  }
   return rc;
 }
 

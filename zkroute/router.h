@@ -8,6 +8,8 @@
 
 int zkr__route(zkr__op_t *op);
 void zkr__router_op_done(zkr__op_t *op, int rc);
+int zkr__router_fifo(struct zkr *z);
+void zkr__router_fifo_done(struct zkr *z, int write);
 void zkr__gate_done(struct zkr *z);
 void zkr__gate_flush(struct zkr *z);
 void zkr__gate_adopt_leader(struct zkr *z);

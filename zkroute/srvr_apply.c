@@ -78,6 +78,7 @@ int zkr__srvr_poll_members(zkr_t *z) {
     }
     m->role = r->role;
     m->zxid = r->has_zxid ? r->zxid : -1;
+    if (r->has_zxid && r->epoch > z->srvr_epoch) z->srvr_epoch = r->epoch;
     if (r->role != ZKR_ROLE_LEADER && r->role != ZKR_ROLE_STANDALONE) continue;
     /* Two members claiming leadership (one hung through an election): the
      * higher epoch is the real leader. */

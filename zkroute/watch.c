@@ -8,6 +8,23 @@
  * record is re-armed elsewhere (watch_rearm.c).  Records live in one list
  * per handle, so close frees those that never fired.
  *
+ * The stock client's rules, which one session gives for free and several
+ * sessions must be made to keep:
+ * - A (watcher, context) pair is one registration per path and watcher
+ *   table: watch=1 is the global pair as it was when set; the same pair
+ *   set again is the same record (its read goes where the record is
+ *   armed), or, when that member cannot take it now, a new record that
+ *   supersedes the old one - which gets the event of any change between
+ *   the two reads, and nothing after.  A node deleted fires its data and
+ *   its child watches: one pair set as both is called once.
+ * - The watchers of one path fire in the order they were set, whichever
+ *   member's event comes first: an event waits (HELD) while a record set
+ *   before it on the path, which the same change fires, has not had its
+ *   own (a record whose read saw a later state than the held one's does
+ *   not wait, it will not fire for that change).
+ * - Nothing is delivered after the owner expired, nor once the handle
+ *   closes.
+ *
  * A record is only ever freed when no live zhandle can still call its
  * trampoline: when its one event came, when the read that would have set
  * it failed, or at close.  Events from a zhandle the record is no longer
@@ -20,6 +37,7 @@
 #include "handle.h"
 #include "watch.h"
 #include "watch_record.h"
+#include "zkapi.h"
 
 zkr__watch_t *zkr__watch_new(zkr_t *z, watcher_fn fn, void *ctx, int kind, const char *path) {
   zkr__watch_t *w = calloc(1, sizeof *w);
@@ -32,7 +50,9 @@ zkr__watch_t *zkr__watch_new(zkr_t *z, watcher_fn fn, void *ctx, int kind, const
   w->ctx = ctx;
   w->kind = kind;
   w->member = -1;
+  w->ppzxid = -1;
   pthread_mutex_lock(&z->watch_mu);
+  w->id = ++z->watch_ids;
   w->next = z->watch_list;
   if (w->next) w->next->prev = w;
   z->watch_list = w;
@@ -40,17 +60,67 @@ zkr__watch_t *zkr__watch_new(zkr_t *z, watcher_fn fn, void *ctx, int kind, const
   return w;
 }
 
-void zkr__watch_unlink_locked(zkr_t *z, zkr__watch_t *w) {
+zkr__watch_t *zkr__watch_by_id_locked(zkr_t *z, uint64_t id) {
+  for (zkr__watch_t *w = z->watch_list; w; w = w->next)
+    if (w->id == id) return w;
+  return NULL;
+}
+
+/* The interposer's name for the program's global pair (preload.c). */
+void zkr__watch_set_alias(zkr_t *z, void (*fn)(void *, watcher_fn *, void **), void *arg) {
+  pthread_mutex_lock(&z->ctx_mu);
+  z->watch_alias_arg = arg;
+  z->watch_alias = fn;
+  pthread_mutex_unlock(&z->ctx_mu);
+}
+
+/* The pair a read sets: watch=1 (fn NULL) is the global watcher and
+ * context as they are now, as stock stores them; under the interposer, the
+ * program's own global pair is the one the library knows as global. */
+void zkr__watch_pair(zkr_t *z, watcher_fn *fn, void **ctx) {
+  if (!*fn) {
+    pthread_mutex_lock(&z->ctx_mu);
+    *fn = z->watcher;
+    *ctx = z->context;
+    pthread_mutex_unlock(&z->ctx_mu);
+  } else {
+    pthread_mutex_lock(&z->ctx_mu);
+    void (*alias)(void *, watcher_fn *, void **) = z->watch_alias;
+    void *arg = z->watch_alias_arg;
+    pthread_mutex_unlock(&z->ctx_mu);
+    if (alias) alias(arg, fn, ctx);
+  }
+}
+
+/* Every change of state goes through here: the counters of armed records
+ * per member and of lost records follow. */
+void zkr__watch_set_state_locked(zkr_t *z, zkr__watch_t *w, int state) {
   if (w->state == ZKR__W_ARMED) z->members[w->member].watches--;
   if (w->state == ZKR__W_LOST) z->watch_lost--;
+  w->state = state;
+  if (state == ZKR__W_ARMED) z->members[w->member].watches++;
+  if (state == ZKR__W_LOST) z->watch_lost++;
+}
+
+void zkr__watch_unlink_locked(zkr_t *z, zkr__watch_t *w) {
+  zkr__watch_set_state_locked(z, w, ZKR__W_FIRED);
   if (w->prev) w->prev->next = w->next;
   else z->watch_list = w->next;
   if (w->next) w->next->prev = w->prev;
+  w->prev = w->next = NULL;
 }
 
 void zkr__watch_free_record(zkr__watch_t *w) {
   free(w->path);
   free(w);
+}
+
+void zkr__watch_free_list(zkr__watch_t *gone) {
+  while (gone) {
+    zkr__watch_t *n = gone->next;
+    zkr__watch_free_record(gone);
+    gone = n;
+  }
 }
 
 /* The record's watch is over (its event came, or the read that set it
@@ -59,14 +129,21 @@ void zkr__watch_free_record(zkr__watch_t *w) {
  * FIRED: each of those reads arms it anew or lets it go when it completes
  * (zkr__watch_reuse_done).  Under watch_mu. */
 int zkr__watch_over_locked(zkr_t *z, zkr__watch_t *w) {
+  w->fire = 0;
+  w->swallow = 0;
   if (w->reuses > 0) {
-    if (w->state == ZKR__W_ARMED) z->members[w->member].watches--;
-    if (w->state == ZKR__W_LOST) z->watch_lost--;
-    w->state = ZKR__W_FIRED;
+    zkr__watch_set_state_locked(z, w, ZKR__W_FIRED);
     return 0;
   }
   zkr__watch_unlink_locked(z, w);
   return 1;
+}
+
+static void over_to(zkr_t *z, zkr__watch_t *w, zkr__watch_t **gone) {
+  if (zkr__watch_over_locked(z, w)) {
+    w->next = *gone;
+    *gone = w;
+  }
 }
 
 static void remember(zkr__watch_t *w, const struct Stat *stat) {
@@ -77,19 +154,159 @@ static void remember(zkr__watch_t *w, const struct Stat *stat) {
   }
 }
 
+/* ---- the order of events ---- */
+
+/* Whether an event of type fires w's watcher table, as the server and the
+ * stock client's collectWatchers choose: a change fires data watches
+ * (exists on an existing node is one), a creation exists watches on a
+ * missing node, a child change child watches, a deletion data and child
+ * watches. */
+static int triggers(int type, const zkr__watch_t *w) {
+  int data = w->kind == ZKR__WATCH_DATA || (w->kind == ZKR__WATCH_EXIST && w->existed);
+  int exist = w->kind == ZKR__WATCH_EXIST && !w->existed;
+  int child = w->kind == ZKR__WATCH_CHILD;
+  if (type == ZOO_CHANGED_EVENT) return data;
+  if (type == ZOO_CREATED_EVENT) return exist;
+  if (type == ZOO_CHILD_EVENT) return child;
+  if (type == ZOO_DELETED_EVENT) return data || child;
+  return 0;
+}
+
+/* Registered from the application's point of view and not yet fired. */
+static int waiting(const zkr__watch_t *w) {
+  return !w->fire &&
+         (w->state == ZKR__W_ARMED || w->state == ZKR__W_REARMING || w->state == ZKR__W_LOST);
+}
+
+/* The state w's read saw, in the counter the change of its kind moves. */
+static int64_t seen(const zkr__watch_t *w) {
+  return w->kind == ZKR__WATCH_CHILD ? w->pzxid : w->mzxid;
+}
+
+/* Whether r, set before f on f's path, must be delivered before f's event
+ * (f->fire): r's event came and waits too, or r has had none yet and the
+ * same change will fire it - unless r's read saw a later state than f's,
+ * after the change that fired f. */
+static int blocks(const zkr__watch_t *r, const zkr__watch_t *f) {
+  if (r == f || !r->seq || r->seq >= f->seq || !triggers(f->fire, r)) return 0;
+  if (r->fire) return 1;
+  if (!waiting(r)) return 0;
+  int comparable = r->kind == f->kind && r->existed && f->existed;
+  return !(comparable && seen(r) > seen(f));
+}
+
+/* Queues w's event for the application (under watch_mu: w stays whole).
+ * Nothing after the owner expired: the EXPIRED event is the last. */
+void zkr__watch_deliver_locked(zkr__watch_t *w, int type) {
+  zkr_t *z = w->z;
+  if (!z->closing && !z->expired)
+    zkr__deliver_watch(z, w->fn, w->ctx, type, ZOO_CONNECTED_STATE, w->path);
+}
+
+/* A deletion calls a pair once: the same pair's other records of the
+ * path that it fires are consumed (their own events swallowed). */
+static void consume_twins(zkr_t *z, const zkr__watch_t *f, int type, zkr__watch_t **gone) {
+  if (type != ZOO_DELETED_EVENT) return;
+  for (zkr__watch_t *r = z->watch_list, *next; r; r = next) {
+    next = r->next;
+    if (r == f || r->fn != f->fn || r->ctx != f->ctx || strcmp(r->path, f->path) != 0 ||
+        !triggers(type, r))
+      continue;
+    if (r->fire == type) {
+      over_to(z, r, gone); /* its copy of this very event */
+    } else if (waiting(r)) {
+      if (r->state == ZKR__W_ARMED || r->state == ZKR__W_REARMING)
+        zkr__watch_set_state_locked(z, r, ZKR__W_CONSUMED);
+      else over_to(z, r, gone); /* lost: no registration left */
+    }
+  }
+}
+
+/* Delivers, in the order they were set, the events of path's records
+ * whose turn it is. */
+void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) {
+  for (;;) {
+    zkr__watch_t *next_f = NULL;
+    for (zkr__watch_t *f = z->watch_list; f; f = f->next) {
+      if (!f->fire || strcmp(f->path, path) != 0) continue;
+      if (next_f && next_f->seq <= f->seq) continue;
+      int blocked = 0;
+      for (zkr__watch_t *r = z->watch_list; r && !blocked; r = r->next)
+        blocked = strcmp(r->path, path) == 0 && blocks(r, f);
+      if (!blocked) next_f = f;
+    }
+    if (!next_f) return;
+    zkr__watch_t *f = next_f;
+    int type = f->fire;
+    zkr__watch_deliver_locked(f, type);
+    consume_twins(z, f, type, gone);
+    if (f->state == ZKR__W_CONSUMED && !f->swallow) {
+      f->fire = 0; /* its registration's own event is still to come */
+    } else {
+      over_to(z, f, gone);
+    }
+  }
+}
+
+void zkr__watch_fire_locked(zkr_t *z, zkr__watch_t *w, int type, int synthetic,
+                            zkr__watch_t **gone) {
+  w->fire = type;
+  if (!synthetic) zkr__watch_set_state_locked(z, w, ZKR__W_HELD);
+  if (!w->seq) w->seq = ++z->watch_seq;
+  zkr__watch_release_locked(z, w->path, gone);
+}
+
+/* ---- arming ---- */
+
 /* Under watch_mu. */
 void zkr__watch_arm_locked(zkr_t *z, zkr__watch_t *w, int member, zhandle_t *zh,
                            const struct Stat *stat) {
   w->member = member;
   w->zh = zh;
-  w->state = ZKR__W_ARMED;
   remember(w, stat);
-  z->members[member].watches++;
+  zkr__watch_set_state_locked(z, w, ZKR__W_ARMED);
+  if (!w->seq) w->seq = ++z->watch_seq;
 }
 
-/* The read that set the watch succeeded: the watch is live on member's
- * zhandle zh.  stat is the node as that read saw it (NULL: it did not
- * exist). */
+/* The event w's watch missed, between the state it remembers and the one
+ * a read found (rc ZOK with stat, or ZNONODE). */
+int zkr__watch_missed(const zkr__watch_t *w, int rc, const struct Stat *st) {
+  int exists = rc == ZOK;
+  if (w->existed && !exists) return ZOO_DELETED_EVENT;
+  if (!w->existed && exists) return ZOO_CREATED_EVENT;
+  if (!exists || !st) return 0;
+  if (w->kind == ZKR__WATCH_CHILD) return st->pzxid != w->pzxid ? ZOO_CHILD_EVENT : 0;
+  return st->mzxid != w->mzxid ? ZOO_CHANGED_EVENT : 0;
+}
+
+/* w2's read armed it; old, the record of the same pair it set again (its
+ * member could not take the read), is superseded: it gets the event of a
+ * change between the two reads, if there was one, and its registration,
+ * wherever it is, is swallowed.  w2 takes old's place in the order. */
+static void supersede_locked(zkr_t *z, zkr__watch_t *w2, const struct Stat *st,
+                             zkr__watch_t **gone) {
+  zkr__watch_t *old = w2->supersedes;
+  w2->supersedes = NULL;
+  old->reuses--;
+  if (waiting(old)) {
+    int event = zkr__watch_missed(old, st ? ZOK : ZNONODE, st);
+    int registered = old->state == ZKR__W_ARMED || old->state == ZKR__W_REARMING;
+    if (old->seq) w2->seq = old->seq;
+    if (registered) zkr__watch_set_state_locked(z, old, ZKR__W_CONSUMED);
+    else zkr__watch_set_state_locked(z, old, ZKR__W_HELD);
+    if (event) {
+      z->watch_missed_events++;
+      zkr__watch_fire_locked(z, old, event, 1, gone);
+    } else if (!registered) {
+      over_to(z, old, gone);
+    }
+  } else if (old->state == ZKR__W_FIRED && old->reuses == 0) {
+    zkr__watch_unlink_locked(z, old);
+    old->next = *gone;
+    *gone = old;
+  }
+}
+
 /* Completion's share (completion.c): the watch the read set is armed
  * (its read succeeded, or an exists found no node) or discarded; one that
  * was armed before is the same registration, or a new one if it fired
@@ -104,20 +321,76 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
   op->watch = NULL;
 }
 
+typedef struct {
+  zkr_t *z;
+  uint64_t id;
+} parent_ask_t;
+
+/* The parent's answer; the record is looked up by id, since it may be
+ * gone by then (its zhandle closed before answering drops this too). */
+static void parent_done(int rc, const struct Stat *stat, const void *data) {
+  parent_ask_t *a = (parent_ask_t *)data;
+  zkr_t *z = a->z;
+  pthread_mutex_lock(&z->watch_mu);
+  zkr__watch_t *w = zkr__watch_by_id_locked(z, a->id);
+  if (w && rc == ZOK && stat && w->ppzxid < 0 && w->state == ZKR__W_ARMED) w->ppzxid = stat->pzxid;
+  pthread_mutex_unlock(&z->watch_mu);
+  free(a);
+}
+
+/* The parent of path, or 0 when it has none (the root). */
+int zkr__watch_parent(const char *path, char *out, size_t cap) {
+  const char *slash = strrchr(path, '/');
+  if (!slash || path[1] == '\0') return 0;
+  size_t len = slash == path ? 1 : (size_t)(slash - path);
+  if (len >= cap) return 0;
+  memcpy(out, path, len);
+  out[len] = '\0';
+  return 1;
+}
+
+/* An exists watch on a missing node learns its parent's pzxid on the same
+ * session, right after: a re-arm compares it, so that a node created and
+ * deleted again while the watch's session was lost is not missed
+ * (watch_rearm.c).  Sent on zh's own completion thread, where zh cannot be
+ * closed under the call. */
+static void learn_parent(zkr_t *z, uint64_t id, const char *parent, zhandle_t *zh) {
+  parent_ask_t *a = malloc(sizeof *a);
+  if (!a) return;
+  a->z = z;
+  a->id = id;
+  if (zkr__zk->zoo_awexists(zh, parent, NULL, NULL, parent_done, a) != ZOK) free(a);
+}
+
 void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct Stat *stat) {
   zkr_t *z = w->z;
+  zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
   zkr__watch_arm_locked(z, w, member, zh, stat);
+  if (w->supersedes) supersede_locked(z, w, stat, &gone);
+  char parent[strlen(w->path) + 1];
+  int ask =
+      w->kind == ZKR__WATCH_EXIST && !stat && zkr__watch_parent(w->path, parent, sizeof parent);
+  uint64_t id = w->id;
   pthread_mutex_unlock(&z->watch_mu);
+  zkr__watch_free_list(gone);
+  if (ask) learn_parent(z, id, parent, zh);
 }
 
 /* The read failed and ZooKeeper did not register the watch. */
 void zkr__watch_discard(zkr__watch_t *w) {
   zkr_t *z = w->z;
+  zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
-  int gone = zkr__watch_over_locked(z, w);
+  zkr__watch_t *old = w->supersedes;
+  if (old) {
+    /* The record it would have superseded stays the registration. */
+    w->supersedes = NULL;
+    if (--old->reuses == 0 && old->state == ZKR__W_FIRED) over_to(z, old, &gone);
+  }
+  over_to(z, w, &gone);
   pthread_mutex_unlock(&z->watch_mu);
-  if (gone) zkr__watch_free_record(w);
+  zkr__watch_free_list(gone);
 }
 
 /* Same registration in ZooKeeper's eyes: its watcher tables are data
@@ -129,20 +402,29 @@ static int same_table(const zkr__watch_t *w, int kind) {
   return w->existed || kind == ZKR__WATCH_EXIST; /* w: an exists watch */
 }
 
-/* An armed record with the same path, watcher table, watcher and context,
- * or NULL.  Only one whose member is usable: a pinned read must have
- * somewhere to go.  Linear in the watches of the handle.  A record found
- * counts one more reuse (the caller's read, which must end with
- * zkr__watch_reuse_done) and *member is where it is armed. */
+/* The registration of the pair (fn, ctx) for path in kind's table, if it
+ * is waiting for an event.  Armed on a usable member: returned, counted as
+ * one more reuse (the caller's read, which must end with
+ * zkr__watch_reuse_done), with *member where it is armed.  Anywhere else
+ * (its member reconnecting, its session lost or being re-armed): NULL,
+ * and *supersede is it, held (reuses) for the caller's new record - as
+ * when pin_ok is 0 (the read must go elsewhere). 
+ * Linear in the watches of the handle. */
 zkr__watch_t *zkr__watch_find(zkr_t *z, int kind, const char *path, watcher_fn fn, void *ctx,
-                              int *member) {
+                              int pin_ok, int *member, zkr__watch_t **supersede) {
   zkr__watch_t *found = NULL;
+  *supersede = NULL;
   pthread_mutex_lock(&z->watch_mu);
   for (zkr__watch_t *w = z->watch_list; w && !found; w = w->next)
-    if (w->state == ZKR__W_ARMED && !w->removing && same_table(w, kind) && w->fn == fn &&
-        w->ctx == ctx && strcmp(w->path, path) == 0 && zkr__member_usable(&z->members[w->member]))
+    if (waiting(w) && !w->removing && same_table(w, kind) && w->fn == fn && w->ctx == ctx &&
+        strcmp(w->path, path) == 0)
       found = w;
-  if (found) {
+  if (found && (!pin_ok || found->state != ZKR__W_ARMED ||
+                !zkr__member_usable(&z->members[found->member]))) {
+    found->reuses++;
+    *supersede = found;
+    found = NULL;
+  } else if (found) {
     found->reuses++;
     *member = found->member;
   }
@@ -166,36 +448,25 @@ int zkr__watch_reuse_bound(zkr__watch_t *w, zhandle_t *zh) {
  * the record is still armed the two registrations are one (ZooKeeper
  * merges them).  If the watch fired meanwhile, the event came before this
  * read's reply, so the server processed the read after the change and
- * holds a new watch: the record is armed again for it. */
+ * holds a new watch: the record is armed again for it, at the end of the
+ * order, as stock inserts a pair set again after it fired. */
 void zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member, zhandle_t *zh,
                            const struct Stat *stat) {
   zkr_t *z = w->z;
-  int gone = 0;
+  zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
   w->reuses--;
   if (w->state == ZKR__W_FIRED) {
-    if (armed) zkr__watch_arm_locked(z, w, member, zh, stat);
-    else if (w->reuses == 0) {
+    if (armed) {
+      w->seq = 0;
+      zkr__watch_arm_locked(z, w, member, zh, stat);
+    } else if (w->reuses == 0) {
       zkr__watch_unlink_locked(z, w);
-      gone = 1;
+      gone = w;
     }
   }
   pthread_mutex_unlock(&z->watch_mu);
-  if (gone) zkr__watch_free_record(w);
-}
-
-/* Queues w's event for the application (under watch_mu: w stays whole). */
-void zkr__watch_deliver_locked(zkr__watch_t *w, int type) {
-  zkr_t *z = w->z;
-  watcher_fn fn = w->fn;
-  void *wctx = w->ctx;
-  if (!fn) {
-    pthread_mutex_lock(&z->ctx_mu);
-    fn = z->watcher;
-    wctx = z->context;
-    pthread_mutex_unlock(&z->ctx_mu);
-  }
-  if (!z->closing) zkr__deliver_watch(z, fn, wctx, type, ZOO_CONNECTED_STATE, w->path);
+  zkr__watch_free_list(gone);
 }
 
 void zkr__watch_trampoline(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
@@ -207,17 +478,21 @@ void zkr__watch_trampoline(zhandle_t *zh, int type, int state, const char *path,
   if (type == ZOO_SESSION_EVENT) return;
   zkr__watch_t *w = ctx;
   zkr_t *z = w->z;
+  zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
-  if (w->zh != zh || w->state == ZKR__W_REMOVED) {
+  if (w->zh != zh || w->state == ZKR__W_REMOVED || w->state == ZKR__W_HELD) {
     pthread_mutex_unlock(&z->watch_mu);
-    return; /* a registration the record left behind, or removed */
+    return; /* a registration the record left behind, removed, or fired */
   }
-  /* Data and child watches fire once.  A record whose event was already
-   * delivered by a re-arm (consumed) only waited for this to go. */
-  if (w->state != ZKR__W_CONSUMED) zkr__watch_deliver_locked(w, type);
-  int gone = zkr__watch_over_locked(z, w);
+  if (w->state == ZKR__W_CONSUMED) {
+    /* Its event was made here: this one only had to come. */
+    if (w->fire) w->swallow = 1;
+    else over_to(z, w, &gone);
+  } else {
+    zkr__watch_fire_locked(z, w, type, 0, &gone);
+  }
   pthread_mutex_unlock(&z->watch_mu);
-  if (gone) zkr__watch_free_record(w);
+  zkr__watch_free_list(gone);
 }
 
 /* ---- the watchers a session event goes to ---- */
@@ -233,16 +508,13 @@ static int pair_cmp(const void *a, const void *b) {
 }
 
 /* Registered from the application's point of view: its read succeeded
- * and its event has not come (a consumed record's event came, from a
- * re-arm). */
+ * and its event has not been delivered. */
 static int registered(const zkr__watch_t *w) {
-  return w->fn &&
-         (w->state == ZKR__W_ARMED || w->state == ZKR__W_REARMING || w->state == ZKR__W_LOST);
+  return w->fn && (waiting(w) || w->state == ZKR__W_HELD);
 }
 
-/* The distinct (watcher, context) pairs of registered per-path watches
- * (the global watcher's are the global watcher's): fills up to cap of
- * them and returns how many there are. */
+/* The distinct (watcher, context) pairs of registered per-path watches:
+ * fills up to cap of them and returns how many there are. */
 int zkr__watch_session_watchers(zkr_t *z, watcher_fn *fns, void **ctxs, int cap) {
   pthread_mutex_lock(&z->watch_mu);
   size_t k = 0;
@@ -269,9 +541,7 @@ int zkr__watch_session_watchers(zkr_t *z, watcher_fn *fns, void **ctxs, int cap)
 
 void zkr__watch_stats(zkr_t *z, zkr_stats_t *s) {
   pthread_mutex_lock(&z->watch_mu);
-  for (zkr__watch_t *w = z->watch_list; w; w = w->next)
-    s->watches +=
-        w->state == ZKR__W_ARMED || w->state == ZKR__W_REARMING || w->state == ZKR__W_LOST;
+  for (zkr__watch_t *w = z->watch_list; w; w = w->next) s->watches += registered(w);
   s->watches_lost = z->watch_lost;
   pthread_mutex_unlock(&z->watch_mu);
   s->watch_rearms = z->watch_rearms;

@@ -15,7 +15,12 @@ enum {
   ZKR__W_REARMING, /* being set again on another session (watch_rearm.c) */
   ZKR__W_LOST,     /* its session is gone and no re-arm got through yet:
                        the monitor retries until one does */
-  ZKR__W_CONSUMED, /* event delivered by a re-arm; the server's is dropped */
+  ZKR__W_HELD,     /* its event came (fire) and waits for the watchers of
+                       the path set before it (watch.c's ordering); no
+                       registration is left on any server */
+  ZKR__W_CONSUMED, /* its event was made here (a re-arm or a read that set
+                       the pair again saw the change); the registration it
+                       still has on zh is swallowed when it fires */
   ZKR__W_FIRED,    /* over (event delivered) while reads that set it
                        again are in flight: kept for them */
   ZKR__W_REMOVED   /* removed by the application (watch_remove.c): never
@@ -26,7 +31,8 @@ enum {
 
 struct zkr__watch {
   struct zkr *z;
-  watcher_fn fn; /* NULL: the global watcher */
+  watcher_fn fn; /* the pair it calls: watch=1 is resolved to the global
+                    watcher and context when it is set, as stock stores it */
   void *ctx;
   int kind; /* ZKR__WATCH_* */
   char *path;
@@ -37,7 +43,18 @@ struct zkr__watch {
   int reuses;    /* reads in flight that set it again, under watch_mu */
   int existed;   /* the node as the arming read saw it */
   int64_t mzxid, pzxid;
-  int removing; /* a removal is on its way (watch_remove.c) */
+  int64_t ppzxid;                /* an exists watch on a missing node: its parent's pzxid
+                     once learned on the same session, -1 unknown */
+  uint64_t id;                   /* unique in the handle: answers that may outlive the
+                     record find it by this (watch.c, watch_rearm.c) */
+  uint64_t seq;                  /* the order in which the pair was set (first armed),
+                     which is the order its watchers fire in; 0 not yet */
+  int fire;                      /* the event that came for it and waits its turn, 0 none */
+  int swallow;                   /* CONSUMED: its registration's own event came too */
+  struct zkr__watch *supersedes; /* PENDING: the record of the same pair
+                                    that this read sets again (held by
+                                    reuses), NULL none */
+  int removing;                  /* a removal is on its way (watch_remove.c) */
   uint64_t removed_ns;
   struct zkr__watch *prev, *next;
 };
@@ -51,7 +68,13 @@ void zkr__watch_discard(zkr__watch_t *w);
 void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat);
 
 zkr__watch_t *zkr__watch_find(struct zkr *z, int kind, const char *path, watcher_fn fn, void *ctx,
-                              int *member);
+                              int pin_ok, int *member, zkr__watch_t **supersede);
+
+void zkr__watch_pair(struct zkr *z, watcher_fn *fn, void **ctx);
+void zkr__watch_set_alias(struct zkr *z, void (*fn)(void *, watcher_fn *, void **), void *arg);
+
+/* A record by its id, under watch_mu; NULL when it is gone. */
+zkr__watch_t *zkr__watch_by_id_locked(struct zkr *z, uint64_t id);
 
 int zkr__watch_reuse_bound(zkr__watch_t *w, zhandle_t *zh);
 

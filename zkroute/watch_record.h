@@ -7,8 +7,21 @@
 #include "watch.h"
 
 /* Under watch_mu. */
+void zkr__watch_set_state_locked(struct zkr *z, zkr__watch_t *w, int state);
 void zkr__watch_unlink_locked(struct zkr *z, zkr__watch_t *w);
 int zkr__watch_over_locked(struct zkr *z, zkr__watch_t *w);
+/* An event for w: its own (synthetic 0) or one made here (1); then the
+ * watchers of its path whose turn it is are delivered, and records that
+ * are over are put on *gone (free them outside watch_mu). */
+void zkr__watch_fire_locked(struct zkr *z, zkr__watch_t *w, int type, int synthetic,
+                            zkr__watch_t **gone);
+void zkr__watch_release_locked(struct zkr *z, const char *path, zkr__watch_t **gone);
+void zkr__watch_free_list(zkr__watch_t *gone);
+/* The event w's watch missed between its remembered state and stat (rc:
+ * the read's answer), 0 none. */
+int zkr__watch_missed(const zkr__watch_t *w, int rc, const struct Stat *stat);
+/* The parent of path into out (cap bytes); 0 when it has none. */
+int zkr__watch_parent(const char *path, char *out, size_t cap);
 void zkr__watch_arm_locked(struct zkr *z, zkr__watch_t *w, int member, zhandle_t *zh,
                            const struct Stat *stat);
 void zkr__watch_deliver_locked(zkr__watch_t *w, int type);

@@ -67,9 +67,8 @@ static ZooWatcherType type_of(const zkr__watch_t *w) {
 
 /* Under watch_mu. */
 void zkr__watch_remove_locked(zkr_t *z, zkr__watch_t *w) {
-  if (w->state == ZKR__W_ARMED) z->members[w->member].watches--;
-  if (w->state == ZKR__W_LOST) z->watch_lost--;
-  w->state = ZKR__W_REMOVED;
+  zkr__watch_set_state_locked(z, w, ZKR__W_REMOVED);
+  w->fire = 0; /* an event that waited for its turn is dropped */
   w->removed_ns = zkr__now_ns();
 }
 
@@ -92,14 +91,15 @@ void zkr__watch_unregister(zkr_t *z, zkr__watch_t *w, int slot, zhandle_t *zh, i
 /* Under watch_mu: registered, for this path, type and watcher. */
 static int matches(const zkr__watch_t *w, const char *path, ZooWatcherType t, int all,
                    watcher_fn fn, void *ctx, watcher_fn gfn, void *gctx) {
-  if (w->state != ZKR__W_ARMED && w->state != ZKR__W_REARMING && w->state != ZKR__W_LOST) return 0;
+  if (w->state != ZKR__W_ARMED && w->state != ZKR__W_REARMING && w->state != ZKR__W_LOST &&
+      w->state != ZKR__W_HELD)
+    return 0;
   if (w->removing || strcmp(w->path, path) != 0) return 0;
   if (t != ZWATCHTYPE_ANY && type_of(w) != t) return 0;
   if (all) return 1;
-  /* A watch set with watch=1 is the global watcher's, as in stock. */
-  watcher_fn wf = w->fn ? w->fn : gfn;
-  void *wc = w->fn ? w->ctx : gctx;
-  return wf == fn && wc == ctx;
+  (void)gfn;
+  (void)gctx;
+  return w->fn == fn && w->ctx == ctx;
 }
 
 /* Under watch_mu: one request answered, or one sender done. */
@@ -119,7 +119,7 @@ static void call_finish(rm_call_t *c) {
 }
 
 /* Under watch_mu: q is answered with rc; returns the call if it is done. */
-static rm_call_t *answer_locked(zkr_t *z, rm_req_t *q, int rc) {
+static rm_call_t *answer_locked(zkr_t *z, rm_req_t *q, int rc, zkr__watch_t **gone) {
   for (int i = 0; i < q->n; i++) {
     zkr__watch_t *w = q->w[i];
     w->removing = 0;
@@ -130,6 +130,8 @@ static rm_call_t *answer_locked(zkr_t *z, rm_req_t *q, int rc) {
       zkr__watch_remove_locked(z, w);
     else if (w->state == ZKR__W_FIRED && w->reuses == 0)
       zkr__watch_remove_locked(z, w); /* over, and nobody holds it: GC */
+    /* Events held behind it may go now. */
+    zkr__watch_release_locked(z, w->path, gone);
   }
   rm_call_t *c = q->call;
   if (rc == ZOK) c->ok = 1;
@@ -150,8 +152,10 @@ static void rm_done(int rc, const void *data) {
     return;
   }
   *p = q->next;
-  rm_call_t *done = answer_locked(z, q, rc);
+  zkr__watch_t *gone = NULL;
+  rm_call_t *done = answer_locked(z, q, rc, &gone);
   pthread_mutex_unlock(&z->watch_mu);
+  zkr__watch_free_list(gone);
   free(q);
   call_finish(done);
 }
@@ -166,11 +170,13 @@ void zkr__watch_remove_dropped(zkr_t *z, zhandle_t *zh) {
     while (*p && zh && (*p)->zh != zh) p = &(*p)->next;
     rm_req_t *q = *p;
     rm_call_t *done = NULL;
+    zkr__watch_t *gone = NULL;
     if (q) {
       *p = q->next;
-      done = answer_locked(z, q, rc);
+      done = answer_locked(z, q, rc, &gone);
     }
     pthread_mutex_unlock(&z->watch_mu);
+    zkr__watch_free_list(gone);
     if (!q) return;
     free(q);
     call_finish(done);
@@ -255,11 +261,14 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
     } else if (w->state == ZKR__W_REARMING) {
       w->removing = 1; /* its re-arm drops what it set (watch_rearm.c) */
     } else {
-      zkr__watch_remove_locked(z, w); /* lost: on no server */
+      zkr__watch_remove_locked(z, w); /* lost or fired: on no server */
     }
   }
   if (found > na) c->ok = 1;
+  zkr__watch_t *gone = NULL;
+  zkr__watch_release_locked(z, path, &gone);
   pthread_mutex_unlock(&z->watch_mu);
+  zkr__watch_free_list(gone);
   if (!armed || !here) {
     free(armed);
     free(here);
@@ -273,7 +282,10 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
     w->removing = 0;
     w->reuses--;
     if (w->state == ZKR__W_ARMED || w->state == ZKR__W_FIRED) zkr__watch_remove_locked(z, w);
+    zkr__watch_t *g = NULL;
+    zkr__watch_release_locked(z, path, &g);
     pthread_mutex_unlock(&z->watch_mu);
+    zkr__watch_free_list(g);
   }
   free(here);
   if (!found && !all) {

@@ -155,3 +155,10 @@ int it_run(Suite *s) {
   }
   return failed == 0 ? 0 : 1;
 }
+
+int it_off_owner(const zkr_member_info_t *m, int n, void *ctx) {
+  int owner = (int)(intptr_t)ctx;
+  for (int i = 0; i < n; i++)
+    if (m[i].index != owner && m[i].in_pool) return i;
+  return -1;
+}

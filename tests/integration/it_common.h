@@ -17,6 +17,10 @@ const char *it_hosts(void);
 zkr_t *it_open(const zkr_options_t *opts, watcher_fn fn, void *ctx);
 zkr_t *it_open_hosts(const char *hosts, const zkr_options_t *opts, watcher_fn fn, void *ctx);
 void it_wait_ready(zkr_t *z);
+/* The owner session is whichever member session was established first:
+ * tests that need a watch on a carrier place its read with this read
+ * selector, whose ctx is the owner's member index (cast to a pointer). */
+int it_off_owner(const zkr_member_info_t *members, int n, void *ctx);
 /* A plain stock session on any member, connected. */
 zhandle_t *it_stock(void);
 /* srvr "Received:" of member i (0-based), -1 on failure. */

@@ -1,0 +1,188 @@
+/* Server-less unit tests of what reads guarantee (DESIGN.md section 3):
+ * monotonic reads across a leader change - a member still in an older
+ * epoch serves no read, and the handle's highest zxid seen raises the
+ * epoch floor - and the handle's own order of reads and writes.  Driven
+ * through the function table by the fake ZooKeeper
+ * (tests/harness/fakefix.h). */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakefix.h"
+
+/* ---- reads never go back in time across a leader change ---- */
+
+/* Which member served each of n reads of path (sync+read, answered). */
+static void read_n(int n, const char *path, int *served) {
+  for (int i = 0; i < n; i++) {
+    ck_assert_int_eq(zkr_aget(z, path, 0, done_data, (void *)(intptr_t)(500 + i)), ZOK);
+    fake_req_t *g = fake_wait(NULL, FK_GET, path);
+    ck_assert_ptr_nonnull(g);
+    served[fake_handle_server(g->h)]++;
+    fake_reply(g, ZOK, 0x200000005LL, 0x200000005LL, "v");
+    ck_assert_int_ge(ev_find(0, EV_DONE, 500 + i), 0);
+  }
+}
+
+/* fake3 still follows a deposed leader: its epoch (srvr's Zxid >> 32) is
+ * below the leader's.  A sync there is answered by the deposed leader
+ * (ZOOKEEPER-1675): fake3 leaves the read pool. */
+START_TEST(member_of_an_older_epoch_serves_no_read) {
+  open3();
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x200000005LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x200000005LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000009LL);
+  sleep_ms(100); /* a few polls */
+  int served[4] = {0};
+  read_n(8, "/m", served);
+  ck_assert_int_eq(served[3], 0);
+  ck_assert_int_eq(served[2], 8);
+  /* It rejoins the current epoch: back in the pool. */
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x200000006LL);
+  sleep_ms(100);
+  int again[4] = {0};
+  read_n(8, "/m", again);
+  ck_assert_int_gt(again[3], 0);
+}
+END_TEST
+
+/* The handle saw a zxid of epoch 2 in a reply (its write, through the new
+ * leader) before any srvr poll showed epoch 2: no member known to be in an
+ * older epoch serves a read meanwhile - the leader does - and once the
+ * polls show who moved on, the member left behind stays out. */
+START_TEST(reply_zxid_raises_the_epoch_floor) {
+  open3();
+  ck_assert_int_eq(zkr_aset(z, "/h", "1", 1, -1, done_stat, (void *)1), ZOK);
+  fake_req_t *w = fake_wait(h[1], FK_SET, "/h");
+  ck_assert_ptr_nonnull(w);
+  fake_reply(w, ZOK, 0x200000001LL, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  int served[4] = {0};
+  read_n(4, "/h", served);
+  ck_assert_int_eq(served[2] + served[3], 0);
+  ck_assert_int_eq(served[1], 4);
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x200000002LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x200000002LL);
+  sleep_ms(100);
+  int later[4] = {0};
+  read_n(6, "/h", later);
+  ck_assert_int_eq(later[3], 0);
+  ck_assert_int_eq(later[2], 6);
+}
+END_TEST
+
+/* ---- the handle's own order: FIFO client order in session mode ---- */
+
+static void open3_session(void) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.consistency = ZKR_CONSISTENCY_SESSION;
+  open3_opts(&o, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+}
+
+/* consistency=session claims a stock session's guarantees, FIFO client
+ * order among them: aset(/a) then aget(/b) complete in that order, and
+ * the read runs after the write (it cannot miss it). */
+START_TEST(session_mode_read_after_write_in_issue_order) {
+  open3_session();
+  ck_assert_int_eq(zkr_aset(z, "/a", "1", 1, -1, done_stat, (void *)1), ZOK);
+  ck_assert_int_eq(zkr_aget(z, "/b", 0, done_data, (void *)2), ZOK);
+  fake_req_t *w = fake_wait(h[1], FK_SET, "/a");
+  ck_assert_ptr_nonnull(w);
+  /* The read is not on a follower ahead of the write. */
+  sleep_ms(50);
+  fake_req_t *r = fake_peek(NULL, FK_GET, "/b");
+  if (r) {
+    ck_assert_ptr_eq(r->h, h[1]);
+    ck_assert_int_gt(r->seq, w->seq);
+    fake_reply(r, ZOK, 0x100000006LL, 0, "b"); /* even answered first */
+  }
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 2), 0);
+  fake_reply(w, ZOK, 0x100000006LL, 0, NULL);
+  if (!r) {
+    r = fake_wait(NULL, FK_GET, "/b");
+    ck_assert_ptr_nonnull(r);
+    fake_reply(r, ZOK, 0x100000006LL, 0, "b");
+  }
+  int a = ev_find(0, EV_DONE, 1), b = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(a, 0);
+  ck_assert_int_gt(b, a);
+}
+END_TEST
+
+/* aget(/b) then aset(/a): the read, in flight on a follower, must not see
+ * the later write - the write waits for it - and completes first. */
+START_TEST(session_mode_write_after_read_waits) {
+  open3_session();
+  ck_assert_int_eq(zkr_aget(z, "/b", 0, done_data, (void *)1), ZOK);
+  fake_req_t *r = fake_wait(NULL, FK_GET, "/b");
+  ck_assert_ptr_nonnull(r);
+  ck_assert_ptr_ne(r->h, h[1]);
+  ck_assert_int_eq(zkr_aset(z, "/a", "1", 1, -1, done_stat, (void *)2), ZOK);
+  sleep_ms(100);
+  ck_assert_msg(fake_peek(h[1], FK_SET, "/a") == NULL,
+                "the write went out while an earlier read was in flight");
+  fake_reply(r, ZOK, 0x100000005LL, 0, "b");
+  fake_req_t *w = fake_wait(h[1], FK_SET, "/a");
+  ck_assert_ptr_nonnull(w);
+  fake_reply(w, ZOK, 0x100000006LL, 0, NULL);
+  int a = ev_find(0, EV_DONE, 1), b = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(a, 0);
+  ck_assert_int_gt(b, a);
+}
+END_TEST
+
+/* Linearizable mode keeps no FIFO order between a write and a later read
+ * of another path (docs/guarantees.md): the read is a sync+read on a
+ * follower at once and may complete first.  What it does keep: a read of
+ * the path the write changes follows the write on its session. */
+START_TEST(linearizable_read_of_another_path_is_not_ordered) {
+  open3();
+  ck_assert_int_eq(zkr_aset(z, "/a", "1", 1, -1, done_stat, (void *)1), ZOK);
+  ck_assert_int_eq(zkr_aget(z, "/b", 0, done_data, (void *)2), ZOK);
+  ck_assert_int_eq(zkr_aget(z, "/a", 0, done_data, (void *)3), ZOK);
+  fake_req_t *w = fake_wait(h[1], FK_SET, "/a");
+  fake_req_t *rb = fake_wait(NULL, FK_GET, "/b");
+  fake_req_t *ra = fake_wait(h[1], FK_GET, "/a");
+  ck_assert_ptr_nonnull(w);
+  ck_assert_ptr_nonnull(rb);
+  ck_assert_ptr_nonnull(ra);
+  ck_assert_ptr_ne(rb->h, h[1]);
+  ck_assert_int_gt(ra->seq, w->seq);
+  fake_reply(rb, ZOK, 0x100000005LL, 0, "b");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+  ck_assert_int_eq(ev_matching(EV_DONE, 1), 0);
+  fake_reply(w, ZOK, 0x100000006LL, 0, NULL);
+  fake_reply(ra, ZOK, 0x100000006LL, 0, "1");
+  int a = ev_find(0, EV_DONE, 1), c = ev_find(0, EV_DONE, 3);
+  ck_assert_int_ge(a, 0);
+  ck_assert_int_gt(c, a);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("reads");
+  TCase *tc = tcase_create("fake");
+  tcase_set_timeout(tc, 30);
+  tcase_add_checked_fixture(tc, NULL, teardown);
+  tcase_add_test(tc, member_of_an_older_epoch_serves_no_read);
+  tcase_add_test(tc, reply_zxid_raises_the_epoch_floor);
+  tcase_add_test(tc, session_mode_read_after_write_in_issue_order);
+  tcase_add_test(tc, session_mode_write_after_read_waits);
+  tcase_add_test(tc, linearizable_read_of_another_path_is_not_ordered);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,346 @@
+/* Server-less unit tests of watcher accounting against the stock client's
+ * rules (DESIGN.md section 4): a (watcher, context) pair is called once
+ * per event, the watchers of one path fire in the order they were set
+ * whichever member's event comes first, a removed watcher is never called
+ * again, a re-armed watch misses no event, and nothing comes after
+ * EXPIRED.  Driven through the function table by the fake ZooKeeper
+ * (tests/harness/fakefix.h). */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakefix.h"
+#include "watch.h"
+
+/* The request of kind for path that came after seq `after`. */
+static fake_req_t *next_req(int kind, const char *path) {
+  fake_req_t *r = fake_wait(NULL, kind, path);
+  ck_assert_ptr_nonnull(r);
+  return r;
+}
+
+/* ---- a pair is called once per event ---- */
+
+/* watch=1 is the global watcher and context, as the stock client stores
+ * it: a read that sets (global watcher, global context) explicitly on the
+ * same path is the same registration, and the event comes once. */
+START_TEST(global_pair_set_twice_is_one_registration) {
+  open3();
+  ck_assert_int_eq(zkr_aget(z, "/p", 1, done_data, (void *)1), ZOK);
+  fake_req_t *g1 = next_req(FK_GET, "/p");
+  fake_reply(g1, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  ck_assert_int_eq(zkr_awget(z, "/p", watcher, (void *)100, done_data, (void *)2), ZOK);
+  fake_req_t *g2 = next_req(FK_GET, "/p");
+  fake_reply(g2, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+  fake_fire(g1->h, "/p", ZOO_CHANGED_EVENT);
+  if (g2->h != g1->h) fake_fire(g2->h, "/p", ZOO_CHANGED_EVENT);
+  ck_assert_int_ge(ev_find(0, EV_WATCH, 100), 0);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 100), 1);
+}
+END_TEST
+
+/* Under the interposer the library's global pair is the interposer's own
+ * (its trampoline and handle), which calls the program's global watcher;
+ * a watch the program sets with its own global pair is named as the
+ * library's global pair (the alias), so a session event reaches the
+ * program's watcher once, not once as a path watcher and once through the
+ * global one. */
+static void app_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
+  watcher(zh, type, state, path, ctx);
+}
+
+static void alias(void *arg, watcher_fn *fn, void **ctx) {
+  (void)arg;
+  if (*fn == app_watcher && *ctx == (void *)55) {
+    *fn = watcher;
+    *ctx = (void *)100;
+  }
+}
+
+START_TEST(interposer_global_pair_gets_session_events_once) {
+  open3();
+  zkr__watch_set_alias(z, alias, NULL);
+  ck_assert_int_eq(zkr_awget(z, "/s", app_watcher, (void *)55, done_data, (void *)1), ZOK);
+  fake_req_t *g = next_req(FK_GET, "/s");
+  fake_reply(g, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  int mark = ev_count();
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+  fake_session_event(h[1], ZOO_CONNECTED_STATE);
+  wait_state(ZOO_CONNECTED_STATE);
+  ck_assert_int_ge(ev_find(ev_find(mark, EV_SESSION, 100) + 1, EV_SESSION, 100), 0);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_SESSION, 55), 0);
+  /* The data event reaches the pair through the global one, once. */
+  fake_fire(g->h, "/s", ZOO_CHANGED_EVENT);
+  ck_assert_int_ge(ev_find(0, EV_WATCH, 100), 0);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 100), 1);
+}
+END_TEST
+
+/* A node deleted fires its data and its child watches; one pair set as
+ * both is called once, as stock collects the watchers of one event into
+ * one list without duplicates. */
+START_TEST(delete_calls_a_pair_once_across_tables) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/d", watcher, (void *)7, done_data, (void *)1), ZOK);
+  fake_req_t *g = next_req(FK_GET, "/d");
+  fake_reply(g, ZOK, 5, 5, "a");
+  ck_assert_int_eq(zkr_awget_children(z, "/d", watcher, (void *)7, done_strings, (void *)2), ZOK);
+  fake_req_t *c = next_req(FK_CHILDREN, "/d");
+  fake_reply(c, ZOK, 5, 5, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+  fake_fire(g->h, "/d", ZOO_DELETED_EVENT);
+  if (c->h != g->h) fake_fire(c->h, "/d", ZOO_DELETED_EVENT);
+  ck_assert_int_ge(ev_find(0, EV_WATCH, 7), 0);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 7), 1);
+}
+END_TEST
+
+/* The pair set again while the member that holds it reconnects: the new
+ * read goes elsewhere, and the node did not change in between.  When the
+ * node changes, both sessions' registrations fire (the old one through
+ * its reconnect); the application's watcher is called once. */
+START_TEST(rewatch_while_member_reconnects_fires_once) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/r", watcher, (void *)3, done_data, (void *)1), ZOK);
+  fake_req_t *g1 = next_req(FK_GET, "/r");
+  fake_zh_t *a = g1->h;
+  fake_reply(g1, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  fake_session_event(a, ZOO_CONNECTING_STATE);
+  ck_assert_int_eq(zkr_awget(z, "/r", watcher, (void *)3, done_data, (void *)2), ZOK);
+  fake_req_t *g2 = next_req(FK_GET, "/r");
+  ck_assert_ptr_ne(g2->h, a);
+  fake_reply(g2, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+  fake_session_event(a, ZOO_CONNECTED_STATE);
+  fake_fire(a, "/r", ZOO_CHANGED_EVENT);
+  fake_fire(g2->h, "/r", ZOO_CHANGED_EVENT);
+  ck_assert_int_ge(ev_find(0, EV_WATCH, 3), 0);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 3), 1);
+}
+END_TEST
+
+/* The same, but the node changed between the two reads: stock calls the
+ * watcher for that change (its first registration fired before the second
+ * read) and again for the next one (the second read registered anew). */
+START_TEST(rewatch_after_a_change_fires_for_both_changes) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/r", watcher, (void *)3, done_data, (void *)1), ZOK);
+  fake_req_t *g1 = next_req(FK_GET, "/r");
+  fake_zh_t *a = g1->h;
+  fake_reply(g1, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  fake_session_event(a, ZOO_CONNECTING_STATE);
+  ck_assert_int_eq(zkr_awget(z, "/r", watcher, (void *)3, done_data, (void *)2), ZOK);
+  fake_req_t *g2 = next_req(FK_GET, "/r");
+  fake_reply(g2, ZOK, 8, 8, "b");
+  int d2 = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(d2, 0);
+  /* The change from 5 to 8: one event. */
+  int w1 = ev_find(0, EV_WATCH, 3);
+  ck_assert_int_ge(w1, 0);
+  ck_assert_int_eq(ev_at(w1).type, ZOO_CHANGED_EVENT);
+  /* The old registration fires on reconnect for that same change:
+   * nothing more. */
+  fake_session_event(a, ZOO_CONNECTED_STATE);
+  fake_fire(a, "/r", ZOO_CHANGED_EVENT);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 3), 1);
+  /* The next change fires the new registration. */
+  fake_fire(g2->h, "/r", ZOO_CHANGED_EVENT);
+  ck_assert_int_ge(ev_find(w1 + 1, EV_WATCH, 3), 0);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 3), 2);
+}
+END_TEST
+
+/* ---- the watchers of one path fire in the order they were set ---- */
+
+START_TEST(watchers_of_a_path_fire_in_the_order_set) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/o", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *g1 = next_req(FK_GET, "/o");
+  fake_reply(g1, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  ck_assert_int_eq(zkr_awget(z, "/o", watcher, (void *)2, done_data, (void *)12), ZOK);
+  fake_req_t *g2 = next_req(FK_GET, "/o");
+  fake_reply(g2, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 12), 0);
+  /* The policy spreads reads: the two registrations are on two members. */
+  ck_assert_ptr_ne(g1->h, g2->h);
+  /* The second one's member reports the change first. */
+  fake_fire(g2->h, "/o", ZOO_CHANGED_EVENT);
+  sleep_ms(100);
+  ck_assert_msg(ev_matching(EV_WATCH, 2) == 0,
+                "the second watcher ran before the first one's event came");
+  fake_fire(g1->h, "/o", ZOO_CHANGED_EVENT);
+  int a = ev_find(0, EV_WATCH, 1), b = ev_find(0, EV_WATCH, 2);
+  ck_assert_int_ge(a, 0);
+  ck_assert_int_gt(b, a);
+}
+END_TEST
+
+/* A watcher set after the change (its read saw the new state) does not
+ * wait for one set before it: it would never fire for that change. */
+START_TEST(watcher_set_after_the_change_is_not_held) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/o", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *g1 = next_req(FK_GET, "/o");
+  fake_reply(g1, ZOK, 5, 5, "a");
+  ck_assert_int_eq(zkr_awget(z, "/o", watcher, (void *)2, done_data, (void *)12), ZOK);
+  fake_req_t *g2 = next_req(FK_GET, "/o");
+  fake_reply(g2, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 12), 0);
+  ck_assert_int_eq(zkr_awget(z, "/o", watcher, (void *)3, done_data, (void *)13), ZOK);
+  fake_req_t *g3 = next_req(FK_GET, "/o");
+  fake_reply(g3, ZOK, 9, 9, "b"); /* after the change to 9 */
+  ck_assert_int_ge(ev_find(0, EV_DONE, 13), 0);
+  fake_fire(g1->h, "/o", ZOO_CHANGED_EVENT);
+  if (g2->h != g1->h) fake_fire(g2->h, "/o", ZOO_CHANGED_EVENT);
+  int a = ev_find(0, EV_WATCH, 1), b = ev_find(0, EV_WATCH, 2);
+  ck_assert_int_ge(a, 0);
+  ck_assert_int_gt(b, a);
+  /* The next change: the third fires, unheld. */
+  fake_fire(g3->h, "/o", ZOO_CHANGED_EVENT);
+  ck_assert_int_ge(ev_find(0, EV_WATCH, 3), 0);
+}
+END_TEST
+
+/* ---- a removed watcher is never called again ---- */
+
+/* Two watches lose their session; the monitor re-arms them one after the
+ * other, and the application removes the other one while the first
+ * re-arm is being sent: that one must stay removed. */
+static _Atomic int removed_tag;
+static void remove_other(fake_req_t *r, void *arg) {
+  (void)arg;
+  int a = strcmp(r->path, "/wa") == 0;
+  removed_tag = a ? 2 : 1;
+  ck_assert_int_eq(zkr_remove_watches(z, a ? "/wb" : "/wa", ZWATCHTYPE_DATA, watcher,
+                                      (void *)(intptr_t)removed_tag, 1),
+                   ZOK);
+}
+
+START_TEST(removed_watcher_not_rearmed) {
+  open3_rescue();
+  /* fake3 away for a moment: both watches land on fake2's session. */
+  fake_session_event(h[3], ZOO_CONNECTING_STATE);
+  ck_assert_int_eq(zkr_awget(z, "/wa", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *ga = next_req(FK_GET, "/wa");
+  fake_zh_t *c = ga->h;
+  ck_assert_ptr_eq(c, h[2]);
+  fake_reply(ga, ZOK, 5, 5, "a");
+  ck_assert_int_eq(zkr_awget(z, "/wb", watcher, (void *)2, done_data, (void *)12), ZOK);
+  fake_req_t *gb = fake_wait(c, FK_GET, "/wb");
+  ck_assert_ptr_nonnull(gb);
+  fake_reply(gb, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 12), 0);
+  fake_session_event(h[3], ZOO_CONNECTED_STATE);
+  /* c expires: both are re-armed elsewhere; whichever is re-armed first,
+   * the other is removed while that re-arm is on its way. */
+  removed_tag = 0;
+  fake_hook_sent(FK_SYNC, NULL, remove_other, NULL);
+  fake_session_event(c, ZOO_EXPIRED_SESSION_STATE);
+  sleep_ms(300);
+  ck_assert_int_ne(removed_tag, 0);
+  const char *paths[] = {"/wa", "/wb"};
+  for (int i = 0; i < 2; i++) {
+    fake_req_t *r = fake_peek(NULL, FK_GET, paths[i]);
+    if (!r) continue;
+    fake_reply(r, ZOK, 5, 5, "a");
+    fake_fire(r->h, paths[i], ZOO_CHANGED_EVENT);
+  }
+  sleep_ms(100);
+  ck_assert_msg(ev_matching(EV_WATCH, removed_tag) == 0, "a removed watcher was called");
+  ck_assert_int_eq(ev_matching(EV_WATCH, 3 - removed_tag), 1);
+}
+END_TEST
+
+/* ---- a re-armed watch misses nothing ---- */
+
+/* An exists watch on a missing node; its carrier is lost, and meanwhile
+ * the node was created and deleted again: the re-arm finds it missing as
+ * before, but the parent's children changed (pzxid), so the application
+ * gets the CREATED event its watch would have had. */
+START_TEST(rearmed_exists_watch_sees_create_and_delete) {
+  open3();
+  ck_assert_int_eq(zkr_awexists(z, "/q/e", watcher, (void *)5, done_stat, (void *)1), ZOK);
+  fake_req_t *e = next_req(FK_EXISTS, "/q/e");
+  fake_zh_t *c = e->h;
+  fake_reply(e, ZNONODE, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  /* The parent's state is learned on the same session. */
+  fake_req_t *p = fake_wait(c, FK_EXISTS, "/q");
+  ck_assert_ptr_nonnull(p);
+  fake_reply(p, ZOK, 3, 10, NULL);
+  sleep_ms(50);
+  fake_session_event(c, ZOO_EXPIRED_SESSION_STATE);
+  fake_req_t *re = next_req(FK_EXISTS, "/q/e");
+  ck_assert_ptr_ne(re->h, c);
+  fake_req_t *rp = fake_wait(re->h, FK_EXISTS, "/q");
+  ck_assert_ptr_nonnull(rp);
+  fake_reply(re, ZNONODE, 0, 0, NULL);
+  fake_reply(rp, ZOK, 3, 14, NULL);
+  int w = ev_find(0, EV_WATCH, 5);
+  ck_assert_int_ge(w, 0);
+  ck_assert_int_eq(ev_at(w).type, ZOO_CREATED_EVENT);
+}
+END_TEST
+
+/* ---- nothing after EXPIRED ---- */
+
+START_TEST(no_watch_event_after_expired) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/x", watcher, (void *)9, done_data, (void *)1), ZOK);
+  fake_req_t *g = next_req(FK_GET, "/x");
+  ck_assert_ptr_ne(g->h, h[1]);
+  fake_reply(g, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  fake_session_event(h[1], ZOO_EXPIRED_SESSION_STATE);
+  int fired = fake_fire(g->h, "/x", ZOO_CHANGED_EVENT);
+  wait_state(ZOO_EXPIRED_SESSION_STATE);
+  ck_assert_int_ge(ev_find(0, EV_SESSION, 9), 0);
+  sleep_ms(100);
+  ck_assert_int_eq(fired, 1);
+  ck_assert_msg(ev_matching(EV_WATCH, 9) == 0, "a watch event came after EXPIRED");
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("watchers");
+  TCase *tc = tcase_create("fake");
+  tcase_set_timeout(tc, 30);
+  tcase_add_checked_fixture(tc, NULL, teardown);
+  tcase_add_test(tc, global_pair_set_twice_is_one_registration);
+  tcase_add_test(tc, interposer_global_pair_gets_session_events_once);
+  tcase_add_test(tc, delete_calls_a_pair_once_across_tables);
+  tcase_add_test(tc, rewatch_while_member_reconnects_fires_once);
+  tcase_add_test(tc, rewatch_after_a_change_fires_for_both_changes);
+  tcase_add_test(tc, watchers_of_a_path_fire_in_the_order_set);
+  tcase_add_test(tc, watcher_set_after_the_change_is_not_held);
+  tcase_add_test(tc, removed_watcher_not_rearmed);
+  tcase_add_test(tc, rearmed_exists_watch_sees_create_and_delete);
+  tcase_add_test(tc, no_watch_event_after_expired);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

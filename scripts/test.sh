@@ -9,7 +9,8 @@
 # over the integration tests and the CLI, and every fuzz target for
 # ZKR_FUZZ_SECONDS (60) each; last, the integration tests against the
 # dockerized ensemble, run with podman (scripts/container-tests.sh,
-# docker/README.md).  Every stage can fail the run; ZKR_SKIP_RELEASE=1 and
+# docker/README.md); and the simulator's fixed budget of new seeds
+# (docs/simulation.md).  Every stage can fail the run; ZKR_SKIP_RELEASE=1 and
 # ZKR_SKIP_ROBUSTNESS=1 skip them, ZKR_SKIP_CONTAINERS=1 the container
 # stage (said in one line).  When the container engine cannot work on the
 # machine, that stage says why in one line and counts neither as passed nor
@@ -80,6 +81,17 @@ if [ "${ZKR_SKIP_ROBUSTNESS:-0}" != 1 ]; then
   stage tsan scripts/sanitize.sh tsan
   stage valgrind scripts/valgrind.sh
   stage fuzz make fuzz FUZZ_SECONDS="${ZKR_FUZZ_SECONDS:-60}"
+fi
+
+# The simulator (docs/simulation.md): a fixed budget of new seeds per mode
+# (ZKR_SIM_SECONDS each, 300 by default), printing how many schedules ran
+# and each failing seed with the command that replays it.  ZKR_SIM_MODES
+# lists the modes (default "stock"; "stock routed" judges the library
+# too); ZKR_SKIP_SIM=1 skips the stage.
+if [ "${ZKR_SKIP_SIM:-0}" != 1 ]; then
+  for m in ${ZKR_SIM_MODES:-stock}; do
+    stage "sim-$m" make sim SIM_MODE="$m" SIM_SECONDS="${ZKR_SIM_SECONDS:-300}"
+  done
 fi
 
 # The dockerized ensemble, after the others.  scripts/container-tests.sh

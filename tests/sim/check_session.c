@@ -1,0 +1,86 @@
+/* The session the application sees, per handle generation:
+ * - zoo_client_id is one value for the life of the handle: once known it
+ *   never changes and never goes back to zero;
+ * - no operation gets a server's answer before the CONNECTED session event
+ *   reached the global watcher, and the client id is known when it does
+ *   (stock completes nothing before its session is established);
+ * - every ephemeral node the handle made (in the committed log, under its
+ *   /g<N>) is owned by the client id the application saw, and an
+ *   acknowledged ephemeral create's Stat says so too. */
+#include "simcheck.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <zookeeper/zookeeper.h>
+
+static int answered(int rc) { return rc == ZOK || check_refused(rc) || rc == ZNOWATCHER; }
+
+void check_session(const hist_t *h, check_out_t *c) {
+  int64_t id[H_MAXGEN] = {0};
+  int connected[H_MAXGEN] = {0};
+  for (int e = 0; e < h->nev; e++) {
+    const hev_t *ev = &h->ev[e];
+    int g = ev->gen;
+    if (g < 0 || g >= H_MAXGEN) continue;
+    int64_t seen = 0;
+    int have = 0;
+    if (ev->type == E_WATCH) {
+      seen = ev->client_id;
+      have = 1;
+      if (ev->wtype == ZOO_SESSION_EVENT && ev->wstate == ZOO_CONNECTED_STATE &&
+          ev->pair == h->gens[g].default_pair)
+        connected[g] = 1;
+    } else if (ev->type == E_COMPLETE) {
+      const hop_t *o = &h->ops[ev->op];
+      if (e != o->e_cmp || o->ext) continue;
+      seen = o->client_id;
+      have = 1;
+      c->checked[CK_SESSION]++;
+      if (answered(o->rc) && o->kind != H_AUTH) {
+        if (!connected[g])
+          check_fail(c, CK_SESSION,
+                     "op %d (kind %d, %s) answered (rc %d) at %.3f s before the session's "
+                     "CONNECTED event",
+                     o->id, o->kind, o->path, o->rc, (double)o->t_cmp / 1e9);
+        else if (o->client_id == 0)
+          check_fail(c, CK_SESSION, "op %d answered while zoo_client_id was still 0", o->id);
+      }
+    }
+    if (!have || seen == -1) continue; /* NULL from zoo_client_id: nothing to compare */
+    if (seen && !id[g]) id[g] = seen;
+    else if (seen && seen != id[g])
+      check_fail(c, CK_SESSION,
+                 "generation %d: zoo_client_id changed from %#llx to %#llx at %.3f s", g,
+                 (unsigned long long)id[g], (unsigned long long)seen, (double)ev->t / 1e9);
+    else if (!seen && id[g] && !h->gens[g].ended)
+      check_fail(c, CK_SESSION, "generation %d: zoo_client_id went back to 0 at %.3f s", g,
+                 (double)ev->t / 1e9);
+  }
+  for (int i = 0; i < h->nops; i++) {
+    const hop_t *o = &h->ops[i];
+    if (o->kind != H_CREATE || !(o->mode & H_EPHEMERAL) || o->rc != ZOK || !o->stat) continue;
+    if (o->ncompl != 1) continue;
+    c->checked[CK_SESSION]++;
+    if (o->owner != o->client_id || (o->gen >= 0 && o->owner != h->gens[o->gen].client_id))
+      check_fail(c, CK_SESSION,
+                 "op %d: ephemeral %s owned by %#llx, the application's session is %#llx", o->id,
+                 o->created, (unsigned long long)o->owner,
+                 (unsigned long long)(o->gen >= 0 ? h->gens[o->gen].client_id : 0));
+  }
+  for (int i = 0; i < h->nlog; i++) {
+    const htxn_t *t = &h->log[i];
+    for (int k = 0; k < t->n; k++) {
+      const hlsub_t *s = &h->subs[t->first + k];
+      int g = -1, n = 0;
+      if (s->kind != H_CREATE || !s->owner) continue;
+      if (sscanf(s->path, "/g%d/%n", &g, &n) != 1 || !n || g < 0 || g >= h->ngens) continue;
+      c->checked[CK_SESSION]++;
+      if (h->gens[g].client_id && s->owner != h->gens[g].client_id)
+        check_fail(c, CK_SESSION,
+                   "ephemeral %s (zxid %#llx) owned by session %#llx, not by %#llx, the client id "
+                   "the application saw",
+                   s->path, (unsigned long long)t->zxid, (unsigned long long)s->owner,
+                   (unsigned long long)h->gens[g].client_id);
+    }
+  }
+}

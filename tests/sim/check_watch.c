@@ -1,0 +1,430 @@
+/* Watcher accounting against a model of the stock C client, written here
+ * from ZooKeeper's rules (zk_hashtable.c), not from the simulator's code:
+ * - a read with a watcher registers its (watcher, context) pair when it
+ *   completes: exists in the data table on ZOK and the exist table on
+ *   ZNONODE, get in the data table on ZOK, get_children in the child table
+ *   on ZOK; a pair is registered once per path and table;
+ * - a path event takes the pairs stock takes (created/changed: exist then
+ *   data; child: child; deleted: child, exist, data; each table in the
+ *   order its pairs were set, a pair once), and each must be called once,
+ *   in that order; a watcher called with no registration is a violation;
+ * - a session event goes to the global watcher and every registered pair,
+ *   each once per transition;
+ * - nothing after EXPIRED (or AUTH_FAILED): no watcher call, no answer from
+ *   a server, and no watcher call for a closed handle;
+ * - no spurious event: the committed log changed the node (or its
+ *   children) after the state the registering read saw, before the event;
+ * - liveness: a registration still armed when the application closes the
+ *   handle at the end of the run (healed, idle and connected for 2 s), set
+ *   more than 2 s before, must not have missed a change committed more
+ *   than 2 s before the close (a removal asked for excuses it; a handle
+ *   closed mid-run may have been disconnected, so it is not judged). */
+#include "simcheck.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zookeeper/zookeeper.h>
+
+enum { T_DATA, T_EXIST, T_CHILD };
+
+typedef struct went {
+  char path[H_PATH];
+  int pair, table, op, rm_pending;
+  int64_t point;  /* mzxid / pzxid the read saw; -1: the node was absent */
+  uint64_t t_reg; /* when the read completed */
+} went_t;
+
+typedef struct group {
+  char path[H_PATH];
+  int type, n, next;
+  went_t *e;
+} group_t;
+
+/* ---- the log by path ---- */
+
+typedef struct lent {
+  int64_t zxid;
+  uint64_t t;
+  int kind;
+  const char *path;
+  int child; /* a change of a child of the indexed path */
+} lent_t;
+
+typedef struct lmap {
+  char **key;
+  lent_t **v;
+  int *n, *cap;
+  size_t size;
+} lmap_t;
+
+static uint64_t hs(const char *s) {
+  uint64_t h = 1469598103934665603ULL;
+  while (*s) h = (h ^ (uint8_t)*s++) * 1099511628211ULL;
+  return h;
+}
+
+static size_t slot(lmap_t *m, const char *k) {
+  size_t j = hs(k) & (m->size - 1);
+  while (m->key[j] && strcmp(m->key[j], k)) j = (j + 1) & (m->size - 1);
+  return j;
+}
+
+static void ladd(lmap_t *m, const char *k, lent_t e) {
+  size_t j = slot(m, k);
+  if (!m->key[j]) m->key[j] = strdup(k);
+  if (m->n[j] == m->cap[j]) {
+    m->cap[j] = m->cap[j] ? 2 * m->cap[j] : 8;
+    m->v[j] = realloc(m->v[j], (size_t)m->cap[j] * sizeof **m->v);
+  }
+  m->v[j][m->n[j]++] = e;
+}
+
+static void lbuild(const hist_t *h, lmap_t *m) {
+  m->size = 64;
+  while (m->size < 4 * (size_t)h->nsubs + 8) m->size *= 2;
+  m->key = calloc(m->size, sizeof *m->key);
+  m->v = calloc(m->size, sizeof *m->v);
+  m->n = calloc(m->size, sizeof *m->n);
+  m->cap = calloc(m->size, sizeof *m->cap);
+  for (int i = 0; i < h->nlog; i++) {
+    const htxn_t *t = &h->log[i];
+    for (int k = 0; k < t->n; k++) {
+      const hlsub_t *s = &h->subs[t->first + k];
+      ladd(m, s->path, (lent_t){t->zxid, t->t_commit, s->kind, s->path, 0});
+      if (s->kind == H_CREATE || s->kind == H_DELETE) {
+        char parent[H_PATH];
+        snprintf(parent, sizeof parent, "%s", s->path);
+        char *sl = strrchr(parent, '/');
+        if (sl == parent) sl[1] = '\0';
+        else if (sl) *sl = '\0';
+        ladd(m, parent, (lent_t){t->zxid, t->t_commit, s->kind, s->path, 1});
+      }
+    }
+  }
+}
+
+static void lfree(lmap_t *m) {
+  for (size_t j = 0; j < m->size; j++) {
+    free(m->key[j]);
+    free(m->v[j]);
+  }
+  free(m->key);
+  free(m->v);
+  free(m->n);
+  free(m->cap);
+}
+
+/* A change that could fire entry w, committed in (.., t]; with `after`,
+ * only one committed at or before t that a registration set at point
+ * must see. */
+static int changed(lmap_t *m, const went_t *w, uint64_t t) {
+  size_t j = slot(m, w->path);
+  if (!m->key[j]) return 0;
+  for (int i = 0; i < m->n[j]; i++) {
+    const lent_t *e = &m->v[j][i];
+    if (e->t > t) continue;
+    switch (w->table) {
+    case T_DATA:
+      if (!e->child && e->zxid > w->point) return 1;
+      break;
+    case T_EXIST:
+      if (!e->child && e->kind == H_CREATE) return 1;
+      break;
+    case T_CHILD:
+      if (e->zxid > w->point && (e->child || e->kind == H_DELETE)) return 1;
+      break;
+    }
+  }
+  return 0;
+}
+
+/* The node exists after every change committed at or before t. */
+static int exists_at(lmap_t *m, const char *path, uint64_t t) {
+  size_t j = slot(m, path);
+  int ex = 0;
+  if (!m->key[j]) return 0;
+  for (int i = 0; i < m->n[j]; i++) {
+    const lent_t *e = &m->v[j][i];
+    if (e->t > t || e->child) continue;
+    ex = e->kind != H_DELETE;
+  }
+  return ex;
+}
+
+/* ---- the stock client's tables ---- */
+
+typedef struct tabs {
+  went_t *e;
+  int n, cap;
+} tabs_t;
+
+static int tfind(tabs_t *t, const char *path, int pair, int table) {
+  for (int i = 0; i < t->n; i++)
+    if (t->e[i].table == table && t->e[i].pair == pair && !strcmp(t->e[i].path, path)) return i;
+  return -1;
+}
+
+static void tadd(tabs_t *t, went_t w) {
+  if (tfind(t, w.path, w.pair, w.table) >= 0) return;
+  if (t->n == t->cap) {
+    t->cap = t->cap ? 2 * t->cap : 16;
+    t->e = realloc(t->e, (size_t)t->cap * sizeof *t->e);
+  }
+  t->e[t->n++] = w;
+}
+
+static int listed(const went_t *l, int n, int pair) {
+  for (int i = 0; i < n; i++)
+    if (l[i].pair == pair) return 1;
+  return 0;
+}
+
+/* Stock's delivery list for (path, type), taken out of the tables. */
+static int take(tabs_t *t, const char *path, int type, went_t *out) {
+  went_t node[64], exist[64], child[64];
+  int nn = 0, ne = 0, nc = 0;
+  int want[3] = {type != ZOO_CHILD_EVENT, type != ZOO_CHILD_EVENT,
+                 type == ZOO_CHILD_EVENT || type == ZOO_DELETED_EVENT};
+  int j = 0;
+  for (int i = 0; i < t->n; i++) {
+    went_t *w = &t->e[i];
+    if (strcmp(w->path, path) || !want[w->table]) {
+      t->e[j++] = *w;
+      continue;
+    }
+    if (w->table == T_DATA && nn < 64) node[nn++] = *w;
+    else if (w->table == T_EXIST && ne < 64) exist[ne++] = *w;
+    else if (w->table == T_CHILD && nc < 64) child[nc++] = *w;
+  }
+  t->n = j;
+  int n = 0;
+  went_t all[192];
+  for (int i = 0; i < nn; i++) all[n++] = node[i];
+  int ne2 = 0, nc2 = 0;
+  for (int i = 0; i < ne; i++)
+    if (!listed(all, n, exist[i].pair) && !listed(exist, ne2, exist[i].pair))
+      exist[ne2++] = exist[i];
+  for (int i = 0; i < ne2; i++) all[n++] = exist[i];
+  for (int i = 0; i < nc; i++)
+    if (!listed(all, n, child[i].pair) && !listed(child, nc2, child[i].pair))
+      child[nc2++] = child[i];
+  /* order: child, exist, data */
+  int k = 0;
+  for (int i = 0; i < nc2; i++) out[k++] = child[i];
+  for (int i = 0; i < ne2; i++) out[k++] = exist[i];
+  for (int i = 0; i < nn; i++) out[k++] = node[i];
+  return k;
+}
+
+static const char *tname(int t) {
+  return t == ZOO_CREATED_EVENT   ? "created"
+         : t == ZOO_DELETED_EVENT ? "deleted"
+         : t == ZOO_CHANGED_EVENT ? "changed"
+         : t == ZOO_CHILD_EVENT   ? "child"
+                                  : "session";
+}
+
+static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
+  tabs_t t = {0};
+  group_t groups[16];
+  int ngroups = 0;
+  int dflt = h->gens[g].default_pair;
+  int sess_state = 0, sess_open = 0, ended = 0;
+  uint64_t sess_expected = 0, sess_got = 0;
+  for (int e = 0; e < h->nev; e++) {
+    const hev_t *ev = &h->ev[e];
+    if (ev->type == E_INVOKE || ev->type == E_COMPLETE) {
+      const hop_t *o = &h->ops[ev->op];
+      if (o->gen != g || o->ext) continue;
+      if (ev->type == E_INVOKE) {
+        if (o->kind == H_RMWATCH && o->call_rc == ZOK) {
+          for (int i = 0; i < t.n; i++) {
+            went_t *w = &t.e[i];
+            int type_ok = o->version == ZWATCHTYPE_ANY ||
+                          (o->version == ZWATCHTYPE_CHILD) == (w->table == T_CHILD);
+            if (!strcmp(w->path, o->path) && type_ok && (o->mode == 1 || w->pair == o->pair))
+              w->rm_pending = 1;
+          }
+        }
+        continue;
+      }
+      if (e != o->e_cmp) continue;
+      if (ended && o->rc == ZOK)
+        check_fail(c, CK_WATCH,
+                   "op %d answered ZOK after the session ended (EXPIRED or AUTH_FAILED)", o->id);
+      if (o->kind == H_RMWATCH && o->rc == ZOK) {
+        int j = 0;
+        for (int i = 0; i < t.n; i++) {
+          went_t *w = &t.e[i];
+          int type_ok = o->version == ZWATCHTYPE_ANY ||
+                        (o->version == ZWATCHTYPE_CHILD) == (w->table == T_CHILD);
+          if (!(!strcmp(w->path, o->path) && type_ok && (o->mode == 1 || w->pair == o->pair)))
+            t.e[j++] = *w;
+        }
+        t.n = j;
+      }
+      if (o->call_rc != ZOK) continue;
+      /* ZooKeeper: a client sees the watch event for a znode it watches
+       * before it sees the new data. */
+      int rd = (o->kind == H_GET || o->kind == H_EXISTS || o->kind == H_CHILDREN) &&
+               (o->rc == ZOK || o->rc == ZNONODE);
+      for (int i = 0; rd && i < t.n; i++) {
+        went_t *w = &t.e[i];
+        if (w->rm_pending || strcmp(w->path, o->path)) continue;
+        int newer = 0;
+        if (w->table == T_DATA && o->kind != H_CHILDREN)
+          newer = o->rc == ZNONODE || o->mzxid > w->point;
+        else if (w->table == T_EXIST && o->kind != H_CHILDREN) newer = o->rc == ZOK;
+        else if (w->table == T_CHILD && o->kind == H_CHILDREN)
+          newer = o->rc == ZNONODE || o->pzxid > w->point;
+        if (newer) {
+          check_fail(c, CK_WATCH,
+                     "op %d saw %s changed (rc %d, zxid %#llx) at %.3f s before pair %d's watch "
+                     "(set by op %d) fired",
+                     o->id, o->path, o->rc,
+                     (unsigned long long)(o->kind == H_CHILDREN ? o->pzxid : o->mzxid),
+                     (double)o->t_cmp / 1e9, w->pair, w->op);
+          w->rm_pending = 1; /* reported once */
+        }
+      }
+      if (o->pair < 0) continue;
+      went_t w = {{0}, o->pair, -1, o->id, 0, -1, o->t_cmp};
+      snprintf(w.path, sizeof w.path, "%s", o->path);
+      if (o->kind == H_EXISTS && o->rc == ZOK) w.table = T_DATA, w.point = o->mzxid;
+      else if (o->kind == H_EXISTS && o->rc == ZNONODE) w.table = T_EXIST;
+      else if (o->kind == H_GET && o->rc == ZOK) w.table = T_DATA, w.point = o->mzxid;
+      else if (o->kind == H_CHILDREN && o->rc == ZOK) w.table = T_CHILD, w.point = o->pzxid;
+      if (w.table >= 0) {
+        tadd(&t, w);
+        c->checked[CK_WATCH]++;
+      }
+      continue;
+    }
+    if (ev->type != E_WATCH) continue;
+    if (ev->gen != g) {
+      if (ev->gen < 0 && g == 0)
+        check_fail(c, CK_WATCH, "watcher pair %d called (%s) at %.3f s for a closed handle",
+                   ev->pair, tname(ev->wtype), (double)ev->t / 1e9);
+      continue;
+    }
+    if (ev->wtype == ZOO_SESSION_EVENT) {
+      if (!sess_open || ev->wstate != sess_state) {
+        if (sess_open && (sess_expected & ~sess_got))
+          check_fail(c, CK_WATCH, "session event %d missed watcher pairs %#llx", sess_state,
+                     (unsigned long long)(sess_expected & ~sess_got));
+        if (ended)
+          check_fail(c, CK_WATCH, "session event %d at %.3f s after the session ended", ev->wstate,
+                     (double)ev->t / 1e9);
+        sess_open = 1;
+        sess_state = ev->wstate;
+        sess_got = 0;
+        sess_expected = 1ULL << dflt;
+        for (int i = 0; i < t.n; i++) sess_expected |= 1ULL << t.e[i].pair;
+      }
+      uint64_t bit = 1ULL << ev->pair;
+      if (sess_got & bit)
+        check_fail(c, CK_WATCH, "watcher pair %d got session event %d twice at %.3f s", ev->pair,
+                   ev->wstate, (double)ev->t / 1e9);
+      else if (!(sess_expected & bit))
+        check_fail(c, CK_WATCH, "watcher pair %d got session event %d but holds no watch", ev->pair,
+                   ev->wstate);
+      sess_got |= bit;
+      if (ev->wstate == ZOO_EXPIRED_SESSION_STATE || ev->wstate == ZOO_AUTH_FAILED_STATE) ended = 1;
+      continue;
+    }
+    if (ended) {
+      check_fail(c, CK_WATCH, "watcher pair %d called (%s %s) at %.3f s after the session ended",
+                 ev->pair, tname(ev->wtype), ev->path, (double)ev->t / 1e9);
+      continue;
+    }
+    c->checked[CK_WATCH]++;
+    group_t *gr = NULL;
+    for (int i = 0; i < ngroups && !gr; i++)
+      if (groups[i].type == ev->wtype && !strcmp(groups[i].path, ev->path)) gr = &groups[i];
+    if (!gr) {
+      /* A call for a pair whose own registration saw no change since: a
+       * spurious event, taken on its own so that the pairs stock would
+       * have called with a real event are still expected then. */
+      int own = -1;
+      for (int i = 0; i < t.n && own < 0; i++) {
+        went_t *w = &t.e[i];
+        int fits = ev->wtype == ZOO_CHILD_EVENT     ? w->table == T_CHILD
+                   : ev->wtype == ZOO_DELETED_EVENT ? 1
+                                                    : w->table != T_CHILD;
+        if (fits && w->pair == ev->pair && !strcmp(w->path, ev->path)) own = i;
+      }
+      if (own >= 0 && !changed(m, &t.e[own], ev->t)) {
+        check_fail(c, CK_WATCH,
+                   "pair %d: %s event on %s at %.3f s, but nothing changed after the state its "
+                   "read (op %d) saw",
+                   ev->pair, tname(ev->wtype), ev->path, (double)ev->t / 1e9, t.e[own].op);
+        t.e[own] = t.e[--t.n];
+        continue;
+      }
+      if (ngroups == 16) {
+        free(groups[0].e);
+        memmove(groups, groups + 1, 15 * sizeof *groups);
+        ngroups--;
+      }
+      gr = &groups[ngroups++];
+      memset(gr, 0, sizeof *gr);
+      snprintf(gr->path, sizeof gr->path, "%s", ev->path);
+      gr->type = ev->wtype;
+      gr->e = malloc((size_t)(t.n + 1) * sizeof *gr->e);
+      gr->n = take(&t, ev->path, ev->wtype, gr->e);
+    }
+    if (gr->next < gr->n && gr->e[gr->next].pair == ev->pair) {
+      gr->next++;
+    } else if (listed(gr->e + gr->next, gr->n - gr->next, ev->pair)) {
+      check_fail(c, CK_WATCH,
+                 "%s event on %s at %.3f s: pair %d called before pair %d, which was set first",
+                 tname(ev->wtype), ev->path, (double)ev->t / 1e9, ev->pair, gr->e[gr->next].pair);
+      /* take it out of the rest so that the others still line up */
+      int j = gr->next;
+      for (int i = gr->next; i < gr->n; i++)
+        if (gr->e[i].pair != ev->pair) gr->e[j++] = gr->e[i];
+      gr->n = j;
+    } else {
+      check_fail(c, CK_WATCH, "%s event on %s at %.3f s to pair %d, which %s", tname(ev->wtype),
+                 ev->path, (double)ev->t / 1e9, ev->pair,
+                 listed(gr->e, gr->next, ev->pair) ? "already had it (called twice)"
+                                                   : "held no such watch");
+    }
+    if (gr->next == gr->n) {
+      free(gr->e);
+      *gr = groups[--ngroups];
+    }
+  }
+  if (sess_open && (sess_expected & ~sess_got))
+    check_fail(c, CK_WATCH, "session event %d missed watcher pairs %#llx", sess_state,
+               (unsigned long long)(sess_expected & ~sess_got));
+  for (int i = 0; i < ngroups; i++) {
+    if (!ended && h->gens[g].ended != 1)
+      check_fail(c, CK_WATCH, "%s event on %s: pair %d never called (of %d)", tname(groups[i].type),
+                 groups[i].path, groups[i].e[groups[i].next].pair, groups[i].n);
+    free(groups[i].e);
+  }
+  /* Liveness of what is still armed, when the application closed it. */
+  if (h->gens[g].ended == 2 && h->gens[g].settled && !ended) {
+    uint64_t limit = h->gens[g].t_ended > 2000000000ULL ? h->gens[g].t_ended - 2000000000ULL : 0;
+    for (int i = 0; i < t.n; i++) {
+      went_t *w = &t.e[i];
+      if (w->rm_pending || w->t_reg > limit) continue;
+      int lost = w->table == T_EXIST ? exists_at(m, w->path, limit) : changed(m, w, limit);
+      if (lost)
+        check_fail(c, CK_WATCH,
+                   "lost notification: pair %d's watch on %s (set by op %d, table %d) never fired "
+                   "though the node changed",
+                   w->pair, w->path, w->op, w->table);
+    }
+  }
+  free(t.e);
+}
+
+void check_watch(const hist_t *h, check_out_t *c) {
+  lmap_t m;
+  lbuild(h, &m);
+  for (int g = 0; g < h->ngens; g++) one_gen(h, g, &m, c);
+  lfree(&m);
+}

@@ -1,0 +1,115 @@
+/* The simulated world's event loop: a binary heap of events ordered by
+ * time, then by the sequence number they were scheduled with (so ties run
+ * in scheduling order), the clock in ns, and the one PRNG (xoshiro256**,
+ * seeded by splitmix64) that every choice of a schedule draws from.  The
+ * same seed gives the same run, byte for byte. */
+#include "sim.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+sim_world_t *sim_w;
+void (*sim_after_event)(void);
+
+static uint64_t splitmix(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+void sim_world_init(sim_world_t *w, uint64_t seed) {
+  memset(w, 0, sizeof *w);
+  uint64_t x = seed;
+  for (int i = 0; i < 4; i++) w->rng[i] = splitmix(&x);
+  w->cap = 1024;
+  w->heap = malloc(w->cap * sizeof *w->heap);
+  sim_w = w;
+}
+
+void sim_world_free(sim_world_t *w) {
+  free(w->heap);
+  w->heap = NULL;
+  if (sim_w == w) sim_w = NULL;
+}
+
+static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t sim_rand(void) {
+  uint64_t *s = sim_w->rng;
+  uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return r;
+}
+
+uint64_t sim_range(uint64_t lo, uint64_t hi) {
+  if (hi <= lo) return lo;
+  return lo + sim_rand() % (hi - lo + 1);
+}
+
+int sim_chance(int pct) { return (int)(sim_rand() % 100) < pct; }
+
+static inline int before(const sim_ev_t *a, const sim_ev_t *b) {
+  return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+void sim_at(uint64_t t, sim_fn fn, void *a, uint64_t b) {
+  sim_world_t *w = sim_w;
+  if (t < w->now) t = w->now;
+  if (w->n == w->cap) {
+    w->cap *= 2;
+    w->heap = realloc(w->heap, w->cap * sizeof *w->heap);
+  }
+  sim_ev_t ev = {t, w->seq++, fn, a, b};
+  size_t i = w->n++;
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (!before(&ev, &w->heap[p])) break;
+    w->heap[i] = w->heap[p];
+    i = p;
+  }
+  w->heap[i] = ev;
+}
+
+void sim_after(uint64_t dt, sim_fn fn, void *a, uint64_t b) { sim_at(sim_w->now + dt, fn, a, b); }
+
+int sim_step(void) {
+  sim_world_t *w = sim_w;
+  if (!w->n) return 0;
+  sim_ev_t ev = w->heap[0];
+  sim_ev_t last = w->heap[--w->n];
+  size_t i = 0;
+  for (;;) {
+    size_t l = 2 * i + 1, r = l + 1, m = i;
+    const sim_ev_t *best = &last;
+    if (l < w->n && before(&w->heap[l], best)) m = l, best = &w->heap[l];
+    if (r < w->n && before(&w->heap[r], best)) m = r;
+    if (m == i) break;
+    w->heap[i] = w->heap[m];
+    i = m;
+  }
+  if (w->n) w->heap[i] = last;
+  if (ev.t == w->now) {
+    if (++w->stuck > 2000000) w->livelock = 1;
+  } else {
+    w->stuck = 0;
+  }
+  w->now = ev.t;
+  w->events++;
+  ev.fn(ev.a, ev.b);
+  if (sim_after_event) sim_after_event();
+  return 1;
+}
+
+int sim_run_until(int (*done)(void *), void *arg, uint64_t limit) {
+  while (!done(arg) && !sim_w->livelock) {
+    if (!sim_w->n || sim_w->heap[0].t > limit) break;
+    sim_step();
+  }
+  return done(arg);
+}

@@ -1,0 +1,475 @@
+/* Unit tests of the simulator's checkers (tests/sim/check_*.c) with
+ * hand-made histories: for each checker, histories that plant a violation
+ * it must catch, and near misses it must let pass. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+#include <zookeeper/zookeeper.h>
+
+#include "simcheck.h"
+#include "history.h"
+
+static hist_t H;
+static check_out_t C;
+static uint64_t now;
+
+static void setup(void) {
+  hist_init(&H);
+  check_init(&C);
+  H.ngens = 1;
+  H.gens[0].default_pair = 6;
+  H.gens[0].client_id = 0x77;
+  H.gens[0].ended = 2;
+  H.session_ms = 2000;
+  now = 0;
+}
+
+static void teardown(void) { hist_free(&H); }
+
+static uint64_t tick(void) { return now += 1000000; /* 1 ms */ }
+
+static hop_t *inv(int kind, const char *path, const char *value) {
+  hop_t *o = hist_op(&H);
+  o->kind = kind;
+  o->task = 0;
+  snprintf(o->path, sizeof o->path, "%s", path);
+  if (value) o->vlen = snprintf(o->value, sizeof o->value, "%s", value);
+  o->t_inv = tick();
+  hev_t *e = hist_ev(&H, E_INVOKE);
+  e->op = o->id;
+  e->t = o->t_inv;
+  o->e_inv = H.nev - 1;
+  o->e_ret = H.nev;
+  o->client_id = 0x77;
+  return o;
+}
+
+/* Completes o with rc; a Stat (version, mzxid) when exists. */
+static hop_t *cmp(hop_t *o, int rc, int exists, int version, int64_t mzxid) {
+  o->ncompl++;
+  o->rc = rc;
+  o->t_cmp = tick();
+  hev_t *e = hist_ev(&H, E_COMPLETE);
+  e->op = o->id;
+  e->t = o->t_cmp;
+  o->e_cmp = H.nev - 1;
+  o->exists = exists;
+  o->version_out = version;
+  o->mzxid = mzxid;
+  return o;
+}
+
+static void watch(int pair, int type, int state, const char *path) {
+  hev_t *e = hist_ev(&H, E_WATCH);
+  e->t = tick();
+  e->pair = pair;
+  e->wtype = type;
+  e->wstate = state;
+  e->client_id = 0x77;
+  snprintf(e->path, sizeof e->path, "%s", path);
+}
+
+static void connected(void) { watch(6, ZOO_SESSION_EVENT, ZOO_CONNECTED_STATE, ""); }
+
+static htxn_t *txn(int64_t zxid, int kind, const char *path, const char *value, int version) {
+  htxn_t *t = hist_txn(&H);
+  t->zxid = zxid;
+  t->t_commit = tick();
+  t->session = 0x77;
+  hlsub_t *s = hist_lsub(&H, t);
+  s->kind = kind;
+  snprintf(s->path, sizeof s->path, "%s", path);
+  if (value) s->vlen = snprintf(s->value, sizeof s->value, "%s", value);
+  s->version = version;
+  return t;
+}
+
+static void close_at_end(void) {
+  H.gens[0].t_ended = now + 5000000000ULL;
+  H.gens[0].settled = 1;
+}
+
+/* ---- linearizability ---- */
+
+START_TEST(lin_stale_read_caught) {
+  connected();
+  cmp(inv(H_CREATE, "/g0/k0", "a"), ZOK, 0, 0, 0);
+  cmp(inv(H_SET, "/g0/k0", "b"), ZOK, 1, 1, 2);
+  hop_t *r = cmp(inv(H_GET, "/g0/k0", NULL), ZOK, 1, 0, 1);
+  snprintf(r->value, sizeof r->value, "a"); /* read after the set: stale */
+  check_lin(&H, &C);
+  ck_assert_int_eq(C.violations[CK_LIN], 1);
+}
+END_TEST
+
+START_TEST(lin_concurrent_read_passes) {
+  connected();
+  cmp(inv(H_CREATE, "/g0/k0", "a"), ZOK, 0, 0, 0);
+  hop_t *s = inv(H_SET, "/g0/k0", "b");
+  hop_t *r = inv(H_GET, "/g0/k0", NULL);
+  cmp(s, ZOK, 1, 1, 2);
+  cmp(r, ZOK, 1, 0, 1);
+  snprintf(r->value, sizeof r->value, "a"); /* overlapping the set: fine */
+  check_lin(&H, &C);
+  ck_assert_int_eq(C.violations[CK_LIN], 0);
+  ck_assert_int_eq(C.checked[CK_LIN], 1);
+}
+END_TEST
+
+START_TEST(lin_unknown_outcome) {
+  connected();
+  cmp(inv(H_CREATE, "/g0/k0", "a"), ZOK, 0, 0, 0);
+  cmp(inv(H_SET, "/g0/k0", "c"), ZCONNECTIONLOSS, 0, 0, 0);
+  hop_t *r = cmp(inv(H_GET, "/g0/k0", NULL), ZOK, 1, 1, 3);
+  snprintf(r->value, sizeof r->value, "c"); /* the lost set was applied: allowed */
+  check_lin(&H, &C);
+  ck_assert_int_eq(C.violations[CK_LIN], 0);
+  /* a value nobody wrote is not */
+  hop_t *r2 = cmp(inv(H_GET, "/g0/k0", NULL), ZOK, 1, 1, 3);
+  snprintf(r2->value, sizeof r2->value, "zz");
+  check_init(&C);
+  check_lin(&H, &C);
+  ck_assert_int_eq(C.violations[CK_LIN], 1);
+}
+END_TEST
+
+START_TEST(lin_refused_write) {
+  connected();
+  cmp(inv(H_CREATE, "/g0/k0", "a"), ZOK, 0, 0, 0);
+  cmp(inv(H_CREATE, "/g0/k0", "b"), ZNODEEXISTS, 0, 0, 0); /* right */
+  check_lin(&H, &C);
+  ck_assert_int_eq(C.violations[CK_LIN], 0);
+  cmp(inv(H_DELETE, "/g0/k0", NULL), ZOK, 0, 0, 0);
+  cmp(inv(H_SET, "/g0/k0", "c"), ZOK, 1, 1, 9); /* set after a delete succeeded: wrong */
+  check_lin(&H, &C);
+  ck_assert_int_eq(C.violations[CK_LIN], 1);
+}
+END_TEST
+
+/* ---- order ---- */
+
+START_TEST(order_writes_out_of_issue_order) {
+  connected();
+  hop_t *a = inv(H_SET, "/g0/k0", "a");
+  hop_t *b = inv(H_SET, "/g0/k1", "b");
+  cmp(a, ZOK, 1, 1, 0x20);
+  cmp(b, ZOK, 1, 1, 0x10); /* issued later, applied earlier */
+  txn(0x10, H_SET, "/g0/k1", "b", 1);
+  txn(0x20, H_SET, "/g0/k0", "a", 1);
+  check_order(&H, &C);
+  ck_assert_int_eq(C.violations[CK_ORDER], 1);
+}
+END_TEST
+
+START_TEST(order_writes_in_order_pass) {
+  connected();
+  hop_t *a = inv(H_SET, "/g0/k0", "a");
+  hop_t *b = inv(H_SET, "/g0/k1", "b");
+  cmp(a, ZOK, 1, 1, 0x10);
+  cmp(b, ZOK, 1, 1, 0x20);
+  txn(0x10, H_SET, "/g0/k0", "a", 1);
+  txn(0x20, H_SET, "/g0/k1", "b", 1);
+  check_order(&H, &C);
+  ck_assert_int_eq(C.violations[CK_ORDER], 0);
+}
+END_TEST
+
+START_TEST(order_lost_ack_and_ryw) {
+  connected();
+  cmp(inv(H_SET, "/g0/k0", "a"), ZOK, 1, 1, 0x10); /* not in the log: lost */
+  check_order(&H, &C);
+  ck_assert_int_eq(C.violations[CK_ORDER], 1);
+  /* read-your-writes: a read issued after the ack sees an older state */
+  setup();
+  connected();
+  txn(0x08, H_CREATE, "/g0/k0", "x", 0);
+  txn(0x10, H_SET, "/g0/k0", "a", 1);
+  cmp(inv(H_SET, "/g0/k0", "a"), ZOK, 1, 1, 0x10);
+  cmp(inv(H_GET, "/g0/k0", NULL), ZOK, 1, 0, 0x08);
+  check_order(&H, &C);
+  ck_assert_int_eq(C.violations[CK_ORDER], 1);
+  /* near miss: the read was issued before the write completed */
+  setup();
+  connected();
+  txn(0x08, H_CREATE, "/g0/k0", "x", 0);
+  txn(0x10, H_SET, "/g0/k0", "a", 1);
+  hop_t *w = inv(H_SET, "/g0/k0", "a");
+  hop_t *r = inv(H_GET, "/g0/k0", NULL);
+  cmp(w, ZOK, 1, 1, 0x10);
+  cmp(r, ZOK, 1, 0, 0x08);
+  check_order(&H, &C);
+  ck_assert_int_eq(C.violations[CK_ORDER], 0);
+}
+END_TEST
+
+START_TEST(order_barrier_and_fifo) {
+  connected();
+  hop_t *g = inv(H_GET, "/g0/k0", NULL);
+  hop_t *s = inv(H_SYNC, "/g0/k0", NULL);
+  cmp(s, ZOK, 0, 0, 0);
+  cmp(g, ZNONODE, 0, 0, 0); /* completed after the sync issued after it */
+  check_order(&H, &C);
+  ck_assert_int_eq(C.violations[CK_ORDER], 1);
+  /* stock's FIFO: two reads out of order, flagged only with fifo_completions */
+  setup();
+  connected();
+  hop_t *a = inv(H_GET, "/g0/k0", NULL), *b = inv(H_GET, "/g0/k1", NULL);
+  cmp(b, ZNONODE, 0, 0, 0);
+  cmp(a, ZNONODE, 0, 0, 0);
+  check_order(&H, &C);
+  ck_assert_int_eq(C.violations[CK_ORDER], 0);
+  H.fifo_completions = 1;
+  check_order(&H, &C);
+  ck_assert_int_eq(C.violations[CK_ORDER], 1);
+}
+END_TEST
+
+/* ---- exactly once ---- */
+
+START_TEST(once_lost_and_duplicate) {
+  connected();
+  inv(H_GET, "/g0/k0", NULL); /* never completed */
+  hop_t *d = inv(H_GET, "/g0/k1", NULL);
+  cmp(d, ZNONODE, 0, 0, 0);
+  cmp(d, ZNONODE, 0, 0, 0); /* twice */
+  hop_t *f = inv(H_GET, "/g0/k2", NULL);
+  f->call_rc = ZINVALIDSTATE;
+  cmp(f, ZNONODE, 0, 0, 0); /* the call failed, yet it completed */
+  check_once(&H, &C);
+  ck_assert_int_eq(C.violations[CK_ONCE], 3);
+}
+END_TEST
+
+START_TEST(once_near_miss) {
+  connected();
+  cmp(inv(H_GET, "/g0/k0", NULL), ZNONODE, 0, 0, 0);
+  hop_t *f = inv(H_GET, "/g0/k2", NULL);
+  f->call_rc = ZINVALIDSTATE; /* no completion: right */
+  check_once(&H, &C);
+  ck_assert_int_eq(C.violations[CK_ONCE], 0);
+  /* a completion inside its own call */
+  hop_t *o = inv(H_GET, "/g0/k1", NULL);
+  cmp(o, ZNONODE, 0, 0, 0);
+  o->e_ret = H.nev;
+  check_once(&H, &C);
+  ck_assert_int_eq(C.violations[CK_ONCE], 1);
+}
+END_TEST
+
+/* ---- watches ---- */
+
+/* get /g0/k0 with pair p at mzxid 5 */
+static hop_t *watched_get(int pair) {
+  hop_t *o = inv(H_GET, "/g0/k0", NULL);
+  o->pair = pair;
+  return cmp(o, ZOK, 1, 0, 5);
+}
+
+START_TEST(watch_once_and_order) {
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  watched_get(0);
+  watched_get(1);
+  watched_get(0); /* the same pair again: one registration */
+  txn(6, H_SET, "/g0/k0", "b", 1);
+  close_at_end();
+  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  watch(1, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  check_watch(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCH], 0);
+  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0"); /* a third call: twice for pair 0 */
+  check_watch(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCH], 1);
+}
+END_TEST
+
+START_TEST(watch_order_caught) {
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  watched_get(0);
+  watched_get(1);
+  txn(6, H_SET, "/g0/k0", "b", 1);
+  close_at_end();
+  watch(1, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0"); /* set second, called first */
+  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  check_watch(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCH], 1);
+}
+END_TEST
+
+START_TEST(watch_session_events_to_all) {
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  watched_get(2);
+  watch(6, ZOO_SESSION_EVENT, ZOO_CONNECTING_STATE, ""); /* pair 2 never gets it */
+  watch(6, ZOO_SESSION_EVENT, ZOO_CONNECTED_STATE, "");
+  watch(2, ZOO_SESSION_EVENT, ZOO_CONNECTED_STATE, "");
+  H.gens[0].ended = 1;
+  check_watch(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCH], 1);
+}
+END_TEST
+
+START_TEST(watch_nothing_after_expired) {
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  watched_get(0);
+  txn(6, H_SET, "/g0/k0", "b", 1);
+  watch(0, ZOO_SESSION_EVENT, ZOO_EXPIRED_SESSION_STATE, "");
+  watch(6, ZOO_SESSION_EVENT, ZOO_EXPIRED_SESSION_STATE, "");
+  H.gens[0].ended = 1;
+  check_watch(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCH], 0);
+  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  check_watch(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCH], 1);
+}
+END_TEST
+
+START_TEST(watch_lost_and_spurious) {
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  watched_get(0);
+  txn(6, H_SET, "/g0/k0", "b", 1);
+  close_at_end();
+  check_watch(&H, &C); /* never fired: lost */
+  ck_assert_int_eq(C.violations[CK_WATCH], 1);
+  setup();
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  watched_get(0);
+  close_at_end();
+  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0"); /* nothing changed */
+  check_watch(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCH], 1);
+}
+END_TEST
+
+START_TEST(watch_event_before_new_data) {
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  watched_get(0);
+  txn(6, H_SET, "/g0/k0", "b", 1);
+  cmp(inv(H_GET, "/g0/k0", NULL), ZOK, 1, 1, 6); /* new data before the event */
+  close_at_end();
+  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  check_watch(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCH], 1);
+  /* near miss: the event first */
+  setup();
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  watched_get(0);
+  txn(6, H_SET, "/g0/k0", "b", 1);
+  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  cmp(inv(H_GET, "/g0/k0", NULL), ZOK, 1, 1, 6);
+  close_at_end();
+  check_watch(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCH], 0);
+}
+END_TEST
+
+/* ---- session ---- */
+
+START_TEST(session_answer_before_connected) {
+  cmp(inv(H_GET, "/g0/k0", NULL), ZNONODE, 0, 0, 0);
+  connected();
+  check_session(&H, &C);
+  ck_assert_int_eq(C.violations[CK_SESSION], 1);
+  /* a connection loss before CONNECTED is no answer from a server */
+  setup();
+  cmp(inv(H_GET, "/g0/k0", NULL), ZCONNECTIONLOSS, 0, 0, 0);
+  connected();
+  cmp(inv(H_GET, "/g0/k0", NULL), ZNONODE, 0, 0, 0);
+  check_session(&H, &C);
+  ck_assert_int_eq(C.violations[CK_SESSION], 0);
+}
+END_TEST
+
+START_TEST(session_client_id_and_ephemerals) {
+  connected();
+  hop_t *o = cmp(inv(H_GET, "/g0/k0", NULL), ZNONODE, 0, 0, 0);
+  o->client_id = 0x88; /* changed */
+  check_session(&H, &C);
+  ck_assert_int_eq(C.violations[CK_SESSION], 1);
+  setup();
+  connected();
+  htxn_t *t = txn(9, H_CREATE, "/g0/e/x", "v", 0);
+  H.subs[t->first].owner = 0x99; /* not the application's session */
+  check_session(&H, &C);
+  ck_assert_int_eq(C.violations[CK_SESSION], 1);
+  H.subs[t->first].owner = 0x77;
+  check_init(&C);
+  check_session(&H, &C);
+  ck_assert_int_eq(C.violations[CK_SESSION], 0);
+}
+END_TEST
+
+/* ---- watchdog ---- */
+
+START_TEST(watchdog_hang) {
+  connected();
+  hop_t *o = inv(H_GET, "/g0/k0", NULL);
+  now += (4 * H.session_ms + 2000) * 1000000ULL + 1;
+  cmp(o, ZNONODE, 0, 0, 0);
+  cmp(inv(H_GET, "/g0/k0", NULL), ZNONODE, 0, 0, 0);
+  check_watchdog(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCHDOG], 1);
+  H.misuse = 1;
+  snprintf(H.misuse_msg, sizeof H.misuse_msg, "zoo_aget on a closed handle");
+  check_init(&C);
+  check_watchdog(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCHDOG], 2);
+}
+END_TEST
+
+START_TEST(watchdog_near_miss) {
+  connected();
+  hop_t *o = inv(H_GET, "/g0/k0", NULL);
+  now += (4 * H.session_ms + 1000) * 1000000ULL;
+  cmp(o, ZNONODE, 0, 0, 0);
+  check_watchdog(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCHDOG], 0);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("sim_checkers");
+  struct {
+    const char *name;
+    const TTest *t;
+  } tests[] = {
+      {"lin", lin_stale_read_caught},
+      {"lin", lin_concurrent_read_passes},
+      {"lin", lin_unknown_outcome},
+      {"lin", lin_refused_write},
+      {"order", order_writes_out_of_issue_order},
+      {"order", order_writes_in_order_pass},
+      {"order", order_lost_ack_and_ryw},
+      {"order", order_barrier_and_fifo},
+      {"once", once_lost_and_duplicate},
+      {"once", once_near_miss},
+      {"watch", watch_once_and_order},
+      {"watch", watch_order_caught},
+      {"watch", watch_session_events_to_all},
+      {"watch", watch_nothing_after_expired},
+      {"watch", watch_lost_and_spurious},
+      {"watch", watch_event_before_new_data},
+      {"session", session_answer_before_connected},
+      {"session", session_client_id_and_ephemerals},
+      {"watchdog", watchdog_hang},
+      {"watchdog", watchdog_near_miss},
+  };
+  for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+    TCase *tc = tcase_create(tests[i].name);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, tests[i].t);
+    suite_add_tcase(s, tc);
+  }
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

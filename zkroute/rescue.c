@@ -145,9 +145,12 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
  * watches: its zhandle learns of the expiry when its server is back, and
  * is re-created as any expired carrier is). */
 
+/* ctx is the fenced carrier's member: every zhandle the library opens has
+ * a member as its context (the interposer's table finds the program's log
+ * callback through it). */
 static void mover_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
   (void)path;
-  zkr_t *z = ctx;
+  zkr_t *z = ((zkr__member_t *)ctx)->z;
   if (type != ZOO_SESSION_EVENT || z->closing) return;
   zkr__gate_session_event(z, zh, state);
   if (state != ZOO_CONNECTING_STATE && state != ZOO_ASSOCIATING_STATE) zkr__monitor_kick(z);
@@ -195,7 +198,7 @@ static void fence_move(zkr_t *z, uint64_t now) {
   int t = rescue_target(z, slot);
   if (t < 0) return;
   zhandle_t *mv = zkr__zk->zookeeper_init(z->members[t].connect, mover_watcher, z->recv_timeout,
-                                          &cid, z, z->flags);
+                                          &cid, m, z->flags);
   if (!mv) return;
   if (zkr__zk->zoo_set_servers_resolution_delay) zkr__zk->zoo_set_servers_resolution_delay(mv, -1);
   z->mover = mv;

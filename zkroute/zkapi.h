@@ -27,7 +27,9 @@ struct zkr__host;
  * removal's asynchronous calls take the completion as ZooKeeper declares
  * it (a pointer to one) and call it as the function itself; local removal
  * is made with the synchronous call, which does not wait for a server when
- * local is set (watch_remove.c). */
+ * local is set (watch_remove.c).  The context of every zookeeper_init the
+ * library makes is the member (zkr__member_t *) the session is for: the
+ * interposer's table finds the program's log callback through it. */
 #define ZKR__ZK_FIELD(gen, tbl, ret, name, params, ...) ZKR__TBL_##tbl(ret(*name) params;)
 #define ZKR__ZK_NONE(...)
 

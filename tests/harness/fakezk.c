@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include "handle.h"
 #include "hosts.h"
 #include "srvr.h"
 #include "zkapi.h"
@@ -123,6 +124,14 @@ static zhandle_t *f_zookeeper_init(const char *host, watcher_fn fn, int recv_tim
   init_hook_fn = NULL;
   pthread_mutex_unlock(&mu);
   if (hook) hook(ia);
+  /* The library's contract (zkapi.h): the context of every zhandle it
+   * opens is the member the session is for - the interposer's table reads
+   * it as one. */
+  const zkr__member_t *m = context;
+  if (!m || !m->z || m < m->z->members || m > m->z->members + m->z->cap) {
+    fprintf(stderr, "fakezk: zookeeper_init's context is not a member\n");
+    abort();
+  }
   int n = server_of(host);
   if (!n) return NULL;
   fake_zh_t *h = calloc(1, sizeof *h);

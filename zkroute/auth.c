@@ -48,6 +48,11 @@ struct zkr__auth {
   char *cert;
   int len;
   auth_call_t *call; /* NULL once handed on */
+  /* Per slot: the zhandle that holds this credential (zoo_add_auth took
+   * it), NULL none yet.  zoo_add_auth refuses a zhandle between two
+   * connection attempts (ZINVALIDSTATE, ZOOKEEPER-800): the monitor sends
+   * it again (zkr__auth_tick). */
+  zhandle_t **held_by;
 };
 
 typedef struct auth_reply {
@@ -104,6 +109,10 @@ static void apply_locked(zkr_t *z, auth_reply_t *r) {
     if (!c->delivered && r->a->call == c) {
       if (z->closing) {
         deliver_locked(r->a, ZCLOSING);
+      } else if (z->expired) {
+        /* No session will answer any more: stock fails a pending
+         * credential with the session (free_completions). */
+        deliver_locked(r->a, ZSESSIONEXPIRED);
       } else if (rc != ZCLOSING) {
         /* ZCLOSING with the handle open: zkroute replaced that zhandle,
          * and the replay on its successor answers instead. */
@@ -119,7 +128,42 @@ static void apply_locked(zkr_t *z, auth_reply_t *r) {
 /* The monitor's turn (and the close path's, once no ZooKeeper thread
  * runs): the answers that came, in the order they came; members whose
  * credentials were all accepted are admitted. */
+static int send_auth_locked(zkr__member_t *m, struct zkr__auth *a, int attach);
+
+/* Sends every credential that m's current zhandle does not hold; a call
+ * still waiting rides along where its answer may count. */
+static void resend_missing(zkr__member_t *m) {
+  zkr_t *z = m->z;
+  pthread_mutex_lock(&z->auth_mu);
+  pthread_rwlock_rdlock(&m->zh_lock);
+  zhandle_t *zh = m->zh;
+  pthread_rwlock_unlock(&m->zh_lock);
+  int missing = 0;
+  int attach = z->owner < 0 || z->owner == m->index;
+  /* Oldest first: the list is newest first. */
+  size_t n = 0;
+  for (struct zkr__auth *a = z->auths; a; a = a->next) n++;
+  struct zkr__auth **v = n ? malloc(n * sizeof *v) : NULL;
+  size_t k = 0;
+  for (struct zkr__auth *a = z->auths; v && a; a = a->next) v[k++] = a;
+  while (v && k-- > 0)
+    if (zh && v[k]->held_by[m->index] != zh &&
+        send_auth_locked(m, v[k], attach && v[k]->call) != ZOK)
+      missing = 1;
+  if (!v && n) missing = 1;
+  free(v);
+  m->auth_missing = missing;
+  pthread_mutex_unlock(&z->auth_mu);
+}
+
 void zkr__auth_tick(zkr_t *z) {
+  if (!z->closing && !z->expired) {
+    size_t n = z->n;
+    for (size_t i = 0; i <= n; i++) {
+      zkr__member_t *m = i < n ? &z->members[i] : zkr__member_owner_slot(z);
+      if (m->auth_missing) resend_missing(m);
+    }
+  }
   pthread_mutex_lock(&z->ans_mu);
   auth_reply_t *list = z->auth_answers;
   z->auth_answers = NULL;
@@ -157,13 +201,16 @@ static int send_auth_locked(zkr__member_t *m, struct zkr__auth *a, int attach) {
   if (r->call) r->call->refs++;
   m->auth_pending++;
   pthread_rwlock_rdlock(&m->zh_lock);
-  int rc = m->zh ? zkr__zk->zoo_add_auth(m->zh, a->scheme, a->cert, a->len, auth_done, r)
-                 : ZINVALIDSTATE;
+  zhandle_t *zh = m->zh;
+  int rc = zh ? zkr__zk->zoo_add_auth(zh, a->scheme, a->cert, a->len, auth_done, r) : ZINVALIDSTATE;
+  if (rc == ZOK) a->held_by[m->index] = zh;
   pthread_rwlock_unlock(&m->zh_lock);
   if (rc != ZOK) {
     m->auth_pending--;
     if (r->call) r->call->refs--; /* the record still holds it */
     free(r);
+    /* A session without it must not serve until it has it. */
+    if (zh) m->auth_missing = 1;
   }
   return rc;
 }
@@ -214,6 +261,7 @@ void zkr__auth_free_all(zkr_t *z) {
     if (a->call) call_unref(a->call);
     free(a->scheme);
     free(a->cert);
+    free(a->held_by);
     free(a);
   }
   z->auths = NULL;
@@ -227,8 +275,12 @@ static int add_auth_held(zkr_t *z, const char *scheme, const char *cert, int cer
   struct zkr__auth *a = calloc(1, sizeof *a);
   auth_call_t *c = calloc(1, sizeof *c + slots * sizeof c->got[0]);
   if (!a || !c || !(a->scheme = strdup(scheme)) ||
-      !(a->cert = malloc(certLen > 0 ? (size_t)certLen : 1))) {
-    if (a) free(a->scheme);
+      !(a->cert = malloc(certLen > 0 ? (size_t)certLen : 1)) ||
+      !(a->held_by = calloc(slots, sizeof *a->held_by))) {
+    if (a) {
+      free(a->scheme);
+      free(a->cert);
+    }
     free(a);
     free(c);
     return ZKR_ENOMEM;

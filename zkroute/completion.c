@@ -142,6 +142,9 @@ static void complete(zkr__op_t *a, zkr__result_t *r) {
   int gated = a->gated && a->member >= 0;
   if (a->barrier) {
     zkr__order_barrier(a, r); /* hands it on and frees it, now or later */
+  } else if (a->app && !a->h_armed && zkr__watch_hold_read(a, r)) {
+    /* Its reply shows a change a watch has not fired for yet: the event
+     * comes first (watch.c resumes it, zkr__op_resume). */
   } else if (zkr__router_fifo(z) && a->app && !a->h_armed && zkr__order_hold(a, r)) {
     /* Consistency `session`: held back behind operations issued before it
      * (barrier.c hands it on, and frees it). */
@@ -152,6 +155,21 @@ static void complete(zkr__op_t *a, zkr__result_t *r) {
     else zkr__op_free(a);
   }
   if (gated) zkr__gate_done(z);
+}
+
+/* A read held until a watch's event came (watch.c): its kept reply is
+ * handed on now - behind the operations before it in consistency
+ * `session` - and op goes. */
+void zkr__op_resume(zkr__op_t *op) {
+  struct zkr__reply *k = op->kept;
+  op->kept = NULL;
+  zkr__result_t r = {.rc = ZKR_ENOMEM, .value_len = -1};
+  if (k) r = zkr__reply_view(k);
+  if (!(zkr__router_fifo(op->z) && zkr__order_hold(op, &r))) {
+    zkr__op_hand_on(op, &r);
+    zkr__op_free(op);
+  }
+  zkr__reply_free(k);
 }
 
 void zkr__op_done_void(int rc, const void *data) {

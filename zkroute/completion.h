@@ -21,6 +21,7 @@ void zkr__op_done_string(int rc, const char *value, const void *data);
 void zkr__op_done_string_stat(int rc, const char *value, const struct Stat *stat, const void *data);
 void zkr__op_done_acl(int rc, struct ACL_vector *acl, struct Stat *stat, const void *data);
 void zkr__op_hand_on(zkr__op_t *op, const zkr__result_t *r);
+void zkr__op_resume(zkr__op_t *op);
 /* For deliver.c: calls a completion of the given shape with r, on this
  * thread. */
 void zkr__call_completion(zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,

@@ -73,6 +73,7 @@ static void close_now(zkr_t *z) {
    * the credentials' answers queued meanwhile are applied. */
   zkr__op_complete_abandoned(z);
   zkr__auth_tick(z);
+  zkr__watch_release_all_held(z);
   zkr__watch_remove_dropped(z, NULL);
   zkr__gate_flush(z);
   /* Every completion is queued: the delivery thread runs them, then ends. */

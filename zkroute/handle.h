@@ -162,6 +162,11 @@ struct zkr {
   _Atomic unsigned rearm_rr;
   _Atomic uint64_t watch_rearms, watch_missed_events, watch_rearm_retries;
   uint64_t watch_seq; /* the last seq given to a record (watch.c) */
+  /* Reads whose reply shows a change a watch of the handle has not fired
+   * for yet: held until it did (watch.c), as a stock client sees a watch
+   * event before the new data.  Under watch_mu. */
+  zkr__op_t *wf_held;
+  _Atomic int wf_count;
   uint64_t watch_ids; /* the last id given to a record (watch.c) */
   /* The drop-in interposer's name for the program's global pair
    * (preload.c): maps (fn, ctx) to the pair the library knows as the

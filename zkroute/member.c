@@ -42,6 +42,7 @@ int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
   m->expired = 0;
   m->joined = 0;
   m->auth_refused = 0;
+  m->auth_missing = 0;
   /* A guard count: the session must not join a pool before the recorded
    * credentials were sent and accepted, even if it connects at once. */
   m->auth_pending++;
@@ -108,7 +109,7 @@ int zkr__member_has_zh(zkr__member_t *m) {
  * itself); a later zkr_add_auth does not take it out. */
 void zkr__member_maybe_join(zkr__member_t *m) {
   int up = m->state == ZOO_CONNECTED_STATE || m->state == ZOO_READONLY_STATE;
-  if (m->joined || !up || m->auth_pending > 0 || m->auth_refused) return;
+  if (m->joined || !up || m->auth_pending > 0 || m->auth_refused || m->auth_missing) return;
   m->joined = 1;
   pthread_mutex_lock(&m->health_mu);
   zkr__health_set_usable(&m->health, zkr__member_usable(m), zkr__now_ns());
@@ -125,9 +126,10 @@ void zkr__member_close(zkr__member_t *m) {
   if (zh) zkr__zk->zookeeper_close(zh);
 }
 
-/* Connected, credentials accepted, not expired: the session works. */
+/* Connected, credentials accepted (and none missing), not expired: the
+ * session works. */
 int zkr__member_connected(const zkr__member_t *m) {
-  return m->state == ZOO_CONNECTED_STATE && m->joined && !m->expired;
+  return m->state == ZOO_CONNECTED_STATE && m->joined && !m->expired && !m->auth_missing;
 }
 
 /* Connected to a read-only server (the handle asked for ZOO_READONLY and

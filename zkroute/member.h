@@ -40,6 +40,8 @@ typedef struct zkr__member {
   _Atomic int timeout_ms;              /* the session timeout its server negotiated, 0 unknown */
   _Atomic int auth_pending;            /* add_auth replies still awaited */
   _Atomic int auth_refused;            /* a credential was refused: never joins */
+  _Atomic int auth_missing;            /* a credential could not be given to its
+                                          zhandle yet (auth.c retries): not joined */
   _Atomic int joined;                  /* admitted to the pools (auth done) */
   _Atomic int expired;                 /* session expired; monitor re-creates it */
   _Atomic int role;                    /* zkr_role_t from srvr */

@@ -123,6 +123,8 @@ typedef struct zkr__op {
   int held;    /* its completion waits for the operations before it
                   (session consistency's FIFO order): kept is its reply */
   struct zkr__reply *kept;
+  struct zkr__op *wf_next; /* the held reads (watch.c) */
+  uint64_t held_ns;        /* ... since when */
   int fifo_read;  /* a read counted in reads_out until it completes (router.c) */
   int fifo_write; /* a write counted in writes_out until it completes */
   int b_ready;    /* barrier: its own reply came (b_rc, b_path) */

@@ -29,6 +29,7 @@
 #include "rescue.h"
 #include "router.h"
 #include "session.h"
+#include "watch.h"
 #include "zkapi.h"
 
 /* ---- the owner ---- */
@@ -176,6 +177,8 @@ void zkr__session_tick(zkr_t *z) {
   for (int i = 0; dip && i < 64; i++)
     if (dip & ((uint64_t)1 << i)) zkr__session_dip_check(z, i, 0);
   if (z->expired && !z->carriers_closed) zkr__rescue_close_expired(z);
+  /* Reads held for a watch's event that will not come any more. */
+  if (z->expired && z->wf_count) zkr__watch_done(z, NULL);
 }
 
 /* The session-level calls below enter through the registry (registry.c)

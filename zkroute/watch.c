@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "completion.h"
 #include "deliver.h"
 #include "handle.h"
 #include "watch.h"
@@ -122,6 +123,91 @@ void zkr__watch_free_list(zkr__watch_t *gone) {
     gone = n;
   }
 }
+
+/* ---- the watch event before the new data ----
+ * A stock client sees a watch event for a node before it sees the new data
+ * of that node: one session's replies and events come in the server's
+ * order.  Here the read may come from another member than the watch's,
+ * one that applied the change first.  A read whose reply shows a change
+ * that a waiting record of the same path has not fired for is held until
+ * that record's event was delivered (or it was superseded, removed, or
+ * the session ended). */
+
+/* Whether w will fire for the change a read's answer (rc, st) shows. */
+static int pending_change(const zkr__watch_t *w, int rc, const struct Stat *st);
+
+/* Under watch_mu.  A read is held at most rescue_ms: a watch that has not
+ * fired by then (its server behind, or following a deposed leader) makes
+ * the event late, and the read must not wait for it as well. */
+static int read_blocked_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st) {
+  if (z->closing || z->expired) return 0;
+  if (op->held_ns && zkr__since(zkr__now_ns(), op->held_ns) >= (uint64_t)z->rescue_ms * 1000000u)
+    return 0;
+  for (zkr__watch_t *w = z->watch_list; w; w = w->next)
+    if (strcmp(w->path, op->path) == 0 && pending_change(w, rc, st)) return 1;
+  return 0;
+}
+
+/* Completion's test for an application read (completion.c): 1 when its
+ * reply is kept and op held here, to be handed on by zkr__watch_done once
+ * no record blocks it. */
+int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r) {
+  zkr_t *z = op->z;
+  if (op->is_write || !op->path || (r->rc != ZOK && r->rc != ZNONODE) || !z->watch_list)
+    return 0;
+  pthread_mutex_lock(&z->watch_mu);
+  op->held_ns = 0;
+  int held = read_blocked_locked(z, op, r->rc, r->stat);
+  if (held) {
+    op->held_ns = zkr__now_ns();
+    op->kept = zkr__reply_copy(op->shape, r);
+    op->wf_next = z->wf_held;
+    z->wf_held = op;
+    z->wf_count++;
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+  return held;
+}
+
+/* After records changed (outside watch_mu): frees those that went, and
+ * hands on the held reads nothing blocks any more - after the events just
+ * queued, which come first.  all: every held read (the handle closes). */
+static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
+  zkr__watch_free_list(gone);
+  if (!z->wf_count) return;
+  zkr__op_t *ready = NULL, **tail = &ready;
+  pthread_mutex_lock(&z->watch_mu);
+  for (zkr__op_t **p = &z->wf_held; *p;) {
+    zkr__op_t *op = *p;
+    zkr__result_t r = {.rc = ZKR_ENOMEM, .value_len = -1};
+    if (op->kept) r = zkr__reply_view(op->kept);
+    if (all || !op->kept || !read_blocked_locked(z, op, r.rc, r.stat)) {
+      *p = op->wf_next;
+      op->wf_next = NULL;
+      *tail = op;
+      tail = &op->wf_next;
+      z->wf_count--;
+    } else {
+      p = &op->wf_next;
+    }
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+  while (ready) {
+    zkr__op_t *n = ready->wf_next;
+    ready->wf_next = NULL;
+    zkr__op_resume(ready);
+    ready = n;
+  }
+}
+
+void zkr__watch_done(zkr_t *z, zkr__watch_t *gone) { done_with(z, gone, 0); }
+
+/* The monitor's turn: held reads past their bound go. */
+void zkr__watch_hold_tick(zkr_t *z) {
+  if (z->wf_count) done_with(z, NULL, 0);
+}
+
+void zkr__watch_release_all_held(zkr_t *z) { done_with(z, NULL, 1); }
 
 /* The record's watch is over (its event came, or the read that set it
  * failed).  Returns 1 when the caller must free it: it is out of the
@@ -268,6 +354,16 @@ void zkr__watch_arm_locked(zkr_t *z, zkr__watch_t *w, int member, zhandle_t *zh,
   if (!w->seq) w->seq = ++z->watch_seq;
 }
 
+static int pending_change(const zkr__watch_t *w, int rc, const struct Stat *st) {
+  if (!waiting(w)) return 0;
+  int exists = rc == ZOK;
+  if (w->kind == ZKR__WATCH_EXIST && !w->existed) return exists; /* created */
+  if (!exists) return 1;                                           /* deleted */
+  if (!st) return 0;
+  if (w->kind == ZKR__WATCH_CHILD) return st->pzxid > w->pzxid;
+  return st->mzxid > w->mzxid;
+}
+
 /* The event w's watch missed, between the state it remembers and the one
  * a read found (rc ZOK with stat, or ZNONODE). */
 int zkr__watch_missed(const zkr__watch_t *w, int rc, const struct Stat *st) {
@@ -373,7 +469,7 @@ void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct S
       w->kind == ZKR__WATCH_EXIST && !stat && zkr__watch_parent(w->path, parent, sizeof parent);
   uint64_t id = w->id;
   pthread_mutex_unlock(&z->watch_mu);
-  zkr__watch_free_list(gone);
+  zkr__watch_done(z, gone);
   if (ask) learn_parent(z, id, parent, zh);
 }
 
@@ -390,7 +486,7 @@ void zkr__watch_discard(zkr__watch_t *w) {
   }
   over_to(z, w, &gone);
   pthread_mutex_unlock(&z->watch_mu);
-  zkr__watch_free_list(gone);
+  zkr__watch_done(z, gone);
 }
 
 /* Same registration in ZooKeeper's eyes: its watcher tables are data
@@ -466,7 +562,7 @@ void zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member, zhandle_t *zh
     }
   }
   pthread_mutex_unlock(&z->watch_mu);
-  zkr__watch_free_list(gone);
+  zkr__watch_done(z, gone);
 }
 
 void zkr__watch_trampoline(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
@@ -492,7 +588,7 @@ void zkr__watch_trampoline(zhandle_t *zh, int type, int state, const char *path,
     zkr__watch_fire_locked(z, w, type, 0, &gone);
   }
   pthread_mutex_unlock(&z->watch_mu);
-  zkr__watch_free_list(gone);
+  zkr__watch_done(z, gone);
 }
 
 /* ---- the watchers a session event goes to ---- */

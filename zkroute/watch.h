@@ -85,6 +85,13 @@ void zkr__watch_trampoline(zhandle_t *zh, int type, int state, const char *path,
 
 void zkr__watch_free_all(struct zkr *z);
 
+/* The watch event before the new data (watch.c): a read held, and the
+ * hand-on of those nothing blocks any more after records changed. */
+int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r);
+void zkr__watch_done(struct zkr *z, zkr__watch_t *gone);
+void zkr__watch_release_all_held(struct zkr *z);
+void zkr__watch_hold_tick(struct zkr *z);
+
 void zkr__watch_stats(struct zkr *z, zkr_stats_t *s);
 
 int zkr__watch_session_watchers(struct zkr *z, watcher_fn *fns, void **ctxs, int cap);

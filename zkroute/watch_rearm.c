@@ -59,7 +59,7 @@ static void rearmed(rearm_t *a, int rc, const struct Stat *st, int64_t pp) {
       gone = w;
     }
     pthread_mutex_unlock(&z->watch_mu);
-    zkr__watch_free_list(gone);
+    zkr__watch_done(z, gone);
     return;
   }
   int set = rc == ZOK || (w->kind == ZKR__WATCH_EXIST && rc == ZNONODE);
@@ -101,7 +101,7 @@ static void rearmed(rearm_t *a, int rc, const struct Stat *st, int64_t pp) {
     if (g) g->next = gone, gone = g;
   }
   pthread_mutex_unlock(&z->watch_mu);
-  zkr__watch_free_list(gone);
+  zkr__watch_done(z, gone);
 }
 
 static void watched_done(rearm_t *a, int rc, const struct Stat *st) {
@@ -240,7 +240,7 @@ void zkr__watch_rearm_from(zkr_t *z, int slot, zhandle_t *old) {
   pthread_mutex_unlock(&z->watch_mu);
   /* Removals sent on old that it will never answer. */
   zkr__watch_remove_dropped(z, old);
-  zkr__watch_free_list(gone);
+  zkr__watch_done(z, gone);
   /* Out of memory for the list: they stay LOST, and the monitor's retry
    * picks them up. */
   for (size_t i = 0; i < n; i++) send_rearm(z, todo[i], slot);

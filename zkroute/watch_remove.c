@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "barrier.h"
 #include "deliver.h"
 #include "handle.h"
 #include "registry.h"
@@ -48,6 +49,9 @@ typedef struct {
   void_completion_t cb;
   const void *data;
   int direct;
+  /* Its place in the handle's issue order (barrier.c): a zkr_async issued
+   * after it completes after it, as on one stock session. */
+  zkr__op_t *order;
   int pending; /* requests in flight + 1 while sending; under watch_mu */
   int ok, nowatcher, other_rc;
 } rm_call_t;
@@ -105,6 +109,14 @@ static int matches(const zkr__watch_t *w, const char *path, ZooWatcherType t, in
 /* Under watch_mu: one request answered, or one sender done. */
 static rm_call_t *call_release_locked(rm_call_t *c) { return --c->pending == 0 ? c : NULL; }
 
+/* The removal call leaves the issue order: a barrier behind it may go. */
+static void leave_order(rm_call_t *c) {
+  if (!c->order) return;
+  zkr__order_done(c->order);
+  zkr__op_free(c->order);
+  c->order = NULL;
+}
+
 static void call_finish(rm_call_t *c) {
   if (!c) return;
   int rc = c->other_rc ? c->other_rc : (c->ok || !c->nowatcher) ? ZOK : ZNOWATCHER;
@@ -115,6 +127,7 @@ static void call_finish(rm_call_t *c) {
     zkr__cb_t cb = {.v = c->cb};
     zkr__deliver_result(c->z, ZKR__CB_VOID, cb, c->data, &r);
   }
+  leave_order(c);
   free(c);
 }
 
@@ -155,7 +168,7 @@ static void rm_done(int rc, const void *data) {
   zkr__watch_t *gone = NULL;
   rm_call_t *done = answer_locked(z, q, rc, &gone);
   pthread_mutex_unlock(&z->watch_mu);
-  zkr__watch_free_list(gone);
+  zkr__watch_done(z, gone);
   free(q);
   call_finish(done);
 }
@@ -176,7 +189,7 @@ void zkr__watch_remove_dropped(zkr_t *z, zhandle_t *zh) {
       done = answer_locked(z, q, rc, &gone);
     }
     pthread_mutex_unlock(&z->watch_mu);
-    zkr__watch_free_list(gone);
+    zkr__watch_done(z, gone);
     if (!q) return;
     free(q);
     call_finish(done);
@@ -234,7 +247,11 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
   void *gctx = z->context;
   pthread_mutex_unlock(&z->ctx_mu);
   rm_call_t *c = calloc(1, sizeof *c);
-  if (!c) return ZKR_ENOMEM;
+  if (!c || !(c->order = zkr__op_new(z, ZKR__OP_SYNC, NULL))) {
+    free(c);
+    return ZKR_ENOMEM;
+  }
+  zkr__order_add(c->order);
   c->z = z;
   c->cb = cb;
   c->data = data;
@@ -268,10 +285,11 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
   zkr__watch_t *gone = NULL;
   zkr__watch_release_locked(z, path, &gone);
   pthread_mutex_unlock(&z->watch_mu);
-  zkr__watch_free_list(gone);
+  zkr__watch_done(z, gone);
   if (!armed || !here) {
     free(armed);
     free(here);
+    leave_order(c);
     free(c);
     return ZKR_ENOMEM;
   }
@@ -285,11 +303,12 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
     zkr__watch_t *g = NULL;
     zkr__watch_release_locked(z, path, &g);
     pthread_mutex_unlock(&z->watch_mu);
-    zkr__watch_free_list(g);
+    zkr__watch_done(z, g);
   }
   free(here);
   if (!found && !all) {
     free(armed);
+    leave_order(c);
     free(c);
     return ZNOWATCHER; /* no completion, as stock */
   }

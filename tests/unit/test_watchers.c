@@ -205,15 +205,40 @@ START_TEST(watcher_set_after_the_change_is_not_held) {
   ck_assert_int_eq(zkr_awget(z, "/o", watcher, (void *)3, done_data, (void *)13), ZOK);
   fake_req_t *g3 = next_req(FK_GET, "/o");
   fake_reply(g3, ZOK, 9, 9, "b"); /* after the change to 9 */
-  ck_assert_int_ge(ev_find(0, EV_DONE, 13), 0);
+  /* That reply shows the change the first two watches have not fired for
+   * yet: it waits for their events (a stock client sees the event before
+   * the new data). */
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 13), 0);
   fake_fire(g1->h, "/o", ZOO_CHANGED_EVENT);
   if (g2->h != g1->h) fake_fire(g2->h, "/o", ZOO_CHANGED_EVENT);
   int a = ev_find(0, EV_WATCH, 1), b = ev_find(0, EV_WATCH, 2);
   ck_assert_int_ge(a, 0);
   ck_assert_int_gt(b, a);
+  ck_assert_int_gt(ev_find(0, EV_DONE, 13), b);
   /* The next change: the third fires, unheld. */
   fake_fire(g3->h, "/o", ZOO_CHANGED_EVENT);
   ck_assert_int_ge(ev_find(0, EV_WATCH, 3), 0);
+}
+END_TEST
+
+/* A read whose reply shows a change a watch of the handle, armed on
+ * another member, has not fired for yet: the event comes first. */
+START_TEST(watch_event_before_the_new_data) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *g1 = next_req(FK_GET, "/n");
+  fake_reply(g1, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)12), ZOK);
+  fake_req_t *g2 = next_req(FK_GET, "/n");
+  fake_reply(g2, ZOK, 9, 9, "b");
+  sleep_ms(100);
+  ck_assert_msg(ev_matching(EV_DONE, 12) == 0, "the new data came before the watch event");
+  fake_fire(g1->h, "/n", ZOO_CHANGED_EVENT);
+  int w = ev_find(0, EV_WATCH, 1), d = ev_find(0, EV_DONE, 12);
+  ck_assert_int_ge(w, 0);
+  ck_assert_int_gt(d, w);
 }
 END_TEST
 
@@ -329,6 +354,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, rewatch_after_a_change_fires_for_both_changes);
   tcase_add_test(tc, watchers_of_a_path_fire_in_the_order_set);
   tcase_add_test(tc, watcher_set_after_the_change_is_not_held);
+  tcase_add_test(tc, watch_event_before_the_new_data);
   tcase_add_test(tc, removed_watcher_not_rearmed);
   tcase_add_test(tc, rearmed_exists_watch_sees_create_and_delete);
   tcase_add_test(tc, no_watch_event_after_expired);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "deliver.h"
 #include "handle.h"
 #include "runtime.h"
 #include "watch.h"
@@ -53,10 +54,15 @@ static int waiter_done(void *arg) {
 /* Waits for the completion of an accepted call, or returns the call's
  * error when it was refused (then no completion will come).  Under a
  * stepped runtime the world runs until the completion came. */
-static int waiter_wait(waiter_t *w, int rc) {
+static int waiter_wait(waiter_t *w, zkr_t *z, int rc) {
   if (rc == ZOK && zkr__rt->stepped) {
     zkr__rt->run_until(w, waiter_done);
     rc = w->rc;
+    /* The callbacks queued before the reply run before the call returns
+     * (unless the call is made from one of them): an interleaving the
+     * delivery thread may give, and the one in which a watch event comes
+     * before the new data it announced. */
+    zkr__deliver_drain(z);
   } else if (rc == ZOK) {
     pthread_mutex_lock(&w->mu);
     while (!w->done) pthread_cond_wait(&w->cv, &w->mu);
@@ -175,13 +181,14 @@ int zkr_create2_ttl(zkr_t *z, const char *path, const char *value, int valuelen,
   w.buf = path_buffer;
   w.buflen = &path_buffer_len;
   w.stat = stat;
-  return waiter_wait(&w, zkr__create(z, path, value, valuelen, acl, mode, ttl, 1,
-                                     (void *)sync_string_stat, &w, 1));
+  return waiter_wait(
+      &w, z,
+      zkr__create(z, path, value, valuelen, acl, mode, ttl, 1, (void *)sync_string_stat, &w, 1));
 }
 
 int zkr_delete(zkr_t *z, const char *path, int version) {
   SYNC_PRELUDE(z);
-  return waiter_wait(&w, zkr__delete(z, path, version, sync_void, &w, 1));
+  return waiter_wait(&w, z, zkr__delete(z, path, version, sync_void, &w, 1));
 }
 
 int zkr_set(zkr_t *z, const char *path, const char *buffer, int buflen, int version) {
@@ -192,25 +199,25 @@ int zkr_set2(zkr_t *z, const char *path, const char *buffer, int buflen, int ver
              struct Stat *stat) {
   SYNC_PRELUDE(z);
   w.stat = stat;
-  return waiter_wait(&w, zkr__set(z, path, buffer, buflen, version, sync_stat, &w, 1));
+  return waiter_wait(&w, z, zkr__set(z, path, buffer, buflen, version, sync_stat, &w, 1));
 }
 
 int zkr_set_acl(zkr_t *z, const char *path, int version, const struct ACL_vector *acl) {
   SYNC_PRELUDE(z);
-  return waiter_wait(&w,
+  return waiter_wait(&w, z,
                      zkr__set_acl(z, path, version, (struct ACL_vector *)acl, sync_void, &w, 1));
 }
 
 int zkr_multi(zkr_t *z, int count, const zoo_op_t *ops, zoo_op_result_t *results) {
   SYNC_PRELUDE(z);
-  return waiter_wait(&w, zkr__multi(z, count, ops, results, sync_void, &w, 1));
+  return waiter_wait(&w, z, zkr__multi(z, count, ops, results, sync_void, &w, 1));
 }
 
 int zkr_exists(zkr_t *z, const char *path, int watch, struct Stat *stat) {
   SYNC_PRELUDE(z);
   w.stat = stat;
   return waiter_wait(
-      &w, zkr__read(z, ZKR__OP_EXISTS, path, watch, NULL, NULL, (void *)sync_stat, &w, 1));
+      &w, z, zkr__read(z, ZKR__OP_EXISTS, path, watch, NULL, NULL, (void *)sync_stat, &w, 1));
 }
 
 int zkr_wexists(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx,
@@ -218,7 +225,7 @@ int zkr_wexists(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx
   SYNC_PRELUDE(z);
   w.stat = stat;
   return waiter_wait(
-      &w, zkr__read(z, ZKR__OP_EXISTS, path, 0, watcher, watcherCtx, (void *)sync_stat, &w, 1));
+      &w, z, zkr__read(z, ZKR__OP_EXISTS, path, 0, watcher, watcherCtx, (void *)sync_stat, &w, 1));
 }
 
 static int get_common(zkr_t *z, const char *path, int watch, watcher_fn watcher, void *wctx,
@@ -229,7 +236,7 @@ static int get_common(zkr_t *z, const char *path, int watch, watcher_fn watcher,
   w.buflen = buffer_len;
   w.stat = stat;
   return waiter_wait(
-      &w, zkr__read(z, ZKR__OP_GET, path, watch, watcher, wctx, (void *)sync_data, &w, 1));
+      &w, z, zkr__read(z, ZKR__OP_GET, path, watch, watcher, wctx, (void *)sync_data, &w, 1));
 }
 
 int zkr_get(zkr_t *z, const char *path, int watch, char *buffer, int *buffer_len,
@@ -250,7 +257,7 @@ static int children_common(zkr_t *z, const char *path, int watch, watcher_fn wat
   w.stat = stat;
   zkr__op_type_t type = stat ? ZKR__OP_GET_CHILDREN2 : ZKR__OP_GET_CHILDREN;
   void *cb = stat ? (void *)sync_strings_stat : (void *)sync_strings;
-  return waiter_wait(&w, zkr__read(z, type, path, watch, watcher, wctx, cb, &w, 1));
+  return waiter_wait(&w, z, zkr__read(z, type, path, watch, watcher, wctx, cb, &w, 1));
 }
 
 int zkr_get_children(zkr_t *z, const char *path, int watch, struct String_vector *strings) {
@@ -277,7 +284,7 @@ int zkr_get_acl(zkr_t *z, const char *path, struct ACL_vector *acl, struct Stat 
   SYNC_PRELUDE(z);
   w.acl = acl;
   w.stat = stat;
-  return waiter_wait(&w,
+  return waiter_wait(&w, z,
                      zkr__read(z, ZKR__OP_GET_ACL, path, 0, NULL, NULL, (void *)sync_acl, &w, 1));
 }
 
@@ -288,18 +295,18 @@ int zkr_reconfig(zkr_t *z, const char *joining, const char *leaving, const char 
   w.buf = buffer;
   w.buflen = buffer_len;
   w.stat = stat;
-  return waiter_wait(&w, zkr__reconfig(z, joining, leaving, members, version, sync_data, &w, 1));
+  return waiter_wait(&w, z, zkr__reconfig(z, joining, leaving, members, version, sync_data, &w, 1));
 }
 
 int zkr_remove_watches(zkr_t *z, const char *path, ZooWatcherType wtype, watcher_fn watcher,
                        void *watcherCtx, int local) {
   SYNC_PRELUDE(z);
   return waiter_wait(
-      &w, zkr__remove_watches(z, path, wtype, 0, watcher, watcherCtx, local, sync_void, &w, 1));
+      &w, z, zkr__remove_watches(z, path, wtype, 0, watcher, watcherCtx, local, sync_void, &w, 1));
 }
 
 int zkr_remove_all_watches(zkr_t *z, const char *path, ZooWatcherType wtype, int local) {
   SYNC_PRELUDE(z);
-  return waiter_wait(&w,
+  return waiter_wait(&w, z,
                      zkr__remove_watches(z, path, wtype, 1, NULL, NULL, local, sync_void, &w, 1));
 }

@@ -59,6 +59,7 @@ static void housekeeping(zkr_t *z) {
   zkr__carriers_tick(z, now);
   zkr__watch_retry_lost(z, now);
   zkr__health_apply_tick(z, now);
+  zkr__log_tick(z, now); /* lines the storm limit dropped */
   zkr__gate_expire(z, now - (uint64_t)z->recv_timeout * 1000000u);
 }
 

@@ -91,6 +91,9 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
   int answering = z->members[m->hosted_on].srvr_fail_streak == 0;
   zhandle_t *old = zkr__member_detach(m, answering ? ZKR__KEEP_ASSOCIATING : 1);
   if (!old) return; /* it reconnected, or is reconnecting: nothing to move */
+  zkr__log_event(z, ZOO_LOG_LEVEL_WARN, "owner_rescue", t, "from=%s session=0x%llx reason=%s",
+                 z->members[m->hosted_on].address, (unsigned long long)z->owner_id.client_id,
+                 z->members[m->hosted_on].suspect ? "server_silent" : "unreachable");
   if (m != os) {
     /* From its member to the owner slot: the member gets a fresh carrier
      * at home, which connects when its server comes back. */
@@ -127,6 +130,8 @@ int zkr__rescue_carrier_replace(zkr__member_t *m, int reopen) {
   zhandle_t *old = zkr__member_detach(m, !m->expired);
   if (!old) return 0;
   m->recreated++;
+  zkr__log_event(z, ZOO_LOG_LEVEL_WARN, "carrier_recreated", m->index, "reason=%s",
+                 m->expired ? "expired" : "unreachable_with_watches");
   zkr__zk->zookeeper_close(old);
   zkr__op_complete_dropped(z, old);
   zkr__watch_rearm_from(z, m->index, old);

@@ -31,6 +31,8 @@ static int changed_event(const zkr__watch_t *w, int rc, const struct Stat *st) {
 
 /* Under watch_mu. */
 static void lose_locked(zkr_t *z, zkr__watch_t *w) {
+  zkr__log_event(z, ZOO_LOG_LEVEL_WARN, "watch_lost", w->member, "path=%s reason=%s", w->path,
+                 w->state == ZKR__W_ARMED ? "session_closed" : "rearm_failed");
   if (w->state == ZKR__W_ARMED) z->members[w->member].watches--;
   if (w->state != ZKR__W_LOST) z->watch_lost++;
   w->state = ZKR__W_LOST;
@@ -76,6 +78,12 @@ static void rearmed(zkr__watch_t *w, int rc, const struct Stat *st) {
     w->state = ZKR__W_ARMED;
     z->members[w->member].watches++;
   }
+  zkr__log_event(z, ZOO_LOG_LEVEL_INFO, "watch_rearmed", w->member, "path=%s missed_event=%s",
+                 w->path,
+                 event == ZOO_CREATED_EVENT   ? "created"
+                 : event == ZOO_DELETED_EVENT ? "deleted"
+                 : event                      ? "changed"
+                                              : "none");
   pthread_mutex_unlock(&z->watch_mu);
   if (gone) zkr__watch_free_record(w);
 }

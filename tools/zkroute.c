@@ -1,7 +1,8 @@
 /* The zkroute command: argument parsing, the status report of every member
- * (a table, or the library's statistics JSON), routed get/set/create/
- * delete/ls through the synchronous zkr_ calls, and the Markdown table of options that docs/options.md is
- * generated from.  It uses only the public API of <zkroute.h>.
+ * (a table, the library's statistics JSON or its Prometheus text), routed
+ * get/set/create/delete/ls through the synchronous zkr_ calls, `top`
+ * (zkroute-top.c), and the Markdown tables of options and metrics that
+ * docs/options.md and docs/stats.md are generated from.  It uses only the public API of <zkroute.h>.
  * Exit codes: 0 success, 1 an operation or connection failed, 2 usage. */
 #include <errno.h>
 #include <getopt.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "zkroute-top.h"
 #include "zkroute.h"
 
 #define EXIT_USAGE 2
@@ -33,6 +35,8 @@ enum {
   F_THREADS = 1 << 6,
   F_READ_RATIO = 1 << 7,
   F_PROMETHEUS = 1 << 8,
+  F_COUNT = 1 << 9,
+  F_METRICS = 1 << 10,
 };
 
 typedef struct {
@@ -43,6 +47,8 @@ typedef struct {
   int version;
   int threads;       /* workload */
   double read_ratio; /* workload */
+  int count;         /* top: refreshes, 0 until stopped */
+  const char *url;   /* top --metrics */
   unsigned used;     /* F_* flags given on the command line */
   char **args;       /* subcommand and its operands */
   int nargs;
@@ -68,6 +74,8 @@ static const char usage_text[] =
     "       zkroute [OPTIONS] ls HOSTS PATH\n"
     "       zkroute [OPTIONS] workload HOSTS [--ops N] [--threads T] "
     "[--read-ratio R]\n"
+    "       zkroute [OPTIONS] top HOSTS [--count N]\n"
+    "       zkroute top --metrics URL [--count N]\n"
     "       zkroute options\n"
     "       zkroute metrics\n"
     "options:\n"
@@ -519,6 +527,14 @@ static int cmd_workload(zkr_t *z, const cli_t *c) {
   return errors ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
+/* A live table of the members, from this handle (docs/cli.md); --metrics
+ * needs no handle and is run from main. */
+static int cmd_top(zkr_t *z, const cli_t *c) {
+  int rc = wait_ready(z, c->timeout_ms, 1);
+  if (rc != ZOK) wait_failed(z, rc, c->timeout_ms, 1);
+  return tool_top(z, NULL, c->count) ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 static const cmd_t commands[] = {
     {"status", 1, 1, F_OPS | F_JSON | F_PROMETHEUS, 1, cmd_status},
     {"get", 2, 2, F_STATS, 0, cmd_get},
@@ -527,6 +543,7 @@ static const cmd_t commands[] = {
     {"delete", 2, 2, F_STATS | F_VERSION, 0, cmd_delete},
     {"ls", 2, 2, F_STATS, 0, cmd_ls},
     {"workload", 1, 1, F_OPS | F_THREADS | F_READ_RATIO, 1, cmd_workload},
+    {"top", 0, 1, F_COUNT | F_METRICS, 1, cmd_top},
 };
 
 /* ---- argument parsing ---- */
@@ -541,7 +558,9 @@ enum {
   OPT_VERSION,
   OPT_THREADS,
   OPT_READ_RATIO,
-  OPT_PROMETHEUS
+  OPT_PROMETHEUS,
+  OPT_COUNT,
+  OPT_METRICS
 };
 
 static const struct option long_opts[] = {
@@ -555,6 +574,8 @@ static const struct option long_opts[] = {
     {"threads", required_argument, NULL, OPT_THREADS},
     {"read-ratio", required_argument, NULL, OPT_READ_RATIO},
     {"prometheus", no_argument, NULL, OPT_PROMETHEUS},
+    {"count", required_argument, NULL, OPT_COUNT},
+    {"metrics", required_argument, NULL, OPT_METRICS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -609,6 +630,13 @@ static int parse_one(cli_t *c, int opt) {
   case OPT_STATS: c->used |= F_STATS; return 0;
   case OPT_JSON: c->used |= F_JSON; return 0;
   case OPT_PROMETHEUS: c->used |= F_PROMETHEUS; return 0;
+  case OPT_COUNT:
+    c->used |= F_COUNT;
+    return number_arg("--count", optarg, 0, 100000000, &c->count) ? 0 : EXIT_USAGE;
+  case OPT_METRICS:
+    c->used |= F_METRICS;
+    c->url = optarg;
+    return 0;
   case OPT_EPHEMERAL: c->used |= F_EPHEMERAL; return 0;
   case OPT_SEQUENTIAL: c->used |= F_SEQUENTIAL; return 0;
   default: usage_error(NULL); return EXIT_USAGE;
@@ -634,9 +662,9 @@ static int parse_args(cli_t *c, int argc, char **argv) {
 }
 
 /* Indexed by the bit number of the F_* flags. */
-static const char *const flag_names[] = {"--ops",        "--json",       "--ephemeral",
-                                         "--sequential", "--version",    "--stats",
-                                         "--threads",    "--read-ratio", "--prometheus"};
+static const char *const flag_names[] = {"--ops",        "--json",  "--ephemeral", "--sequential",
+                                         "--version",    "--stats", "--threads",   "--read-ratio",
+                                         "--prometheus", "--count", "--metrics"};
 
 static const cmd_t *find_command(const cli_t *c) {
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
@@ -733,6 +761,14 @@ int main(int argc, char **argv) {
   if ((c.used & F_JSON) && (c.used & F_PROMETHEUS)) {
     usage_error("--json and --prometheus exclude each other");
     return EXIT_USAGE;
+  }
+  if (cmd->run == cmd_top && (c.nargs == 2) == ((c.used & F_METRICS) != 0)) {
+    usage_error("top: expected HOSTS, or --metrics URL");
+    return EXIT_USAGE;
+  }
+  if (cmd->run == cmd_top && (c.used & F_METRICS)) {
+    signal(SIGPIPE, SIG_IGN);
+    return finish_stdout(tool_top(NULL, c.url, c.count) ? EXIT_FAILURE : EXIT_SUCCESS);
   }
   set_zk_log(c.verbose);
   /* Without this a closed pipe would kill us before zkr_close. */

@@ -61,12 +61,11 @@ void zkr__health_apply_probe_result(zkr__member_t *m, uint64_t now, double ms, i
   zkr__health_probe_result(&m->health, &z->hcfg, now, ms, ok, median);
   int back = !was_in && m->health.in_pool;
   double ewma = m->health.ewma_ms;
-  unsigned good = m->health.good_probes;
   unlock_all(z, locked);
   if (back)
     zkr__log_event(z, ZOO_LOG_LEVEL_INFO, "reinstated", m->index,
                    "ewma_ms=%.2f pool_median_ms=%.2f good_probes=%u reason=probes", ewma, median,
-                   good);
+                   z->hcfg.reinstate_k);
 }
 
 /* The pool's changes of one evaluation, logged once the locks are free. */

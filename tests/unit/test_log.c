@@ -97,6 +97,15 @@ static int lines_with(const char *text) {
   return c;
 }
 
+/* The handle's log counters in zkr_stats: lines written, dropped. */
+static void expect_counts(zkr_t *z, uint64_t lines, uint64_t dropped) {
+  zkr_stats_t *s;
+  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
+  ck_assert_uint_eq(s->log_lines, lines);
+  ck_assert_uint_eq(s->log_dropped, dropped);
+  zkr_stats_free(s);
+}
+
 static zkr_t *open_handle(void) {
   zkr_options_t o = ZKR_OPTIONS_INIT;
   o.leader_poll_ms = 20;
@@ -130,11 +139,7 @@ START_TEST(line_through_the_callback) {
   ck_assert_int_ge(i, 0);
   /* ZooKeeper's own prefix: level and funcName@line of the call site. */
   ck_assert_ptr_nonnull(strstr(seen[i], ":ZOO_WARN@line_through_the_callback_fn@"));
-  zkr_stats_t *s;
-  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
-  ck_assert_uint_eq(s->log_lines, 1);
-  ck_assert_uint_eq(s->log_dropped, 0);
-  zkr_stats_free(s);
+  expect_counts(z, 1, 0);
   zkr_close(z);
 }
 END_TEST
@@ -147,11 +152,7 @@ START_TEST(level_filters) {
   zkr__log_event(z, ZOO_LOG_LEVEL_ERROR, "session_expired", 0, "owner=yes");
   ck_assert_int_ge(find("event=session_expired", 1000), 0);
   ck_assert_int_eq(lines_with("event=reinstated"), 0);
-  zkr_stats_t *s;
-  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
-  ck_assert_uint_eq(s->log_lines, 1);
-  ck_assert_uint_eq(s->log_dropped, 0);
-  zkr_stats_free(s);
+  expect_counts(z, 1, 0);
   zkr_close(z);
 }
 END_TEST
@@ -166,11 +167,7 @@ START_TEST(storm_is_cut_and_counted) {
   ck_assert_int_ge(i, 0);
   ck_assert_ptr_nonnull(strstr(seen[i], "lines=80 reason=storm_limit"));
   ck_assert_ptr_nonnull(strstr(seen[i], ":ZOO_WARN@"));
-  zkr_stats_t *s;
-  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
-  ck_assert_uint_eq(s->log_dropped, 80);
-  ck_assert_uint_eq(s->log_lines, ZKR__LOG_BURST + 1);
-  zkr_stats_free(s);
+  expect_counts(z, ZKR__LOG_BURST + 1, 80);
   zkr_close(z);
 }
 END_TEST

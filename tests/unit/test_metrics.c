@@ -298,27 +298,26 @@ START_TEST(endpoint_other_requests) {
   char addr[64];
   snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
   zkr_t *z = open_metrics(addr);
-  char *r = request(port, "GET / HTTP/1.0\r\n\r\n");
-  ck_assert_ptr_nonnull(strstr(r, " 404 "));
-  free(r);
-  r = request(port, "GET /metrics/x HTTP/1.0\r\n\r\n");
-  ck_assert_ptr_nonnull(strstr(r, " 404 "));
-  free(r);
-  r = request(port, "POST /metrics HTTP/1.0\r\nContent-Length: 5\r\n\r\nhello");
-  ck_assert_ptr_nonnull(strstr(r, " 405 "));
-  ck_assert_ptr_nonnull(strstr(r, "Allow: GET, HEAD"));
-  free(r);
-  r = request(port, "DELETE /metrics HTTP/1.0\r\n\r\n");
-  ck_assert_ptr_nonnull(strstr(r, " 405 "));
-  free(r);
-  r = request(port, "HEAD /metrics HTTP/1.0\r\n\r\n");
-  ck_assert_ptr_nonnull(strstr(r, " 200 "));
-  ck_assert_ptr_null(strstr(r, "# TYPE"));
-  free(r);
-  r = request(port, "GET /metrics?x=1 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
-  ck_assert_ptr_nonnull(strstr(r, " 200 "));
-  ck_assert_ptr_nonnull(strstr(r, "# TYPE zkroute_members gauge"));
-  free(r);
+  /* Each request, what its reply must hold, and what it must not. */
+  static const struct {
+    const char *req, *has, *also, *not ;
+  } cases[] = {
+      {"GET / HTTP/1.0\r\n\r\n", " 404 ", "", NULL},
+      {"GET /metrics/x HTTP/1.0\r\n\r\n", " 404 ", "", NULL},
+      {"POST /metrics HTTP/1.0\r\nContent-Length: 5\r\n\r\nhello", " 405 ", "Allow: GET, HEAD",
+       NULL},
+      {"DELETE /metrics HTTP/1.0\r\n\r\n", " 405 ", "", NULL},
+      {"HEAD /metrics HTTP/1.0\r\n\r\n", " 200 ", "", "# TYPE"},
+      {"GET /metrics?x=1 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", " 200 ",
+       "# TYPE zkroute_members gauge", NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *r = request(port, cases[i].req);
+    ck_assert_msg(r && strstr(r, cases[i].has) && strstr(r, cases[i].also), "%s: %.60s",
+                  cases[i].req, r ? r : "(no reply)");
+    ck_assert_msg(!cases[i].not || !strstr(r, cases[i].not ), "%s", cases[i].req);
+    free(r);
+  }
   zkr_close(z);
   fake_uninstall();
 }

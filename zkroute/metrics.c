@@ -241,10 +241,19 @@ static void stop(void) {}
 
 /* ---- fork: a child has no server thread, and must not keep the port ---- */
 
-static void prefork(void) { pthread_mutex_lock(&mu); }
-static void parent(void) { pthread_mutex_unlock(&mu); }
+/* Both locks are taken around fork() by the forking thread, so that a
+ * child never starts with one held by a thread it does not have; the
+ * child, that same thread, releases them after dropping the parent's
+ * state. */
+static void prefork(void) {
+  pthread_mutex_lock(&life_mu);
+  pthread_mutex_lock(&mu);
+}
+static void parent(void) {
+  pthread_mutex_unlock(&mu);
+  pthread_mutex_unlock(&life_mu);
+}
 static void child(void) {
-  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   if (listen_fd >= 0) close(listen_fd);
   listen_fd = -1;
   list = NULL; /* the parent's handles; left allocated, as they are */
@@ -253,8 +262,8 @@ static void child(void) {
 #ifdef ZKR_HAVE_MHD
   daemon_ = NULL;
 #endif
-  mu = fresh;
-  life_mu = fresh;
+  pthread_mutex_unlock(&mu);
+  pthread_mutex_unlock(&life_mu);
 }
 
 __attribute__((constructor)) static void metrics_atfork(void) {

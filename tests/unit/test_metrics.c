@@ -264,25 +264,26 @@ START_TEST(endpoint_serves_every_handle) {
   char addr[64];
   snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
   zkr_t *a = open_metrics(addr), *b = open_metrics(addr);
+  unsigned sa = a->serial, sb = b->serial; /* a is freed below */
   char *r = request(port, "GET /metrics HTTP/1.0\r\n\r\n");
   ck_assert_ptr_nonnull(r);
   ck_assert_msg(strncmp(r, "HTTP/1.0 200", 12) == 0 || strncmp(r, "HTTP/1.1 200", 12) == 0, "%.80s",
                 r);
   ck_assert_ptr_nonnull(strstr(r, "text/plain; version=0.0.4"));
   char want[64];
-  snprintf(want, sizeof want, "zkroute_members{handle=\"%u\"} 3\n", a->serial);
+  snprintf(want, sizeof want, "zkroute_members{handle=\"%u\"} 3\n", sa);
   ck_assert_ptr_nonnull(strstr(r, want));
-  snprintf(want, sizeof want, "zkroute_members{handle=\"%u\"} 3\n", b->serial);
+  snprintf(want, sizeof want, "zkroute_members{handle=\"%u\"} 3\n", sb);
   ck_assert_ptr_nonnull(strstr(r, want));
-  ck_assert_uint_ne(a->serial, b->serial);
+  ck_assert_uint_ne(sa, sb);
   ck_assert_int_eq(count(r, "# TYPE zkroute_reads_total counter"), 1);
   free(r);
   /* The first close leaves the other handle served... */
   ck_assert_int_eq(zkr_close(a), ZOK);
   r = request(port, "GET /metrics HTTP/1.0\r\n\r\n");
-  snprintf(want, sizeof want, "zkroute_members{handle=\"%u\"}", a->serial);
+  snprintf(want, sizeof want, "zkroute_members{handle=\"%u\"}", sa);
   ck_assert_ptr_null(strstr(r, want));
-  snprintf(want, sizeof want, "zkroute_members{handle=\"%u\"} 3\n", b->serial);
+  snprintf(want, sizeof want, "zkroute_members{handle=\"%u\"} 3\n", sb);
   ck_assert_ptr_nonnull(strstr(r, want));
   free(r);
   /* ... the last one stops the server. */

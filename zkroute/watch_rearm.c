@@ -31,8 +31,9 @@ static int changed_event(const zkr__watch_t *w, int rc, const struct Stat *st) {
 
 /* Under watch_mu. */
 static void lose_locked(zkr_t *z, zkr__watch_t *w) {
-  zkr__log_event(z, ZOO_LOG_LEVEL_WARN, "watch_lost", w->member, "path=%s reason=%s", w->path,
-                 w->state == ZKR__W_ARMED ? "session_closed" : "rearm_failed");
+  if (w->state == ZKR__W_ARMED) /* a re-arm failing again is no new loss */
+    zkr__log_event(z, ZOO_LOG_LEVEL_WARN, "watch_lost", w->member, "path=%s reason=session_closed",
+                   w->path);
   if (w->state == ZKR__W_ARMED) z->members[w->member].watches--;
   if (w->state != ZKR__W_LOST) z->watch_lost++;
   w->state = ZKR__W_LOST;

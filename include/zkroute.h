@@ -185,6 +185,12 @@ typedef struct zkr_options {
                              before arriving reads wait to share the next
                              (1-16, default 4; 1: a read that finds any sync
                              in flight waits for it) */
+  /* Operations (docs/operations.md). */
+  char metrics[64]; /* "ADDRESS:PORT" (127.0.0.1:9464, [::1]:9464): serve
+                             GET /metrics there, the Prometheus text of every
+                             handle of the process that asks, from the first
+                             such handle's zkr_init to the last one's
+                             zkr_close (default: none) */
 } zkr_options_t;
 
 #define ZKR_OPTIONS_INIT                                                                           \
@@ -609,6 +615,19 @@ ZKR_API int zkr_selector_p2c(const zkr_member_info_t *members, int n, void *ctx)
 ZKR_API int zkr_selector_same_zone(const zkr_member_info_t *members, int n, void *ctx);
 
 /* ---- statistics ---- */
+/* Latency histograms: the upper bounds of the buckets, in ms, chosen for
+ * ZooKeeper (a loopback read takes about 0.5 ms, a session timeout is
+ * seconds); a last bucket holds what took longer than the last bound. */
+#define ZKR_LATENCY_BUCKETS 14
+#define ZKR_LATENCY_BOUNDS_MS                                                                      \
+  { 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000 }
+typedef struct zkr_latency_hist {
+  uint64_t counts[ZKR_LATENCY_BUCKETS + 1]; /* samples per bucket (not
+                                               cumulative); the last one:
+                                               above the last bound */
+  double sum_ms;                            /* of every sample */
+} zkr_latency_hist_t;
+
 typedef struct zkr_member_stats {
   char address[300]; /* "host:port" as given */
   zkr_role_t role;   /* from the last srvr reply */
@@ -642,6 +661,9 @@ typedef struct zkr_member_stats {
   int removed;             /* left /zookeeper/config: takes no operation */
   int parked;              /* no session, by the read_members cap */
   int64_t server_id;       /* N of server.N in /zookeeper/config, -1 unknown */
+  /* Latency of the replies servers gave, from send to reply: reads (the
+   * samples of ewma_ms: a sync+read pair, a hedge, no probe) and writes. */
+  zkr_latency_hist_t read_latency, write_latency;
 } zkr_member_stats_t;
 
 typedef struct zkr_stats {
@@ -686,6 +708,9 @@ typedef struct zkr_stats {
   int64_t config_version; /* version of the last config read, -1 none */
   uint64_t config_reads, config_errors;
   uint64_t members_added, members_removed;
+  /* Log lines of routing state changes (docs/operations.md): written to
+   * ZooKeeper's log, and dropped by the storm limit. */
+  uint64_t log_lines, log_dropped;
   zkr_member_stats_t members[]; /* n_members entries, removed ones too */
 } zkr_stats_t;
 
@@ -703,6 +728,27 @@ ZKR_API void zkr_stats_free(zkr_stats_t *s);
  * out), ZKR_ECLOSED or ZKR_ENOMEM. */
 #define ZKR_STATS_JSON_VERSION 1
 ZKR_API int zkr_stats_json(zkr_t *z, char **out);
+
+/* The same snapshot in the Prometheus text exposition format (version
+ * 0.0.4), written from the same schema as zkr_stats_json(): every metric,
+ * its type and its JSON counterpart are in docs/stats.md.  Every sample
+ * has a label handle, the handle's number in the process (counted from 1
+ * at zkr_init, as the ZKROUTE_STATS records count them); member metrics
+ * have member ("host:port") and role too.  The metrics option serves the
+ * same text over HTTP for every handle that asks.  Returns ZOK and a
+ * malloc'd string in *out (free it with free()), ZBADARGUMENTS (NULL z or
+ * out), ZKR_ECLOSED or ZKR_ENOMEM. */
+ZKR_API int zkr_stats_prometheus(zkr_t *z, char **out);
+
+/* Describes Prometheus metric i (0, 1, ... until it returns
+ * ZBADARGUMENTS): its name, its type ("counter", "gauge", "histogram"),
+ * its labels besides handle ("member,role" or ""), the JSON field it
+ * comes from ("leader_changes", "members[].reads") and one line of
+ * meaning.  The table behind it is the schema both writers use;
+ * `zkroute metrics` prints it, and docs/stats.md keeps that table.  Any
+ * pointer may be NULL; the strings are static. */
+ZKR_API int zkr_metric_info(int i, const char **name, const char **type, const char **labels,
+                            const char **json, const char **help);
 
 /* ---- names ---- */
 /* Text for any code, ZooKeeper's or zkroute's; never NULL. */

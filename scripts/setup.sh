@@ -7,9 +7,13 @@ cd "$(dirname "$0")/.."
 
 # shellcheck disable=SC2206 # ZKR_EXTRA_PACKAGES is a word list on purpose
 # mandoc: make check lints the man pages with it (tests/unit/man-lint.sh).
+# libmicrohttpd-dev: the metrics endpoint (docs/operations.md); prometheus:
+# promtool checks the library's Prometheus text in make check, and the
+# server scrapes a routed program in tests/integration/it_prometheus.sh;
+# jq: tests/unit/grafana-doc.sh checks the Grafana dashboard with it.
 packages=(build-essential autoconf automake libtool pkg-config
   libzookeeper-mt-dev libzookeeper-st2 zookeeper zookeeper-bin check default-jre-headless
-  mandoc ${ZKR_EXTRA_PACKAGES:-})
+  mandoc libmicrohttpd-dev prometheus jq ${ZKR_EXTRA_PACKAGES:-})
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

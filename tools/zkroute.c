@@ -1,7 +1,8 @@
 /* The zkroute command: argument parsing, the status report of every member
- * (a table, or the library's statistics JSON), routed get/set/create/
- * delete/ls through the synchronous zkr_ calls, and the Markdown table of options that docs/options.md is
- * generated from.  It uses only the public API of <zkroute.h>.
+ * (a table, the library's statistics JSON or its Prometheus text), routed
+ * get/set/create/delete/ls through the synchronous zkr_ calls, `top`
+ * (zkroute-top.c), and the Markdown tables of options and metrics that
+ * docs/options.md and docs/stats.md are generated from.  It uses only the public API of <zkroute.h>.
  * Exit codes: 0 success, 1 an operation or connection failed, 2 usage. */
 #include <errno.h>
 #include <getopt.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "zkroute-top.h"
 #include "zkroute.h"
 
 #define EXIT_USAGE 2
@@ -32,6 +34,9 @@ enum {
   F_STATS = 1 << 5,
   F_THREADS = 1 << 6,
   F_READ_RATIO = 1 << 7,
+  F_PROMETHEUS = 1 << 8,
+  F_COUNT = 1 << 9,
+  F_METRICS = 1 << 10,
 };
 
 typedef struct {
@@ -42,6 +47,8 @@ typedef struct {
   int version;
   int threads;       /* workload */
   double read_ratio; /* workload */
+  int count;         /* top: refreshes, 0 until stopped */
+  const char *url;   /* top --metrics */
   unsigned used;     /* F_* flags given on the command line */
   char **args;       /* subcommand and its operands */
   int nargs;
@@ -58,7 +65,7 @@ struct cmd {
 };
 
 static const char usage_text[] =
-    "usage: zkroute [OPTIONS] status HOSTS [--ops N] [--json]\n"
+    "usage: zkroute [OPTIONS] status HOSTS [--ops N] [--json | --prometheus]\n"
     "       zkroute [OPTIONS] get HOSTS PATH\n"
     "       zkroute [OPTIONS] set HOSTS PATH VALUE [--version N]\n"
     "       zkroute [OPTIONS] create HOSTS PATH [VALUE] [--ephemeral] "
@@ -67,7 +74,10 @@ static const char usage_text[] =
     "       zkroute [OPTIONS] ls HOSTS PATH\n"
     "       zkroute [OPTIONS] workload HOSTS [--ops N] [--threads T] "
     "[--read-ratio R]\n"
+    "       zkroute [OPTIONS] top HOSTS [--count N]\n"
+    "       zkroute top --metrics URL [--count N]\n"
     "       zkroute options\n"
+    "       zkroute metrics\n"
     "options:\n"
     "  -o KEY=VALUE   set a zkroute option (repeatable; see `zkroute "
     "options`)\n"
@@ -254,8 +264,20 @@ static int print_json(FILE *f, zkr_t *z, int ready) {
   return EXIT_SUCCESS;
 }
 
+/* The library's Prometheus text (docs/stats.md), as the metrics endpoint
+ * serves it. */
+static int print_prometheus(FILE *f, zkr_t *z) {
+  char *text = NULL;
+  int rc = zkr_stats_prometheus(z, &text);
+  if (rc != ZOK) return fail("stats", rc);
+  fputs(text, f);
+  free(text);
+  return EXIT_SUCCESS;
+}
+
 /* Prints the report to f; ready says whether the wait succeeded. */
 static int report(FILE *f, zkr_t *z, int json, int ready) {
+  if (json == 2) return print_prometheus(f, z);
   if (json) return print_json(f, z, ready);
   zkr_stats_t *s = NULL;
   int rc = zkr_stats(z, &s);
@@ -318,7 +340,8 @@ static int cmd_status(zkr_t *z, const cli_t *c) {
       break;
     }
   }
-  if (report(stdout, z, (c->used & F_JSON) != 0, rc == ZOK) != EXIT_SUCCESS) return EXIT_FAILURE;
+  int format = c->used & F_PROMETHEUS ? 2 : (c->used & F_JSON) != 0;
+  if (report(stdout, z, format, rc == ZOK) != EXIT_SUCCESS) return EXIT_FAILURE;
   return exit_code;
 }
 
@@ -415,6 +438,18 @@ static int cmd_options(void) {
   return EXIT_SUCCESS;
 }
 
+/* Markdown table of every Prometheus metric (zkr_metric_info); the table
+ * of docs/stats.md is generated from it. */
+static int cmd_metrics(void) {
+  puts("| metric | type | labels | JSON | meaning |");
+  puts("| --- | --- | --- | --- | --- |");
+  const char *name, *type, *labels, *json, *help;
+  for (int i = 0; zkr_metric_info(i, &name, &type, &labels, &json, &help) == ZOK; i++)
+    printf("| `%s` | %s | handle%s%s | `%s` | %s |\n", name, type, *labels ? "," : "", labels, json,
+           help);
+  return EXIT_SUCCESS;
+}
+
 /* ---- workload: the demo's routed read/write mix ---- */
 
 #define WL_KEYS 50
@@ -492,14 +527,23 @@ static int cmd_workload(zkr_t *z, const cli_t *c) {
   return errors ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
+/* A live table of the members, from this handle (docs/cli.md); --metrics
+ * needs no handle and is run from main. */
+static int cmd_top(zkr_t *z, const cli_t *c) {
+  int rc = wait_ready(z, c->timeout_ms, 1);
+  if (rc != ZOK) wait_failed(z, rc, c->timeout_ms, 1);
+  return tool_top(z, NULL, c->count) ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 static const cmd_t commands[] = {
-    {"status", 1, 1, F_OPS | F_JSON, 1, cmd_status},
+    {"status", 1, 1, F_OPS | F_JSON | F_PROMETHEUS, 1, cmd_status},
     {"get", 2, 2, F_STATS, 0, cmd_get},
     {"set", 3, 3, F_STATS | F_VERSION, 0, cmd_set},
     {"create", 2, 3, F_STATS | F_EPHEMERAL | F_SEQUENTIAL, 0, cmd_create},
     {"delete", 2, 2, F_STATS | F_VERSION, 0, cmd_delete},
     {"ls", 2, 2, F_STATS, 0, cmd_ls},
     {"workload", 1, 1, F_OPS | F_THREADS | F_READ_RATIO, 1, cmd_workload},
+    {"top", 0, 1, F_COUNT | F_METRICS, 1, cmd_top},
 };
 
 /* ---- argument parsing ---- */
@@ -513,7 +557,10 @@ enum {
   OPT_SEQUENTIAL,
   OPT_VERSION,
   OPT_THREADS,
-  OPT_READ_RATIO
+  OPT_READ_RATIO,
+  OPT_PROMETHEUS,
+  OPT_COUNT,
+  OPT_METRICS
 };
 
 static const struct option long_opts[] = {
@@ -526,6 +573,9 @@ static const struct option long_opts[] = {
     {"version", required_argument, NULL, OPT_VERSION},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"read-ratio", required_argument, NULL, OPT_READ_RATIO},
+    {"prometheus", no_argument, NULL, OPT_PROMETHEUS},
+    {"count", required_argument, NULL, OPT_COUNT},
+    {"metrics", required_argument, NULL, OPT_METRICS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -579,6 +629,14 @@ static int parse_one(cli_t *c, int opt) {
   }
   case OPT_STATS: c->used |= F_STATS; return 0;
   case OPT_JSON: c->used |= F_JSON; return 0;
+  case OPT_PROMETHEUS: c->used |= F_PROMETHEUS; return 0;
+  case OPT_COUNT:
+    c->used |= F_COUNT;
+    return number_arg("--count", optarg, 0, 100000000, &c->count) ? 0 : EXIT_USAGE;
+  case OPT_METRICS:
+    c->used |= F_METRICS;
+    c->url = optarg;
+    return 0;
   case OPT_EPHEMERAL: c->used |= F_EPHEMERAL; return 0;
   case OPT_SEQUENTIAL: c->used |= F_SEQUENTIAL; return 0;
   default: usage_error(NULL); return EXIT_USAGE;
@@ -604,8 +662,9 @@ static int parse_args(cli_t *c, int argc, char **argv) {
 }
 
 /* Indexed by the bit number of the F_* flags. */
-static const char *const flag_names[] = {"--ops",     "--json",  "--ephemeral", "--sequential",
-                                         "--version", "--stats", "--threads",   "--read-ratio"};
+static const char *const flag_names[] = {"--ops",        "--json",  "--ephemeral", "--sequential",
+                                         "--version",    "--stats", "--threads",   "--read-ratio",
+                                         "--prometheus", "--count", "--metrics"};
 
 static const cmd_t *find_command(const cli_t *c) {
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
@@ -686,12 +745,31 @@ int main(int argc, char **argv) {
     }
     return finish_stdout(cmd_options());
   }
+  if (strcmp(c.args[0], "metrics") == 0) {
+    if (c.nargs != 1 || c.used) {
+      usage_error("metrics takes no operands or flags");
+      return EXIT_USAGE;
+    }
+    return finish_stdout(cmd_metrics());
+  }
   const cmd_t *cmd = find_command(&c);
   if (!cmd) {
     usage_error("unknown subcommand '%s'", c.args[0]);
     return EXIT_USAGE;
   }
   if (!check_command(cmd, &c)) return EXIT_USAGE;
+  if ((c.used & F_JSON) && (c.used & F_PROMETHEUS)) {
+    usage_error("--json and --prometheus exclude each other");
+    return EXIT_USAGE;
+  }
+  if (cmd->run == cmd_top && (c.nargs == 2) == ((c.used & F_METRICS) != 0)) {
+    usage_error("top: expected HOSTS, or --metrics URL");
+    return EXIT_USAGE;
+  }
+  if (cmd->run == cmd_top && (c.used & F_METRICS)) {
+    signal(SIGPIPE, SIG_IGN);
+    return finish_stdout(tool_top(NULL, c.url, c.count) ? EXIT_FAILURE : EXIT_SUCCESS);
+  }
   set_zk_log(c.verbose);
   /* Without this a closed pipe would kill us before zkr_close. */
   signal(SIGPIPE, SIG_IGN);

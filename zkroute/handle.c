@@ -15,7 +15,9 @@
 #include "health_apply.h"
 #include "hedge_apply.h"
 #include "inflight.h"
+#include "latency.h"
 #include "membership.h"
+#include "metrics.h"
 #include "monitor.h"
 #include "options.h"
 #include "registry.h"
@@ -29,6 +31,7 @@
 static void destroy(zkr_t *z) {
   /* Lookups fail from here on, and calls still inside have left. */
   if (z->reg_slot >= 0) zkr__registry_remove(z->reg_slot, z);
+  free(z->latency);
   for (size_t i = 0; z->members && i <= z->cap; i++) {
     pthread_rwlock_destroy(&z->members[i].zh_lock);
     pthread_mutex_destroy(&z->members[i].health_mu);
@@ -58,6 +61,7 @@ static void destroy(zkr_t *z) {
 }
 
 static void close_now(zkr_t *z) {
+  zkr__metrics_leave(z);     /* off the endpoint, which stops with the last */
   zkr__env_close_hook(z, 0); /* ZKROUTE_STATS record, while still whole */
   z->closing = 1;
   zkr__monitor_stop(z);
@@ -152,6 +156,7 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout
     return ZKR_ENOMEM;
   }
   z->init_ns = zkr__now_ns();
+  z->serial = zkr__metrics_serial();
   z->leader = -1;
   z->last_leader = -1;
   z->gate_cur = -1;
@@ -176,6 +181,7 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout
     if (!(z->members = calloc(z->cap + 1, sizeof *z->members))) rc = ZKR_ENOMEM;
   }
   for (size_t i = 0; rc == ZOK && i <= z->cap; i++) init_slot(z, i);
+  if (rc == ZOK) rc = zkr__latency_new(z);
   if (rc == ZOK) rc = zkr__membership_new(z);
   if (rc != ZOK) {
     destroy(z);
@@ -210,6 +216,7 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout
     close_now(z);
     return rc;
   }
+  zkr__metrics_join(z); /* the metrics option: listed on the endpoint */
   *out = z;
   return ZOK;
 }

@@ -14,6 +14,7 @@
 #include "base.h"
 #include "health.h"
 #include "hosts.h"
+#include "log.h"
 #include "member.h"
 #include "op.h"
 #include "zkroute.h"
@@ -199,6 +200,15 @@ struct zkr {
   struct zkr__hedger *hedger;
   /* Membership that follows /zookeeper/config (membership.c). */
   struct zkr__membership *ms;
+
+  /* Operations: latency histograms, one pair per member slot (latency.c);
+   * the log lines' storm limit (log.c); the handle's number in the
+   * process and whether it is listed on the metrics endpoint
+   * (metrics.c). */
+  struct zkr__member_latency *latency;
+  zkr__log_t log;
+  unsigned serial;
+  _Atomic int metrics_on;
 };
 
 #endif

@@ -297,3 +297,49 @@ int zkr__host_format(const zkr__host_t *h, const char *chroot, char *buf, size_t
   n = snprintf(buf, len, h->ipv6 ? "[%s]:%d%s" : "%s:%d%s", h->name, h->port, chroot ? chroot : "");
   return n < 0 || (size_t)n >= len ? -1 : n;
 }
+
+/* ---- an address to listen on (the metrics option) ---- */
+
+int zkr__hosts_parse_listen(const char *text, struct sockaddr_storage *out, socklen_t *len) {
+  char host[64];
+  const char *port;
+  int v6 = text[0] == '[';
+  if (v6) {
+    const char *close = strchr(text, ']');
+    if (!close || close[1] != ':' || (size_t)(close - text - 1) >= sizeof host) return 0;
+    memcpy(host, text + 1, (size_t)(close - text - 1));
+    host[close - text - 1] = '\0';
+    port = close + 2;
+  } else {
+    const char *colon = strrchr(text, ':');
+    if (!colon || (size_t)(colon - text) >= sizeof host) return 0;
+    memcpy(host, text, (size_t)(colon - text));
+    host[colon - text] = '\0';
+    port = colon + 1;
+  }
+  long p = 0;
+  for (const char *c = port; *c; c++) {
+    if (*c < '0' || *c > '9' || p > 65535) return 0;
+    p = p * 10 + (*c - '0');
+  }
+  if (!*port || p < 1 || p > 65535) return 0;
+  struct sockaddr_storage a;
+  memset(&a, 0, sizeof a);
+  socklen_t l;
+  if (v6) {
+    struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&a;
+    s6->sin6_family = AF_INET6;
+    s6->sin6_port = htons((uint16_t)p);
+    if (inet_pton(AF_INET6, host, &s6->sin6_addr) != 1) return 0;
+    l = sizeof *s6;
+  } else {
+    struct sockaddr_in *s4 = (struct sockaddr_in *)&a;
+    s4->sin_family = AF_INET;
+    s4->sin_port = htons((uint16_t)p);
+    if (inet_pton(AF_INET, host, &s4->sin_addr) != 1) return 0;
+    l = sizeof *s4;
+  }
+  if (out) *out = a;
+  if (len) *len = l;
+  return 1;
+}

@@ -6,6 +6,7 @@
 #define ZKR_HOSTS_H
 
 #include <stddef.h>
+#include <sys/socket.h>
 
 #define ZKR__HOSTS_MAX_MEMBERS 64 /* larger lists: ZKR_EHOSTS_TOO_MANY */
 #define ZKR__HOSTS_MAX_LEN 16384  /* longer strings: ZKR_EHOSTS_TOO_LONG */
@@ -89,5 +90,10 @@ int zkr__host_equal(const zkr__host_t *a, const zkr__host_t *b);
  * copy with ipv6 = 0 for it.)  Returns the length written (excluding NUL)
  * or -1 when buf is too small. */
 int zkr__host_format(const zkr__host_t *h, const char *chroot, char *buf, size_t len);
+
+/* An address to listen on (the metrics option): "IPV4:PORT" or
+ * "[IPV6]:PORT", a numeric address and a port 1-65535, nothing else.
+ * Returns 1 and fills *out and *len (each when not NULL), or 0. */
+int zkr__hosts_parse_listen(const char *text, struct sockaddr_storage *out, socklen_t *len);
 
 #endif

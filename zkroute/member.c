@@ -274,6 +274,8 @@ void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path, v
   if (state == ZOO_EXPIRED_SESSION_STATE) {
     m->expired = 1;
     if (zkr__session_is_owner(z, m)) z->expired = 1;
+    zkr__log_event(z, z->expired ? ZOO_LOG_LEVEL_ERROR : ZOO_LOG_LEVEL_WARN, "session_expired",
+                   m->index, "owner=%s", zkr__session_is_owner(z, m) ? "yes" : "no");
   } else if (state == ZOO_AUTH_FAILED_STATE) {
     /* The same credentials go to every session: what one server refuses,
      * the owner's refuses too. */

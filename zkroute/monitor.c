@@ -63,6 +63,7 @@ static void housekeeping(zkr_t *z) {
   zkr__watch_retry_lost(z, now);
   zkr__watch_hold_tick(z);
   zkr__health_apply_tick(z, now);
+  zkr__log_tick(z, now); /* lines the storm limit dropped */
   zkr__gate_expire(z, zkr__before(now, (uint64_t)z->recv_timeout * 1000000u));
   zkr__gate_fence_tick(z, now);
 }

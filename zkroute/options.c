@@ -17,8 +17,9 @@
 #include "handle.h"
 #include "options.h"
 
-/* OPT_ZONES and OPT_ZONE are text, stored in the struct's char array (max
- * holds its size): the zones list and one zone label. */
+/* OPT_ZONES, OPT_ZONE and OPT_ADDR are text, stored in the struct's char
+ * array (max holds its size): the zones list, one zone label, and an
+ * address to listen on. */
 typedef enum {
   OPT_INT,
   OPT_DOUBLE,
@@ -26,7 +27,8 @@ typedef enum {
   OPT_CONSISTENCY,
   OPT_SWITCH,
   OPT_ZONES,
-  OPT_ZONE
+  OPT_ZONE,
+  OPT_ADDR
 } opt_kind_t;
 
 typedef struct {
@@ -126,6 +128,9 @@ static const opt_t opt_table[] = {
     {"jute_maxbuffer", OPT_INT, OFF(jute_maxbuffer), 1024, INT_MAX, 1048575,
      "the servers' jute.maxbuffer: a request larger than this many bytes (path, data, "
      "ACLs, header) is refused with ZKR_ETOOBIG before it is sent"},
+    {"metrics", OPT_ADDR, OFF(metrics), 0, sizeof(((zkr_options_t *)0)->metrics), 0,
+     "IPV4:PORT or [IPV6]:PORT: serve GET /metrics there (Prometheus text of every handle "
+     "of the process that sets it); a bad address or a port in use is one line on stderr"},
 };
 #undef OFF
 #define N_OPTS (sizeof opt_table / sizeof opt_table[0])
@@ -272,6 +277,7 @@ static int text_ok(opt_kind_t kind, const char *v, size_t size) {
   size_t n = strnlen(v, size);
   if (n >= size) return 0;
   if (n == 0) return 1; /* none */
+  if (kind == OPT_ADDR) return zkr__hosts_parse_listen(v, NULL, NULL);
   return kind == OPT_ZONE ? zone_label_ok(v, n) : zones_ok(v);
 }
 
@@ -308,6 +314,7 @@ int zkr_options_set(zkr_options_t *opts, const char *key, const char *value) {
       return ZOK;
     case OPT_ZONES:
     case OPT_ZONE:
+    case OPT_ADDR:
       if (!text_ok(o->kind, value, (size_t)o->max)) return ZKR_EOPTION_VALUE;
       memset(field, 0, (size_t)o->max);
       memcpy(field, value, strlen(value));
@@ -333,7 +340,8 @@ int zkr_option_default_text(int i, char *buf, size_t len) {
   case OPT_CONSISTENCY: snprintf(buf, len, "%s", consistency_name((int)o->def)); break;
   case OPT_SWITCH: snprintf(buf, len, "%s", o->def > 0 ? on_words[0] : off_words[0]); break;
   case OPT_ZONES:
-  case OPT_ZONE: snprintf(buf, len, "(none)"); break;
+  case OPT_ZONE:
+  case OPT_ADDR: snprintf(buf, len, "(none)"); break;
   case OPT_INT:
   case OPT_DOUBLE: snprintf(buf, len, "%.15g", o->def); break;
   }
@@ -352,7 +360,11 @@ int zkr__options_resolve(const zkr_options_t *in, zkr_options_t *out) {
   for (size_t i = 0; i < N_OPTS; i++) {
     const opt_t *t = &opt_table[i];
     char *field = (char *)&o + t->offset;
-    if (t->kind == OPT_ZONES || t->kind == OPT_ZONE) {
+    if (t->kind == OPT_ADDR) {
+      /* Not refused here: a bad address is one line on stderr when the
+       * handle starts (metrics.c), and the handle runs on. */
+      field[(size_t)t->max - 1] = '\0';
+    } else if (t->kind == OPT_ZONES || t->kind == OPT_ZONE) {
       if (!text_ok(t->kind, field, (size_t)t->max)) return ZKR_EOPTION_VALUE;
     } else if (t->kind == OPT_DOUBLE) {
       double v;

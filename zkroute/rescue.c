@@ -99,6 +99,9 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
    * check and the close.  A zhandle that finished its handshake in such a
    * window would send CloseSession and end the application's session. */
   zkr__zk->zookeeper_close(old);
+  zkr__log_event(z, ZOO_LOG_LEVEL_WARN, "owner_rescue", t, "from=%s session=0x%llx reason=%s",
+                 z->members[m->hosted_on].address, (unsigned long long)z->owner_id.client_id,
+                 z->members[m->hosted_on].suspect ? "server_silent" : "unreachable");
   /* What was in flight on it has an unknown outcome; its watches go
    * elsewhere.  Only then are new sessions opened. */
   zkr__op_complete_dropped(z, old);
@@ -216,6 +219,8 @@ int zkr__rescue_carrier_replace(zkr__member_t *m, int reopen) {
   zhandle_t *old = zkr__member_detach(m, !m->expired);
   if (!old) return 0;
   m->recreated++;
+  zkr__log_event(z, ZOO_LOG_LEVEL_WARN, "carrier_recreated", m->index, "reason=%s",
+                 m->expired ? "expired" : "unreachable_with_watches");
   zkr__zk->zookeeper_close(old);
   zkr__op_complete_dropped(z, old);
   zkr__watch_rearm_from(z, m->index, old);

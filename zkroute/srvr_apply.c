@@ -99,6 +99,10 @@ int zkr__srvr_poll_members(zkr_t *z) {
     /* A change is a different leader than the last one known: a poll that
      * misses the leader once is not a change. */
     if (z->last_leader >= 0 && best != z->last_leader) z->leader_changes++;
+    if (z->last_leader >= 0 && best != z->last_leader)
+      zkr__log_event(z, ZOO_LOG_LEVEL_INFO, "leader_change", best,
+                     "previous=%s epoch=%u reason=srvr", z->members[z->last_leader].address,
+                     best_epoch);
     z->last_leader = best;
   }
   zkr__gate_adopt_leader(z);

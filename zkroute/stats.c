@@ -7,6 +7,8 @@
 
 #include "handle.h"
 #include "hedge_apply.h"
+#include "latency.h"
+#include "log.h"
 #include "membership.h"
 #include "policy.h"
 #include "registry.h"
@@ -43,6 +45,7 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
   s->owner_rescues = zkr__member_owner_slot(z)->rescues;
   for (size_t i = 0; i < n; i++) s->owner_rescues += z->members[i].rescues;
   zkr__watch_stats(z, s);
+  zkr__log_stats(z, s);
   uint64_t now = zkr__now_ns();
   for (size_t i = 0; i < n; i++) {
     zkr__member_t *m = &z->members[i];
@@ -76,6 +79,8 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
     ms->removed = m->retired;
     ms->parked = m->parked;
     ms->server_id = m->server_id;
+    zkr__latency_get(&z->latency[i].read, &ms->read_latency);
+    zkr__latency_get(&z->latency[i].write, &ms->write_latency);
     pthread_mutex_lock(&m->health_mu);
     ms->in_read_pool = ms->connected && m->health.in_pool && zkr__policy_read_candidate(z, m);
     ms->samples = m->health.samples;

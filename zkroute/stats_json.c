@@ -1,7 +1,8 @@
-/* zkr_stats_json(): the zkr_stats() snapshot as one line of JSON, the only
- * serializer of the statistics (ZKROUTE_STATS records and `zkroute status
- * --json` are it), with the schema docs/stats.md documents field by field;
- * and the small string builder it is made with. */
+/* zkr_stats_json(): the zkr_stats() snapshot as one line of JSON
+ * (ZKROUTE_STATS records and `zkroute status --json` are it), written by
+ * expanding the one schema of stats_schema.h, which docs/stats.md
+ * documents field by field; and the small string builder it and the
+ * Prometheus writer (stats_prom.c) are made with. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,8 @@
 
 #include "env.h"
 #include "handle.h"
+#include "stats.h"
+#include "stats_schema.h"
 
 static int sb_reserve(zkr__sb_t *b, size_t more) {
   if (b->oom) return 0;
@@ -97,43 +100,80 @@ static void f_ms(js_t *j, const char *k, double v) {
   else zkr__sb_printf(&j->b, "%.3f", v);
 }
 
-/* Field by field as docs/stats.md lists them: change both together, and
- * ZKR_STATS_JSON_VERSION when a field changes meaning or goes. */
+/* One writer per kind of the schema (stats_schema.h). */
+static void j_INT(js_t *j, const char *k, int64_t v) { f_int(j, k, v); }
+static void j_COUNT(js_t *j, const char *k, uint64_t v) { f_u64(j, k, v); }
+static void j_BOOL(js_t *j, const char *k, int v) { f_bool(j, k, v); }
+static void j_MS(js_t *j, const char *k, double v) { f_ms(j, k, v); }
+static void j_HEX(js_t *j, const char *k, int64_t v) { f_hex(j, k, v, 0); }
+static void j_HEX_NULL(js_t *j, const char *k, int64_t v) { f_hex(j, k, v, 1); }
+static void j_STR(js_t *j, const char *k, const char *v) { f_str(j, k, v); }
+static void j_STATE(js_t *j, const char *k, int v) { f_str(j, k, zkr_state_name(v)); }
+static void j_STATE_NULL(js_t *j, const char *k, int v) {
+  if (v != ZKR__STATE_NULL) {
+    j_STATE(j, k, v);
+  } else {
+    key(j, k);
+    zkr__sb_printf(&j->b, "null");
+  }
+}
+static void j_ROLE(js_t *j, const char *k, int v) { f_str(j, k, zkr_role_name((zkr_role_t)v)); }
+static void j_POLICY(js_t *j, const char *k, int v) { f_str(j, k, zkr_policy_name(v)); }
+static void j_OBJ(js_t *j, const char *k, int unused) { open_obj(j, k); }
+static void j_END(js_t *j, const char *k, int unused) { close_obj(j); }
+/* Samples per bucket (ZKR_LATENCY_BOUNDS_MS, then above the last bound)
+ * and their sum. */
+static void j_HIST(js_t *j, const char *k, const zkr_latency_hist_t *h) {
+  open_obj(j, k);
+  key(j, "counts");
+  for (int b = 0; b <= ZKR_LATENCY_BUCKETS; b++)
+    zkr__sb_printf(&j->b, "%s%" PRIu64, b ? "," : "[", h->counts[b]);
+  zkr__sb_printf(&j->b, "]");
+  f_ms(j, "sum_ms", h->sum_ms);
+  close_obj(j);
+}
+
+#define J_FIELD(kind, path, k, value, mtype, metric, help) j_##kind(j, k, value);
+
 static void member(js_t *j, const zkr_member_stats_t *m, int i) {
   open_obj(j, NULL);
-  f_int(j, "index", i);
-  f_str(j, "address", m->address);
-  f_str(j, "zone", m->zone);
-  f_int(j, "server_id", m->server_id);
-  f_str(j, "role", zkr_role_name(m->role));
-  f_hex(j, "zxid", m->zxid, 1);
-  f_bool(j, "removed", m->removed);
-  f_bool(j, "parked", m->parked);
-  f_str(j, "session_state", zkr_state_name(m->session_state));
-  f_hex(j, "session_id", m->session_id, 0);
-  f_bool(j, "connected", m->connected);
-  f_bool(j, "in_read_pool", m->in_read_pool);
-  f_bool(j, "is_write_session", m->is_write_session);
-  f_bool(j, "is_owner", m->is_owner);
-  f_int(j, "hosted_on", m->hosted_on);
-  f_u64(j, "reads", m->reads);
-  f_u64(j, "writes", m->writes);
-  f_u64(j, "syncs", m->syncs);
-  f_u64(j, "coalesced", m->coalesced);
-  f_u64(j, "errors", m->errors);
-  f_int(j, "outstanding", m->outstanding);
-  f_u64(j, "hedges", m->hedges);
-  f_u64(j, "selector_picks", m->selector_picks);
-  f_int(j, "watches", m->watches);
-  f_u64(j, "samples", m->samples);
-  f_ms(j, "ewma_ms", m->ewma_ms);
-  f_u64(j, "ejections", m->ejections);
-  f_ms(j, "out_of_pool_ms", m->out_of_pool_ms);
-  f_u64(j, "srvr_polls", m->srvr_polls);
-  f_u64(j, "srvr_failures", m->srvr_failures);
-  f_u64(j, "rescues", m->rescues);
-  f_u64(j, "recreated", m->recreated);
+  ZKR__STATS_MEMBER(J_FIELD)
   close_obj(j);
+}
+
+static void j_MEMBERS(js_t *j, const char *k, const zkr_stats_t *s) {
+  key(j, k);
+  zkr__sb_printf(&j->b, "[");
+  for (int i = 0; i < s->n_members; i++) {
+    if (i) zkr__sb_printf(&j->b, ",");
+    member(j, &s->members[i], i);
+  }
+  zkr__sb_printf(&j->b, "]");
+}
+
+/* The members array takes the whole snapshot, every other field its
+ * value. */
+#define J_TOP(kind, path, k, value, mtype, metric, help) J_TOP_##kind(kind, k, value)
+#define J_TOP_MEMBERS(kind, k, value) j_MEMBERS(j, k, s);
+#define J_TOP_INT(kind, k, value) j_##kind(j, k, value);
+#define J_TOP_COUNT J_TOP_INT
+#define J_TOP_BOOL J_TOP_INT
+#define J_TOP_MS J_TOP_INT
+#define J_TOP_HEX J_TOP_INT
+#define J_TOP_HEX_NULL J_TOP_INT
+#define J_TOP_STR J_TOP_INT
+#define J_TOP_STATE J_TOP_INT
+#define J_TOP_STATE_NULL J_TOP_INT
+#define J_TOP_POLICY J_TOP_INT
+#define J_TOP_OBJ J_TOP_INT
+#define J_TOP_END J_TOP_INT
+
+void zkr__stats_json_write(zkr__sb_t *b, const zkr_stats_t *s, int vs) {
+  js_t jv = {.b = *b, .first = 1}, *j = &jv;
+  open_obj(j, NULL);
+  ZKR__STATS_TOP(J_TOP)
+  close_obj(j);
+  *b = jv.b;
 }
 
 int zkr_stats_json(zkr_t *z, char **out) {
@@ -142,69 +182,13 @@ int zkr_stats_json(zkr_t *z, char **out) {
   zkr_stats_t *s;
   int rc = zkr_stats(z, &s);
   if (rc != ZOK) return rc;
-  js_t j = {.first = 1};
-  open_obj(&j, NULL);
-  f_int(&j, "version", ZKR_STATS_JSON_VERSION);
-  f_str(&j, "state", zkr_state_name(zkr_state(z)));
-  f_str(&j, "policy", zkr_policy_name(s->policy));
-  f_int(&j, "n_members", s->n_members);
-  f_int(&j, "leader", s->leader);
-  f_u64(&j, "leader_changes", s->leader_changes);
-  f_int(&j, "write_member", s->write_member);
-  open_obj(&j, "owner");
-  f_int(&j, "member", s->owner);
-  f_bool(&j, "moved", s->owner_moved);
-  f_hex(&j, "session_id", s->owner_session_id, 0);
-  if (s->owner >= 0) {
-    f_str(&j, "state", zkr_state_name(s->owner_state));
-  } else {
-    key(&j, "state");
-    zkr__sb_printf(&j.b, "null"); /* no owner session yet */
-  }
-  f_u64(&j, "rescues", s->owner_rescues);
-  close_obj(&j);
-  open_obj(&j, "watches");
-  f_int(&j, "registered", s->watches);
-  f_int(&j, "lost", s->watches_lost);
-  f_u64(&j, "rearms", s->watch_rearms);
-  f_u64(&j, "missed_events", s->watch_missed_events);
-  close_obj(&j);
-  open_obj(&j, "hedge");
-  f_bool(&j, "on", s->hedging);
-  f_ms(&j, "delay_ms", s->hedge_delay_ms); /* -1 when off */
-  f_u64(&j, "eligible", s->hedge_eligible);
-  f_u64(&j, "sent", s->hedges_sent);
-  f_u64(&j, "won", s->hedges_won);
-  f_u64(&j, "capped", s->hedges_capped);
-  f_u64(&j, "no_member", s->hedges_no_member);
-  f_u64(&j, "discarded", s->hedge_discarded);
-  close_obj(&j);
-  open_obj(&j, "selector");
-  f_bool(&j, "on", s->has_selector);
-  f_u64(&j, "picks", s->selector_picks);
-  f_u64(&j, "fallbacks", s->selector_fallbacks);
-  close_obj(&j);
-  open_obj(&j, "membership");
-  f_int(&j, "follows_config", s->follows_config);
-  f_hex(&j, "config_version", s->config_version, 1);
-  f_u64(&j, "config_reads", s->config_reads);
-  f_u64(&j, "config_errors", s->config_errors);
-  f_u64(&j, "added", s->members_added);
-  f_u64(&j, "removed", s->members_removed);
-  close_obj(&j);
-  key(&j, "members");
-  zkr__sb_printf(&j.b, "[");
-  for (int i = 0; i < s->n_members; i++) {
-    if (i) zkr__sb_printf(&j.b, ",");
-    member(&j, &s->members[i], i);
-  }
-  zkr__sb_printf(&j.b, "]");
-  close_obj(&j);
+  zkr__sb_t b = {0};
+  zkr__stats_json_write(&b, s, zkr_state(z));
   zkr_stats_free(s);
-  if (j.b.oom) {
-    free(j.b.p);
+  if (b.oom) {
+    free(b.p);
     return ZKR_ENOMEM;
   }
-  *out = j.b.p;
+  *out = b.p;
   return ZOK;
 }

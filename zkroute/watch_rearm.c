@@ -39,6 +39,9 @@ typedef struct {
 
 /* Under watch_mu. */
 static void lose_locked(zkr_t *z, zkr__watch_t *w) {
+  if (w->state == ZKR__W_ARMED) /* a re-arm failing again is no new loss */
+    zkr__log_event(z, ZOO_LOG_LEVEL_WARN, "watch_lost", w->member, "path=%s reason=session_closed",
+                   w->path);
   zkr__watch_set_state_locked(z, w, ZKR__W_LOST);
   w->zh = NULL;
 }
@@ -100,6 +103,12 @@ static void rearmed(rearm_t *a, int rc, const struct Stat *st, int64_t pp) {
     if (zkr__watch_over_locked(z, w)) g = w;
     if (g) g->next = gone, gone = g;
   }
+  zkr__log_event(z, ZOO_LOG_LEVEL_INFO, "watch_rearmed", w->member, "path=%s missed_event=%s",
+                 w->path,
+                 event == ZOO_CREATED_EVENT   ? "created"
+                 : event == ZOO_DELETED_EVENT ? "deleted"
+                 : event                      ? "changed"
+                                              : "none");
   pthread_mutex_unlock(&z->watch_mu);
   zkr__watch_done(z, gone);
 }

@@ -78,7 +78,7 @@
     (z_, scheme, cert, certLen, completion, data))                             \
   X(G, 0, int, zoo_lock_auth, (zhandle_t *zh), (zh), zkr_lock_auth, (z_))      \
   X(G, 0, int, zoo_unlock_auth, (zhandle_t *zh), (zh), zkr_unlock_auth, (z_))  \
-  X(H, 0, log_callback_fn, zoo_get_log_callback, (const zhandle_t *zh), (zh),  \
+  X(H, T, log_callback_fn, zoo_get_log_callback, (const zhandle_t *zh), (zh),  \
     0, ())                                                                     \
   X(H, 0, void, zoo_set_log_callback,                                          \
     (zhandle_t *zh, log_callback_fn callback), (zh, callback), 0, ())          \

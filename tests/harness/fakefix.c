@@ -1,6 +1,8 @@
 /* The fixture the fake-ZooKeeper unit tests share (fakefix.h). */
 #include "fakefix.h"
 
+#include "runtime.h"
+
 #include <check.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -189,8 +191,47 @@ void open3(void) { open3_with(0); }
  * 300 ms away. */
 void open3_rescue(void) { open3_with(300); }
 
+/* ---- stepped ---- */
+
+static uint64_t fx_clock_ns = 5000000000ull;
+static uint64_t fx_now(void) { return fx_clock_ns; }
+
+/* A blocking call in a stepped test: nothing but the test answers, so the
+ * reply must already be there. */
+static void fx_run_until(void *arg, int (*done)(void *arg)) {
+  ck_assert_msg(done(arg), "a blocking call waited in a stepped test");
+}
+
+static void fx_defer(void (*fn)(void *), void *arg) { fn(arg); }
+
+static const zkr__runtime_t fx_runtime = {
+    .now_ns = fx_now, .stepped = 1, .run_until = fx_run_until, .defer = fx_defer};
+
+uint64_t step(void) { return zkr__step(z); }
+
+void advance_ms(int ms) { fx_clock_ns += (uint64_t)ms * 1000000u; }
+
+void open3_stepped(void) {
+  zkr_options_t o;
+  opts_default(&o);
+  ev_reset();
+  fake_install();
+  zkr__runtime_use(&fx_runtime);
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
+  step(); /* the first poll: fake1 leads */
+  for (int i = 1; i <= 3; i++) fake_connect(h[i], 0);
+  step();
+  ck_assert_int_eq(zkr_state(z), ZOO_CONNECTED_STATE);
+  ck_assert_int_eq(stat_owner(), 0);
+}
+
 void teardown(void) {
   if (z) zkr_close(z);
   z = NULL;
+  zkr__runtime_use(NULL);
   fake_uninstall();
 }

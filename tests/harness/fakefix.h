@@ -68,6 +68,13 @@ void open3(void);
 /* For the tests of the rescue: the owner or a carrier is moved after
  * 300 ms away. */
 void open3_rescue(void);
+/* The same handle under a stepped runtime (zkroute/runtime.h): no library
+ * thread runs; nothing happens but what the test does and what step()
+ * runs (callbacks, the monitor's turn), on the test's thread, so the
+ * order of events is the test's alone.  The clock is the test's too. */
+void open3_stepped(void);
+uint64_t step(void);     /* zkr__step(z) */
+void advance_ms(int ms); /* the test's clock moves on */
 /* Closes the handle and uninstalls the fake (the checked fixture). */
 void teardown(void);
 

@@ -187,6 +187,13 @@ static int f_zoo_state(zhandle_t *zh) {
 
 static const clientid_t *f_zoo_client_id(zhandle_t *zh) { return &((fake_zh_t *)zh)->cid; }
 static int f_zoo_recv_timeout(zhandle_t *zh) { return ((fake_zh_t *)zh)->recv_timeout; }
+/* Every fake session logs to the callback of fake_set_log_callback. */
+static _Atomic(log_callback_fn) log_cb;
+void fake_set_log_callback(log_callback_fn cb) { log_cb = cb; }
+static log_callback_fn f_zoo_get_log_callback(const zhandle_t *zh) {
+  (void)zh;
+  return log_cb;
+}
 static int f_zoo_set_servers_resolution_delay(zhandle_t *zh, int ms) {
   (void)zh;
   (void)ms;

@@ -59,6 +59,10 @@ void fake_install_dns(void);
 void fake_set_dns(const char *name, const char *addrs, int delay_ms);
 int fake_dns_calls(void); /* resolutions asked for so far */
 
+/* The log callback every fake session has (zoo_get_log_callback); NULL
+ * (the default): ZooKeeper's log stream. */
+void fake_set_log_callback(log_callback_fn cb);
+
 /* srvr of fakeN answers this role (ZKR_ROLE_*, from zkroute.h) and zxid;
  * role 0 (the default) answers as an unreachable server. */
 void fake_set_role(int n, int role, int64_t zxid);

@@ -47,7 +47,7 @@ failed=0
 # ZKR_IT_SKIP names tests to leave out (scripts/sanitize.sh: the drop-in
 # test, whose uninstrumented programs cannot preload a sanitized library).
 # it_membership starts ensembles of its own, on ZKR_TEST_NET's next network.
-for t in ${ZKR_IT_TESTS:-it_routing it_session it_calls it_failover it_health it_history it_robust it_hedge it_select it_dropin.sh it_lock.sh soak-zkconfd.sh it_membership}; do
+for t in ${ZKR_IT_TESTS:-it_routing it_session it_calls it_failover it_health it_history it_robust it_hedge it_select it_dropin.sh it_lock.sh it_prometheus.sh soak-zkconfd.sh it_membership}; do
   echo "=== $t"
   case " ${ZKR_IT_SKIP:-} " in *" $t "*) echo "=== $t SKIPPED (ZKR_IT_SKIP)"; continue ;; esac
   rc=0

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 # jq: tests/unit/grafana-doc.sh checks the Grafana dashboard with it.
 packages=(build-essential autoconf automake libtool pkg-config
   libzookeeper-mt-dev libzookeeper-st2 zookeeper zookeeper-bin check default-jre-headless
-  mandoc libmicrohttpd-dev prometheus jq ${ZKR_EXTRA_PACKAGES:-})
+  mandoc libmicrohttpd-dev prometheus jq python3 ${ZKR_EXTRA_PACKAGES:-})
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

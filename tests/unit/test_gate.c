@@ -297,6 +297,85 @@ START_TEST(writes_fenced_while_owner_away) {
 }
 END_TEST
 
+/* ---- failures of parked operations keep their place ---- */
+
+/* /b's reply, from a thread of its own: the thread that sends /b holds the
+ * write gate, which /b's completion takes once it has handed its answer
+ * on. */
+static void *answer_b(void *arg) {
+  fake_reply((fake_req_t *)arg, ZOK, 0x100000009LL, 0, NULL);
+  return NULL;
+}
+
+/* Runs inside the fake's aset of /b, once the fake recorded it: the flush
+ * that sends /b is still running and holds the gate.  /b is answered, and
+ * this waits until that answer reached the application.  So /a's failure
+ * comes first only if it was handed on before /b was sent; a failure
+ * handed on after the flush (the old behaviour) comes after /b's
+ * completion, whatever the timing. */
+static _Atomic int b_done_while_sending;
+static void hook_answer_b(fake_req_t *r, void *arg) {
+  (void)arg;
+  pthread_t t;
+  pthread_create(&t, NULL, answer_b, r);
+  pthread_detach(t);
+  b_done_while_sending = ev_find(0, EV_DONE, 2) >= 0;
+}
+
+START_TEST(parked_failure_completes_before_later_writes) {
+  open3();
+  b_done_while_sending = 0;
+  /* No member usable: writes park. */
+  for (int i = 1; i <= 3; i++) fake_session_event(h[i], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+  ck_assert_int_eq(zkr_aset(z, "/a", "1", 1, -1, done_stat, (void *)1), ZOK);
+  ck_assert_int_eq(zkr_aset(z, "/b", "2", 1, -1, done_stat, (void *)2), ZOK);
+  /* The leader comes back: sending /a fails (the next SET), /b goes and is
+   * answered before the flush that sent it returns. */
+  fake_fail_next(FK_SET, ZMARSHALLINGERROR);
+  fake_hook_sent(FK_SET, "/b", hook_answer_b, NULL);
+  fake_session_event(h[1], ZOO_CONNECTED_STATE);
+  int a = ev_find(0, EV_DONE, 1), b = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(a, 0);
+  ck_assert_int_ge(b, 0);
+  /* The hook ran, and /b's completion was handed on inside it. */
+  ck_assert(b_done_while_sending);
+  ck_assert_int_lt(a, b);
+  ck_assert_int_eq(ev_at(a).rc, ZMARSHALLINGERROR);
+  ck_assert_int_eq(ev_at(b).rc, ZOK);
+  /* /a never reached the server: the one SET sent is /b's. */
+  int kinds[8];
+  fake_req_t *log[8];
+  ck_assert_int_eq(fake_log(h[1], kinds, log, 8), 1);
+  ck_assert_str_eq(log[0]->path, "/b");
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 1), 1);
+  ck_assert_int_eq(ev_matching(EV_DONE, 2), 1);
+}
+END_TEST
+
+/* ---- zkr_async is a barrier ---- */
+
+START_TEST(async_waits_for_earlier_operations) {
+  open3();
+  ck_assert_int_eq(zkr_aset(z, "/w", "1", 1, -1, done_stat, (void *)1), ZOK);
+  ck_assert_int_eq(zkr_async(z, "/w", done_string, (void *)2), ZOK);
+  fake_req_t *set = fake_wait(h[1], FK_SET, "/w");
+  ck_assert_ptr_nonnull(set);
+  /* The sync goes to a follower and is answered first. */
+  fake_req_t *sync = fake_wait(NULL, FK_SYNC, "/w");
+  ck_assert_ptr_nonnull(sync);
+  fake_reply(sync, ZOK, 0, 0, NULL);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 2), 0);
+  fake_reply(set, ZOK, 0x100000006LL, 0, NULL);
+  int a = ev_find(0, EV_DONE, 1), b = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(a, 0);
+  ck_assert_int_gt(b, a);
+  ck_assert_str_eq(ev_at(b).path, "/w");
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("gate");
   TCase *tc = tcase_create("fake");
@@ -310,6 +389,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, unknown_outcome_fence_falls_when_owner_rescued);
   tcase_add_test(tc, unknown_outcome_fence_falls_when_carrier_session_moved);
   tcase_add_test(tc, writes_fenced_while_owner_away);
+  tcase_add_test(tc, parked_failure_completes_before_later_writes);
+  tcase_add_test(tc, async_waits_for_earlier_operations);
   suite_add_tcase(s, tc);
   return s;
 }

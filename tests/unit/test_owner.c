@@ -1,8 +1,12 @@
 /* Server-less unit tests of the owner session - the application's one
- * session (DESIGN.md section 4): its rescue never ends it, the virtual
- * state follows it, nothing completes before it is established, and time
- * arithmetic around its timeout cannot wrap.  Driven through the function
- * table by the fake ZooKeeper (tests/harness/fakefix.h). */
+ * session (DESIGN.md section 4): its rescue keeps its client id and never
+ * ends it (and is not made while its zhandle reconnected or is
+ * associating), it moves soon when its server is down, the virtual state
+ * follows it (its expiry is the application's, and so is the expiry of a
+ * clientid resumed at zkr_init), nothing completes before it is
+ * established, and time arithmetic around its timeout cannot wrap.
+ * Driven through the function table by the fake ZooKeeper
+ * (tests/harness/fakefix.h). */
 #include <check.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -10,7 +14,6 @@
 #include <string.h>
 
 #include "fakefix.h"
-#include "handle.h"
 
 /* ---- a rescue never ends the session it moves ---- */
 
@@ -136,88 +139,6 @@ START_TEST(no_session_opened_after_expiry) {
 }
 END_TEST
 
-/* ---- credentials ---- */
-
-/* A member session whose credential its server refused never joins the
- * pools (its answer came after it connected), and the application's
- * session fails authentication: the same credential goes to every
- * server. */
-START_TEST(member_with_refused_credential_not_admitted) {
-  zkr_options_t o;
-  opts_default(&o);
-  ev_reset();
-  fake_install();
-  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
-  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
-  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000005LL);
-  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
-  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
-  wait_leader(0);
-  ck_assert_int_eq(zkr_add_auth(z, "digest", "u:p", 3, done_void, (void *)9), ZOK);
-  fake_req_t *a[4];
-  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(a[i] = fake_wait(h[i], FK_AUTH, NULL));
-  for (int i = 1; i <= 3; i++) fake_connect(h[i], 0);
-  fake_reply(a[1], ZOK, 0, 0, NULL);
-  fake_reply(a[2], ZOK, 0, 0, NULL);
-  wait_state(ZOO_CONNECTED_STATE);
-  fake_reply(a[3], ZAUTHFAILED, 0, 0, NULL);
-  wait_state(ZOO_AUTH_FAILED_STATE);
-  /* The call had the owner's answer already. */
-  int d = ev_find(0, EV_DONE, 9);
-  ck_assert_int_ge(d, 0);
-  ck_assert_int_eq(ev_at(d).rc, ZOK);
-  sleep_ms(100);
-  zkr_stats_t *s;
-  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
-  int joined = s->members[2].connected;
-  zkr_stats_free(s);
-  ck_assert_msg(!joined, "the member whose credential was refused was admitted");
-}
-END_TEST
-
-/* The credential's answer comes inside libzookeeper_mt's handle lock (its
- * auth completion runs under zoo_lock_auth): what it does there must not
- * wait for the write gate, which routing holds while it calls into
- * libzookeeper (a lock cycle).  Here the gate is held while the answer is
- * given, from another thread: the answer must return at once. */
-static _Atomic int auth_answered;
-static void *answer_auth(void *arg) {
-  fake_reply((fake_req_t *)arg, ZOK, 0, 0, NULL);
-  auth_answered = 1;
-  return NULL;
-}
-
-START_TEST(auth_answer_never_waits_for_the_gate) {
-  zkr_options_t o;
-  opts_default(&o);
-  ev_reset();
-  fake_install();
-  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
-  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
-  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000005LL);
-  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
-  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
-  wait_leader(0);
-  ck_assert_int_eq(zkr_add_auth(z, "digest", "u:p", 3, NULL, NULL), ZOK);
-  fake_req_t *a[4];
-  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(a[i] = fake_wait(h[i], FK_AUTH, NULL));
-  for (int i = 1; i <= 3; i++) fake_connect(h[i], 0);
-  fake_reply(a[1], ZOK, 0, 0, NULL);
-  fake_reply(a[3], ZOK, 0, 0, NULL);
-  wait_state(ZOO_CONNECTED_STATE);
-  auth_answered = 0;
-  pthread_mutex_lock(&z->gate_mu);
-  pthread_t t;
-  pthread_create(&t, NULL, answer_auth, a[2]);
-  uint64_t deadline = now_ms() + 2000;
-  while (!auth_answered && now_ms() < deadline) sleep_ms(5);
-  int answered = auth_answered;
-  pthread_mutex_unlock(&z->gate_mu);
-  pthread_join(t, NULL);
-  ck_assert_msg(answered, "the credential's answer waited for the write gate");
-}
-END_TEST
-
 /* ---- the owner's server answers the application, not srvr ---- */
 
 /* srvr is refused on the owner's server (four-letter words off, a
@@ -279,6 +200,184 @@ START_TEST(timeout_longer_than_uptime_parks_operations) {
 }
 END_TEST
 
+/* ---- the owner: identity, rescue ---- */
+
+START_TEST(owner_rescue_keeps_client_id) {
+  open3_rescue();
+  const clientid_t *id = zkr_client_id(z);
+  int64_t sid = fake_session_id(h[1]);
+  ck_assert_int_eq(id->client_id, sid);
+  /* The owner's server dies: srvr cannot reach it, its zhandle drops. */
+  fake_set_role(1, ZKR_ROLE_UNREACHABLE, 0);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+  /* Re-attached to fake2, the new leader, resuming the same session. */
+  fake_zh_t *r = fake_handle(2, 1);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(fake_handle_resumed(r), sid);
+  ck_assert(fake_handle_closed(h[1]));
+  ck_assert_int_ne(fake_handle_state_at_close(h[1]), ZOO_CONNECTED_STATE);
+  fake_connect(r, 0);
+  wait_state(ZOO_CONNECTED_STATE);
+  ck_assert_ptr_eq(zkr_client_id(z), id);
+  ck_assert_int_eq(zkr_client_id(z)->client_id, sid);
+  /* Ephemerals go to the re-attached owner. */
+  ck_assert_int_eq(
+      zkr_acreate(z, "/e", "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, done_string, (void *)1),
+      ZOK);
+  fake_req_t *c = fake_wait(r, FK_CREATE, "/e");
+  ck_assert_ptr_nonnull(c);
+  fake_reply(c, ZOK, 6, 6, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  /* Member 0 got a fresh carrier of its own at home. */
+  ck_assert_int_eq(fake_handle_count(1), 2);
+  ck_assert_int_eq(fake_handle_resumed(fake_handle(1, 1)), 0);
+}
+END_TEST
+
+/* The owner's server dies (silent to srvr while the others answer): the
+ * owner moves after rescue_down_ms, without waiting for rescue_ms (60 s
+ * here), as a stock client moves to its next server at once; with
+ * rescue_down_ms as long as rescue_ms, it stays put. */
+static void owner_server_dies(int rescue_down_ms) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.rescue_down_ms = rescue_down_ms;
+  open3_opts(&o, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+  ck_assert_int_eq(stat_owner(), 0);
+  fake_set_role(1, 0, 0); /* silent */
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+}
+
+START_TEST(owner_rescued_soon_when_its_server_is_down) {
+  owner_server_dies(100);
+  int64_t sid = fake_session_id(h[1]);
+  uint64_t t0 = now_ms();
+  fake_zh_t *r = fake_handle(2, 1);
+  ck_assert_ptr_nonnull(r);
+  fprintf(stderr,
+          "rescue_down_ms=100: the owner re-attached to fake2 %llu ms after its "
+          "server went silent (rescue_ms 60000)\n",
+          (unsigned long long)(now_ms() - t0));
+  ck_assert_int_eq(fake_handle_resumed(r), sid);
+  ck_assert(fake_handle_closed(h[1]));
+  ck_assert_int_ne(fake_handle_state_at_close(h[1]), ZOO_CONNECTED_STATE);
+  fake_connect(r, 0);
+  wait_state(ZOO_CONNECTED_STATE);
+  ck_assert_int_eq(zkr_client_id(z)->client_id, sid);
+}
+END_TEST
+
+START_TEST(owner_stays_while_rescue_down_ms_runs) {
+  owner_server_dies(60000);
+  sleep_ms(1000); /* 50 polls at 20 ms: the server is long suspect */
+  ck_assert_int_eq(fake_handle_count(2), 1);
+  ck_assert(!fake_handle_closed(h[1]));
+}
+END_TEST
+
+/* The owner's zhandle reconnected just before the move: it is not closed
+ * (closing a connected zhandle ends the session). */
+START_TEST(owner_rescue_aborted_when_reconnected) {
+  open3_rescue();
+  fake_set_role(1, ZKR_ROLE_UNREACHABLE, 0);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  /* The watcher saw CONNECTING, but zoo_state already says CONNECTED. */
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  fake_set_state(h[1], ZOO_CONNECTED_STATE);
+  sleep_ms(600); /* two rescue periods */
+  ck_assert(!fake_handle_closed(h[1]));
+  ck_assert_int_eq(fake_handle_count(2), 1);
+}
+END_TEST
+
+/* The owner's zhandle is associating with its server, which answers srvr
+ * again (it came back): the session renewal is on its way there, and a
+ * renewal landing after the rescue's would move the session back to a
+ * dead connection (ZOOKEEPER-710) - not closed.  Once that server is
+ * silent again, the associating zhandle is moved: it cannot renew soon,
+ * and the session must not expire waiting. */
+START_TEST(owner_rescue_aborted_when_associating) {
+  open3_rescue();
+  fake_set_role(1, ZKR_ROLE_UNREACHABLE, 0);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  fake_set_state(h[1], ZOO_ASSOCIATING_STATE);
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  sleep_ms(600); /* two rescue periods */
+  ck_assert(!fake_handle_closed(h[1]));
+  ck_assert_int_eq(fake_handle_count(2), 1);
+  fake_set_role(1, 0, 0); /* srvr gets no answer */
+  fake_zh_t *r = fake_handle(2, 1);
+  ck_assert_ptr_nonnull(r);
+  ck_assert(fake_handle_closed(h[1]));
+  ck_assert_int_eq(fake_handle_resumed(r), fake_session_id(h[1]));
+}
+END_TEST
+
+START_TEST(resume_of_unknown_session_expires) {
+  zkr_options_t o;
+  opts_default(&o);
+  clientid_t cid = {.client_id = 0xdead};
+  memcpy(cid.passwd, "0123456789abcdef", 16);
+  open3_opts(&o, &cid);
+  ck_assert_int_eq(zkr_client_id(z)->client_id, 0xdead);
+  /* Exactly one zhandle resumes it; the server says it is gone. */
+  fake_zh_t *owner = NULL;
+  for (int i = 1; i <= 3; i++) {
+    if (fake_handle_resumed(h[i]) == 0xdead) {
+      ck_assert_ptr_null(owner);
+      owner = h[i];
+    } else {
+      fake_connect(h[i], 0);
+    }
+  }
+  ck_assert_ptr_nonnull(owner);
+  sleep_ms(50);
+  ck_assert_int_eq(zkr_state(z), ZOO_CONNECTING_STATE);
+  fake_session_event(owner, ZOO_EXPIRED_SESSION_STATE);
+  wait_state(ZOO_EXPIRED_SESSION_STATE);
+  ck_assert_int_eq(zkr_client_id(z)->client_id, 0xdead);
+  int e = ev_find(0, EV_SESSION, 100);
+  ck_assert_int_ge(e, 0);
+  ck_assert_int_eq(ev_at(e).state, ZOO_EXPIRED_SESSION_STATE);
+  ck_assert_int_eq(ev_matching(EV_SESSION, 100), 1);
+  /* Every session closes with it. */
+  uint64_t deadline = now_ms() + 5000;
+  int all = 0;
+  while (!all && now_ms() < deadline) {
+    all = 1;
+    for (int i = 1; i <= 3; i++) all &= fake_handle_closed(h[i]);
+    sleep_ms(5);
+  }
+  ck_assert(all);
+}
+END_TEST
+
+/* ---- the owner expires: EXPIRED, once; parked operations too ---- */
+
+START_TEST(owner_expiry_is_the_applications) {
+  open3();
+  for (int i = 2; i <= 3; i++) fake_session_event(h[i], ZOO_CONNECTING_STATE);
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  ck_assert_int_eq(zkr_aset(z, "/p", "1", 1, -1, done_stat, (void *)1), ZOK);
+  fake_session_event(h[1], ZOO_EXPIRED_SESSION_STATE);
+  wait_state(ZOO_EXPIRED_SESSION_STATE);
+  int d = ev_find(0, EV_DONE, 1);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZSESSIONEXPIRED);
+  ck_assert_int_eq(zkr_aset(z, "/p", "1", 1, -1, done_stat, (void *)2), ZINVALIDSTATE);
+  uint64_t deadline = now_ms() + 5000;
+  while (!(fake_handle_closed(h[2]) && fake_handle_closed(h[3])) && now_ms() < deadline)
+    sleep_ms(5);
+  ck_assert(fake_handle_closed(h[2]) && fake_handle_closed(h[3]));
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("owner");
   TCase *tc = tcase_create("fake");
@@ -288,10 +387,15 @@ static Suite *suite(void) {
   tcase_add_test(tc, timeout_longer_than_uptime_parks_operations);
   tcase_add_test(tc, connected_with_first_session);
   tcase_add_test(tc, no_session_opened_after_expiry);
-  tcase_add_test(tc, member_with_refused_credential_not_admitted);
-  tcase_add_test(tc, auth_answer_never_waits_for_the_gate);
   tcase_add_test(tc, owner_used_while_srvr_fails_on_its_server);
   tcase_add_test(tc, no_completion_before_established);
+  tcase_add_test(tc, owner_rescue_keeps_client_id);
+  tcase_add_test(tc, owner_rescued_soon_when_its_server_is_down);
+  tcase_add_test(tc, owner_stays_while_rescue_down_ms_runs);
+  tcase_add_test(tc, owner_rescue_aborted_when_reconnected);
+  tcase_add_test(tc, owner_rescue_aborted_when_associating);
+  tcase_add_test(tc, resume_of_unknown_session_expires);
+  tcase_add_test(tc, owner_expiry_is_the_applications);
   suite_add_tcase(s, tc);
   return s;
 }

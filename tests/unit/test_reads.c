@@ -164,6 +164,60 @@ START_TEST(linearizable_read_of_another_path_is_not_ordered) {
 }
 END_TEST
 
+/* ---- read-your-writes across a write-session switch ---- */
+
+/* A read of a path with a write in flight is ordered: it follows the write
+ * on the write session.  If it must wait while the write session changes,
+ * the new session may not have the write yet: it is synced first. */
+START_TEST(ordered_read_after_switch_is_synced) {
+  open3();
+  ck_assert_int_eq(zkr_aset(z, "/k", "v", 1, -1, done_stat, (void *)1), ZOK);
+  fake_req_t *set = fake_wait(h[1], FK_SET, "/k");
+  ck_assert_ptr_nonnull(set);
+  /* The leader's session drops; fake2 leads now. */
+  fake_set_role(1, ZKR_ROLE_UNREACHABLE, 0);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_leader(1);
+  ck_assert_int_eq(zkr_aget(z, "/k", 0, done_data, (void *)2), ZOK);
+  /* Parked behind the write in flight on the old session. */
+  sleep_ms(50);
+  ck_assert_ptr_null(fake_peek(h[2], FK_GET, "/k"));
+  /* The write is acknowledged: the read goes to fake2, after a sync. */
+  fake_reply(set, ZOK, 0x100000006LL, 0, NULL);
+  fake_req_t *get = fake_wait(h[2], FK_GET, "/k");
+  ck_assert_ptr_nonnull(get);
+  int kinds[16];
+  fake_req_t *log[16];
+  int n = fake_log(h[2], kinds, log, 16);
+  int gi = -1;
+  for (int i = 0; i < n && i < 16; i++)
+    if (log[i] == get) gi = i;
+  ck_assert_int_ge(gi, 1);
+  ck_assert_int_eq(kinds[gi - 1], FK_SYNC);
+  ck_assert_str_eq(log[gi - 1]->path, "/k");
+  fake_reply(log[gi - 1], ZOK, 0, 0, NULL);
+  fake_reply(get, ZOK, 0x100000006LL, 0, "v");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+}
+END_TEST
+
+/* An ordered read sent right behind its write on the same session needs
+ * no sync: same-session FIFO. */
+START_TEST(ordered_read_same_session_not_synced) {
+  open3();
+  ck_assert_int_eq(zkr_aset(z, "/k", "v", 1, -1, done_stat, (void *)1), ZOK);
+  ck_assert_int_eq(zkr_aget(z, "/k", 0, done_data, (void *)2), ZOK);
+  ck_assert_ptr_nonnull(fake_wait(h[1], FK_SET, "/k"));
+  ck_assert_ptr_nonnull(fake_wait(h[1], FK_GET, "/k"));
+  int kinds[8];
+  int n = fake_log(h[1], kinds, NULL, 8);
+  ck_assert_int_eq(n, 2);
+  ck_assert_int_eq(kinds[0], FK_SET);
+  ck_assert_int_eq(kinds[1], FK_GET);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("reads");
   TCase *tc = tcase_create("fake");
@@ -174,6 +228,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, session_mode_read_after_write_in_issue_order);
   tcase_add_test(tc, session_mode_write_after_read_waits);
   tcase_add_test(tc, linearizable_read_of_another_path_is_not_ordered);
+  tcase_add_test(tc, ordered_read_after_switch_is_synced);
+  tcase_add_test(tc, ordered_read_same_session_not_synced);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -345,6 +345,133 @@ START_TEST(no_watch_event_after_expired) {
 }
 END_TEST
 
+/* ---- session events reach every registered watcher, once each ---- */
+
+START_TEST(session_events_reach_path_watchers) {
+  open3();
+  int first = ev_count(); /* the CONNECTED of the open */
+  ck_assert_int_eq(ev_matching(EV_SESSION, 100), 1);
+  /* Two watches with (watcher, 1), one with (watcher, 2), one with the
+   * global watcher (merges with it). */
+  ck_assert_int_eq(zkr_awget(z, "/p", watcher, (void *)1, done_data, (void *)11), ZOK);
+  ck_assert_int_eq(zkr_awexists(z, "/q", watcher, (void *)1, done_stat, (void *)12), ZOK);
+  ck_assert_int_eq(zkr_awexists(z, "/r", watcher, (void *)2, done_stat, (void *)13), ZOK);
+  ck_assert_int_eq(zkr_aget(z, "/s", 1, done_data, (void *)14), ZOK);
+  const char *paths[] = {"/p", "/q", "/r", "/s"};
+  for (int i = 0; i < 4; i++) {
+    fake_req_t *r = NULL;
+    for (int k = 2; k <= 3 && !r; k++)
+      r = fake_peek(h[k], i == 1 || i == 2 ? FK_EXISTS : FK_GET, paths[i]);
+    if (!r) r = fake_wait(NULL, i == 1 || i == 2 ? FK_EXISTS : FK_GET, paths[i]);
+    ck_assert_ptr_nonnull(r);
+    fake_reply(r, ZOK, 5, 5, "x");
+  }
+  for (int t = 11; t <= 14; t++) ck_assert_int_ge(ev_find(0, EV_DONE, t), 0);
+  /* The owner's connection drops and comes back. */
+  int mark = ev_count();
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+  fake_session_event(h[1], ZOO_CONNECTED_STATE);
+  wait_state(ZOO_CONNECTED_STATE);
+  int g = ev_find(mark, EV_SESSION, 100);
+  ck_assert_int_ge(g, 0);
+  ck_assert_int_ge(ev_find(g + 1, EV_SESSION, 100), 0);
+  sleep_ms(50);
+  int n = ev_count(), c1 = 0, c2 = 0, cg = 0;
+  for (int i = mark; i < n; i++) {
+    ev_t e = ev_at(i);
+    if (e.kind != EV_SESSION) continue;
+    ck_assert_str_eq(e.path, "");
+    if (e.tag == 1) c1++;
+    if (e.tag == 2) c2++;
+    if (e.tag == 100) cg++;
+  }
+  ck_assert_int_eq(c1, 2); /* CONNECTING, CONNECTED: once each */
+  ck_assert_int_eq(c2, 2);
+  ck_assert_int_eq(cg, 2);
+  /* Per-path watchers before the global one, as stock orders them. */
+  for (int i = mark; i < n; i++) {
+    ev_t e = ev_at(i);
+    if (e.kind == EV_SESSION && e.state == ZOO_CONNECTING_STATE) {
+      ck_assert_int_ne(e.tag, 100);
+      break;
+    }
+  }
+  (void)first;
+}
+END_TEST
+
+/* ---- carriers: silent expiry, watches re-armed with a sync ---- */
+
+START_TEST(carrier_expiry_silent_watch_rearmed) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/cfg", watcher, (void *)1, done_data, (void *)10), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/cfg");
+  ck_assert_ptr_nonnull(g);
+  fake_zh_t *carrier = g->h;
+  ck_assert_ptr_ne(carrier, h[1]);
+  fake_reply(g, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  int n_session = ev_matching(EV_SESSION, 100);
+  /* The carrier expires; the node changed meanwhile (mzxid 5 -> 9). */
+  fake_session_event(carrier, ZOO_EXPIRED_SESSION_STATE);
+  fake_req_t *rg = fake_wait(NULL, FK_GET, "/cfg");
+  ck_assert_ptr_nonnull(rg);
+  ck_assert_ptr_ne(rg->h, carrier);
+  ck_assert(fake_handle_closed(carrier));
+  /* A sync went first on that session. */
+  int kinds[32];
+  fake_req_t *log[32];
+  int n = fake_log(rg->h, kinds, log, 32), gi = -1;
+  for (int i = 0; i < n && i < 32; i++)
+    if (log[i] == rg) gi = i;
+  ck_assert_int_ge(gi, 1);
+  ck_assert_int_eq(kinds[gi - 1], FK_SYNC);
+  ck_assert(rg->watched);
+  fake_reply(rg, ZOK, 9, 9, "b");
+  int w = ev_find(0, EV_WATCH, 1);
+  ck_assert_int_ge(w, 0);
+  ck_assert_int_eq(ev_at(w).type, ZOO_CHANGED_EVENT);
+  ck_assert_str_eq(ev_at(w).path, "/cfg");
+  /* The registration the re-arm left behind fires later: swallowed. */
+  fake_fire(rg->h, "/cfg", ZOO_CHANGED_EVENT);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
+  /* Silent: no session event for the carrier's expiry. */
+  ck_assert_int_eq(ev_matching(EV_SESSION, 100), n_session);
+  ck_assert_int_eq(zkr_state(z), ZOO_CONNECTED_STATE);
+}
+END_TEST
+
+/* Unchanged node: the re-armed watch is the same watch, and fires once. */
+START_TEST(rearm_unchanged_then_fires_once) {
+  open3_rescue();
+  ck_assert_int_eq(zkr_awexists(z, "/x", watcher, (void *)1, done_stat, (void *)10), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_EXISTS, "/x");
+  fake_zh_t *carrier = g->h;
+  fake_reply(g, ZNONODE, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  /* The carrier stays unreachable longer than rescue_ms. */
+  fake_session_event(carrier, ZOO_CONNECTING_STATE);
+  fake_req_t *rg = fake_wait(NULL, FK_EXISTS, "/x");
+  ck_assert_ptr_nonnull(rg);
+  ck_assert_ptr_ne(rg->h, carrier);
+  /* The first re-arm fails (its session drops too): retried. */
+  fake_reply(rg, ZCONNECTIONLOSS, 0, 0, NULL);
+  fake_req_t *rg2 = fake_wait(NULL, FK_EXISTS, "/x");
+  ck_assert_ptr_nonnull(rg2);
+  fake_reply(rg2, ZNONODE, 0, 0, NULL);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
+  ck_assert_int_eq(fake_fire(rg2->h, "/x", ZOO_CREATED_EVENT), 1);
+  int w = ev_find(0, EV_WATCH, 1);
+  ck_assert_int_ge(w, 0);
+  ck_assert_int_eq(ev_at(w).type, ZOO_CREATED_EVENT);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("watchers");
   TCase *tc = tcase_create("fake");
@@ -361,6 +488,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, removed_watcher_not_rearmed);
   tcase_add_test(tc, rearmed_exists_watch_sees_create_and_delete);
   tcase_add_test(tc, no_watch_event_after_expired);
+  tcase_add_test(tc, session_events_reach_path_watchers);
+  tcase_add_test(tc, carrier_expiry_silent_watch_rearmed);
+  tcase_add_test(tc, rearm_unchanged_then_fires_once);
   suite_add_tcase(s, tc);
   return s;
 }

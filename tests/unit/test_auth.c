@@ -1,0 +1,215 @@
+/* Server-less unit tests of credentials (DESIGN.md section 4): every
+ * zkr_add_auth goes to every member session; the application's completion
+ * reports the owner session's answer, never a ZOK no server gave; a
+ * member whose server refused the credential never joins a pool; a
+ * carrier's AUTH_FAILED is the application's; and a credential's answer
+ * never waits for the write gate.  Driven through the function table by
+ * the fake ZooKeeper (tests/harness/fakefix.h). */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakefix.h"
+#include "handle.h"
+
+/* ---- credentials ---- */
+
+/* A member session whose credential its server refused never joins the
+ * pools (its answer came after it connected), and the application's
+ * session fails authentication: the same credential goes to every
+ * server. */
+START_TEST(member_with_refused_credential_not_admitted) {
+  zkr_options_t o;
+  opts_default(&o);
+  ev_reset();
+  fake_install();
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
+  wait_leader(0);
+  ck_assert_int_eq(zkr_add_auth(z, "digest", "u:p", 3, done_void, (void *)9), ZOK);
+  fake_req_t *a[4];
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(a[i] = fake_wait(h[i], FK_AUTH, NULL));
+  for (int i = 1; i <= 3; i++) fake_connect(h[i], 0);
+  fake_reply(a[1], ZOK, 0, 0, NULL);
+  fake_reply(a[2], ZOK, 0, 0, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+  fake_reply(a[3], ZAUTHFAILED, 0, 0, NULL);
+  wait_state(ZOO_AUTH_FAILED_STATE);
+  /* The call had the owner's answer already. */
+  int d = ev_find(0, EV_DONE, 9);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+  sleep_ms(100);
+  zkr_stats_t *s;
+  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
+  int joined = s->members[2].connected;
+  zkr_stats_free(s);
+  ck_assert_msg(!joined, "the member whose credential was refused was admitted");
+}
+END_TEST
+
+/* The credential's answer comes inside libzookeeper_mt's handle lock (its
+ * auth completion runs under zoo_lock_auth): what it does there must not
+ * wait for the write gate, which routing holds while it calls into
+ * libzookeeper (a lock cycle).  Here the gate is held while the answer is
+ * given, from another thread: the answer must return at once. */
+static _Atomic int auth_answered;
+static void *answer_auth(void *arg) {
+  fake_reply((fake_req_t *)arg, ZOK, 0, 0, NULL);
+  auth_answered = 1;
+  return NULL;
+}
+
+START_TEST(auth_answer_never_waits_for_the_gate) {
+  zkr_options_t o;
+  opts_default(&o);
+  ev_reset();
+  fake_install();
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
+  wait_leader(0);
+  ck_assert_int_eq(zkr_add_auth(z, "digest", "u:p", 3, NULL, NULL), ZOK);
+  fake_req_t *a[4];
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(a[i] = fake_wait(h[i], FK_AUTH, NULL));
+  for (int i = 1; i <= 3; i++) fake_connect(h[i], 0);
+  fake_reply(a[1], ZOK, 0, 0, NULL);
+  fake_reply(a[3], ZOK, 0, 0, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+  auth_answered = 0;
+  pthread_mutex_lock(&z->gate_mu);
+  pthread_t t;
+  pthread_create(&t, NULL, answer_auth, a[2]);
+  uint64_t deadline = now_ms() + 2000;
+  while (!auth_answered && now_ms() < deadline) sleep_ms(5);
+  int answered = auth_answered;
+  pthread_mutex_unlock(&z->gate_mu);
+  pthread_join(t, NULL);
+  ck_assert_msg(answered, "the credential's answer waited for the write gate");
+}
+END_TEST
+
+/* ---- AUTH_FAILED from a carrier is the application's ---- */
+
+/* The same credentials go to every member session: a carrier's server
+ * that refuses them makes the virtual session AUTH_FAILED, though the
+ * owner's server took them (docs/dropin.md, "Known differences"). */
+START_TEST(carrier_auth_failed_is_the_applications) {
+  open3();
+  int mark = ev_count();
+  fake_session_event(h[3], ZOO_AUTH_FAILED_STATE);
+  wait_state(ZOO_AUTH_FAILED_STATE);
+  int e = ev_find(mark, EV_SESSION, 100);
+  ck_assert_int_ge(e, 0);
+  ck_assert_int_eq(ev_at(e).state, ZOO_AUTH_FAILED_STATE);
+  ck_assert(!fake_handle_closed(h[1]));
+  ck_assert_int_eq(zkr_aset(z, "/x", "1", 1, -1, done_stat, (void *)1), ZINVALIDSTATE);
+}
+END_TEST
+
+/* ---- add_auth reports the owner's answer ---- */
+
+START_TEST(add_auth_reports_owner_answer) {
+  open3();
+  ck_assert_int_eq(zkr_add_auth(z, "digest", "u:p", 3, done_void, (void *)1), ZOK);
+  fake_req_t *a2 = fake_wait(h[2], FK_AUTH, NULL), *a3 = fake_wait(h[3], FK_AUTH, NULL);
+  fake_req_t *a1 = fake_wait(h[1], FK_AUTH, NULL);
+  ck_assert_ptr_nonnull(a1);
+  ck_assert_ptr_nonnull(a2);
+  ck_assert_ptr_nonnull(a3);
+  fake_reply(a2, ZOK, 0, 0, NULL);
+  fake_reply(a3, ZOK, 0, 0, NULL);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 1), 0);
+  fake_reply(a1, ZAUTHFAILED, 0, 0, NULL);
+  int d = ev_find(0, EV_DONE, 1);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZAUTHFAILED);
+}
+END_TEST
+
+/* No member session is connected yet when the credential is added: the
+ * call is not completed on the way (a ZOK no server gave, on the
+ * caller's thread), nor by a carrier's answer; it reports the owner's
+ * answer once the owner session is established and answers, on the
+ * delivery thread. */
+static pthread_t caller;
+static _Atomic int auth_on_caller;
+static void done_auth(int rc, const void *d) {
+  if (pthread_equal(pthread_self(), caller)) auth_on_caller = 1;
+  ev_add(EV_DONE, TAG(d), rc, 0, 0, NULL);
+}
+
+START_TEST(add_auth_before_any_session_waits_for_owner) {
+  zkr_options_t o;
+  opts_default(&o);
+  ev_reset();
+  auth_on_caller = 0;
+  fake_install();
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
+  wait_leader(0);
+  ck_assert_int_eq(zkr_state(z), ZOO_CONNECTING_STATE);
+  caller = pthread_self();
+  ck_assert_int_eq(zkr_add_auth(z, "digest", "u:p", 3, done_auth, (void *)1), ZOK);
+  ck_assert_int_eq(ev_matching(EV_DONE, 1), 0);
+  /* Queued on every zhandle, as stock queues it until the handshake. */
+  fake_req_t *a[4];
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(a[i] = fake_wait(h[i], FK_AUTH, NULL));
+  /* The leader's session is established; until its server answered the
+   * credential it is not usable, and nothing is reported. */
+  fake_connect(h[1], 0);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_DONE, 1), 0);
+  /* Its server refuses the credential: that is the answer - the same
+   * credential goes to every server, so the application's session fails
+   * authentication - and the refused session is never admitted. */
+  fake_reply(a[1], ZAUTHFAILED, 0, 0, NULL);
+  int d = ev_find(0, EV_DONE, 1);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZAUTHFAILED);
+  wait_state(ZOO_AUTH_FAILED_STATE);
+  ck_assert_int_ne(stat_owner(), 0);
+  /* The carriers connect and accept it later: no second answer. */
+  for (int i = 2; i <= 3; i++) {
+    fake_connect(h[i], 0);
+    fake_reply(a[i], ZOK, 0, 0, NULL);
+  }
+  ck_assert(!auth_on_caller);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 1), 1);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("auth");
+  TCase *tc = tcase_create("fake");
+  tcase_set_timeout(tc, 30);
+  tcase_add_checked_fixture(tc, NULL, teardown);
+  tcase_add_test(tc, member_with_refused_credential_not_admitted);
+  tcase_add_test(tc, auth_answer_never_waits_for_the_gate);
+  tcase_add_test(tc, carrier_auth_failed_is_the_applications);
+  tcase_add_test(tc, add_auth_reports_owner_answer);
+  tcase_add_test(tc, add_auth_before_any_session_waits_for_owner);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,249 @@
+/* Server-less unit tests of dispatch (DESIGN.md section 3): the sync
+ * before a linearizable read, coalesced so that reads invoked while syncs
+ * are in flight share the next one (and are never forgotten when their
+ * session goes), and consistency `session`, where reads stick to one
+ * member and sync only after a switch or a write.  Driven through the
+ * function table by the fake ZooKeeper (tests/harness/fakefix.h). */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakefix.h"
+
+/* ---- sync coalescing ---- */
+
+/* Every GET on h must follow, on h, a SYNC that arrived after the read was
+ * invoked (invoked[i]: fake_seq_now() before read i; gets[i] its GET). */
+static void check_synced_after_invoke(fake_zh_t *hh, fake_req_t **gets, const int *invoked, int n) {
+  fake_req_t *log[64];
+  int kinds[64];
+  int nl = fake_log(hh, kinds, log, 64);
+  for (int i = 0; i < n; i++) {
+    int last_sync = -1, gi = -1;
+    for (int k = 0; k < nl && k < 64; k++) {
+      if (log[k] == gets[i]) {
+        gi = k;
+        break;
+      }
+      if (kinds[k] == FK_SYNC) last_sync = log[k]->seq;
+    }
+    ck_assert_int_ge(gi, 0);
+    ck_assert_msg(last_sync > invoked[i], "read %d (invoked at seq %d) follows sync seq %d", i,
+                  invoked[i], last_sync);
+  }
+}
+
+/* A handle with coalescing at depth and one follower (fake2; fake3 never
+ * answers srvr), so every read goes to fake2; the leader is fake1. */
+static void open_one_follower(int depth) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.sync_coalesce = 1;
+  o.sync_coalesce_depth = depth;
+  ev_reset();
+  fake_install();
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
+  wait_leader(0);
+  fake_connect(h[1], 0);
+  fake_connect(h[2], 0);
+  wait_state(ZOO_CONNECTED_STATE);
+}
+
+START_TEST(coalesced_reads_share_one_sync) {
+  open_one_follower(1);
+  int invoked[4];
+  fake_req_t *gets[4];
+  invoked[0] = fake_seq_now();
+  ck_assert_int_eq(zkr_aget(z, "/c0", 0, done_data, (void *)1), ZOK);
+  fake_req_t *s1 = fake_wait(h[2], FK_SYNC, NULL);
+  ck_assert_ptr_nonnull(s1);
+  ck_assert_ptr_nonnull(gets[0] = fake_wait(h[2], FK_GET, "/c0"));
+  /* Three more while that sync is in flight: they wait for the next. */
+  for (int i = 1; i < 4; i++) {
+    char p[8];
+    snprintf(p, sizeof p, "/c%d", i);
+    invoked[i] = fake_seq_now();
+    ck_assert_int_eq(zkr_aget(z, p, 0, done_data, (void *)(intptr_t)(1 + i)), ZOK);
+  }
+  sleep_ms(50);
+  ck_assert_ptr_null(fake_peek(h[2], FK_SYNC, NULL));
+  ck_assert_ptr_null(fake_peek(h[2], FK_GET, NULL));
+  fake_reply(s1, ZOK, 0, 0, NULL);
+  fake_req_t *s2 = fake_wait(h[2], FK_SYNC, NULL);
+  ck_assert_ptr_nonnull(s2);
+  for (int i = 1; i < 4; i++) {
+    char p[8];
+    snprintf(p, sizeof p, "/c%d", i);
+    ck_assert_ptr_nonnull(gets[i] = fake_wait(h[2], FK_GET, p));
+    ck_assert_int_gt(gets[i]->seq, s2->seq);
+  }
+  check_synced_after_invoke(h[2], gets, invoked, 4);
+  /* One sync for the three. */
+  ck_assert_ptr_null(fake_peek(h[2], FK_SYNC, NULL));
+  for (int i = 0; i < 4; i++) fake_reply(gets[i], ZOK, 5, 5, "v");
+  for (int i = 1; i <= 4; i++) ck_assert_int_ge(ev_find(0, EV_DONE, i), 0);
+  fake_reply(s2, ZOK, 0, 0, NULL);
+  /* No sync in flight now: the next read sends its own, at once. */
+  invoked[0] = fake_seq_now();
+  ck_assert_int_eq(zkr_aget(z, "/c9", 0, done_data, (void *)9), ZOK);
+  ck_assert_ptr_nonnull(fake_wait(h[2], FK_SYNC, NULL));
+  ck_assert_ptr_nonnull(gets[0] = fake_wait(h[2], FK_GET, "/c9"));
+  check_synced_after_invoke(h[2], gets, invoked, 1);
+  zkr_stats_t *st;
+  ck_assert_int_eq(zkr_stats(z, &st), ZOK);
+  ck_assert_uint_eq(st->members[1].syncs, 3);
+  ck_assert_uint_eq(st->members[1].reads, 5);
+  zkr_stats_free(st);
+}
+END_TEST
+
+/* Depth 2: a read that finds one sync in flight sends its own at once;
+ * only reads that find two wait, and the first completion sends them
+ * behind one new sync. */
+START_TEST(coalesced_reads_two_syncs_in_flight) {
+  open_one_follower(2);
+  int invoked[5];
+  fake_req_t *gets[5], *syncs[3];
+  char p[8];
+  for (int i = 0; i < 2; i++) {
+    snprintf(p, sizeof p, "/d%d", i);
+    invoked[i] = fake_seq_now();
+    ck_assert_int_eq(zkr_aget(z, p, 0, done_data, (void *)(intptr_t)(1 + i)), ZOK);
+    ck_assert_ptr_nonnull(syncs[i] = fake_wait(h[2], FK_SYNC, NULL));
+    ck_assert_ptr_nonnull(gets[i] = fake_wait(h[2], FK_GET, p));
+  }
+  /* Two syncs in flight: the next three wait. */
+  for (int i = 2; i < 5; i++) {
+    snprintf(p, sizeof p, "/d%d", i);
+    invoked[i] = fake_seq_now();
+    ck_assert_int_eq(zkr_aget(z, p, 0, done_data, (void *)(intptr_t)(1 + i)), ZOK);
+  }
+  sleep_ms(50);
+  ck_assert_ptr_null(fake_peek(h[2], FK_SYNC, NULL));
+  ck_assert_ptr_null(fake_peek(h[2], FK_GET, NULL));
+  /* The older sync completes: one new sync, then the three. */
+  fake_reply(syncs[0], ZOK, 0, 0, NULL);
+  ck_assert_ptr_nonnull(syncs[2] = fake_wait(h[2], FK_SYNC, NULL));
+  for (int i = 2; i < 5; i++) {
+    snprintf(p, sizeof p, "/d%d", i);
+    ck_assert_ptr_nonnull(gets[i] = fake_wait(h[2], FK_GET, p));
+    ck_assert_int_gt(gets[i]->seq, syncs[2]->seq);
+  }
+  check_synced_after_invoke(h[2], gets, invoked, 5);
+  ck_assert_ptr_null(fake_peek(h[2], FK_SYNC, NULL));
+  for (int i = 0; i < 5; i++) fake_reply(gets[i], ZOK, 5, 5, "v");
+  for (int i = 1; i <= 5; i++) ck_assert_int_ge(ev_find(0, EV_DONE, i), 0);
+  fake_reply(syncs[1], ZOK, 0, 0, NULL);
+  fake_reply(syncs[2], ZOK, 0, 0, NULL);
+  zkr_stats_t *st;
+  ck_assert_int_eq(zkr_stats(z, &st), ZOK);
+  ck_assert_uint_eq(st->members[1].syncs, 3);
+  ck_assert_uint_eq(st->members[1].reads, 5);
+  ck_assert_uint_eq(st->members[1].coalesced, 3);
+  zkr_stats_free(st);
+}
+END_TEST
+
+/* Reads waiting for a sync whose session goes complete once each. */
+START_TEST(coalesced_reads_complete_when_session_goes) {
+  open_one_follower(1);
+  for (int i = 1; i <= 3; i++) {
+    char p[8];
+    snprintf(p, sizeof p, "/q%d", i);
+    ck_assert_int_eq(zkr_aget(z, p, 0, done_data, (void *)(intptr_t)i), ZOK);
+  }
+  ck_assert_ptr_nonnull(fake_wait(h[2], FK_GET, "/q1"));
+  /* The carrier expires: its sync and first read are dropped with the
+   * zhandle, and the two waiting reads must not be forgotten. */
+  fake_session_event(h[2], ZOO_EXPIRED_SESSION_STATE);
+  for (int i = 1; i <= 3; i++) {
+    int d = ev_find(0, EV_DONE, i);
+    ck_assert_int_ge(d, 0);
+    ck_assert_int_eq(ev_at(d).rc, ZCONNECTIONLOSS);
+  }
+  sleep_ms(100);
+  for (int i = 1; i <= 3; i++) ck_assert_int_eq(ev_matching(EV_DONE, i), 1);
+}
+END_TEST
+
+/* ---- consistency session: reads stick, sync on a switch or a write ---- */
+
+START_TEST(session_mode_syncs_only_when_needed) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.consistency = ZKR_CONSISTENCY_SESSION;
+  ev_reset();
+  fake_install();
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
+  wait_leader(0);
+  for (int i = 1; i <= 3; i++) fake_connect(h[i], 0);
+  wait_state(ZOO_CONNECTED_STATE);
+  /* First read: a sync (never synced); the next ones on the same member:
+   * none. */
+  fake_zh_t *rh = NULL;
+  for (int i = 0; i < 4; i++) {
+    ck_assert_int_eq(zkr_aget(z, "/s", 0, done_data, (void *)(intptr_t)(10 + i)), ZOK);
+    fake_req_t *g = fake_wait(NULL, FK_GET, "/s");
+    ck_assert_ptr_nonnull(g);
+    if (!rh) rh = g->h;
+    ck_assert_ptr_eq(g->h, rh);
+    fake_reply(g, ZOK, 5, 5, "v");
+  }
+  int kinds[16];
+  int n = fake_log(rh, kinds, NULL, 16), syncs = 0;
+  for (int i = 0; i < n; i++) syncs += kinds[i] == FK_SYNC;
+  ck_assert_int_eq(syncs, 1);
+  /* A write of the handle completes: the next read syncs again. */
+  ck_assert_int_eq(zkr_aset(z, "/s", "w", 1, -1, done_stat, (void *)20), ZOK);
+  fake_req_t *w = fake_wait(h[1], FK_SET, "/s");
+  fake_reply(w, ZOK, 6, 6, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 20), 0);
+  ck_assert_int_eq(zkr_aget(z, "/s", 0, done_data, (void *)21), ZOK);
+  fake_req_t *g = fake_wait(rh, FK_GET, "/s");
+  ck_assert_ptr_nonnull(g);
+  n = fake_log(rh, kinds, NULL, 16);
+  ck_assert_int_eq(kinds[n - 2], FK_SYNC);
+  fake_reply(g, ZOK, 6, 6, "w");
+  /* Its member leaves: the reads move, with a sync. */
+  fake_zh_t *other = rh == h[2] ? h[3] : h[2];
+  fake_session_event(rh, ZOO_CONNECTING_STATE);
+  ck_assert_int_eq(zkr_aget(z, "/s", 0, done_data, (void *)22), ZOK);
+  g = fake_wait(other, FK_GET, "/s");
+  ck_assert_ptr_nonnull(g);
+  n = fake_log(other, kinds, NULL, 16);
+  ck_assert_int_eq(kinds[n - 2], FK_SYNC);
+  fake_reply(g, ZOK, 6, 6, "w");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 22), 0);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("dispatch");
+  TCase *tc = tcase_create("fake");
+  tcase_set_timeout(tc, 30);
+  tcase_add_checked_fixture(tc, NULL, teardown);
+  tcase_add_test(tc, coalesced_reads_share_one_sync);
+  tcase_add_test(tc, coalesced_reads_two_syncs_in_flight);
+  tcase_add_test(tc, coalesced_reads_complete_when_session_goes);
+  tcase_add_test(tc, session_mode_syncs_only_when_needed);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,105 @@
+/* Server-less unit tests of which members hold sessions (DESIGN.md
+ * section 7): zkr_set_servers adds and retires members, and read_members
+ * caps the follower sessions, parking the others and swapping them in
+ * when a kept one drops.  Driven through the function table by the fake
+ * ZooKeeper (tests/harness/fakefix.h). */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "fakefix.h"
+
+/* ---- the server list ---- */
+
+START_TEST(set_servers_changes_members) {
+  open3();
+  ck_assert_str_eq(zkr_get_current_server(z), "fake1:2181");
+  ck_assert_int_eq(zkr_set_servers(z, "fake1:2181,fake2:2181,fake4:2181"), ZOK);
+  fake_zh_t *h4 = fake_handle(4, 0);
+  ck_assert_ptr_nonnull(h4);
+  uint64_t deadline = now_ms() + 5000;
+  while (!fake_handle_closed(h[3]) && now_ms() < deadline) sleep_ms(5);
+  ck_assert(fake_handle_closed(h[3])); /* retired, idle: closed */
+  zkr_stats_t *s;
+  ck_assert_int_eq(zkr_stats(z, &s), ZOK);
+  ck_assert_int_eq(s->n_members, 4);
+  ck_assert(s->members[2].removed);
+  ck_assert(!s->members[3].removed);
+  zkr_stats_free(s);
+  /* Bad lists and another chroot are refused; nothing changes. */
+  ck_assert_int_eq(zkr_set_servers(z, NULL), ZBADARGUMENTS);
+  ck_assert_int_ne(zkr_set_servers(z, "fake1:notaport"), ZOK);
+  ck_assert_int_eq(zkr_set_servers(z, "fake1:2181/other"), ZBADARGUMENTS);
+  ck_assert_str_eq(zkr_get_current_server(z), "fake1:2181");
+  struct sockaddr_storage ss;
+  socklen_t len = sizeof ss;
+  ck_assert_ptr_nonnull(zkr_get_connected_host(z, (struct sockaddr *)&ss, &len));
+}
+END_TEST
+
+/* ---- read_members: a cap on the follower sessions ---- */
+
+static int parked_of(int member) {
+  zkr_stats_t *st;
+  ck_assert_int_eq(zkr_stats(z, &st), ZOK);
+  int p = st->members[member].parked;
+  zkr_stats_free(st);
+  return p;
+}
+
+START_TEST(read_members_cap_parks_and_swaps) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.read_members = 1;
+  open3_opts(&o, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+  /* Leader (and owner) fake1, plus one follower: the other is parked. */
+  uint64_t deadline = now_ms() + 5000;
+  while (!fake_handle_closed(h[2]) && !fake_handle_closed(h[3]) && now_ms() < deadline) sleep_ms(5);
+  int parked = fake_handle_closed(h[2]) ? 2 : fake_handle_closed(h[3]) ? 3 : 0;
+  ck_assert_int_ne(parked, 0);
+  int kept = parked == 2 ? 3 : 2;
+  ck_assert(parked_of(parked - 1));
+  ck_assert(!parked_of(kept - 1));
+  ck_assert(!fake_handle_closed(h[1]));
+  /* Reads go to the kept follower. */
+  ck_assert_int_eq(zkr_aget(z, "/m", 0, done_data, (void *)1), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/m");
+  ck_assert_ptr_eq(g->h, h[kept]);
+  fake_reply(g, ZOK, 1, 1, "v");
+  /* The kept follower's session drops: the parked member is opened again,
+   * and once it serves, the dropped one is parked. */
+  fake_session_event(h[kept], ZOO_CONNECTING_STATE);
+  fake_zh_t *again = fake_handle(parked, 1);
+  ck_assert_ptr_nonnull(again);
+  fake_connect(again, 0);
+  deadline = now_ms() + 5000;
+  while (!fake_handle_closed(h[kept]) && now_ms() < deadline) sleep_ms(5);
+  ck_assert(fake_handle_closed(h[kept]));
+  ck_assert(parked_of(kept - 1));
+  ck_assert(!parked_of(parked - 1));
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("membership");
+  TCase *tc = tcase_create("fake");
+  tcase_set_timeout(tc, 30);
+  tcase_add_checked_fixture(tc, NULL, teardown);
+  tcase_add_test(tc, set_servers_changes_members);
+  tcase_add_test(tc, read_members_cap_parks_and_swaps);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

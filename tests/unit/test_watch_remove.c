@@ -1,0 +1,185 @@
+/* Server-less unit tests of watch removal (zkr_aremove_watches,
+ * zkr_aremove_all_watches, zkr_remove_watches): a removal is asked of the
+ * session that holds the watch, remove_all of every member session as
+ * stock asks its server, a local removal asks nothing, and a removal whose
+ * session goes still completes, once.  Driven through the function table
+ * by the fake ZooKeeper (tests/harness/fakefix.h). */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakefix.h"
+
+/* ---- removing watches ---- */
+
+/* Two watchers on one path, armed by reads the test answers; returns the
+ * zhandles that hold them. */
+static void two_watches(fake_zh_t **ha, fake_zh_t **hb) {
+  ck_assert_int_eq(zkr_awget(z, "/p", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *a = fake_wait(NULL, FK_GET, "/p");
+  ck_assert_ptr_nonnull(a);
+  fake_reply(a, ZOK, 5, 5, "x");
+  ck_assert_int_eq(zkr_awget(z, "/p", watcher, (void *)2, done_data, (void *)12), ZOK);
+  fake_req_t *b = fake_wait(NULL, FK_GET, "/p");
+  ck_assert_ptr_nonnull(b);
+  fake_reply(b, ZOK, 5, 5, "x");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 12), 0);
+  *ha = a->h;
+  *hb = b->h;
+}
+
+START_TEST(remove_watch_on_its_member) {
+  open3();
+  fake_zh_t *ha, *hb;
+  two_watches(&ha, &hb);
+  /* A watcher nobody set: ZNOWATCHER at once, no completion. */
+  ck_assert_int_eq(
+      zkr_aremove_watches(z, "/p", ZWATCHTYPE_DATA, watcher, (void *)3, 0, done_void, (void *)30),
+      ZNOWATCHER);
+  ck_assert_int_eq(
+      zkr_aremove_watches(z, "/p", ZWATCHTYPE_CHILD, watcher, (void *)1, 0, done_void, (void *)31),
+      ZNOWATCHER);
+  ck_assert_int_eq(zkr_aremove_watches(z, "/p", 7, watcher, (void *)1, 0, done_void, (void *)32),
+                   ZBADARGUMENTS);
+  ck_assert_int_eq(
+      zkr_aremove_watches(z, "p", ZWATCHTYPE_DATA, watcher, (void *)1, 0, done_void, (void *)33),
+      ZBADARGUMENTS);
+  /* Watcher 1: asked of the session that holds it. */
+  ck_assert_int_eq(
+      zkr_aremove_watches(z, "/p", ZWATCHTYPE_DATA, watcher, (void *)1, 0, done_void, (void *)20),
+      ZOK);
+  fake_req_t *r = fake_wait(ha, FK_REMOVE_WATCHES, "/p");
+  ck_assert_ptr_nonnull(r);
+  sleep_ms(30);
+  ck_assert_int_eq(ev_matching(EV_DONE, 20), 0);
+  fake_reply(r, ZOK, 0, 0, NULL);
+  int d = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+  /* The path changes: watcher 2 hears it, watcher 1 never again. */
+  fake_fire(ha, "/p", ZOO_CHANGED_EVENT);
+  if (hb != ha) fake_fire(hb, "/p", ZOO_CHANGED_EVENT);
+  ck_assert_int_ge(ev_find(0, EV_WATCH, 2), 0);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
+  ck_assert_int_eq(ev_matching(EV_DONE, 30) + ev_matching(EV_DONE, 31), 0);
+}
+END_TEST
+
+START_TEST(remove_all_watches_everywhere) {
+  open3();
+  fake_zh_t *ha, *hb;
+  two_watches(&ha, &hb);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)20), ZOK);
+  fake_req_t *ra = fake_wait(ha, FK_REMOVE_ALL_WATCHES, "/p");
+  ck_assert_ptr_nonnull(ra);
+  fake_req_t *rb = hb != ha ? fake_wait(hb, FK_REMOVE_ALL_WATCHES, "/p") : NULL;
+  fake_reply(ra, ZOK, 0, 0, NULL);
+  if (rb) {
+    sleep_ms(30);
+    ck_assert_int_eq(ev_matching(EV_DONE, 20), 0); /* one answer still missing */
+    fake_reply(rb, ZOK, 0, 0, NULL);
+  }
+  int d = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+  fake_fire(ha, "/p", ZOO_CHANGED_EVENT);
+  fake_fire(hb, "/p", ZOO_CHANGED_EVENT);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1) + ev_matching(EV_WATCH, 2), 0);
+  ck_assert_int_eq(ev_matching(EV_DONE, 20), 1);
+  /* Nothing left: remove_all asks every member session anyway, as stock
+   * asks its server, and gets ZNOWATCHER from all. */
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)21), ZOK);
+  for (int i = 1; i <= 3; i++) {
+    fake_req_t *r = fake_wait(h[i], FK_REMOVE_ALL_WATCHES, "/p");
+    ck_assert_ptr_nonnull(r);
+    fake_reply(r, ZNOWATCHER, 0, 0, NULL);
+  }
+  d = ev_find(0, EV_DONE, 21);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZNOWATCHER);
+}
+END_TEST
+
+/* A watch removed on the client only stays registered on its server, as
+ * with stock: a later remove_all, which finds nothing here, still asks, and
+ * that server's ZOK is the answer (stock's: ZOK from its one server). */
+START_TEST(remove_all_after_local_removal_asks_servers) {
+  open3();
+  fake_zh_t *ha, *hb;
+  two_watches(&ha, &hb);
+  ck_assert_int_eq(zkr_remove_watches(z, "/p", ZWATCHTYPE_ANY, watcher, (void *)1, 1), ZOK);
+  ck_assert_int_eq(zkr_remove_watches(z, "/p", ZWATCHTYPE_ANY, watcher, (void *)2, 1), ZOK);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)22), ZOK);
+  for (int i = 1; i <= 3; i++) {
+    fake_req_t *r = fake_wait(h[i], FK_REMOVE_ALL_WATCHES, "/p");
+    ck_assert_ptr_nonnull(r);
+    fake_reply(r, h[i] == ha ? ZOK : ZNOWATCHER, 0, 0, NULL);
+  }
+  int d = ev_find(0, EV_DONE, 22);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 22), 1);
+}
+END_TEST
+
+START_TEST(remove_watch_locally) {
+  open3();
+  fake_zh_t *ha, *hb;
+  two_watches(&ha, &hb);
+  ck_assert_int_eq(zkr_remove_watches(z, "/p", ZWATCHTYPE_ANY, watcher, (void *)1, 1), ZOK);
+  ck_assert_ptr_null(fake_peek(NULL, FK_REMOVE_WATCHES, NULL));
+  fake_fire(ha, "/p", ZOO_CHANGED_EVENT);
+  if (hb != ha) fake_fire(hb, "/p", ZOO_CHANGED_EVENT);
+  ck_assert_int_ge(ev_find(0, EV_WATCH, 2), 0);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
+}
+END_TEST
+
+/* A removal whose session goes before answering still completes, once. */
+START_TEST(remove_answered_when_its_session_goes) {
+  open3();
+  fake_zh_t *ha, *hb;
+  two_watches(&ha, &hb);
+  ck_assert_ptr_ne(ha, h[1]);
+  ck_assert_int_eq(
+      zkr_aremove_watches(z, "/p", ZWATCHTYPE_DATA, watcher, (void *)1, 0, done_void, (void *)20),
+      ZOK);
+  ck_assert_ptr_nonnull(fake_wait(ha, FK_REMOVE_WATCHES, "/p"));
+  fake_session_event(ha, ZOO_EXPIRED_SESSION_STATE);
+  int d = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZCONNECTIONLOSS);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_DONE, 20), 1);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("watch_remove");
+  TCase *tc = tcase_create("fake");
+  tcase_set_timeout(tc, 30);
+  tcase_add_checked_fixture(tc, NULL, teardown);
+  tcase_add_test(tc, remove_watch_on_its_member);
+  tcase_add_test(tc, remove_all_watches_everywhere);
+  tcase_add_test(tc, remove_all_after_local_removal_asks_servers);
+  tcase_add_test(tc, remove_watch_locally);
+  tcase_add_test(tc, remove_answered_when_its_session_goes);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -6,11 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # shellcheck disable=SC2206 # ZKR_EXTRA_PACKAGES is a word list on purpose
-# mandoc: make check lints the man pages with it (tests/unit/man-lint.sh).
+# mandoc: make check lints the man pages with it (tests/lint/man-lint.sh).
 # libmicrohttpd-dev: the metrics endpoint (docs/operations.md); prometheus:
 # promtool checks the library's Prometheus text in make check, and the
 # server scrapes a routed program in tests/integration/it_prometheus.sh;
-# jq: tests/unit/grafana-doc.sh checks the Grafana dashboard with it.
+# jq: tests/lint/grafana-doc.sh checks the Grafana dashboard with it.
 packages=(build-essential autoconf automake libtool pkg-config
   libzookeeper-mt-dev libzookeeper-st2 zookeeper zookeeper-bin check default-jre-headless
   mandoc libmicrohttpd-dev prometheus jq python3 ${ZKR_EXTRA_PACKAGES:-})

@@ -19,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # clang and its runtime for the fuzz targets, valgrind, and git, from whose
 # file list the sanitizer stages copy the tree; clang-format for
-# tests/unit/format.sh; debhelper and lintian for
+# tests/lint/format.sh; debhelper and lintian for
 # the Debian packages.
 ZKR_EXTRA_PACKAGES="docker-compose clang clang-format libclang-rt-14-dev valgrind git debhelper lintian ${ZKR_EXTRA_PACKAGES:-}" \
   scripts/setup.sh

@@ -10,7 +10,7 @@
  * one line each.
  *
  * `test_metrics --sample` prints the Prometheus text of the hand-made
- * snapshot instead, for tests/unit/metrics-promtool.sh. */
+ * snapshot instead, for tests/lint/metrics-promtool.sh. */
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>

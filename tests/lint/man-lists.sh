@@ -8,8 +8,8 @@
 # lines of <zkroute/compat.h>, and every subcommand and flag of the tools'
 # --help text is in their section 1 pages.  No server needed.  TAP output.
 #
-#   tests/unit/man-lists.sh            check (make check runs it)
-#   tests/unit/man-lists.sh --update   rewrite the generated lists of man/
+#   tests/lint/man-lists.sh            check (make check runs it)
+#   tests/lint/man-lists.sh --update   rewrite the generated lists of man/
 set -u
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
@@ -120,13 +120,13 @@ flags() {
 }
 
 echo "1..10"
-same "zkroute(3)'s synopsis has every function of zkroute.h (update: tests/unit/man-lists.sh --update)" \
+same "zkroute(3)'s synopsis has every function of zkroute.h (update: tests/lint/man-lists.sh --update)" \
 	"$(gen_synopsis)" "$(block synopsis "$man/zkroute.3")"
-same "zkroute(3) lists every option of zkroute options (update: tests/unit/man-lists.sh --update)" \
+same "zkroute(3) lists every option of zkroute options (update: tests/lint/man-lists.sh --update)" \
 	"$(gen_options)" "$(block options "$man/zkroute.3")"
-same "zkroute(3) lists every error of zkroute_errors.h (update: tests/unit/man-lists.sh --update)" \
+same "zkroute(3) lists every error of zkroute_errors.h (update: tests/lint/man-lists.sh --update)" \
 	"$(gen_errors)" "$(block errors "$man/zkroute.3")"
-same "zkroute-compat(3) lists every name of compat.h (update: tests/unit/man-lists.sh --update)" \
+same "zkroute-compat(3) lists every name of compat.h (update: tests/lint/man-lists.sh --update)" \
 	"$(gen_names)" "$(block names "$man/zkroute-compat.3")"
 lib=$top_builddir/.libs/libzkroute.so
 if [ -f "$lib" ] && command -v nm >/dev/null; then

@@ -17,8 +17,8 @@
  * Each variant of each round runs in a child process of its own, so that
  * one variant's memory never shows in another's.  The report (Markdown,
  * stdout and --out) gives medians over the rounds, per handle and per 100
- * handles.  Besides <zkroute.h> it compiles in the host list parser
- * (zkroute/hosts.c) and fleet-probe.c.
+ * handles.  Besides <zkroute.h> it uses the library's host list parser
+ * (tool-internal.h) and fleet-probe.c.
  * Exit codes: 0 done, 1 a run failed (the reason on stderr), 2 usage,
  * including an option the library rejects. */
 #define _GNU_SOURCE
@@ -39,7 +39,7 @@
 
 #include "tool-common.h"
 #include "zkroute.h"
-#include "hosts.h"
+#include "tool-internal.h"
 #include "fleet-probe.h"
 
 #define EXIT_USAGE 2

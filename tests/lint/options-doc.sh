@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks that the option table in docs/options.md is the one the library
-# has: `tools/zkroute options` prints it from zkroute/options.c, and the
-# doc keeps that table (plus prose around it).  A new option, a changed
-# default or a changed line of meaning must reach the doc.  TAP output.
+# has: `tools/zkroute options` prints it from the library's option table,
+# make writes it into the doc (scripts/doc-tables.sh), and the doc keeps
+# that table (plus prose around it).  A new option, a changed default or a
+# changed line of meaning must reach the doc.  TAP output.
 set -u
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
@@ -13,7 +14,7 @@ if [ -n "$want" ]; then echo "ok 1 - zkroute options prints a table"; else echo 
 if [ "$want" = "$have" ]; then
   echo "ok 2 - docs/options.md has the library's option table"
 else
-  echo "not ok 2 - docs/options.md has the library's option table (regenerate: tools/zkroute options)"
+  echo "not ok 2 - docs/options.md has the library's option table (regenerate: make)"
   diff <(echo "$have") <(echo "$want") | sed 's/^/# /'
 fi
 [ -n "$want" ] && [ "$want" = "$have" ]

@@ -3,8 +3,9 @@
 # (the schema of zkroute/stats_schema.h, through `zkroute status --json`
 # and `--prometheus` on closed local ports: no server needed): every key
 # of the JSON has a row in the doc, and every row names a key the JSON
-# has; the metric table is the one `zkroute metrics` prints, and every
-# metric family of the Prometheus text is in it.  TAP output.
+# has; the metric table is the one `zkroute metrics` prints (make writes it
+# into the doc: scripts/doc-tables.sh), and every metric family of the
+# Prometheus text is in it.  TAP output.
 set -u
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
@@ -22,7 +23,7 @@ else echo "not ok 3 - every row of docs/stats.md is a key of the JSON"; echo "$e
 want=$("$top_builddir/tools/zkroute" metrics | grep '^| `')
 have=$(grep '^| `zkroute_' "$top_srcdir/docs/stats.md")
 if [ -n "$want" ] && [ "$want" = "$have" ]; then echo "ok 4 - docs/stats.md has the metric table of zkroute metrics"
-else echo "not ok 4 - docs/stats.md has the metric table of zkroute metrics (regenerate: tools/zkroute metrics)"; diff <(echo "$have") <(echo "$want") | sed 's/^/# /'; fi
+else echo "not ok 4 - docs/stats.md has the metric table of zkroute metrics (regenerate: make)"; diff <(echo "$have") <(echo "$want") | sed 's/^/# /'; fi
 families=$("$top_builddir/tools/zkroute" --timeout 100 status 127.0.0.1:9,127.0.0.2:9 --prometheus 2>/dev/null | sed -n 's/^# TYPE \([a-z_]*\) .*/\1/p' | sort -u)
 listed=$(echo "$want" | grep -o '^| `[a-z_]*`' | tr -d '|` ' | sort -u)
 if [ -n "$families" ] && [ "$families" = "$listed" ]; then echo "ok 5 - every metric family of zkroute status --prometheus is in the table, and no other"

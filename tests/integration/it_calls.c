@@ -1,5 +1,5 @@
 /* Integration tests of the zookeeper.h calls a routed handle now serves
- * instead of refusing (issue 12), against the real proxied ensemble of
+ * instead of refusing, against the real proxied ensemble of
  * tests/integration/integration.sh:
  * - watch removal on watches held by different member sessions (a read
  *   selector places them; each member's watch count shows where they are

@@ -318,9 +318,9 @@ if [ -z "$load_gen" ]; then
 else
 	leader=$(leader_index)
 	# One sync per read, so that the servers' counters below account for
-	# every request exactly: with sync coalescing (on by default since
-	# issue 13) reads share syncs, and the followers receive fewer than
-	# two requests per read (the check failed so on main at d6cac61).
+	# every request exactly: with sync coalescing (on by default) reads
+	# share syncs, and the followers receive fewer than two requests per
+	# read (the check failed so on main at d6cac61).
 	check "load_gen under zkroute-run runs until stopped" load_run zkr 10 LD_PRELOAD="$preload" ZKROUTE_VERBOSE=1 ZKROUTE_SYNC_COALESCE=off
 	d=$(cycles "$work/zkr.out")
 	c=$(count "Creating children" "$work/zkr.out")

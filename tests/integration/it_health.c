@@ -1,4 +1,4 @@
-/* Integration tests of read-pool health (DESIGN.md section 6, issue 3)
+/* Integration tests of read-pool health (DESIGN.md section 6)
  * against a real 3-node ensemble behind the fault proxy (tests/harness/ensemble.sh
  * start --proxied, which tests/integration/integration.sh does):
  *

@@ -1,4 +1,4 @@
-/* Integration tests of hedged reads (issue 8 part 1; docs/hedging.md)
+/* Integration tests of hedged reads (docs/hedging.md)
  * against the real 3-node ensemble of tests/integration/integration.sh, behind its
  * fault proxy.  One follower's client link is slowed by SLOW_MS each way
  * (`fault delay cN`), so a read it serves takes at least 2 x SLOW_MS; the

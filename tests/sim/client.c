@@ -1207,7 +1207,7 @@ static int c_srvr(const char *host, int port, int timeout_ms, size_t cap, zkr__s
   int64_t zxid = 0;
   int rc = sim_n->cut[s] ? -2 : ens_srvr(s, &role, &zxid);
   if (rc) {
-    /* Dead, hung or cut off: the srvr timeout, as the brief of issue 20
+    /* Dead, hung or cut off: the srvr timeout, as the simulator's brief
      * asks (a dead process on a live machine would refuse at once). */
     out->role = ZKR_ROLE_UNREACHABLE;
     return ZKR_ESRVR_TIMEOUT;

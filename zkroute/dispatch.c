@@ -13,7 +13,7 @@
  * (docs/guarantees.md).  With a depth of 1 a read that finds any sync in
  * flight waits for it: at a few concurrent reads per session the reads
  * then fall into step, each waiting out the previous one's sync, and pay
- * two round trips without sharing (docs/benchmarks.md section 10).
+ * two round trips without sharing (docs/benchmarks-log.md section 10.2).
  *
  * Consistency `session`: a read syncs only when its member's session last
  * synced before one of the handle's writes completed, or never synced on

@@ -47,7 +47,7 @@
  *   count.  readmit_ratio (2) is below eject_ratio (3): hysteresis.  Under
  *   load, queueing inflates the healthy members' latency until a degraded
  *   member is only about eject_ratio times slower; with one threshold it was
- *   ejected and readmitted over and over (docs/benchmarks.md, section 4.2).
+ *   ejected and readmitted over and over (docs/benchmarks-log.md, section 4.2).
  *
  * - Reinstatement.  After reinstate_k consecutive good probes, and once the
  *   member's minimum time out has passed, it is back in the pool.  Its EWMA

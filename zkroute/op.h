@@ -125,9 +125,9 @@ typedef struct zkr__op {
   struct zkr__reply *kept;
   struct zkr__op *wf_next; /* the held reads (watch.c) */
   uint64_t held_ns;        /* ... since when */
-  int fifo_read;  /* a read counted in reads_out until it completes (router.c) */
-  int fifo_write; /* a write counted in writes_out until it completes */
-  int b_ready;    /* barrier: its own reply came (b_rc, b_path) */
+  int fifo_read;           /* a read counted in reads_out until it completes (router.c) */
+  int fifo_write;          /* a write counted in writes_out until it completes */
+  int b_ready;             /* barrier: its own reply came (b_rc, b_path) */
   int b_rc;
   char *b_path;
   struct zkr__op *ord_prev, *ord_next;

@@ -3,7 +3,7 @@
  * writers expand these lists - zkr_stats_json() (stats_json.c) and
  * zkr_stats_prometheus() (stats_prom.c) - and neither names a field
  * itself, so a field added here reaches both, and docs/stats.md (its
- * JSON rows checked by tests/unit/stats-doc.sh, its metric table generated
+ * JSON rows checked by tests/lint/stats-doc.sh, its metric table generated
  * by `zkroute metrics`).
  *
  *   X(kind, path, key, value, mtype, metric, help)

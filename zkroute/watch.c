@@ -153,8 +153,7 @@ static int read_blocked_locked(zkr_t *z, const zkr__op_t *op, int rc, const stru
  * no record blocks it. */
 int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r) {
   zkr_t *z = op->z;
-  if (op->is_write || !op->path || (r->rc != ZOK && r->rc != ZNONODE) || !z->watch_list)
-    return 0;
+  if (op->is_write || !op->path || (r->rc != ZOK && r->rc != ZNONODE) || !z->watch_list) return 0;
   pthread_mutex_lock(&z->watch_mu);
   op->held_ns = 0;
   int held = read_blocked_locked(z, op, r->rc, r->stat);
@@ -358,7 +357,7 @@ static int pending_change(const zkr__watch_t *w, int rc, const struct Stat *st) 
   if (!waiting(w)) return 0;
   int exists = rc == ZOK;
   if (w->kind == ZKR__WATCH_EXIST && !w->existed) return exists; /* created */
-  if (!exists) return 1;                                           /* deleted */
+  if (!exists) return 1;                                         /* deleted */
   if (!st) return 0;
   if (w->kind == ZKR__WATCH_CHILD) return st->pzxid > w->pzxid;
   return st->mzxid > w->mzxid;

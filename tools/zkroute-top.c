@@ -419,6 +419,13 @@ int tool_top(zkr_t *z, const char *url, int count) {
   char why[160] = "";
   int have_was = scrape(z, url, was, why, sizeof why), out = 0, shown = 0, failures = 0;
   double t_was = now_s(), next = t_was + 1;
+  /* On a terminal the table is there at once (rates from the next
+   * refresh on), not after the first second: a key pressed before it
+   * must not leave an empty screen. */
+  if (tty && have_was) {
+    draw_table(stdout, was, NULL, 0, url ? url : "own handle");
+    fflush(stdout);
+  }
   while (!stop && (count <= 0 || shown < count)) {
     if (wait_keys(tty_in, next)) break;
     if (stop) break;

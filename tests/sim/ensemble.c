@@ -1171,7 +1171,28 @@ void ens_init(sim_ens_t *e, int n) {
   sim_after(50 * SIM_MS, tick, NULL, 0);
 }
 
+static void env_drop(void *a) {
+  env_t *m = a;
+  if (m->r && --m->r->refs == 0) net_req_free(m->r);
+  m->next = free_env;
+  free_env = m;
+}
+
+
+/* What a hung server held, dropped (it died, or the world ends). */
+static void inbox_drop(sim_srv_t *v) {
+  for (int i = 0; i < v->nin; i++) {
+    sim_ev_t *ev = &v->inbox[i];
+    if (ev->fn == env_arrive) env_drop(ev->a);
+    else if (ev->fn == recv_later) net_msg_free(ev->a);
+  }
+  v->nin = 0;
+}
+
+/* Before net_free (the requests go back to its pool). */
 void ens_free(sim_ens_t *e) {
+  sim_pending_each(env_arrive, env_drop);
+  for (int s = 0; s < e->n; s++) inbox_drop(&e->srv[s]);
   for (int i = 0; i < e->nlog; i++)
     if (e->log[i].req && --e->log[i].req->refs == 0) net_req_free(e->log[i].req);
   for (int p = 0; p < e->npaths; p++) {
@@ -1204,7 +1225,7 @@ void ens_kill(int s) {
   if (sim_e->leader == s) sim_e->leader = -1;
   set_role(s, ROLE_DOWN);
   v->hung = 0;
-  v->nin = 0;
+  inbox_drop(v);
 }
 
 void ens_restart(int s) {

@@ -35,17 +35,29 @@ static void free_list_msgs(sim_msg_t *m) {
   }
 }
 
+static void drop_msg(void *a) { net_msg_free(a); }
+
+static void deliver(void *a, uint64_t b);
+
+/* After ens_free: the messages still in flight or held by a cut give their
+ * requests back, then every pool is freed. */
 void net_free(sim_net_t *n) {
-  free_list_msgs(n->free_msgs);
+  sim_pending_each(deliver, drop_msg);
   for (int s = 0; s < SIM_MAX_SRV; s++) {
-    free_list_msgs(held_to_srv[s].head);
-    free_list_msgs(held_to_cli[s].head);
+    for (held_t *h = &held_to_srv[s]; h; h = h == &held_to_srv[s] ? &held_to_cli[s] : NULL)
+      for (sim_msg_t *m = h->head, *nx; m; m = nx) {
+        nx = m->next;
+        net_msg_free(m);
+      }
   }
+  free_list_msgs(n->free_msgs);
   while (n->free_reqs) {
     sim_sreq_t *nx = n->free_reqs->next;
     free(n->free_reqs);
     n->free_reqs = nx;
   }
+  memset(held_to_srv, 0, sizeof held_to_srv);
+  memset(held_to_cli, 0, sizeof held_to_cli);
   for (int i = 0; i < n->nconns; i++) {
     sim_conn_t *c = n->conns[i];
     free(c->wdata);

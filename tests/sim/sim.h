@@ -58,6 +58,10 @@ struct sim_world {
 };
 
 extern sim_world_t *sim_w; /* the world in force (the zkapi table has no argument for it) */
+/* At teardown: drop(a) for every event still queued that would call fn, so
+ * what its argument owns is freed (messages in flight); the event is then
+ * never run. */
+void sim_pending_each(sim_fn fn, void (*drop)(void *a));
 /* Called after every event (routed mode steps the library there). */
 extern void (*sim_after_event)(void);
 

@@ -27,6 +27,15 @@ void sim_world_init(sim_world_t *w, uint64_t seed) {
   sim_w = w;
 }
 
+void sim_pending_each(sim_fn fn, void (*drop)(void *a)) {
+  sim_world_t *w = sim_w;
+  for (size_t i = 0; i < w->n; i++)
+    if (w->heap[i].fn == fn) {
+      drop(w->heap[i].a);
+      w->heap[i].fn = NULL;
+    }
+}
+
 void sim_world_free(sim_world_t *w) {
   free(w->heap);
   w->heap = NULL;
@@ -101,7 +110,7 @@ int sim_step(void) {
   }
   w->now = ev.t;
   w->events++;
-  ev.fn(ev.a, ev.b);
+  if (ev.fn) ev.fn(ev.a, ev.b);
   if (sim_after_event) sim_after_event();
   return 1;
 }

@@ -13,7 +13,8 @@ static hist_t H;
 static check_out_t C;
 static uint64_t now;
 
-static void setup(void) {
+static void setup(void) { /* also called again inside a test: frees the last history */
+  hist_free(&H);
   hist_init(&H);
   check_init(&C);
   H.ngens = 1;

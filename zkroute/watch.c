@@ -153,10 +153,12 @@ static int read_blocked_locked(zkr_t *z, const zkr__op_t *op, int rc, const stru
  * no record blocks it. */
 int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r) {
   zkr_t *z = op->z;
-  if (op->is_write || !op->path || (r->rc != ZOK && r->rc != ZNONODE) || !z->watch_list) return 0;
+  if (op->is_write || !op->path || (r->rc != ZOK && r->rc != ZNONODE)) return 0;
+  /* The list is read under its lock only (an unlocked look at watch_list
+   * raced with the watcher thread's unlink: ThreadSanitizer). */
   pthread_mutex_lock(&z->watch_mu);
   op->held_ns = 0;
-  int held = read_blocked_locked(z, op, r->rc, r->stat);
+  int held = z->watch_list && read_blocked_locked(z, op, r->rc, r->stat);
   if (held) {
     op->held_ns = zkr__now_ns();
     op->kept = zkr__reply_copy(op->shape, r);

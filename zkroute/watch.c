@@ -290,15 +290,22 @@ void zkr__watch_deliver_locked(zkr__watch_t *w, int type) {
     zkr__deliver_watch(z, w->fn, w->ctx, type, ZOO_CONNECTED_STATE, w->path);
 }
 
-/* A deletion calls a pair once: the same pair's other records of the
- * path that it fires are consumed (their own events swallowed). */
+/* A pair is called once per event: the same pair's other records of the
+ * path that the event fires are consumed (their own events swallowed).
+ * They are registrations of one watch in stock's eyes: two reads that set
+ * the pair at once on two members, or a deletion firing the pair's data
+ * and child tables.  A record whose read saw a later state than f's is
+ * kept: it was set after the change that fired f (stock's second read
+ * registers anew after the first registration fired), and fires for the
+ * next one. */
 static void consume_twins(zkr_t *z, const zkr__watch_t *f, int type, zkr__watch_t **gone) {
-  if (type != ZOO_DELETED_EVENT) return;
   for (zkr__watch_t *r = z->watch_list, *next; r; r = next) {
     next = r->next;
     if (r == f || r->fn != f->fn || r->ctx != f->ctx || strcmp(r->path, f->path) != 0 ||
         !triggers(type, r))
       continue;
+    int comparable = r->kind == f->kind && r->existed && f->existed;
+    if (type != ZOO_DELETED_EVENT && comparable && seen(r) > seen(f)) continue;
     if (r->fire == type) {
       over_to(z, r, gone); /* its copy of this very event */
     } else if (waiting(r)) {

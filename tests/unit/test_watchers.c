@@ -44,6 +44,34 @@ START_TEST(global_pair_set_twice_is_one_registration) {
 }
 END_TEST
 
+/* Two reads set the same pair on one path at once: neither record is
+ * armed when the other read is issued, the reads go to two members, and
+ * both register.  Stock's one session registers the pair once, and one
+ * change calls it once: the later copy of the event is dropped.  (Found by
+ * the simulator: tests/sim/zkroute-sim --seed 177 --mode routed.) */
+START_TEST(same_pair_set_twice_at_once_fires_once) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/q", watcher, (void *)7, done_data, (void *)1), ZOK);
+  ck_assert_int_eq(zkr_awget(z, "/q", watcher, (void *)7, done_data, (void *)2), ZOK);
+  fake_req_t *g1 = next_req(FK_GET, "/q");
+  fake_req_t *g2 = next_req(FK_GET, "/q");
+  fake_reply(g1, ZOK, 5, 5, "a");
+  fake_reply(g2, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+  fake_fire(g1->h, "/q", ZOO_CHANGED_EVENT);
+  if (g2->h != g1->h) fake_fire(g2->h, "/q", ZOO_CHANGED_EVENT);
+  ck_assert_int_ge(ev_find(0, EV_WATCH, 7), 0);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 7), 1);
+  /* Both copies are spent: the next change calls nobody. */
+  fake_fire(g1->h, "/q", ZOO_CHANGED_EVENT);
+  fake_fire(g2->h, "/q", ZOO_CHANGED_EVENT);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 7), 1);
+}
+END_TEST
+
 /* Under the interposer the library's global pair is the interposer's own
  * (its trampoline and handle), which calls the program's global watcher;
  * a watch the program sets with its own global pair is named as the
@@ -478,6 +506,7 @@ static Suite *suite(void) {
   tcase_set_timeout(tc, 30);
   tcase_add_checked_fixture(tc, NULL, teardown);
   tcase_add_test(tc, global_pair_set_twice_is_one_registration);
+  tcase_add_test(tc, same_pair_set_twice_at_once_fires_once);
   tcase_add_test(tc, interposer_global_pair_gets_session_events_once);
   tcase_add_test(tc, delete_calls_a_pair_once_across_tables);
   tcase_add_test(tc, rewatch_while_member_reconnects_fires_once);

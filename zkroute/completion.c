@@ -142,15 +142,30 @@ static void complete(zkr__op_t *a, zkr__result_t *r) {
   int gated = a->gated && a->member >= 0;
   if (a->barrier) {
     zkr__order_barrier(a, r); /* hands it on and frees it, now or later */
-  } else if (a->app && !a->h_armed && zkr__watch_hold_read(a, r)) {
+  } else if (!a->h_armed && a->app && zkr__watch_hold_read(a, r)) {
+    /* (h_armed first: it is fixed at dispatch, while a hedged read's
+     * winning reply, on another thread, clears app - barrier.c.) */
     /* Its reply shows a change a watch has not fired for yet: the event
      * comes first (watch.c resumes it, zkr__op_resume). */
-  } else if (zkr__router_fifo(z) && a->app && !a->h_armed && zkr__order_hold(a, r)) {
+  } else if (!a->h_armed && zkr__router_fifo(z) && a->app && zkr__order_hold(a, r)) {
     /* Consistency `session`: held back behind operations issued before it
      * (barrier.c hands it on, and frees it). */
   } else {
     zkr__op_t *op = zkr__hedge_apply_claim(a, r->rc);
-    if (op && !op->probe) zkr__op_hand_on(op, r);
+    if (op && !op->probe) {
+      /* A hedged read's winning reply is held as any other: op, the
+       * primary, is kept by one more hold until it is resumed (the hold
+       * is taken first, since a resume may come at once on another
+       * thread; this reply's own hold keeps the extra one from being the
+       * last). */
+      int held = 0;
+      if (op->h_armed && op->app) {
+        zkr__hedge_apply_ref(op);
+        held = zkr__watch_hold_read(op, r);
+        if (!held) zkr__hedge_apply_release(op);
+      }
+      if (!held) zkr__op_hand_on(op, r);
+    }
     if (a->is_hedge || a->h_armed) zkr__hedge_apply_release(a);
     else zkr__op_free(a);
   }
@@ -165,7 +180,11 @@ void zkr__op_resume(zkr__op_t *op) {
   op->kept = NULL;
   zkr__result_t r = {.rc = ZKR_ENOMEM, .value_len = -1};
   if (k) r = zkr__reply_view(k);
-  if (!(zkr__router_fifo(op->z) && zkr__order_hold(op, &r))) {
+  if (op->h_armed) {
+    /* A hedged read (complete): its extra hold goes. */
+    zkr__op_hand_on(op, &r);
+    zkr__hedge_apply_release(op);
+  } else if (!(zkr__router_fifo(op->z) && zkr__order_hold(op, &r))) {
     zkr__op_hand_on(op, &r);
     zkr__op_free(op);
   }

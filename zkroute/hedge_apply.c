@@ -324,6 +324,16 @@ zkr__op_t *zkr__hedge_apply_claim(zkr__op_t *a, int rc) {
   return winner;
 }
 
+/* One more hold on the primary p (the application's operation), by a
+ * read held until a watch's event came (watch.c); zkr__op_resume drops it
+ * with zkr__hedge_apply_release(p). */
+void zkr__hedge_apply_ref(zkr__op_t *p) {
+  struct zkr__hedger *h = p->z->hedger;
+  pthread_mutex_lock(&h->mu);
+  p->h_refs++;
+  pthread_mutex_unlock(&h->mu);
+}
+
 /* After the completion: drops this reply's hold. */
 void zkr__hedge_apply_release(zkr__op_t *a) {
   /* Read before the unref: once this reply's hold on the primary is

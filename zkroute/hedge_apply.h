@@ -14,6 +14,8 @@ void zkr__hedge_apply_sent(zkr__op_t *op);
 void zkr__hedge_apply_sample(struct zkr *z, int member, double ms);
 void zkr__hedge_apply_op_done(zkr__op_t *op, int rc, double ms);
 zkr__op_t *zkr__hedge_apply_claim(zkr__op_t *op, int rc);
+/* One more hold on the primary p, dropped by zkr__hedge_apply_release(p). */
+void zkr__hedge_apply_ref(zkr__op_t *p);
 void zkr__hedge_apply_release(zkr__op_t *op);
 void zkr__hedge_apply_stats(struct zkr *z, zkr_stats_t *s);
 uint64_t zkr__hedge_apply_step(struct zkr *z); /* stepped runtime (runtime.h) */

@@ -270,6 +270,37 @@ START_TEST(watch_event_before_the_new_data) {
 }
 END_TEST
 
+/* The same with hedging on: a read that may be hedged (no watch, policy
+ * hybrid) is held as well, whichever copy answers.  (Found by the
+ * simulator: tests/sim/zkroute-sim --seed 187 --mode routed, an exists
+ * that saw a node created while the exists watch set before it, on a
+ * lagging follower, had not fired.) */
+START_TEST(watch_event_before_the_new_data_hedged) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.hedge = 1;
+  open3_opts(&o, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)1, done_stat, (void *)11), ZOK);
+  fake_req_t *e1 = next_req(FK_EXISTS, "/n");
+  fake_reply(e1, ZNONODE, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  ck_assert_int_eq(zkr_aexists(z, "/n", 0, done_stat, (void *)12), ZOK);
+  fake_req_t *e2 = next_req(FK_EXISTS, "/n");
+  fake_reply(e2, ZOK, 9, 9, NULL);
+  /* A hedge copy, if one went, answers the same. */
+  fake_req_t *e3 = fake_peek(NULL, FK_EXISTS, "/n");
+  if (e3) fake_reply(e3, ZOK, 9, 9, NULL);
+  sleep_ms(100);
+  ck_assert_msg(ev_matching(EV_DONE, 12) == 0, "the new node came before the watch event");
+  fake_fire(e1->h, "/n", ZOO_CREATED_EVENT);
+  int w = ev_find(0, EV_WATCH, 1), d = ev_find(0, EV_DONE, 12);
+  ck_assert_int_ge(w, 0);
+  ck_assert_int_gt(d, w);
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 1);
+}
+END_TEST
+
 /* ---- a removed watcher is never called again ---- */
 
 /* Two watches lose their session; the monitor re-arms them one after the
@@ -514,6 +545,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, watchers_of_a_path_fire_in_the_order_set);
   tcase_add_test(tc, watcher_set_after_the_change_is_not_held);
   tcase_add_test(tc, watch_event_before_the_new_data);
+  tcase_add_test(tc, watch_event_before_the_new_data_hedged);
   tcase_add_test(tc, removed_watcher_not_rearmed);
   tcase_add_test(tc, rearmed_exists_watch_sees_create_and_delete);
   tcase_add_test(tc, no_watch_event_after_expired);

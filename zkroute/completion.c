@@ -178,7 +178,7 @@ static void complete(zkr__op_t *a, zkr__result_t *r) {
 void zkr__op_resume(zkr__op_t *op) {
   struct zkr__reply *k = op->kept;
   op->kept = NULL;
-  zkr__result_t r = {.rc = ZKR_ENOMEM, .value_len = -1};
+  zkr__result_t r = {.rc = op->kept_rc ? op->kept_rc : ZKR_ENOMEM, .value_len = -1};
   if (k) r = zkr__reply_view(k);
   if (op->h_armed) {
     /* A hedged read (complete): its extra hold goes. */

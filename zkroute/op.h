@@ -123,6 +123,7 @@ typedef struct zkr__op {
   int held;    /* its completion waits for the operations before it
                   (session consistency's FIFO order): kept is its reply */
   struct zkr__reply *kept;
+  int kept_rc;             /* no kept reply: the result it completes with (0: ZKR_ENOMEM) */
   struct zkr__op *wf_next; /* the held reads (watch.c) */
   uint64_t held_ns;        /* ... since when */
   int fifo_read;           /* a read counted in reads_out until it completes (router.c) */

@@ -178,6 +178,11 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
   if (!z->wf_count) return;
   zkr__op_t *ready = NULL, **tail = &ready;
   pthread_mutex_lock(&z->watch_mu);
+  /* Reads released because the session ended (or the handle closes) are
+   * still outstanding for the application: they complete as stock
+   * completes what is outstanding then, not with the data their event
+   * should have come before. */
+  int ended = all || z->closing ? ZCLOSING : z->expired ? ZSESSIONEXPIRED : 0;
   for (zkr__op_t **p = &z->wf_held; *p;) {
     zkr__op_t *op = *p;
     zkr__result_t r = {.rc = ZKR_ENOMEM, .value_len = -1};
@@ -196,6 +201,11 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
   while (ready) {
     zkr__op_t *n = ready->wf_next;
     ready->wf_next = NULL;
+    if (ended) {
+      zkr__reply_free(ready->kept);
+      ready->kept = NULL;
+      ready->kept_rc = ended;
+    }
     zkr__op_resume(ready);
     ready = n;
   }
@@ -307,7 +317,12 @@ static void consume_twins(zkr_t *z, const zkr__watch_t *f, int type, zkr__watch_
     int comparable = r->kind == f->kind && r->existed && f->existed;
     if (type != ZOO_DELETED_EVENT && comparable && seen(r) > seen(f)) continue;
     if (r->fire == type) {
-      over_to(z, r, gone); /* its copy of this very event */
+      /* Its copy of this very event, delivered now by f's.  A consumed
+       * record (its event made here, by a re-arm or a superseding read)
+       * still has a registration whose own event must come and be
+       * swallowed: freed now, that event would call a freed record. */
+      if (r->state == ZKR__W_CONSUMED && !r->swallow) r->fire = 0;
+      else over_to(z, r, gone);
     } else if (waiting(r)) {
       if (r->state == ZKR__W_ARMED || r->state == ZKR__W_REARMING)
         zkr__watch_set_state_locked(z, r, ZKR__W_CONSUMED);

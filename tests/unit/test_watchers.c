@@ -301,6 +301,31 @@ START_TEST(watch_event_before_the_new_data_hedged) {
 }
 END_TEST
 
+/* A read held for a watch's event is still outstanding for the
+ * application: when the handle closes first, it completes as stock
+ * completes what is outstanding at zookeeper_close, with ZCLOSING - not
+ * with the data whose event never came.  (The simulator:
+ * tests/sim/zkroute-sim --seed 187 --mode routed.) */
+START_TEST(held_read_closing) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *g1 = next_req(FK_GET, "/n");
+  fake_reply(g1, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)12), ZOK);
+  fake_req_t *g2 = next_req(FK_GET, "/n");
+  fake_reply(g2, ZOK, 9, 9, "b");
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 0);
+  ck_assert_int_eq(zkr_close(z), ZOK);
+  z = NULL;
+  int d = ev_find(0, EV_DONE, 12);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZCLOSING);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
+}
+END_TEST
+
 /* ---- a removed watcher is never called again ---- */
 
 /* Two watches lose their session; the monitor re-arms them one after the
@@ -546,6 +571,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, watcher_set_after_the_change_is_not_held);
   tcase_add_test(tc, watch_event_before_the_new_data);
   tcase_add_test(tc, watch_event_before_the_new_data_hedged);
+  tcase_add_test(tc, held_read_closing);
   tcase_add_test(tc, removed_watcher_not_rearmed);
   tcase_add_test(tc, rearmed_exists_watch_sees_create_and_delete);
   tcase_add_test(tc, no_watch_event_after_expired);

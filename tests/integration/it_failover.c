@@ -615,7 +615,7 @@ START_TEST(unknown_outcome_write_not_overtaken) {
   ck_assert_int_eq(zoo_get(zh, path, 0, buf, &len, &st), ZOK);
   buf[len < 0 ? 0 : len] = '\0';
   zookeeper_close(zh);
-  printf("unknown_outcome: leader %d, owner %d; W1 %s %llu ms after the reset; W2 %s, "
+  printf("unknown_outcome: leader %d, owner %d; W1 %s; W2 issued %llu ms after the reset, %s, "
          "%s before the release (%llu ms after it was issued); W1's copy released %llu ms "
          "after the loss; final value %s, version %d (%s)\n",
          leader, owner, zkr_err_name(rc1), (unsigned long long)(w2_at - lost_at), zkr_err_name(rc2),

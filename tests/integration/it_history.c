@@ -33,11 +33,14 @@
  * The blackhole, slow and partition steps need a proxied ensemble (ensemble.sh start
  * DIR --proxied); on a plain one they are skipped and the report says so.
  * See docs/history.md. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -733,6 +736,34 @@ static int srvr_mode(int m) {
   return mode;
 }
 
+/* Sends n control lines to the run's fault proxy on one connection, so
+ * that they take effect together (ensemble.sh fault sends one command per
+ * call); returns how many replies were not "ok". */
+static int fp_batch(const char *lines, int n) {
+  char path[1024], line[256], host[64] = "";
+  int port = 0;
+  snprintf(path, sizeof path, "%s/ensemble.env", ens_dir());
+  FILE *f = fopen(path, "r");
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "control=%63[^:]:%d", host, &port) == 2) break;
+  if (f) fclose(f);
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0 || !port || inet_pton(AF_INET, host, &sa.sin_addr) != 1 ||
+      connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+    if (fd >= 0) close(fd);
+    return n;
+  }
+  FILE *io = fdopen(fd, "r+");
+  fputs(lines, io);
+  fflush(io);
+  int bad = 0;
+  for (int i = 0; i < n; i++)
+    if (!fgets(line, sizeof line, io) || strncmp(line, "ok", 2) != 0) bad++;
+  fclose(io);
+  return bad;
+}
+
 /* A follower left following a deposed leader (DESIGN.md section 3, rule 5;
  * ZOOKEEPER-1675).  Five members, started with syncLimit 40 (8 s): the
  * leader L is cut from three of them, whose quorum connections to L the
@@ -753,13 +784,21 @@ static void step_deposed_leader(sched_t *s) {
     if (k != l && k != a) cut[n++] = k;
   for (int i = 0; i < n; i++)
     must(s, ens(NULL, 0, "fault '%s' hold p%d%d on", ens_dir(), l, cut[i]), "hold");
+  /* All three at once, and no way back to L: a member that drops L
+   * while the others still follow it sees a quorum for L (itself, A and
+   * those still following) and follows L again, waits initLimit for it in
+   * vain, and so on - they may not elect a new leader before L gives up. */
+  char batch[512] = "";
   for (int i = 0; i < n; i++)
-    must(s, ens(NULL, 0, "fault '%s' reset q%d%d client", ens_dir(), cut[i], l), "reset");
+    snprintf(batch + strlen(batch), sizeof batch - strlen(batch),
+             "refuse q%d%d on\nreset q%d%d client\n", cut[i], l, cut[i], l);
+  must(s, fp_batch(batch, 2 * n), "refuse and reset");
   uint64_t t0 = it_now_ms(), elected = 0, gave_up = 0;
-  step_mark(s,
-            "deposed leader: m%d cut from m%d,m%d,m%d (held on its side, reset on theirs); "
-            "its follower m%d and the client still reach it",
-            l, cut[0], cut[1], cut[2], a);
+  step_mark(
+      s,
+      "deposed leader: m%d cut from m%d,m%d,m%d (held on its side, reset and refused on theirs); "
+      "its follower m%d and the client still reach it",
+      l, cut[0], cut[1], cut[2], a);
   int nl = -1;
   /* Until L gives up: healing then at once matters, as the cut members,
    * if they have no leader yet, may elect L again (its uncommitted

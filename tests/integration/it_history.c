@@ -2,7 +2,11 @@
  * 3-node ensemble while a fault schedule runs (leader kill -9, follower
  * kill, follower paused, follower slowed, client<->leader blackhole, leader
  * paused, member restart, a partition of the client from one carrier longer
- * than the session timeout, a kill of the owner session's server).  Every
+ * than the session timeout, a kill of the owner session's server, the
+ * client cut from the leader and healed between 2/3 and 1x the session
+ * timeout with its bytes held); then, in a second case, against a 5-member
+ * proxied ensemble of its own while a follower is left following a deposed
+ * leader.  Every
  * operation is recorded (tests/harness/history.c),
  * the final state is read with an independent plain libzookeeper_mt
  * client, and the checker must find no lost write, no stale or
@@ -21,8 +25,15 @@
  *   ZKR_HISTORY_STEPS     schedule steps to run, a comma list of leader-kill,
  *                         follower-kill, follower-pause, follower-slow,
  *                         blackhole, leader-pause, member-restart,
- *                         carrier-partition, owner-kill (default: all, in
- *                         that order)
+ *                         carrier-partition, owner-kill, leader-cut-heal
+ *                         (default: all, in that order), deposed-leader
+ *                         (5 proxied members only: the second case's)
+ *   ZKR_HISTORY_DEPOSED   0: leave the deposed-leader case out
+ *   ZKR_HISTORY_DEPOSED_SECONDS, _TIMEOUT, _SYNC
+ *                         that case's run length (10), session timeout
+ *                         (8000 ms) and its ensemble's syncLimit (40)
+ *   ZKR_HISTORY_NET       its ensemble's network (default: ZKR_TEST_NET's
+ *                         next one)
  *   ZKR_HISTORY_OPTIONS   handle options, "key=value,key=value" (e.g.
  *                         consistency=local: reads without sync, which the
  *                         checker should catch as stale)

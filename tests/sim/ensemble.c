@@ -1178,7 +1178,6 @@ static void env_drop(void *a) {
   free_env = m;
 }
 
-
 /* What a hung server held, dropped (it died, or the world ends). */
 static void inbox_drop(sim_srv_t *v) {
   for (int i = 0; i < v->nin; i++) {

@@ -507,7 +507,7 @@ typedef struct {
   int steps_done;
   char skipped[256];
   int failures; /* ensemble commands that failed */
-  /* deposed-leader steps run, and how long two leaders stood in them */
+  /* deposed-leader attempts made, and the longest two leaders stood */
   int deposed_steps;
   uint64_t deposed_ms;
 } sched_t;
@@ -783,13 +783,12 @@ static int fp_batch(const char *lines, int n) {
  * with its one follower A, until its own sync limit passes.  The client
  * still reaches L and A: a sync+read on A is answered from L's old state.
  * The handle must keep reads of such a member from the history. */
-static void step_deposed_leader(sched_t *s) {
-  if (!s->proxied || ens_members() < 5) {
-    if (!strstr(s->skipped, "deposed")) strcat(s->skipped, " deposed-leader(5 proxied members)");
-    return;
-  }
+/* One attempt; returns how long two leaders stood (ms): from the first
+ * srvr poll that saw N leading while L still led, to L giving up; 0 if
+ * none did. */
+static uint64_t deposed_attempt(sched_t *s) {
   int l = leader_now(s);
-  if (l < 0) return;
+  if (l < 0) return 0;
   int a = pick_follower(s, l), cut[8], n = 0;
   for (int k = 1; k <= ens_members(); k++)
     if (k != l && k != a) cut[n++] = k;
@@ -804,7 +803,7 @@ static void step_deposed_leader(sched_t *s) {
     snprintf(batch + strlen(batch), sizeof batch - strlen(batch),
              "refuse q%d%d on\nreset q%d%d client\n", cut[i], l, cut[i], l);
   must(s, fp_batch(batch, 2 * n), "refuse and reset");
-  uint64_t t0 = it_now_ms(), elected = 0, gave_up = 0;
+  uint64_t t0 = it_now_ms(), elected = 0, gave_up = 0, two = 0;
   step_mark(
       s,
       "deposed leader: m%d cut from m%d,m%d,m%d (held on its side, reset and refused on theirs); "
@@ -822,6 +821,7 @@ static void step_deposed_leader(sched_t *s) {
         int lm = srvr_mode(l);
         step_mark(s, "new leader m%d elected by the cut members; old leader m%d %s", nl, l,
                   lm == 2 ? "still leads (two leaders)" : "no longer leads");
+        if (lm == 2) two = elected;
       }
     if (!gave_up) {
       int lm = srvr_mode(l);
@@ -833,14 +833,31 @@ static void step_deposed_leader(sched_t *s) {
     }
     it_sleep_ms(50);
   }
-  s->deposed_steps++;
-  if (elected && gave_up > elected) s->deposed_ms += gave_up - elected;
+  uint64_t window = two && gave_up > two ? gave_up - two : 0;
   for (int i = 0; i < n; i++)
     must(s, ens(NULL, 0, "fault '%s' clear p%d%d", ens_dir(), l, cut[i]), "clear");
   step_mark(s, "deposed leader m%d healed; two leaders stood for %llu ms", l,
-            (unsigned long long)(elected && gave_up > elected ? gave_up - elected : 0));
+            (unsigned long long)window);
   leader_now(s);
   it_sleep_ms(2000);
+  return window;
+}
+
+/* Under load the cut members sometimes elect no new leader before L gives
+ * up (seen with L the member of the highest id; then the new leader is
+ * another one): the situation was not made, nothing was tested.  A second
+ * attempt is made then, on the new leader; the histories of both are
+ * checked.  The case fails unless one attempt had two leaders for 1 s. */
+static void step_deposed_leader(sched_t *s) {
+  if (!s->proxied || ens_members() < 5) {
+    if (!strstr(s->skipped, "deposed")) strcat(s->skipped, " deposed-leader(5 proxied members)");
+    return;
+  }
+  for (int attempt = 0; attempt < 2 && s->deposed_ms < 1000; attempt++) {
+    uint64_t w = deposed_attempt(s);
+    s->deposed_steps++;
+    if (w > s->deposed_ms) s->deposed_ms = w;
+  }
 }
 
 typedef void (*step_fn)(sched_t *);
@@ -860,7 +877,7 @@ static const struct {
     {"carrier-partition", step_carrier_partition, 9000, 0},
     {"owner-kill", step_owner_kill, 8000, 0},
     {"leader-cut-heal", step_leader_cut_heal, 6000, 0},
-    {"deposed-leader", step_deposed_leader, 12000, 1},
+    {"deposed-leader", step_deposed_leader, 14000, 1},
 };
 #define N_STEPS (int)(sizeof STEPS / sizeof STEPS[0])
 
@@ -1145,7 +1162,7 @@ static void history_run(const char *steps, int seconds, int session_ms) {
          run_s, sched.steps_done, sched.failures,
          sched.skipped[0] ? "; skipped (not proxied):" : "", sched.skipped);
   if (sched.deposed_steps)
-    printf("history: %d deposed-leader steps, two leaders for %llu ms in all\n",
+    printf("history: %d deposed-leader attempts, two leaders for %llu ms at most\n",
            sched.deposed_steps, (unsigned long long)sched.deposed_ms);
   zkh_report_t rep;
   uint64_t v = zkh_check(run.h, &rep, stdout, examples);
@@ -1177,8 +1194,8 @@ static void history_run(const char *steps, int seconds, int session_ms) {
   ck_assert_uint_gt(ok_r, (uint64_t)seconds * 20);
   /* A deposed-leader step in which the old leader gave up before the new
    * one was elected made no second leader: it tested nothing. */
-  ck_assert_msg(sched.deposed_steps == 0 || sched.deposed_ms > 0,
-                "no deposed-leader step had two leaders at once");
+  ck_assert_msg(sched.deposed_steps == 0 || sched.deposed_ms >= 1000,
+                "no deposed-leader attempt had two leaders at once for 1 s");
 }
 
 START_TEST(history_under_faults) {

@@ -722,8 +722,10 @@ static void step_owner_kill(sched_t *s) {
   it_sleep_ms(2000);
 }
 
-/* Member m's (1-based) mode from its own srvr: 2 leader, 1 follower, 0
- * any other answer (not serving), -1 no answer. */
+/* Member m's (1-based) mode from its own srvr, asked on the server's own
+ * port (proxied: the client port + 10000, past the proxy, whose client
+ * links a step may hold): 2 leader, 1 follower, 0 any other answer (not
+ * serving), -1 no answer. */
 static int srvr_mode(int m) {
   char hosts[512], *save = NULL, *hp = NULL;
   snprintf(hosts, sizeof hosts, "%s", ens_hosts());
@@ -733,8 +735,8 @@ static int srvr_mode(int m) {
   *hp = '\0';
   const char *sh = getenv("ZKR_TEST_ENSEMBLE_SH");
   char cmd[1024], line[256];
-  snprintf(cmd, sizeof cmd, "bash '%s' srvr %s %s 2>/dev/null",
-           sh ? sh : "tests/harness/ensemble.sh", t, hp + 1);
+  snprintf(cmd, sizeof cmd, "bash '%s' srvr %s %d 2>/dev/null",
+           sh ? sh : "tests/harness/ensemble.sh", t, atoi(hp + 1) + (proxied() ? 10000 : 0));
   FILE *p = popen(cmd, "r");
   if (!p) return -1;
   int mode = -1;
@@ -792,6 +794,14 @@ static uint64_t deposed_attempt(sched_t *s) {
   int a = pick_follower(s, l), cut[8], n = 0;
   for (int k = 1; k <= ens_members(); k++)
     if (k != l && k != a) cut[n++] = k;
+  /* L must have no proposal in flight when it is cut: a leader answers a
+   * sync only once its pending proposals are committed, so A's sync+reads
+   * would wait with them for ever and never come back stale (a run with
+   * the epoch floor disabled found nothing that way).  So the client's
+   * requests to L wait in the proxy from now on, and what was sent before
+   * is committed within 300 ms. */
+  must(s, ens(NULL, 0, "fault '%s' hold c%d on up", ens_dir(), l), "hold client");
+  it_sleep_ms(300);
   for (int i = 0; i < n; i++)
     must(s, ens(NULL, 0, "fault '%s' hold p%d%d on", ens_dir(), l, cut[i]), "hold");
   /* All three at once, and no way back to L: a member that drops L
@@ -807,7 +817,7 @@ static uint64_t deposed_attempt(sched_t *s) {
   step_mark(
       s,
       "deposed leader: m%d cut from m%d,m%d,m%d (held on its side, reset and refused on theirs); "
-      "its follower m%d and the client still reach it",
+      "its follower m%d still reaches it, and the client's requests to it are held",
       l, cut[0], cut[1], cut[2], a);
   int nl = -1;
   /* Until L gives up: healing then at once matters, as the cut members,
@@ -836,6 +846,7 @@ static uint64_t deposed_attempt(sched_t *s) {
   uint64_t window = two && gave_up > two ? gave_up - two : 0;
   for (int i = 0; i < n; i++)
     must(s, ens(NULL, 0, "fault '%s' clear p%d%d", ens_dir(), l, cut[i]), "clear");
+  must(s, ens(NULL, 0, "fault '%s' clear c%d", ens_dir(), l), "clear client");
   step_mark(s, "deposed leader m%d healed; two leaders stood for %llu ms", l,
             (unsigned long long)window);
   leader_now(s);

@@ -916,7 +916,7 @@ send_fault() {
 	local cmd=$1 l line names rc=0
 	local -a lines=()
 	case $cmd in
-	delay | blackhole | reset | refuse | clear | stats | del)
+	delay | blackhole | hold | reset | refuse | clear | stats | del)
 		if (($# >= 2)); then
 			names=$(expand_links "$2") || exit 1
 			while IFS= read -r l; do

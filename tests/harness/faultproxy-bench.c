@@ -501,6 +501,150 @@ static void rtt_range(const char *fault, int k, double *lo, double *hi) {
   ctl_ok("clear L");
 }
 
+/* ---- hold and one-sided reset, against a sink this process accepts on ---- */
+
+static int sink_lfd = -1, hold_port;
+
+/* Accepts the proxy's connection to the sink; blocking, timeouts set. */
+static int sink_accept(void) {
+  struct pollfd p = {.fd = sink_lfd, .events = POLLIN};
+  if (poll(&p, 1, IO_TIMEOUT_MS) != 1) fatal("sink: no connection from the proxy");
+  int fd = accept(sink_lfd, NULL, NULL);
+  if (fd < 0) fatal("sink accept: %s", strerror(errno));
+  set_timeouts(fd, IO_TIMEOUT_MS);
+  return fd;
+}
+
+/* Connects a client through link H and returns the sink's end too. */
+static int hold_pair(int *sink) {
+  int fd = tcp_connect(hold_port);
+  *sink = sink_accept();
+  return fd;
+}
+
+static void rst_close_fd(int fd) {
+  struct linger lg = {.l_onoff = 1, .l_linger = 0};
+  setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+  close(fd);
+}
+
+/* Reads exactly what `want` says, then EOF: "ok", or what went wrong. */
+static const char *read_then_eof(int fd, const char *want) {
+  char got[256];
+  size_t n = strlen(want);
+  if (read_exact(fd, got, n) != (ssize_t)n || memcmp(got, want, n) != 0) return "wrong bytes";
+  return strcmp(read_outcome(fd), "eof") == 0 ? "ok" : "no EOF after the bytes";
+}
+
+static void wait_idle(const char *link) {
+  for (int i = 0; i < 500; i++) {
+    ctl_ok(link);
+    if (field("active") == 0) return;
+    usleep(10000);
+  }
+}
+
+static void run_hold_selftest(void) {
+  sink_lfd = listen_any(&(int){0});
+  struct sockaddr_in sa;
+  socklen_t len = sizeof sa;
+  getsockname(sink_lfd, (struct sockaddr *)&sa, &len);
+  if (!ctl("add H 127.0.0.1:0 127.0.0.1:%d", ntohs(sa.sin_port))) fatal("add H: %s", reply);
+  *strrchr(reply, ' ') = '\0';
+  hold_port = atoi(strrchr(reply, ':') + 1);
+  int sk, fd = hold_pair(&sk);
+  char b[64];
+
+  /* Hold up only: the client's bytes wait, the target's still flow. */
+  ctl_ok("hold H on up");
+  check(strcmp(reply, "ok hold H up=on down=off") == 0, "hold up: reply", "%s", reply);
+  bool sent = true;
+  for (int i = 0; i < 100 && sent; i++) sent = write_all(fd, pat + i * 7, 7) == 0;
+  bool quiet = sent && silent_for(sk, 300);
+  ctl_ok("stats H");
+  long long q = field("up_queued");
+  check(quiet && q == 700 && strstr(reply, "hold_up=on hold_down=off"),
+        "hold up: 100 writes kept in the proxy, nothing delivered", "quiet %d, %s", quiet, reply);
+  bool down = write_all(sk, "pong", 4) == 0 && read_exact(fd, b, 4) == 4 && !memcmp(b, "pong", 4);
+  check(down, "hold up: the other direction still flows", "no pong");
+  ctl_ok("hold H off up");
+  check(field("released") == 700, "hold off: releases every held byte at once", "%s", reply);
+  unsigned char got[700];
+  check(read_exact(sk, got, 700) == 700 && memcmp(got, pat, 700) == 0,
+        "hold off: held bytes arrive in order", "stream differs");
+  bool after = write_all(fd, "now", 3) == 0 && read_exact(sk, b, 3) == 3 && !memcmp(b, "now", 3);
+  check(after, "hold off: new bytes flow at once", "not delivered");
+  close(fd);
+  close(sk);
+  wait_idle("stats H");
+
+  /* The late copy: the client side is reset while its bytes are held; they
+   * still reach the target on release, then a FIN. */
+  fd = hold_pair(&sk);
+  ctl_ok("hold H on up");
+  write_all(fd, "late-W1", 7);
+  usleep(50000);
+  ctl_ok("reset H client");
+  check(strcmp(reply, "ok reset H 1") == 0, "reset client: reply", "%s", reply);
+  const char *o = read_outcome(fd);
+  check(!strcmp(o, "reset"), "reset client: the client sees RST", "%s", o);
+  check(silent_for(sk, 200), "reset client: the target hears nothing while held", "it did");
+  ctl_ok("hold H off");
+  o = read_then_eof(sk, "late-W1");
+  check(!strcmp(o, "ok"), "reset client, then hold off: held bytes reach the target, then EOF",
+        "%s", o);
+  close(fd);
+  close(sk);
+  wait_idle("stats H");
+
+  /* The same when the client itself dies with an RST (SO_LINGER 0) and
+   * when it half-closes: what it sent is delivered late. */
+  fd = hold_pair(&sk);
+  int sk2, fd2 = hold_pair(&sk2);
+  ctl_ok("hold H on");
+  write_all(fd, "rst-copy", 8);
+  write_all(fd2, "fin-copy", 8);
+  usleep(50000);
+  rst_close_fd(fd);
+  shutdown(fd2, SHUT_WR);
+  write_all(sk2, "reply", 5); /* held down: the client never sees it */
+  quiet = silent_for(sk, 200) && silent_for(sk2, 0);
+  ctl_ok("stats H");
+  check(quiet && field("active") == 2, "client RST / FIN while held: targets hear nothing yet",
+        "quiet %d, %s", quiet, reply);
+  ctl_ok("hold H off");
+  const char *o1 = read_then_eof(sk, "rst-copy"), *o2 = read_then_eof(sk2, "fin-copy");
+  check(!strcmp(o1, "ok") && !strcmp(o2, "ok"),
+        "client RST / FIN, then hold off: the late copies arrive, then EOF", "%s, %s", o1, o2);
+  ssize_t r = read_exact(fd2, b, 5);
+  check(r == 5 && !memcmp(b, "reply", 5), "hold off: the held reply reaches the half-closed client",
+        "read %zd", r);
+  close(sk);
+  close(sk2);
+  close(fd2);
+  wait_idle("stats H");
+  check(field("active") == 0, "hold: the connections end once the targets close", "%s", reply);
+
+  /* A one-sided reset with nothing held: the other side gets its FIN at
+   * once.  Resetting the target side mirrors it. */
+  fd = hold_pair(&sk);
+  fd2 = hold_pair(&sk2);
+  ctl_ok("reset H target");
+  o1 = read_outcome(fd);
+  o2 = read_outcome(sk);
+  check(!strcmp(o1, "eof") && !strcmp(o2, "reset"),
+        "reset target: the target sees RST, the client EOF", "client %s, target %s", o1, o2);
+  close(fd);
+  close(sk);
+  close(fd2);
+  close(sk2);
+  wait_idle("stats H");
+  check(!ctl("hold H") && !ctl("hold H on sideways") && !ctl("reset H nobody"),
+        "hold / reset: bad arguments are errors", "%s", reply);
+  ctl_ok("del H");
+  close(sink_lfd);
+}
+
 static void run_selftest(void) {
   const char *why;
   int fd, fd2, fd3;
@@ -643,6 +787,8 @@ static void run_selftest(void) {
     ctl("stats D");
     check(strncmp(reply, "err", 3) == 0, "del removes the link", "%s", reply);
   }
+
+  run_hold_selftest();
 
   check(!ctl("bogus") && strncmp(reply, "err ", 4) == 0, "unknown command: err", "%s", reply);
   check(!ctl("delay L x 1") && !ctl("delay L 1 1 sideways") && !ctl("stats nope") &&

@@ -2,8 +2,10 @@
  *
  * This machine has no tc netem, so the tests put this proxy between the
  * library and each ZooKeeper server and inject faults per link at run time:
- * one-way delay with jitter, blackhole (a dead network), reset (RST every
- * connection), refuse (accept, then RST).  It owns nothing of the library;
+ * one-way delay with jitter, blackhole (a dead network), hold (a network
+ * that keeps one direction's bytes and delivers them late, in order),
+ * reset (RST every connection, or one side of each), refuse (accept, then
+ * RST).  It owns nothing of the library;
  * it is a test tool.  The reference is docs/faultproxy.md.
  *
  * One thread, one epoll set, non-blocking sockets, level-triggered events.
@@ -115,10 +117,15 @@ struct conn {
   enum cstate state;
   bool damaged; /* a blackhole dropped some of its bytes */
   bool dead;
+  /* gone[s]: side s was reset or failed while the direction reading it
+   * held bytes; its fd is closed and those bytes are still owed to the
+   * other side (a late copy, as TCP would retransmit it). */
+  bool gone[2];
 };
 
 struct faults {
   uint64_t delay_us[2], jitter_us[2]; /* per direction */
+  bool hold[2];                       /* per direction: queue, forward nothing */
   bool blackhole, refuse;
 };
 
@@ -427,7 +434,7 @@ static void arm_timer(uint64_t now) {
 /* ---- connections ------------------------------------------------------ */
 
 static bool fast_path(const struct link *l, int idx) {
-  return l->f.delay_us[idx] == 0 && l->f.jitter_us[idx] == 0;
+  return l->f.delay_us[idx] == 0 && l->f.jitter_us[idx] == 0 && !l->f.hold[idx];
 }
 
 static int dst_fd(const struct dir *d) { return d->c->ep[1 - d->idx].h.fd; }
@@ -490,7 +497,9 @@ static uint32_t ep_want(const struct conn *c, int s) {
 
 static void dir_resched(struct dir *d) {
   struct conn *c = d->c;
-  if (!c->dead && c->state == CS_OPEN && !c->l->f.blackhole && !d->blocked && d->head) heap_set(d);
+  if (!c->dead && c->state == CS_OPEN && !c->l->f.blackhole && !c->l->f.hold[d->idx] &&
+      !d->blocked && d->head)
+    heap_set(d);
   else heap_remove(d);
 }
 
@@ -533,7 +542,10 @@ static void dir_enqueue(struct dir *d, const char *p, size_t n, uint64_t due) {
   if (d->queued > l->qpeak[d->idx]) l->qpeak[d->idx] = d->queued;
 }
 
-/* Writes every chunk due by now.  Returns false if c was killed. */
+static void conn_lost(struct conn *c, int side);
+
+/* Writes every chunk due by now.  Returns false if c was killed, or lost
+ * its destination side (conn_lost). */
 static bool dir_flush(struct dir *d, uint64_t now) {
   struct conn *c = d->c;
   struct link *l = c->l;
@@ -542,6 +554,7 @@ static bool dir_flush(struct dir *d, uint64_t now) {
   /* The heap is keyed by the head, which is about to change: the caller's
    * conn_update puts d back in its place. */
   heap_remove(d);
+  if (l->f.hold[d->idx]) return true; /* released by `hold NAME off` */
   while ((ch = d->head) && ch->due <= now) {
     if (ch->len == 0) {
       (void)shutdown(fd, SHUT_WR);
@@ -555,7 +568,7 @@ static bool dir_flush(struct dir *d, uint64_t now) {
           return true;
         }
         VLOG("%s: write: %s", l->name, strerror(errno));
-        conn_kill(c, true);
+        conn_lost(c, 1 - d->idx);
         return false;
       }
       ch->off += (size_t)w;
@@ -592,6 +605,46 @@ static void conn_kick(struct conn *c) {
   for (int i = 0; i < 2 && !c->dead; i++)
     if (c->state == CS_OPEN && !c->l->f.blackhole && c->d[i].fin == FIN_OWED)
       dir_push_eof(&c->d[i]);
+}
+
+/* Closes side s now (RST when rst, else a plain close of a socket that
+ * already failed).  Whatever the proxy still holds of what s sent goes on
+ * to the other side, followed by a FIN; what was on its way to s is
+ * dropped, and what the other side sends from now on is read and dropped.
+ * The connection ends when the other side closes. */
+static void conn_side_close(struct conn *c, int s, bool rst) {
+  struct link *l = c->l;
+  int r = 1 - s;
+  if (c->state != CS_OPEN || c->gone[r]) {
+    conn_kill(c, true);
+    return;
+  }
+  int fd = c->ep[s].h.fd;
+  if (rst) rst_close(fd);
+  else close(fd);
+  c->ep[s].h.fd = -1;
+  c->ep[s].h.mask = 0;
+  c->gone[s] = true;
+  l->dropped[r] += c->d[r].queued;
+  dir_drop_queue(&c->d[r]);
+  c->d[r].blocked = false;
+  c->d[r].fin = FIN_NONE;
+  VLOG("%s: %s side closed, %zu bytes still owed to the %s", l->name, s ? "target" : "client",
+       c->d[s].queued, r ? "target" : "client");
+  if (c->d[s].fin == FIN_NONE) {
+    c->d[s].fin = FIN_OWED;
+    dir_push_eof(&c->d[s]);
+  }
+  conn_update(c);
+}
+
+/* Side s failed (read or write error, RST).  A held direction keeps the
+ * bytes that s sent, as a real network keeps a segment in flight after
+ * its sender died; otherwise the whole connection is reset, at once. */
+static void conn_lost(struct conn *c, int s) {
+  if (c->dead) return;
+  if (c->l->f.hold[s] && c->d[s].head && !c->gone[s]) conn_side_close(c, s, true);
+  else conn_kill(c, true);
 }
 
 static void conn_connect(struct conn *c) {
@@ -658,7 +711,14 @@ static void ep_in(struct ep *e) {
   if (n < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
     VLOG("%s: read: %s", l->name, strerror(errno));
-    conn_kill(c, true);
+    conn_lost(c, s);
+    return;
+  }
+  if (c->gone[1 - s]) {
+    /* Its destination is gone: nobody will read this.  Its EOF ends the
+     * connection (what was owed to it has been sent, or never will be). */
+    if (n == 0) conn_kill(c, false);
+    else l->dropped[s] += (uint64_t)n;
     return;
   }
   if (n == 0) {
@@ -677,7 +737,7 @@ static void ep_in(struct ep *e) {
     if (w < 0) {
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         VLOG("%s: write: %s", l->name, strerror(errno));
-        conn_kill(c, true);
+        conn_lost(c, 1 - s);
         return;
       }
       w = 0;
@@ -723,13 +783,13 @@ static void ep_out(struct ep *e) {
 
 static void ep_event(struct ep *e, uint32_t ev) {
   struct conn *c = e->c;
-  if (c->dead) return;
+  if (c->dead || e->h.fd < 0) return; /* a side closed earlier in this batch */
   if ((ev & EPOLLERR) && !(e->side == 1 && c->state == CS_CONNECTING)) {
     int err = 0;
     socklen_t len = sizeof err;
     (void)getsockopt(e->h.fd, SOL_SOCKET, SO_ERROR, &err, &len);
     VLOG("%s: socket error: %s", c->l->name, strerror(err));
-    conn_kill(c, true);
+    conn_lost(c, e->side);
     return;
   }
   if ((ev & (EPOLLIN | EPOLLHUP)) && (e->h.mask & EPOLLIN)) ep_in(e);
@@ -884,6 +944,33 @@ static void link_blackhole(struct link *l, bool on, uint64_t *reset) {
   }
 }
 
+/* Sets or lifts the hold on the directions in dir[].  Lifting it sends
+ * what was held at once, in order (what a delay has not made due yet
+ * keeps its due time); *released counts the bytes handed on. */
+static void link_hold(struct link *l, const bool dir[2], bool on, uint64_t *released) {
+  *released = 0;
+  for (int i = 0; i < 2; i++)
+    if (dir[i]) l->f.hold[i] = on;
+  if (on) return;
+  uint64_t now = now_us();
+  struct conn *next;
+  for (struct conn *c = l->conns; c; c = next) {
+    next = c->next;
+    for (int i = 0; i < 2 && !c->dead; i++) {
+      struct dir *d = &c->d[i];
+      if (!dir[i] || !d->head || c->state != CS_OPEN || l->f.blackhole) continue;
+      size_t before = d->queued;
+      bool alive = d->blocked || dir_flush(d, now);
+      *released += before - d->queued;
+      if (!alive) break;
+    }
+    if (!c->dead) {
+      conn_kick(c);
+      conn_update(c);
+    }
+  }
+}
+
 static void link_free(struct link *l) {
   link_reset_all(l, false);
   if (l->h.fd >= 0) close(l->h.fd);
@@ -993,12 +1080,14 @@ static void link_stats(struct sbuf *b, const struct link *l) {
   fmt_ms(b, l->f.delay_us[DOWN]);
   sb_printf(b, " jitter_down_ms=");
   fmt_ms(b, l->f.jitter_us[DOWN]);
-  sb_printf(b, " blackhole=%s refuse=%s", l->f.blackhole ? "on" : "off",
-            l->f.refuse ? "on" : "off");
+  sb_printf(b, " blackhole=%s refuse=%s hold_up=%s hold_down=%s", l->f.blackhole ? "on" : "off",
+            l->f.refuse ? "on" : "off", l->f.hold[UP] ? "on" : "off",
+            l->f.hold[DOWN] ? "on" : "off");
 }
 
 static const char HELP[] = "ok commands: delay NAME MS JITTER_MS [up|down]; blackhole NAME on|off; "
-                           "reset NAME; refuse NAME on|off; add NAME LISTEN TARGET; del NAME; "
+                           "hold NAME on|off [up|down]; reset NAME [client|target]; "
+                           "refuse NAME on|off; add NAME LISTEN TARGET; del NAME; "
                            "clear NAME; stats NAME; list; help; quit";
 
 /* Runs one command line; appends exactly one reply line to b. */
@@ -1014,8 +1103,8 @@ static void ctl_command(char *line, struct sbuf *b) {
     argv[argc++] = t;
   }
   const char *cmd = argv[0];
-  static const char *const link_cmds[] = {"delay", "blackhole", "reset", "refuse",
-                                          "clear", "stats",     "del"};
+  static const char *const link_cmds[] = {"delay",  "blackhole", "hold",  "reset",
+                                          "refuse", "clear",     "stats", "del"};
   struct link *l = NULL;
   for (size_t i = 0; i < sizeof link_cmds / sizeof link_cmds[0]; i++) {
     if (strcmp(cmd, link_cmds[i]) != 0) continue;
@@ -1079,14 +1168,47 @@ static void ctl_command(char *line, struct sbuf *b) {
       l->f.refuse = on;
       sb_printf(b, "ok refuse %s %s", l->name, on ? "on" : "off");
     }
-  } else if (strcmp(cmd, "reset") == 0) {
-    if (argc != 2) {
-      sb_printf(b, "err usage: reset NAME");
+  } else if (strcmp(cmd, "hold") == 0) {
+    bool on, dir[2] = {true, true};
+    if (argc < 3 || argc > 4 || !parse_onoff(argv[2], &on)) {
+      sb_printf(b, "err usage: hold NAME on|off [up|down]");
       return;
     }
-    uint64_t n = l->active;
+    if (argc == 4) {
+      if (strcmp(argv[3], "up") == 0) dir[DOWN] = false;
+      else if (strcmp(argv[3], "down") == 0) dir[UP] = false;
+      else {
+        sb_printf(b, "err direction must be up or down");
+        return;
+      }
+    }
+    uint64_t n;
+    link_hold(l, dir, on, &n);
+    sb_printf(b, "ok hold %s up=%s down=%s", l->name, l->f.hold[UP] ? "on" : "off",
+              l->f.hold[DOWN] ? "on" : "off");
+    if (!on) sb_printf(b, " released=%llu", (unsigned long long)n);
+  } else if (strcmp(cmd, "reset") == 0) {
+    int side = -1;
+    if (argc == 3 && strcmp(argv[2], "client") == 0) side = 0;
+    else if (argc == 3 && strcmp(argv[2], "target") == 0) side = 1;
+    else if (argc != 2) {
+      sb_printf(b, "err usage: reset NAME [client|target]");
+      return;
+    }
+    uint64_t n = 0;
+    if (side < 0) {
+      n = l->active;
+      link_reset_all(l, true);
+    } else {
+      struct conn *next;
+      for (struct conn *c = l->conns; c; c = next) {
+        next = c->next;
+        if (c->gone[side]) continue;
+        n++;
+        conn_side_close(c, side, true);
+      }
+    }
     l->resets += n;
-    link_reset_all(l, true);
     sb_printf(b, "ok reset %s %llu", l->name, (unsigned long long)n);
   } else if (strcmp(cmd, "clear") == 0) {
     if (argc != 2) {
@@ -1094,9 +1216,11 @@ static void ctl_command(char *line, struct sbuf *b) {
       return;
     }
     uint64_t n;
+    const bool both[2] = {true, true};
     memset(l->f.delay_us, 0, sizeof l->f.delay_us);
     memset(l->f.jitter_us, 0, sizeof l->f.jitter_us);
     l->f.refuse = false;
+    link_hold(l, both, false, &n);
     link_blackhole(l, false, &n);
     sb_printf(b, "ok clear %s reset=%llu", l->name, (unsigned long long)n);
   } else if (strcmp(cmd, "stats") == 0) {

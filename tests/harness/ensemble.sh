@@ -1434,11 +1434,14 @@ cmd_ps() {
 	dir=$(cd "$dir" && pwd -P)
 	load_members "$dir"
 	local -A seen=()
+	local -a ids=()
 	if [[ $BACKEND == containers ]]; then
-		while read -r line; do
-			[[ -n $line ]] && seen[${line%% *}]=${line#* }
-		done < <(ctr_engine ps -a --no-trunc --filter "label=zkroute.ensemble=$dir" \
-			--format '{{.ID}} {{.Names}} {{.State}}')
+		# The containers `ps` lists with DIR's label; their states from inspect.
+		mapfile -t ids < <(ctr_engine ps -a -q --no-trunc --filter "label=zkroute.ensemble=$dir")
+		((${#ids[@]} == 0)) ||
+			while read -r line; do
+				[[ -n $line ]] && seen[${line%% *}]=${line#* }
+			done < <(ctr_engine inspect -f '{{.Id}} {{.Name}} {{.State.Status}}' "${ids[@]}")
 	fi
 	for mdir in "$dir"/zk[0-9]*; do
 		[[ -d $mdir ]] || continue

@@ -35,6 +35,9 @@
 #   ensemble.sh pause DIR N        SIGSTOP member N
 #   ensemble.sh resume DIR N       SIGCONT member N
 #   ensemble.sh pid DIR N          print the pid of member N (fails if not running)
+#   ensemble.sh ps DIR             one line per member: "zkI process pid PID", or
+#                                  with the container backend "zkI container NAME
+#                                  ID STATE pid PID" as the engine lists it
 #   ensemble.sh srvr HOST PORT     print a server's reply to the `srvr` 4lw command
 #   ensemble.sh cgroup DIR N       print member N's cpu cgroup directory (ensembles
 #                                  started with --cpu-quota)
@@ -99,7 +102,41 @@
 # sees the quota (container support): it sizes its pools for ceil(CPUS)
 # processors.
 #
+# Container backend (ZKR_TEST_BACKEND=containers at start; kept in
+# DIR/ensemble.env as backend=, engine=, image=, which later commands
+# follow).  Wherever a member's server process would start, the same server
+# starts as a container of the ZooKeeper image (docker/zookeeper.Dockerfile,
+# built by docker/build-image.sh server): `ENGINE run -d --network host`,
+# DIR bind-mounted at its own path and the member's directory as working
+# directory, running `sh -c 'exec java ... QuorumPeerMain DIR/zkI/zoo.cfg'`
+# with the image's Java and jars and the JVM options above, its output
+# appended to DIR/zkI/server.log.  So zoo.cfg, the data and the logs are
+# the ones this script writes, on the host, and with the host's network
+# the proxied mode works unchanged: the fault proxy runs on the host and
+# the members' zoo.cfg name its addresses.  The container id is kept in
+# DIR/zkI/cid, the pid of its main process (as the host sees it) in
+# DIR/zkI/pid, so `pid` and the running checks are the same as for
+# processes; names are zkr-DIRNAME-CKSUM-zkI, labels zkroute.ensemble=DIR
+# and ZKR_TEST_CONTAINER_LABEL.  kill = `ENGINE kill -s KILL` (a paused
+# member is thawed after it, and dies without running), then wait until
+# the pid is gone and the engine says so; restart = `ENGINE start` of the
+# same container; pause/resume = `ENGINE pause/unpause` (cgroup freezer;
+# resume also sends SIGCONT through the engine when a test stopped the
+# process itself); stop = `ENGINE rm -f -t 2` of the recorded ids; join
+# creates the new member's container.  Containers are only ever addressed
+# by the ids recorded in DIR.  Not with --cpu-quota.  Measured here at
+# load average 6-7: start --proxied 5.6 s, kill 0.3-0.7 s, restart until
+# serving 2.5-3 s, pause 1.4 s, resume 0.2 s (1 s after a SIGSTOP), stop
+# 0.9 s.
+#
 # Environment:
+#   ZKR_TEST_BACKEND    processes (default) or containers: how `start` runs
+#                       the members (see "Container backend")
+#   ZKR_TEST_IMAGE      container backend: the server image (default
+#                       ${ZKR_IMAGE_PREFIX:-zkroute}-zookeeper)
+#   ZKR_TEST_CONTAINER_LABEL  container backend: one more label KEY=VALUE
+#                       for every member container (scripts/container-tests.sh
+#                       counts and cleans up its own by it)
 #   ZKR_TEST_ENSEMBLE   connect string of an existing ensemble (e.g. docker):
 #                       start prints it (after waiting for a leader) and starts
 #                       nothing, stop does nothing; kill/restart/pause/resume/pid
@@ -111,8 +148,9 @@
 #                       the connect string (docker/containers.sh).  Container
 #                       mode: kill, restart, pause, resume and pid act on
 #                       them through the container engine (see "Containers")
-#   ZKR_TEST_ENGINE     container mode: the engine's command (default podman;
-#                       docker works the same)
+#   ZKR_TEST_ENGINE     container mode and backend: the engine's command
+#                       (default podman, with docker/containers.conf unless
+#                       CONTAINERS_CONF is set; docker works the same)
 #   ZKR_TEST_ENGINE_SOCKET  container mode: a Docker-compatible API socket
 #                       (dockerd's, or `podman system service`'s) used with
 #                       curl instead of ZKR_TEST_ENGINE: from inside a container
@@ -158,7 +196,9 @@
 #   traces during every election (duplicate election connections being
 #   dropped): harmless.
 #
-# Containers (ZKR_TEST_ENSEMBLE + ZKR_TEST_CONTAINERS).  Member N is the
+# Containers of an external ensemble (ZKR_TEST_ENSEMBLE +
+# ZKR_TEST_CONTAINERS, docker/containers.sh; not the container backend
+# above, whose ensembles this script starts itself).  Member N is the
 # Nth container: kill = `ENGINE kill -s KILL` (POST /containers/ID/kill
 # ?signal=KILL), then wait until it is no longer running; restart = `ENGINE
 # start` of the killed container (same config, same data in its writable
@@ -170,7 +210,8 @@
 #
 # Servers are tracked by pid files and only ever signalled by pid, after
 # checking that the pid is still a java process started with that member's
-# zoo.cfg (guards against pid reuse).  Nothing is ever killed by name.
+# zoo.cfg (guards against pid reuse); with the container backend, through
+# the engine by the container ids recorded.  Nothing is ever killed by name.
 set -euo pipefail
 
 N_MEMBERS=3    # --members; kept in DIR/ensemble.env

@@ -1343,6 +1343,7 @@ ctr_engine() {
 ctr_name() {
 	local name=${1##*/} sum
 	sum=$(printf '%s' "$1" | cksum)
+	name=${name#zkr-}
 	printf 'zkr-%s-%s-zk%s\n' "${name//[^A-Za-z0-9_.-]/_}" "${sum%% *}" "$2"
 }
 

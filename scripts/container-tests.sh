@@ -153,7 +153,7 @@ ran=$(grep -a -E '^=== [^ ]+$' "$log" | awk '{ print $2 }')
 left=$(grep -a -n -E '^=== [^ ]+ SKIPPED|: left out: |[:;] skipped\b|# SKIP|no test left to run' "$log" | grep -a -v 'ZOO_' || true)
 noctr=
 for p in $ran; do
-	grep -a -q -E "^=== $p: members: .*container [^ ]+ [0-9a-f]{12} running pid [0-9]" "$log" || noctr+="${noctr:+, }$p"
+	grep -a -q -E "^=== $p: [0-9]+ s; members: .*container [^ ]+ [0-9a-f]{12} running pid [0-9]" "$log" || noctr+="${noctr:+, }$p"
 done
 n=$(wc -w <<<"$ran")
 most=$(sort -n "$dir/samples" 2>/dev/null | tail -n 1)

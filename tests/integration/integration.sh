@@ -56,7 +56,7 @@ failed=0
 for t in ${ZKR_IT_TESTS:-it_routing it_session it_calls it_failover it_health it_history it_robust it_hedge it_select it_dropin.sh it_lock.sh it_prometheus.sh soak-zkconfd.sh it_membership}; do
   echo "=== $t"
   case " ${ZKR_IT_SKIP:-} " in *" $t "*) echo "=== $t SKIPPED (ZKR_IT_SKIP)"; continue ;; esac
-  rc=0
+  rc=0 t0=$SECONDS
   case $t in
   *.sh) bash "$top_srcdir/tests/integration/$t" || rc=$? ;; # scripts live in the source tree
   *) ${ZKR_IT_RUNNER:-} "$top_builddir/tests/integration/$t" || rc=$? ;;
@@ -70,7 +70,7 @@ for t in ${ZKR_IT_TESTS:-it_routing it_session it_calls it_failover it_health it
   # Every test must leave a working ensemble behind for the next one.
   bash "$top_srcdir/tests/harness/ensemble.sh" wait-leader "$dir" >/dev/null
   if [ "${ZKR_TEST_BACKEND:-processes}" = containers ]; then
-    echo "=== $t: members: $(bash "$top_srcdir/tests/harness/ensemble.sh" ps "$dir" | paste -sd';' - | sed 's/;/; /g')"
+    echo "=== $t: $((SECONDS - t0)) s; members: $(bash "$top_srcdir/tests/harness/ensemble.sh" ps "$dir" | paste -sd';' - | sed 's/;/; /g')"
   fi
 done
 exit $((failed > 0))

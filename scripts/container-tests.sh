@@ -39,11 +39,25 @@
 #            passed nor as failed.
 # ZKR_IMAGE_PREFIX names the images (default zkroute: zkroute-debian:12,
 # zkroute-zookeeper), so that two stages on one machine do not share them.
+#
+# `scripts/container-tests.sh images` does steps 1-3 only and ends with
+# "containers: images ok (N s)" (exit 0), "containers: images FAILED"
+# (exit 1) or the NOT RUN line (exit 3).  scripts/test.sh runs it in the
+# background during the simulator's stage, whose length is fixed, and then
+# the stage with ZKR_CONTAINER_PREBUILT naming that run's output: the stage
+# shows it and, when it ended "images ok", builds no image (a failed or
+# unfinished build is done again here; NOT RUN ends the stage the same way).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 top=$PWD
+what=${1:-all}
+case $what in all | images) ;; *)
+	echo "usage: scripts/container-tests.sh [images]" >&2
+	exit 2
+	;;
+esac
 log=$top/tests/container-tests.log
-rm -f "$log"
+[ "$what" = images ] || rm -f "$log"
 t0=$SECONDS
 export ZKR_ENGINE=podman
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$top/docker/containers.conf}
@@ -69,8 +83,33 @@ if [ ${#need[@]} -gt 0 ]; then
 	fi
 	echo "containers: packages installed in $((SECONDS - t0)) s"
 fi
+prebuilt=
+if [ "$what" = all ] && [ -n "${ZKR_CONTAINER_PREBUILT:-}" ]; then
+	cat "$ZKR_CONTAINER_PREBUILT" 2>/dev/null
+	last=$(tail -n 1 "$ZKR_CONTAINER_PREBUILT" 2>/dev/null)
+	case $last in
+	"containers: images ok ("*" s)")
+		prebuilt=${last#containers: images ok (}
+		prebuilt=${prebuilt% s)}
+		;;
+	"containers: NOT RUN: "*)
+		echo "$last"
+		exit 3
+		;;
+	*) echo "containers: the images built before are not complete (${last:-no output}): building them again" ;;
+	esac
+fi
 if ! why=$(bash docker/containers.sh check 2>&1); then
 	not_run "$(tail -n 1 <<<"$why")"
+fi
+if [ "$what" = images ]; then
+	t=$SECONDS
+	if bash docker/build-image.sh base && bash docker/build-image.sh server; then
+		echo "containers: images ok ($((SECONDS - t)) s)"
+		exit 0
+	fi
+	echo "containers: images FAILED ($((SECONDS - t)) s)"
+	exit 1
 fi
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/zkr-containers.XXXXXX")
@@ -108,10 +147,14 @@ sample() {
 
 # The stage proper; its times go to $dir/times (it runs in a pipeline).
 stage() {
-	local rc=0 t t_img=0 t_test=0
-	t=$SECONDS
-	{ bash docker/build-image.sh base && bash docker/build-image.sh server; } || rc=1
-	t_img=$((SECONDS - t))
+	local rc=0 t t_img=0 t_test=0 when=''
+	if [ -n "$prebuilt" ] && podman image inspect "$prefix-zookeeper" >/dev/null 2>&1; then
+		t_img=$prebuilt when=' before the stage'
+	else
+		t=$SECONDS
+		{ bash docker/build-image.sh base && bash docker/build-image.sh server; } || rc=1
+		t_img=$((SECONDS - t))
+	fi
 	if [ $rc = 0 ]; then
 		if [ ! -f Makefile ]; then
 			echo "containers: no Makefile: configure the tree first (./configure)"
@@ -137,7 +180,7 @@ stage() {
 		wait "$sampler" 2>/dev/null
 		sampler=
 	fi
-	echo "images $t_img s, tests $t_test s" >"$dir/times"
+	echo "images $t_img s$when, tests $t_test s" >"$dir/times"
 	return $rc
 }
 built=1

@@ -88,6 +88,16 @@ fi
 # and each failing seed with the command that replays it.  ZKR_SIM_MODES
 # lists the modes (default "stock"; "stock routed" judges the library
 # too); ZKR_SKIP_SIM=1 skips the stage.
+# The container stage's images build meanwhile: the simulator's stage lasts
+# as long whatever else runs (it runs fewer schedules), so they cost it no
+# time (scripts/container-tests.sh, ZKR_CONTAINER_PREBUILT).
+images=
+if [ "${ZKR_SKIP_SIM:-0}" != 1 ] && [ "${ZKR_SKIP_CONTAINERS:-0}" != 1 ]; then
+  images=$(mktemp "${TMPDIR:-/tmp}/zkr-images.XXXXXX")
+  trap 'rm -f "$out" "$images"' EXIT
+  scripts/container-tests.sh images >"$images" 2>&1 &
+  images_pid=$!
+fi
 if [ "${ZKR_SKIP_SIM:-0}" != 1 ]; then
   for m in ${ZKR_SIM_MODES:-stock}; do
     stage "sim-$m" make sim SIM_MODE="$m" SIM_SECONDS="${ZKR_SIM_SECONDS:-300}"
@@ -105,7 +115,8 @@ if [ "${ZKR_SKIP_CONTAINERS:-0}" = 1 ]; then
 else
   echo "==== containers"
   crc=0
-  scripts/container-tests.sh 2>&1 | tee -a "$out" || crc=${PIPESTATUS[0]}
+  [ -z "$images" ] || wait "$images_pid" || true
+  ZKR_CONTAINER_PREBUILT=$images scripts/container-tests.sh 2>&1 | tee -a "$out" || crc=${PIPESTATUS[0]}
   containers=$(grep -a -E '^containers: (ok|FAILED|NOT RUN)' "$out" | tail -n 1 || true)
   [ -n "$containers" ] || containers="containers: FAILED (exit $crc, no closing line)"
   [ $crc = 0 ] || [ $crc = 3 ] || status=1

@@ -9,8 +9,8 @@
 #      container here?
 #   3. docker/build-image.sh base, then server: the base and ZooKeeper
 #      images, from Debian packages only (no image registry), each time
-#      from nothing.  The test image (docker/Dockerfile) is not built: the
-#      tests run on the host;
+#      from nothing (or before the stage, see `images` below).  The test
+#      image (docker/Dockerfile) is not built: the tests run on the host;
 #   4. builds the host tree's test programs if they are missing (make check
 #      TESTS=, which runs none);
 #   5. tests/integration/integration.sh on the host with

@@ -186,14 +186,14 @@ stage() {
 built=1
 # The console gets everything but the client library's own log lines
 # (thousands per run, all of them in the log file).
-stage 2>&1 | tee "$log" | grep -a -v --line-buffered 'ZOO_'
+stage 2>&1 | tee "$log" | grep -a -v --line-buffered -E 'ZOO_(INFO|WARN|ERROR|DEBUG)@'
 rc=${PIPESTATUS[0]}
 
 # What ran: the programs integration.sh started ("=== NAME"), each followed
 # by its members line once it is done.  What was left out: programs that
 # skipped, and cases that said so in a line of their own.
 ran=$(grep -a -E '^=== [^ ]+$' "$log" | awk '{ print $2 }')
-left=$(grep -a -n -E '^=== [^ ]+ SKIPPED|: left out: |[:;] skipped\b|# SKIP|no test left to run' "$log" | grep -a -v 'ZOO_' || true)
+left=$(grep -a -n -E '^=== [^ ]+ SKIPPED|: left out: |[:;] skipped\b|# SKIP|no test left to run' "$log" | grep -a -v -E 'ZOO_(INFO|WARN|ERROR|DEBUG)@' || true)
 noctr=
 for p in $ran; do
 	grep -a -q -E "^=== $p: [0-9]+ s; members: .*container [^ ]+ [0-9a-f]{12} running pid [0-9]" "$log" || noctr+="${noctr:+, }$p"

@@ -193,6 +193,7 @@ rc=${PIPESTATUS[0]}
 # by its members line once it is done.  What was left out: programs that
 # skipped, and cases that said so in a line of their own.
 ran=$(grep -a -E '^=== [^ ]+$' "$log" | awk '{ print $2 }')
+failed=$(grep -a -E '^=== [^ ]+ FAILED$' "$log" | awk '{ print $2 }' | paste -sd, - | sed 's/,/, /g')
 left=$(grep -a -n -E '^=== [^ ]+ SKIPPED|: left out: |[:;] skipped\b|# SKIP|no test left to run' "$log" | grep -a -v -E 'ZOO_(INFO|WARN|ERROR|DEBUG)@' || true)
 noctr=
 for p in $ran; do
@@ -214,6 +215,6 @@ times="$(cat "$dir/times" 2>/dev/null || echo "no times"), stage $((SECONDS - t0
 if [ "$rc" = 0 ]; then
 	echo "containers: ok ($times; $summary, none left out)"
 else
-	echo "containers: FAILED ($times; $summary${left:+, some left out})"
+	echo "containers: FAILED ($times; $summary${failed:+; failed: $failed}${left:+; some left out})"
 fi
 [ "$rc" = 0 ]

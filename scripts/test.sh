@@ -9,7 +9,8 @@
 # over the integration tests and the CLI, and every fuzz target for
 # ZKR_FUZZ_SECONDS (60) each; last, every integration test again, the
 # fault proxy's included, with the ZooKeeper members in podman containers
-# (scripts/container-tests.sh, docker/README.md); and the simulator's fixed budget of new seeds
+# (scripts/container-tests.sh, docker/README.md; its images build during
+# the simulator's stage); and the simulator's fixed budget of new seeds
 # (docs/simulation.md).  Every stage can fail the run; ZKR_SKIP_RELEASE=1 and
 # ZKR_SKIP_ROBUSTNESS=1 skip them, ZKR_SKIP_CONTAINERS=1 the container
 # stage (said in one line).  When the container engine cannot work on the
@@ -104,9 +105,9 @@ if [ "${ZKR_SKIP_SIM:-0}" != 1 ]; then
   done
 fi
 
-# The integration tests with the members in containers, after the
-# others.  scripts/container-tests.sh
-# ends with one "containers: ok|FAILED|NOT RUN ..." line; exit 3 is NOT RUN
+# The integration tests with the members in containers, after the others
+# (the images built above, waited for).  scripts/container-tests.sh ends
+# with one "containers: ok|FAILED|NOT RUN ..." line; exit 3 is NOT RUN
 # (no working container engine here): neither a pass nor a failure.
 crc=3
 if [ "${ZKR_SKIP_CONTAINERS:-0}" = 1 ]; then

@@ -11,8 +11,8 @@
 #      images, from Debian packages only (no image registry), each time
 #      from nothing (or before the stage, see `images` below).  The test
 #      image (docker/Dockerfile) is not built: the tests run on the host;
-#   4. builds the host tree's test programs if they are missing (make check
-#      TESTS=, which runs none);
+#   4. builds the host tree's test programs (make check TESTS=: what is
+#      out of date, running none);
 #   5. tests/integration/integration.sh on the host with
 #      ZKR_TEST_BACKEND=containers (tests/harness/ensemble.sh, "Container
 #      backend"): wherever the harness would start a ZooKeeper server

@@ -447,6 +447,7 @@ classpath() {
 		return
 	fi
 	local jd=${ZKR_TEST_JARDIR:-/usr/share/java} j cp=''
+	[[ ${1:-} != nocheck ]] || jd=/usr/share/java # the image's
 	# zookeeper.jar's manifest also names jetty/jackson (admin server, off
 	# here) and jline (CLI only); the server needs the jars below.  The
 	# Debian manifest lacks netty-resolver/codec/unix-common, which netty's

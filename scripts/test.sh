@@ -7,9 +7,10 @@
 # and purged; then the robustness stages of docs/robustness.md: ASan+UBSan
 # and TSan builds with their tests (each in a copy of the tree), valgrind
 # over the integration tests and the CLI, and every fuzz target for
-# ZKR_FUZZ_SECONDS (60) each; last, the integration tests against the
-# dockerized ensemble, run with podman (scripts/container-tests.sh,
-# docker/README.md); and the simulator's fixed budget of new seeds
+# ZKR_FUZZ_SECONDS (60) each; last, every integration test again, the
+# fault proxy's included, with the ZooKeeper members in podman containers
+# (scripts/container-tests.sh, docker/README.md; its images build during
+# the simulator's stage); and the simulator's fixed budget of new seeds
 # (docs/simulation.md).  Every stage can fail the run; ZKR_SKIP_RELEASE=1 and
 # ZKR_SKIP_ROBUSTNESS=1 skip them, ZKR_SKIP_CONTAINERS=1 the container
 # stage (said in one line).  When the container engine cannot work on the
@@ -88,14 +89,25 @@ fi
 # and each failing seed with the command that replays it.  ZKR_SIM_MODES
 # lists the modes (default "stock"; "stock routed" judges the library
 # too); ZKR_SKIP_SIM=1 skips the stage.
+# The container stage's images build meanwhile: the simulator's stage lasts
+# as long whatever else runs (it runs fewer schedules), so they cost it no
+# time (scripts/container-tests.sh, ZKR_CONTAINER_PREBUILT).
+images=
+if [ "${ZKR_SKIP_SIM:-0}" != 1 ] && [ "${ZKR_SKIP_CONTAINERS:-0}" != 1 ]; then
+  images=$(mktemp "${TMPDIR:-/tmp}/zkr-images.XXXXXX")
+  trap 'rm -f "$out" "$images"' EXIT
+  scripts/container-tests.sh images >"$images" 2>&1 &
+  images_pid=$!
+fi
 if [ "${ZKR_SKIP_SIM:-0}" != 1 ]; then
   for m in ${ZKR_SIM_MODES:-stock}; do
     stage "sim-$m" make sim SIM_MODE="$m" SIM_SECONDS="${ZKR_SIM_SECONDS:-300}"
   done
 fi
 
-# The dockerized ensemble, after the others.  scripts/container-tests.sh
-# ends with one "containers: ok|FAILED|NOT RUN ..." line; exit 3 is NOT RUN
+# The integration tests with the members in containers, after the others
+# (the images built above, waited for).  scripts/container-tests.sh ends
+# with one "containers: ok|FAILED|NOT RUN ..." line; exit 3 is NOT RUN
 # (no working container engine here): neither a pass nor a failure.
 crc=3
 if [ "${ZKR_SKIP_CONTAINERS:-0}" = 1 ]; then
@@ -104,7 +116,8 @@ if [ "${ZKR_SKIP_CONTAINERS:-0}" = 1 ]; then
 else
   echo "==== containers"
   crc=0
-  scripts/container-tests.sh 2>&1 | tee -a "$out" || crc=${PIPESTATUS[0]}
+  [ -z "$images" ] || wait "$images_pid" || true
+  ZKR_CONTAINER_PREBUILT=$images scripts/container-tests.sh 2>&1 | tee -a "$out" || crc=${PIPESTATUS[0]}
   containers=$(grep -a -E '^containers: (ok|FAILED|NOT RUN)' "$out" | tail -n 1 || true)
   [ -n "$containers" ] || containers="containers: FAILED (exit $crc, no closing line)"
   [ $crc = 0 ] || [ $crc = 3 ] || status=1

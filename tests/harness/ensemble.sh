@@ -35,6 +35,9 @@
 #   ensemble.sh pause DIR N        SIGSTOP member N
 #   ensemble.sh resume DIR N       SIGCONT member N
 #   ensemble.sh pid DIR N          print the pid of member N (fails if not running)
+#   ensemble.sh ps DIR             one line per member: "zkI process pid PID", or
+#                                  with the container backend "zkI container NAME
+#                                  ID STATE pid PID" as the engine lists it
 #   ensemble.sh srvr HOST PORT     print a server's reply to the `srvr` 4lw command
 #   ensemble.sh cgroup DIR N       print member N's cpu cgroup directory (ensembles
 #                                  started with --cpu-quota)
@@ -99,7 +102,41 @@
 # sees the quota (container support): it sizes its pools for ceil(CPUS)
 # processors.
 #
+# Container backend (ZKR_TEST_BACKEND=containers at start; kept in
+# DIR/ensemble.env as backend=, engine=, image=, which later commands
+# follow).  Wherever a member's server process would start, the same server
+# starts as a container of the ZooKeeper image (docker/zookeeper.Dockerfile,
+# built by docker/build-image.sh server): `ENGINE run -d --network host`,
+# DIR bind-mounted at its own path and the member's directory as working
+# directory, running `sh -c 'exec java ... QuorumPeerMain DIR/zkI/zoo.cfg'`
+# with the image's Java and jars and the JVM options above, its output
+# appended to DIR/zkI/server.log.  So zoo.cfg, the data and the logs are
+# the ones this script writes, on the host, and with the host's network
+# the proxied mode works unchanged: the fault proxy runs on the host and
+# the members' zoo.cfg name its addresses.  The container id is kept in
+# DIR/zkI/cid, the pid of its main process (as the host sees it) in
+# DIR/zkI/pid, so `pid` and the running checks are the same as for
+# processes; names are zkr-DIRNAME-CKSUM-zkI, labels zkroute.ensemble=DIR
+# and ZKR_TEST_CONTAINER_LABEL.  kill = `ENGINE kill -s KILL` (a paused
+# member is thawed after it, and dies without running), then wait until
+# the pid is gone and the engine says so; restart = `ENGINE start` of the
+# same container; pause/resume = `ENGINE pause/unpause` (cgroup freezer;
+# resume also sends SIGCONT through the engine when a test stopped the
+# process itself); stop = `ENGINE rm -f -t 2` of the recorded ids; join
+# creates the new member's container.  Containers are only ever addressed
+# by the ids recorded in DIR.  Not with --cpu-quota.  Measured here at
+# load average 6-7: start --proxied 5.6 s, kill 0.3-0.7 s, restart until
+# serving 2.5-3 s, pause 1.4 s, resume 0.2 s (1 s after a SIGSTOP), stop
+# 0.9 s.
+#
 # Environment:
+#   ZKR_TEST_BACKEND    processes (default) or containers: how `start` runs
+#                       the members (see "Container backend")
+#   ZKR_TEST_IMAGE      container backend: the server image (default
+#                       ${ZKR_IMAGE_PREFIX:-zkroute}-zookeeper)
+#   ZKR_TEST_CONTAINER_LABEL  container backend: one more label KEY=VALUE
+#                       for every member container (scripts/container-tests.sh
+#                       counts and cleans up its own by it)
 #   ZKR_TEST_ENSEMBLE   connect string of an existing ensemble (e.g. docker):
 #                       start prints it (after waiting for a leader) and starts
 #                       nothing, stop does nothing; kill/restart/pause/resume/pid
@@ -111,8 +148,9 @@
 #                       the connect string (docker/containers.sh).  Container
 #                       mode: kill, restart, pause, resume and pid act on
 #                       them through the container engine (see "Containers")
-#   ZKR_TEST_ENGINE     container mode: the engine's command (default podman;
-#                       docker works the same)
+#   ZKR_TEST_ENGINE     container mode and backend: the engine's command
+#                       (default podman, with docker/containers.conf unless
+#                       CONTAINERS_CONF is set; docker works the same)
 #   ZKR_TEST_ENGINE_SOCKET  container mode: a Docker-compatible API socket
 #                       (dockerd's, or `podman system service`'s) used with
 #                       curl instead of ZKR_TEST_ENGINE: from inside a container
@@ -158,7 +196,9 @@
 #   traces during every election (duplicate election connections being
 #   dropped): harmless.
 #
-# Containers (ZKR_TEST_ENSEMBLE + ZKR_TEST_CONTAINERS).  Member N is the
+# Containers of an external ensemble (ZKR_TEST_ENSEMBLE +
+# ZKR_TEST_CONTAINERS, docker/containers.sh; not the container backend
+# above, whose ensembles this script starts itself).  Member N is the
 # Nth container: kill = `ENGINE kill -s KILL` (POST /containers/ID/kill
 # ?signal=KILL), then wait until it is no longer running; restart = `ENGINE
 # start` of the killed container (same config, same data in its writable
@@ -170,7 +210,8 @@
 #
 # Servers are tracked by pid files and only ever signalled by pid, after
 # checking that the pid is still a java process started with that member's
-# zoo.cfg (guards against pid reuse).  Nothing is ever killed by name.
+# zoo.cfg (guards against pid reuse); with the container backend, through
+# the engine by the container ids recorded.  Nothing is ever killed by name.
 set -euo pipefail
 
 N_MEMBERS=3    # --members; kept in DIR/ensemble.env
@@ -179,6 +220,11 @@ RECONFIG=0     # --reconfig
 CPU_QUOTA=''   # --cpu-quota CPUS; kept in DIR/ensemble.env
 CGROUP=''      # with --cpu-quota: the ensemble's cgroup directory (ensemble.env)
 CGROUP_PROC='' # ... and that cgroup as /proc/PID/cgroup names it
+# The backend (see "Container backend"); `start` keeps all three in
+# DIR/ensemble.env, which later commands follow.
+BACKEND=${ZKR_TEST_BACKEND:-processes}
+ENGINE=${ZKR_TEST_ENGINE:-podman}
+IMAGE=${ZKR_TEST_IMAGE:-${ZKR_IMAGE_PREFIX:-zkroute}-zookeeper}
 readonly SUPER_DIGEST='super:16OKu1uo6VC26GknztQhHbpbUcA=' # super:zkroute-test
 readonly QUORUM_PORT=2888
 readonly ELECTION_PORT=3888
@@ -292,6 +338,9 @@ load_members() {
 			observers) OBSERVERS=$v ;;
 			reconfig) RECONFIG=$v ;;
 			cpu_quota) CPU_QUOTA=$v ;;
+			backend) BACKEND=$v ;;
+			engine) ENGINE=$v ;;
+			image) IMAGE=$v ;;
 			cgroup) CGROUP=$v ;;
 			cgroup_proc) CGROUP_PROC=$v ;;
 			esac
@@ -390,12 +439,15 @@ wait_gone() {
 	done
 }
 
+# classpath [nocheck]: the server's classpath; nocheck: the jars are not
+# looked for here (they are in the image, container backend).
 classpath() {
 	if [[ -n ${ZKR_TEST_CLASSPATH:-} ]]; then
 		printf '%s\n' "$ZKR_TEST_CLASSPATH"
 		return
 	fi
 	local jd=${ZKR_TEST_JARDIR:-/usr/share/java} j cp=''
+	[[ ${1:-} != nocheck ]] || jd=/usr/share/java # the image's
 	# zookeeper.jar's manifest also names jetty/jackson (admin server, off
 	# here) and jline (CLI only); the server needs the jars below.  The
 	# Debian manifest lacks netty-resolver/codec/unix-common, which netty's
@@ -405,7 +457,7 @@ classpath() {
 		netty-resolver netty-codec netty-transport-native-epoll \
 		netty-transport-native-unix-common commons-cli metrics-core \
 		snappy-java; do
-		[[ -r $jd/$j.jar ]] || die "missing $jd/$j.jar (apt-get install zookeeper libslf4j-java; or set ZKR_TEST_CLASSPATH)"
+		[[ ${1:-} == nocheck || -r $jd/$j.jar ]] || die "missing $jd/$j.jar (apt-get install zookeeper libslf4j-java; or set ZKR_TEST_CLASSPATH)"
 		cp+=${cp:+:}$jd/$j.jar
 	done
 	printf '%s\n' "$cp"
@@ -427,6 +479,10 @@ close_fds() {
 
 # launch_member DIR I: start member I in the background, write its pid file.
 launch_member() {
+	[[ $BACKEND != containers ]] || {
+		ctr_launch_member "$@"
+		return
+	}
 	local dir=$1 i=$2 mdir cp java=${ZKR_TEST_JAVA:-java} cg='' bad
 	local -a extra=()
 	mdir=$(member_dir "$dir" "$i")
@@ -580,6 +636,10 @@ log_tails() {
 
 # stop_members DIR: SIGTERM all, SIGKILL survivors after STOP_GRACE, wait.
 stop_members() {
+	[[ $BACKEND != containers ]] || {
+		ctr_stop_members "$@"
+		return
+	}
 	local dir=$1 i pid mdir rc=0
 	local -a pids=() ids=()
 	# Every member directory, joined ones too.
@@ -992,6 +1052,15 @@ cmd_start() {
 		cpu_cgroup_mount || exit 1
 		quota_us "$CG_MOUNT" >/dev/null
 	fi
+	case $BACKEND in
+	processes) ;;
+	containers)
+		[[ -z ${ZKR_TEST_ENSEMBLE:-} ]] || die "ZKR_TEST_BACKEND=containers starts an ensemble: not with ZKR_TEST_ENSEMBLE"
+		[[ -z $CPU_QUOTA ]] || die "--cpu-quota needs ZKR_TEST_BACKEND=processes"
+		ctr_backend_check
+		;;
+	*) die "ZKR_TEST_BACKEND must be processes or containers, got '$BACKEND'" ;;
+	esac
 	if [[ -n ${ZKR_TEST_ENSEMBLE:-} ]]; then
 		load_members "$dir"
 		cmd_wait_leader_external
@@ -1037,9 +1106,9 @@ cmd_start() {
 			die "--cpu-quota: cannot create a cgroup in $CG_MOUNT (not writable: run as root, or delegate it)"
 		fi
 	fi
-	printf 'net=%s\nport=%s\nmode=%s\nmembers=%s\nobservers=%s\nreconfig=%s\ncpu_quota=%s\ncgroup=%s\ncgroup_proc=%s\n' \
+	printf 'net=%s\nport=%s\nmode=%s\nmembers=%s\nobservers=%s\nreconfig=%s\ncpu_quota=%s\ncgroup=%s\ncgroup_proc=%s\nbackend=%s\nengine=%s\nimage=%s\n' \
 		"$net" "$port" "$mode" "$N_MEMBERS" "$OBSERVERS" "$RECONFIG" \
-		"$CPU_QUOTA" "$CGROUP" "$CGROUP_PROC" >"$dir/ensemble.env"
+		"$CPU_QUOTA" "$CGROUP" "$CGROUP_PROC" "$BACKEND" "$ENGINE" "$IMAGE" >"$dir/ensemble.env"
 	for ((i = 1; i <= N_MEMBERS; i++)); do
 		write_config "$dir" "$i" "$net" "$port" "$mode"
 	done
@@ -1144,6 +1213,10 @@ member_args() {
 
 cmd_kill() {
 	local pid
+	[[ $BACKEND != containers ]] || {
+		ctr_kill_member
+		return
+	}
 	member_pid "$DIR" "$N" >/dev/null || die "member $N is not running"
 	pid=$(member_pid "$DIR" "$N")
 	kill -KILL "$pid"
@@ -1223,6 +1296,10 @@ thread_states() {
 # (state T), and resume until none is.
 cmd_signal() {
 	local sig=$1 pid end=$((SECONDS + 10)) states
+	[[ $BACKEND != containers ]] || {
+		ctr_signal_member "$sig"
+		return
+	}
 	pid=$(member_pid "$DIR" "$N") || die "member $N is not running"
 	kill "-$sig" "$pid"
 	while :; do
@@ -1244,6 +1321,187 @@ cmd_pid() {
 cmd_srvr() {
 	[[ $2 =~ ^[0-9]+$ ]] || die "port must be a number, got '$2'"
 	srvr_query "$1" "$2" || die "no srvr reply from $1:$2 (refused, closed, or silent for ${SRVR_TIMEOUT}s)"
+}
+
+# ---------------------------------------------------------------------------
+# container backend (ZKR_TEST_BACKEND=containers; see "Container backend")
+
+# ctr_engine ARGS...: the engine's command, stdin closed; podman gets
+# docker/containers.conf (runc, explicit ulimits) unless CONTAINERS_CONF
+# is set.
+ctr_engine() {
+	local conf
+	if [[ $ENGINE == podman && -z ${CONTAINERS_CONF:-} ]]; then
+		conf=$(dirname "$0")/../../docker/containers.conf
+		[[ ! -r $conf ]] || export CONTAINERS_CONF=$conf
+	fi
+	"$ENGINE" "$@" </dev/null
+}
+
+# ctr_name DIR I: member I's container name.  DIR's base name and checksum
+# make it unique on the machine: a second ensemble never meets (or
+# removes) this one's containers.
+ctr_name() {
+	local name=${1##*/} sum
+	sum=$(printf '%s' "$1" | cksum)
+	name=${name#zkr-}
+	printf 'zkr-%s-%s-zk%s\n' "${name//[^A-Za-z0-9_.-]/_}" "${sum%% *}" "$2"
+}
+
+# ctr_backend_check: at start, the engine and the server image are there.
+ctr_backend_check() {
+	command -v "$ENGINE" >/dev/null ||
+		die "ZKR_TEST_BACKEND=containers: no '$ENGINE' command (ZKR_TEST_ENGINE)"
+	ctr_engine image inspect "$IMAGE" >/dev/null 2>&1 ||
+		die "ZKR_TEST_BACKEND=containers: no image $IMAGE (docker/build-image.sh server; or set ZKR_TEST_IMAGE)"
+}
+
+# ctr_launch_member DIR I: create and start member I's container, or start
+# it again when it exists (restart: same container, same bind-mounted
+# config and data); record its id (zkI/cid) and its main process's pid as
+# the host sees it (zkI/pid).  The container runs `sh -c 'exec java ...'`
+# with zoo.cfg's path among the arguments, so is_member_proc knows it.
+ctr_launch_member() {
+	local dir=$1 i=$2 mdir id cp pid
+	local -a extra=() run
+	mdir=$(member_dir "$dir" "$i")
+	printf '=== %s: starting member %s (container)\n' "$(date '+%F %T')" "$i" >>"$mdir/server.log"
+	if [[ -s $mdir/cid ]]; then
+		id=$(<"$mdir/cid")
+		(
+			close_fds
+			ctr_engine start "$id"
+		) >/dev/null 2>>"$mdir/server.log" || die "member $i: $ENGINE start $id failed (log: $mdir/server.log)"
+	else
+		cp=$(classpath nocheck)
+		# shellcheck disable=SC2206 # word splitting of extra options is intended
+		[[ -z ${ZKR_TEST_JAVA_OPTS:-} ]] || extra=($ZKR_TEST_JAVA_OPTS)
+		run=(run -d --network host --name "$(ctr_name "$dir" "$i")"
+			--label "zkroute.ensemble=$dir")
+		[[ -z ${ZKR_TEST_CONTAINER_LABEL:-} ]] || run+=(--label "$ZKR_TEST_CONTAINER_LABEL")
+		[[ $ENGINE != podman ]] || run+=(--pull=never)
+		# shellcheck disable=SC2016 # $0 and $@ expand in the container's sh
+		run+=(--ulimit nofile=10000:10000 --ulimit nproc=4096:4096
+			-v "$dir:$dir" -w "$mdir" --entrypoint /bin/sh "$IMAGE"
+			-c 'exec "$@" >>"$0" 2>&1' "$mdir/server.log"
+			java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1
+			-XX:-UsePerfData -Xss512k
+			-Dorg.slf4j.simpleLogger.defaultLogLevel=warn
+			-Dorg.slf4j.simpleLogger.showDateTime=true
+			-Dorg.slf4j.simpleLogger.dateTimeFormat='HH:mm:ss.SSS'
+			-Dzookeeper.admin.enableServer=false
+			"${extra[@]}"
+			-cp "$cp" org.apache.zookeeper.server.quorum.QuorumPeerMain "$mdir/zoo.cfg")
+		# Its id goes to a file, not through a pipe that conmon could keep.
+		if ! (
+			close_fds
+			ctr_engine "${run[@]}"
+		) >"$mdir/cid.new" 2>>"$mdir/server.log"; then
+			rm -f "$mdir/cid.new"
+			tail -n 5 "$mdir/server.log" >&2
+			die "member $i: $ENGINE run failed (log: $mdir/server.log)"
+		fi
+		id=$(tail -n 1 "$mdir/cid.new")
+		rm -f "$mdir/cid.new"
+		[[ $id =~ ^[0-9a-f]+$ ]] || die "member $i: $ENGINE run printed no container id: '$id'"
+		printf '%s\n' "$id" >"$mdir/cid"
+	fi
+	pid=$(ctr_engine inspect -f '{{.State.Pid}}' "$id") || die "member $i: $ENGINE inspect $id failed"
+	[[ $pid =~ ^[1-9][0-9]*$ ]] || die "member $i (container $id) has no process (pid '$pid'; log: $mdir/server.log)"
+	printf '%s\n' "$pid" >"$mdir/pid"
+}
+
+# ctr_stop_members DIR: remove every member container DIR recorded (joined
+# ones too): SIGTERM, SIGKILL after 2 s; a paused one is removed as well.
+ctr_stop_members() {
+	local dir=$1 mdir rc=0
+	local -a ids=() rm=(rm -f)
+	for mdir in "$dir"/zk[0-9]*; do
+		[[ -s $mdir/cid ]] && ids+=("$(<"$mdir/cid")")
+	done
+	((${#ids[@]} > 0)) || return 0
+	[[ $ENGINE != podman ]] || rm+=(-i -t 2)
+	if ctr_engine "${rm[@]}" "${ids[@]}" >/dev/null; then
+		rm -f "$dir"/zk[0-9]*/cid "$dir"/zk[0-9]*/pid
+	else
+		printf '%s: %s rm of %s failed (ids kept in %s/zk*/cid)\n' "$PROG" "$ENGINE" "${ids[*]}" "$dir" >&2
+		rc=1
+	fi
+	return "$rc"
+}
+
+# ctr_kill_member: SIGKILL member N's container through the engine; wait
+# until its process is gone and the engine says it is down (so that a
+# restart right after finds it stopped).  A paused member is thawed after
+# the kill: it dies without running again.
+ctr_kill_member() {
+	local pid id
+	pid=$(member_pid "$DIR" "$N") || die "member $N is not running"
+	id=$(<"$(member_dir "$DIR" "$N")/cid")
+	ctr_op kill "$id"
+	[[ $(ctr_state "$id") != paused* ]] || ctr_op unpause "$id"
+	wait_gone "$pid" 10 || die "member $N (container $id, pid $pid) still alive after SIGKILL"
+	ctr_wait_state "$id" dead 10
+}
+
+# ctr_signal_member STOP|CONT: pause or resume member N with the engine
+# (the cgroup freezer: every thread is frozen when it returns).  CONT also
+# continues a member that a test stopped itself (kill -STOP of `pid`, as
+# it_health's starved follower): SIGCONT through the engine.
+ctr_signal_member() {
+	local pid id st end=$((SECONDS + 10))
+	pid=$(member_pid "$DIR" "$N") || die "member $N is not running"
+	id=$(<"$(member_dir "$DIR" "$N")/cid")
+	st=$(ctr_state "$id")
+	if [[ $1 == STOP ]]; then
+		[[ ${st%% *} == paused ]] || ctr_op pause "$id"
+		ctr_wait_state "$id" paused 10
+		return
+	fi
+	[[ ${st%% *} != paused ]] || ctr_op unpause "$id"
+	ctr_wait_state "$id" running 10
+	grep -q '^T$' <<<"$(thread_states "$pid")" || return 0
+	ctr_engine kill -s CONT "$id" >/dev/null || die "$ENGINE kill -s CONT $id (member $N) failed"
+	while grep -q '^T$' <<<"$(thread_states "$pid")"; do
+		((SECONDS < end)) || die "member $N (container $id) still stopped 10 s after SIGCONT"
+		sleep 0.01
+	done
+}
+
+# cmd_ps DIR: one line per member: "zkI container NAME ID STATE pid PID"
+# as the engine lists the containers labelled with DIR, or "zkI process
+# pid PID"; PID is "down" when the member does not run.
+cmd_ps() {
+	local dir=$1 mdir i pid line id
+	[[ -d $dir ]] || die "no such ensemble directory: $dir"
+	dir=$(cd "$dir" && pwd -P)
+	load_members "$dir"
+	local -A seen=()
+	local -a ids=()
+	if [[ $BACKEND == containers ]]; then
+		# The containers `ps` lists with DIR's label; their states from inspect.
+		mapfile -t ids < <(ctr_engine ps -a -q --no-trunc --filter "label=zkroute.ensemble=$dir")
+		((${#ids[@]} == 0)) ||
+			while read -r line; do
+				[[ -n $line ]] && seen[${line%% *}]=${line#* }
+			done < <(ctr_engine inspect -f '{{.Id}} {{.Name}} {{.State.Status}}' "${ids[@]}")
+	fi
+	for mdir in "$dir"/zk[0-9]*; do
+		[[ -d $mdir ]] || continue
+		i=${mdir##*/zk}
+		pid=$(member_pid "$dir" "$i") || pid=down
+		if [[ $BACKEND != containers ]]; then
+			printf 'zk%s process pid %s\n' "$i" "$pid"
+			continue
+		fi
+		id=''
+		[[ ! -s $mdir/cid ]] || id=$(<"$mdir/cid")
+		if [[ -n $id && -n ${seen[$id]:-} ]]; then
+			printf 'zk%s container %s %s %s pid %s\n' "$i" "${seen[$id]% *}" "${id:0:12}" "${seen[$id]##* }" "$pid"
+		else
+			printf 'zk%s container none pid %s\n' "$i" "$pid"
+		fi
+	done
 }
 
 # ---------------------------------------------------------------------------
@@ -1290,8 +1548,8 @@ ctr_state() {
 		st=${st#*:\"}
 		printf '%s %s\n' "${st%\"}" "${pid#*:}"
 	else
-		${ZKR_TEST_ENGINE:-podman} inspect -f '{{.State.Status}} {{.State.Pid}}' "$1" ||
-			die "${ZKR_TEST_ENGINE:-podman} inspect $1 failed"
+		ctr_engine inspect -f '{{.State.Status}} {{.State.Pid}}' "$1" ||
+			die "$ENGINE inspect $1 failed"
 	fi
 }
 
@@ -1307,8 +1565,8 @@ ctr_op() {
 	else
 		local -a args=("$op")
 		[[ $op != kill ]] || args+=(-s KILL)
-		${ZKR_TEST_ENGINE:-podman} "${args[@]}" "$id" >/dev/null ||
-			die "${ZKR_TEST_ENGINE:-podman} $op $id failed"
+		ctr_engine "${args[@]}" "$id" >/dev/null ||
+			die "$ENGINE $op $id failed"
 	fi
 }
 
@@ -1412,10 +1670,11 @@ main() {
 		need_fault_injection "$cmd"
 		cmd_join "$1" "$2"
 		;;
-	stop | hosts | leader | wait-leader)
+	stop | hosts | leader | wait-leader | ps)
 		(($# == 1)) || usage
 		case $cmd in
 		stop) cmd_stop "$1" ;;
+		ps) cmd_ps "$1" ;;
 		hosts) cmd_hosts "$1" ;;
 		leader) cmd_leader "$1" ;;
 		wait-leader) cmd_wait_leader "$1" ;;

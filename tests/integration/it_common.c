@@ -60,8 +60,10 @@ zkr_t *it_open(const zkr_options_t *opts, watcher_fn fn, void *ctx) {
   return it_open_hosts(it_hosts(), opts, fn, ctx);
 }
 
-zhandle_t *it_stock(void) {
-  zhandle_t *zh = zookeeper_init(it_hosts(), NULL, 10000, NULL, NULL, 0);
+zhandle_t *it_stock(void) { return it_stock_hosts(it_hosts()); }
+
+zhandle_t *it_stock_hosts(const char *hosts) {
+  zhandle_t *zh = zookeeper_init(hosts, NULL, 10000, NULL, NULL, 0);
   ck_assert_ptr_nonnull(zh);
   uint64_t deadline = it_now_ms() + 15000;
   while (zoo_state(zh) != ZOO_CONNECTED_STATE) {

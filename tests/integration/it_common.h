@@ -23,6 +23,8 @@ void it_wait_ready(zkr_t *z);
 int it_off_owner(const zkr_member_info_t *members, int n, void *ctx);
 /* A plain stock session on any member, connected. */
 zhandle_t *it_stock(void);
+/* The same on the servers that hosts names (an ensemble of a test's own). */
+zhandle_t *it_stock_hosts(const char *hosts);
 /* srvr "Received:" of member i (0-based), -1 on failure. */
 int64_t it_received(int i);
 /* Member i's role from its own srvr. */

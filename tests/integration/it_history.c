@@ -118,16 +118,7 @@ static const char *ens_hosts(void) { return E.hosts ? E.hosts : it_hosts(); }
 static int ens_members(void) { return E.members ? E.members : IT_MEMBERS; }
 
 /* A plain stock session on any member of the run's ensemble, connected. */
-static zhandle_t *stock_open(void) {
-  zhandle_t *zh = zookeeper_init(ens_hosts(), NULL, 10000, NULL, NULL, 0);
-  ck_assert_ptr_nonnull(zh);
-  uint64_t deadline = it_now_ms() + 15000;
-  while (zoo_state(zh) != ZOO_CONNECTED_STATE) {
-    ck_assert_msg(it_now_ms() < deadline, "stock client not connected");
-    it_sleep_ms(10);
-  }
-  return zh;
-}
+static zhandle_t *stock_open(void) { return it_stock_hosts(ens_hosts()); }
 
 /* 1-based leader, waiting for one; -1 if none comes. */
 static int wait_leader(void) {

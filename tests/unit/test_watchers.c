@@ -250,18 +250,25 @@ START_TEST(watcher_set_after_the_change_is_not_held) {
 }
 END_TEST
 
-/* A read whose reply shows a change a watch of the handle, armed on
- * another member, has not fired for yet: the event comes first. */
-START_TEST(watch_event_before_the_new_data) {
+/* The handle's watcher 1 on /n (armed at version 5, its get tagged 11),
+ * then a read of /n (tag 12) whose reply shows version 9: held, since the
+ * watch has not fired.  Returns the watch's request. */
+static fake_req_t *read_held_for_watch(void) {
   open3();
   ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
   fake_req_t *g1 = next_req(FK_GET, "/n");
   fake_reply(g1, ZOK, 5, 5, "a");
   ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
   ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)12), ZOK);
-  fake_req_t *g2 = next_req(FK_GET, "/n");
-  fake_reply(g2, ZOK, 9, 9, "b");
+  fake_reply(next_req(FK_GET, "/n"), ZOK, 9, 9, "b");
   sleep_ms(100);
+  return g1;
+}
+
+/* A read whose reply shows a change a watch of the handle, armed on
+ * another member, has not fired for yet: the event comes first. */
+START_TEST(watch_event_before_the_new_data) {
+  fake_req_t *g1 = read_held_for_watch();
   ck_assert_msg(ev_matching(EV_DONE, 12) == 0, "the new data came before the watch event");
   fake_fire(g1->h, "/n", ZOO_CHANGED_EVENT);
   int w = ev_find(0, EV_WATCH, 1), d = ev_find(0, EV_DONE, 12);
@@ -307,15 +314,7 @@ END_TEST
  * with the data whose event never came.  (The simulator:
  * tests/sim/zkroute-sim --seed 187 --mode routed.) */
 START_TEST(held_read_closing) {
-  open3();
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
-  fake_req_t *g1 = next_req(FK_GET, "/n");
-  fake_reply(g1, ZOK, 5, 5, "a");
-  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
-  ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)12), ZOK);
-  fake_req_t *g2 = next_req(FK_GET, "/n");
-  fake_reply(g2, ZOK, 9, 9, "b");
-  sleep_ms(100);
+  read_held_for_watch();
   ck_assert_int_eq(ev_matching(EV_DONE, 12), 0);
   ck_assert_int_eq(zkr_close(z), ZOK);
   z = NULL;

@@ -638,12 +638,15 @@ static void conn_side_close(struct conn *c, int s, bool rst) {
   conn_update(c);
 }
 
-/* Side s failed (read or write error, RST).  A held direction keeps the
- * bytes that s sent, as a real network keeps a segment in flight after
- * its sender died; otherwise the whole connection is reset, at once. */
+/* Side s failed (read or write error, RST).  The bytes s sent that a
+ * delay or a hold still keeps are in flight: they arrive, then the end,
+ * as a real network delivers a segment sent before its sender reset (a
+ * client's CloseSession, delayed, then the RST of its close with replies
+ * unread: dropped, the session and its ephemerals outlived the client).
+ * With nothing in flight the whole connection is reset, at once. */
 static void conn_lost(struct conn *c, int s) {
   if (c->dead) return;
-  if (c->l->f.hold[s] && c->d[s].head && !c->gone[s]) conn_side_close(c, s, true);
+  if (c->d[s].head && !c->gone[s]) conn_side_close(c, s, true);
   else conn_kill(c, true);
 }
 

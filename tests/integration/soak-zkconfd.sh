@@ -218,7 +218,21 @@ run_variant() {
 		[ -n "$left" ] || break
 		sleep 0.1
 	done
-	[ -z "$left" ] || { echo "# registration nodes left 2 s after the daemons exited:"; while IFS= read -r l; do echo "#   $l"; done <<<"$left"; rc=1; }
+	if [ -n "$left" ]; then
+		echo "# registration nodes left 2 s after the daemons exited:"
+		while IFS= read -r l; do echo "#   $l"; done <<<"$left"
+		# The work dir goes with the test: what the daemon that left its
+		# node said last (its states and its close), and the library's
+		# state-change lines, for the one who reads this in a CI log.
+		for i in 1 2 3 4 5; do
+			grep -q " d$i\$" <<<"$left" || continue
+			echo "# d$i.log, last lines:"
+			grep -v ZOO_ "$w/d$i.log" | tail -n 15 | sed 's/^/#   /'
+			echo "# d$i.log, the library's last state changes:"
+			grep -a 'event=' "$w/d$i.log" | tail -n 15 | sed 's/^/#   /'
+		done
+		rc=1
+	fi
 	result "$variant: SIGTERM: every daemon closed its handle and exited 0" $rc
 	"$soak" analyze "$w/writer.log" "$w/owners.txt" "$w"/d[1-5].log >"$w/analyze.out"
 	rc=$?

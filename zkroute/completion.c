@@ -142,7 +142,7 @@ static void complete(zkr__op_t *a, zkr__result_t *r) {
   int gated = a->gated && a->member >= 0;
   if (a->barrier) {
     zkr__order_barrier(a, r); /* hands it on and frees it, now or later */
-  } else if (!a->h_armed && a->app && zkr__watch_hold_read(a, r)) {
+  } else if (!a->h_armed && a->app && zkr__watch_hold_read(a, r, NULL)) {
     /* (h_armed first: it is fixed at dispatch, while a hedged read's
      * winning reply, on another thread, clears app - barrier.c.) */
     /* Its reply shows a change a watch has not fired for yet: the event
@@ -154,17 +154,11 @@ static void complete(zkr__op_t *a, zkr__result_t *r) {
     zkr__op_t *op = zkr__hedge_apply_claim(a, r->rc);
     if (op && !op->probe) {
       /* A hedged read's winning reply is held as any other: op, the
-       * primary, is kept by one more hold until it is resumed (the hold
-       * is taken first, since a resume may come at once on another
-       * thread; this reply's own hold keeps the extra one from being the
-       * last). */
-      int held = 0;
-      if (op->h_armed && op->app) {
-        zkr__hedge_apply_ref(op);
-        held = zkr__watch_hold_read(op, r);
-        if (!held) zkr__hedge_apply_release(op);
-      }
-      if (!held) zkr__op_hand_on(op, r);
+       * primary, is kept by one more hold until it is resumed, taken
+       * under the registry's lock (no resume can run before it) and only
+       * when it is held. */
+      if (!(op->h_armed && op->app && zkr__watch_hold_read(op, r, zkr__hedge_apply_ref)))
+        zkr__op_hand_on(op, r);
     }
     if (a->is_hedge || a->h_armed) zkr__hedge_apply_release(a);
     else zkr__op_free(a);

@@ -325,7 +325,8 @@ zkr__op_t *zkr__hedge_apply_claim(zkr__op_t *a, int rc) {
 }
 
 /* One more hold on the primary p (the application's operation), by a
- * read held until a watch's event came (watch.c); zkr__op_resume drops it
+ * read held until a watch's event came (watch.c, under its registry lock;
+ * nothing here takes that lock); zkr__op_resume drops it
  * with zkr__hedge_apply_release(p). */
 void zkr__hedge_apply_ref(zkr__op_t *p) {
   struct zkr__hedger *h = p->z->hedger;

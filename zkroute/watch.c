@@ -151,7 +151,7 @@ static int read_blocked_locked(zkr_t *z, const zkr__op_t *op, int rc, const stru
 /* Completion's test for an application read (completion.c): 1 when its
  * reply is kept and op held here, to be handed on by zkr__watch_done once
  * no record blocks it. */
-int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r) {
+int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r, void (*keep)(zkr__op_t *)) {
   zkr_t *z = op->z;
   if (op->is_write || !op->path || (r->rc != ZOK && r->rc != ZNONODE)) return 0;
   /* The list is read under its lock only (an unlocked look at watch_list
@@ -160,6 +160,7 @@ int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r) {
   op->held_ns = 0;
   int held = z->watch_list && read_blocked_locked(z, op, r->rc, r->stat);
   if (held) {
+    if (keep) keep(op);
     op->held_ns = zkr__now_ns();
     op->kept = zkr__reply_copy(op->shape, r);
     op->wf_next = z->wf_held;

@@ -87,7 +87,9 @@ void zkr__watch_free_all(struct zkr *z);
 
 /* The watch event before the new data (watch.c): a read held, and the
  * hand-on of those nothing blocks any more after records changed. */
-int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r);
+/* keep: called under the registry's lock when op is held (a hedged
+ * read's extra hold, taken before any resume can run), or NULL. */
+int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r, void (*keep)(zkr__op_t *));
 void zkr__watch_done(struct zkr *z, zkr__watch_t *gone);
 void zkr__watch_release_all_held(struct zkr *z);
 void zkr__watch_hold_tick(struct zkr *z);

@@ -142,5 +142,7 @@ if [ $status -ne 0 ]; then
   echo "failures:"
   grep -a -E ':[0-9]+:[EF]:|^not ok|^==[0-9]+==ERROR: |WARNING: ThreadSanitizer|runtime error: |^(FAIL|ERROR): |^valgrind: .*(exit|failed)|^sanitize: .*[1-9][0-9]* sanitizer report|FAILED' \
     "$out" | sort | uniq -c | sort -rn | head -n 40 || true
+  # What memcheck said of each failing process (scripts/valgrind.sh).
+  [ ! -s tests/valgrind/excerpts.txt ] || head -n 120 tests/valgrind/excerpts.txt
 fi
 exit $status

@@ -91,7 +91,18 @@ for f in "$logs"/*.log; do
   ind=$(sed -n 's/.*indirectly lost: \([0-9,]*\) bytes.*/\1/p' "$f" | tr -d , | tail -1)
   sup=$(sed -n 's/.*suppressed: \([0-9,]*\) bytes.*/\1/p' "$f" | tr -d , | tail -1)
   printf '%-28s %8s %12s %12s %10s\n' "$name" "${errors:-?}" "${def:-0}" "${ind:-0}" "${sup:-0}"
-  if [ "${errors:-1}" != 0 ] || [ "${def:-0}" != 0 ] || [ "${ind:-0}" != 0 ]; then status=1; fi
+  if [ "${errors:-1}" != 0 ] || [ "${def:-0}" != 0 ] || [ "${ind:-0}" != 0 ]; then
+    status=1
+    # What memcheck said, for the run's closing lines (scripts/test.sh
+    # prints tests/valgrind/excerpts.txt last): the errors and the lost
+    # blocks with their stacks, without the banner and the summaries.
+    { echo "valgrind: $name: $(sed -n 's/^==[0-9]*== Command: //p' "$f" | head -1)"
+      sed -e 's/^==[0-9]*== \{0,1\}//' "$f" | awk '
+        /^(HEAP|LEAK|ERROR) SUMMARY|^Memcheck,|^Copyright|^Using Valgrind|^Command:|^Parent PID:/ { skip = 1; next }
+        /^$/ { if (!skip && n) print "  |"; skip = 0; next }
+        !skip { print "  | " $0; n++ }' | head -n 60
+    } >>"$logs/excerpts.txt"
+  fi
 done
 [ "$status" -eq 0 ] && echo "valgrind: 0 errors, 0 bytes lost in zkroute's code" ||
   echo "valgrind: FAILED"

@@ -249,6 +249,7 @@ static void remember(zkr__watch_t *w, const struct Stat *stat) {
   if (stat) {
     w->mzxid = stat->mzxid;
     w->pzxid = stat->pzxid;
+    w->czxid = stat->czxid;
   }
 }
 
@@ -281,6 +282,21 @@ static int64_t seen(const zkr__watch_t *w) {
   return w->kind == ZKR__WATCH_CHILD ? w->pzxid : w->mzxid;
 }
 
+/* Whether the change that fired f fires r too, r being a record of f's
+ * path that an event of type fires: unless r's read saw a later state
+ * than f's (it was set after that change: stock's read registered anew
+ * after the change, and fires for the next one), or, for a deletion, a
+ * later incarnation of the node (created again after the deletion that
+ * fired f). */
+static int same_change(const zkr__watch_t *r, const zkr__watch_t *f, int type) {
+  if (type == ZOO_DELETED_EVENT) return !(r->existed && f->existed && r->czxid > f->czxid);
+  /* Data and exists watches on a node both saw its mzxid, child watches
+   * its pzxid. */
+  int comparable =
+      r->existed && f->existed && (r->kind == ZKR__WATCH_CHILD) == (f->kind == ZKR__WATCH_CHILD);
+  return !(comparable && seen(r) > seen(f));
+}
+
 /* Whether r, set before f on f's path, must be delivered before f's event
  * (f->fire): r's event came and waits too, or r has had none yet and the
  * same change will fire it - unless r's read saw a later state than f's,
@@ -288,9 +304,7 @@ static int64_t seen(const zkr__watch_t *w) {
 static int blocks(const zkr__watch_t *r, const zkr__watch_t *f) {
   if (r == f || !r->seq || r->seq >= f->seq || !triggers(f->fire, r)) return 0;
   if (r->fire) return 1;
-  if (!waiting(r)) return 0;
-  int comparable = r->kind == f->kind && r->existed && f->existed;
-  return !(comparable && seen(r) > seen(f));
+  return waiting(r) && same_change(r, f, f->fire);
 }
 
 /* Queues w's event for the application (under watch_mu: w stays whole).
@@ -301,23 +315,28 @@ void zkr__watch_deliver_locked(zkr__watch_t *w, int type) {
     zkr__deliver_watch(z, w->fn, w->ctx, type, ZOO_CONNECTED_STATE, w->path);
 }
 
-/* A pair is called once per event: the same pair's other records of the
- * path that the event fires are consumed (their own events swallowed).
- * They are registrations of one watch in stock's eyes: two reads that set
- * the pair at once on two members, or a deletion firing the pair's data
- * and child tables.  A record whose read saw a later state than f's is
- * kept: it was set after the change that fired f (stock's second read
- * registers anew after the first registration fired), and fires for the
- * next one. */
+/* f's event (type) is the path's event: stock fires the watchers of a
+ * path from one server's table, so one change calls each pair once, and
+ * all with the same event, whichever member's copy came first.  The
+ * other records of the path that the same change fires are consumed
+ * (their own copies swallowed when they come):
+ *  - the same pair's: two reads that set the pair at once on two members,
+ *    or a deletion firing the pair's data and child tables - not called
+ *    again;
+ *  - another pair's (spread gave it the change when it came): f's event,
+ *    delivered in its turn of the order the pairs were set (its own copy
+ *    may say otherwise: a re-arm that found the node gone reports DELETED
+ *    where a live member reported CHANGED).
+ * A record the change does not fire (same_change) is kept, and fires for
+ * the next one. */
 static void consume_twins(zkr_t *z, const zkr__watch_t *f, int type, zkr__watch_t **gone) {
   for (zkr__watch_t *r = z->watch_list, *next; r; r = next) {
     next = r->next;
-    if (r == f || r->fn != f->fn || r->ctx != f->ctx || strcmp(r->path, f->path) != 0 ||
-        !triggers(type, r))
+    if (r == f || strcmp(r->path, f->path) != 0 || !triggers(type, r) || !same_change(r, f, type))
       continue;
-    int comparable = r->kind == f->kind && r->existed && f->existed;
-    if (type != ZOO_DELETED_EVENT && comparable && seen(r) > seen(f)) continue;
-    if (r->fire == type) {
+    if (r->fn != f->fn || r->ctx != f->ctx) {
+      if (r->fire) r->fire = type; /* its copy of this change (spread) waits its turn */
+    } else if (r->fire == type) {
       /* Its copy of this very event, delivered now by f's.  A consumed
        * record (its event made here, by a re-arm or a superseding read)
        * still has a registration whose own event must come and be
@@ -358,11 +377,30 @@ void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) 
   }
 }
 
+/* w's event (type) came: the change it reports fires the other pairs of
+ * the path that were set before it (stock's one table fires them all
+ * at once), whatever member holds them and whatever event their own
+ * copies will say: each gets type now, and its own copy is swallowed.
+ * The same pair's records are left to consume_twins (called once). */
+static void spread(zkr_t *z, const zkr__watch_t *w, int type) {
+  for (zkr__watch_t *r = z->watch_list; r; r = r->next) {
+    if (r == w || (r->fn == w->fn && r->ctx == w->ctx) || !waiting(r) ||
+        strcmp(r->path, w->path) != 0 || !triggers(type, r) || !same_change(r, w, type))
+      continue;
+    if (r->state == ZKR__W_ARMED || r->state == ZKR__W_REARMING)
+      zkr__watch_set_state_locked(z, r, ZKR__W_CONSUMED);
+    else zkr__watch_set_state_locked(z, r, ZKR__W_HELD); /* lost: nothing to swallow */
+    r->fire = type;
+    if (!r->seq) r->seq = ++z->watch_seq;
+  }
+}
+
 void zkr__watch_fire_locked(zkr_t *z, zkr__watch_t *w, int type, int synthetic,
                             zkr__watch_t **gone) {
   w->fire = type;
   if (!synthetic) zkr__watch_set_state_locked(z, w, ZKR__W_HELD);
   if (!w->seq) w->seq = ++z->watch_seq;
+  spread(z, w, type);
   zkr__watch_release_locked(z, w->path, gone);
 }
 

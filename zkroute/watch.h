@@ -36,13 +36,13 @@ struct zkr__watch {
   void *ctx;
   int kind; /* ZKR__WATCH_* */
   char *path;
-  int member;    /* member slot whose session it is armed on */
-  zhandle_t *zh; /* ... the session's zhandle: events from any other
+  int member;                    /* member slot whose session it is armed on */
+  zhandle_t *zh;                 /* ... the session's zhandle: events from any other
                        zhandle are stale and ignored */
-  int state;     /* ZKR__W_*, under watch_mu */
-  int reuses;    /* reads in flight that set it again, under watch_mu */
-  int existed;   /* the node as the arming read saw it */
-  int64_t mzxid, pzxid;
+  int state;                     /* ZKR__W_*, under watch_mu */
+  int reuses;                    /* reads in flight that set it again, under watch_mu */
+  int existed;                   /* the node as the arming read saw it */
+  int64_t mzxid, pzxid, czxid;   /* czxid: which incarnation of the node it saw */
   int64_t ppzxid;                /* an exists watch on a missing node: its parent's pzxid
                      once learned on the same session, -1 unknown */
   uint64_t id;                   /* unique in the handle: answers that may outlive the

@@ -54,12 +54,18 @@ static void rearmed(rearm_t *a, int rc, const struct Stat *st, int64_t pp) {
   pthread_mutex_lock(&z->watch_mu);
   zkr__watch_t *w = zkr__watch_by_id_locked(z, a->id);
   if (!w || w->zh != a->zh || w->state != ZKR__W_REARMING) {
-    /* Its session was closed meanwhile, or the pair was set again and
-     * superseded it: a superseded record with no registration left goes. */
-    if (w && w->zh == a->zh && w->state == ZKR__W_CONSUMED && rc != ZOK && rc != ZNONODE &&
-        !w->fire && zkr__watch_over_locked(z, w)) {
-      w->next = gone;
-      gone = w;
+    /* Its session was closed meanwhile, or the pair was set again or
+     * another pair's event came (consumed): a consumed record whose re-arm
+     * set no watch (failed, or a get or children read of a node gone) has
+     * no registration left, and goes once its event was delivered. */
+    int none = rc != ZOK && !(w && w->kind == ZKR__WATCH_EXIST && rc == ZNONODE);
+    if (w && w->zh == a->zh && w->state == ZKR__W_CONSUMED && none) {
+      if (w->fire) {
+        w->swallow = 1; /* nothing left to swallow: over once delivered */
+      } else if (zkr__watch_over_locked(z, w)) {
+        w->next = gone;
+        gone = w;
+      }
     }
     pthread_mutex_unlock(&z->watch_mu);
     zkr__watch_done(z, gone);

@@ -279,6 +279,42 @@ START_TEST(exists_watch_set_after_the_change_not_fired) {
 }
 END_TEST
 
+static int records(void) {
+  int n = 0;
+  pthread_mutex_lock(&z->watch_mu);
+  for (zkr__watch_t *w = z->watch_list; w; w = w->next) n++;
+  pthread_mutex_unlock(&z->watch_mu);
+  return n;
+}
+
+/* A re-arm on its way when another pair's event fires the record: the
+ * record is called with that event, and when its re-arm comes back
+ * having set nothing (a get of a node gone) no record is left behind. */
+START_TEST(rearm_overtaken_by_another_pairs_event_leaves_nothing) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/o", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *g1 = next_req(FK_GET, "/o");
+  fake_reply(g1, ZOK, 5, 5, "a");
+  ck_assert_int_eq(zkr_awget(z, "/o", watcher, (void *)2, done_data, (void *)12), ZOK);
+  fake_req_t *g2 = next_req(FK_GET, "/o");
+  fake_reply(g2, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 12), 0);
+  fake_req_t *lost = g1->h != h[1] ? g1 : g2, *live = lost == g1 ? g2 : g1;
+  fake_session_event(lost->h, ZOO_EXPIRED_SESSION_STATE);
+  fake_req_t *rg = fake_wait(NULL, FK_GET, "/o");
+  ck_assert_ptr_nonnull(rg);
+  fake_fire(live->h, "/o", ZOO_CHANGED_EVENT);
+  int a = ev_find(0, EV_WATCH, 1), b = ev_find(0, EV_WATCH, 2);
+  ck_assert_int_ge(a, 0);
+  ck_assert_int_gt(b, a);
+  fake_reply(rg, ZNONODE, 0, 0, NULL);
+  sleep_ms(50);
+  ck_assert_int_eq(records(), 0);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 1);
+}
+END_TEST
+
 /* A watcher set after the change (its read saw the new state) does not
  * wait for one set before it: it would never fire for that change. */
 START_TEST(watcher_set_after_the_change_is_not_held) {
@@ -630,6 +666,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, watcher_set_after_the_change_is_not_held);
   tcase_add_test(tc, watchers_of_a_path_get_one_event);
   tcase_add_test(tc, exists_watch_set_after_the_change_not_fired);
+  tcase_add_test(tc, rearm_overtaken_by_another_pairs_event_leaves_nothing);
   tcase_add_test(tc, watch_event_before_the_new_data);
   tcase_add_test(tc, watch_event_before_the_new_data_hedged);
   tcase_add_test(tc, held_read_closing);

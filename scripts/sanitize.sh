@@ -55,11 +55,16 @@ export ZKR_IT_SKIP="${ZKR_IT_SKIP:-} it_dropin.sh"
 export ZKR_IT_NO_PRELOAD=1
 status=0
 if [ "$mode" = asan ]; then
-  # One test at a time: faultproxy-bench measures delays, and sharing two
-  # cores with the integration tests under ASan makes those measurements
-  # (not the code) miss.
   make -j"$(nproc)" check TESTS= TEST_SUITE_LOG=build.log >/dev/null
-  make check || status=$?
+  # The unit tests, lints and simulator regressions (CPU only, no clock
+  # they depend on) share the cores; then faultproxy-bench and the
+  # integration tests one at a time: faultproxy-bench measures delays, and
+  # sharing two cores with the integration tests under ASan makes those
+  # measurements (not the code) miss.
+  # shellcheck disable=SC2016 # expanded by make, not the shell
+  make -j"$(nproc)" check TESTS='$(UNIT_TESTS) $(LINTS) tests/sim/regressions.sh' \
+    TEST_SUITE_LOG=unit-suite.log || status=$?
+  make check TESTS='tests/harness/faultproxy-bench tests/integration/integration.sh' || status=$?
 else
   # shellcheck disable=SC2016 # expanded by make, not the shell
   make -j"$(nproc)" check TESTS= TEST_SUITE_LOG=build.log >/dev/null
@@ -68,8 +73,10 @@ else
   # robustness, hedging (the hedge thread; its one time check has a 10x
   # margin) and read-selector integration tests; the fault tests run in
   # the normal and ASan builds.
+  # The unit tests share the cores; the integration tests run after them.
+  make -j"$(nproc)" check TESTS='$(UNIT_TESTS)' TEST_SUITE_LOG=unit-suite.log || status=$?
   ZKR_IT_TESTS=${ZKR_IT_TESTS:-it_routing it_robust it_hedge it_select} \
-    make check TESTS='$(UNIT_TESTS) tests/integration/integration.sh' || status=$?
+    make check TESTS='tests/integration/integration.sh' || status=$?
 fi
 
 # What the sanitizers said, whatever the outcome.  (grep finds nothing in

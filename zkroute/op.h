@@ -95,6 +95,10 @@ typedef struct zkr__op {
   int watch_reused;                  /* watch is an armed record set again */
   int watch_unbound;                 /* ... whose session was replaced before
                                    the read was sent: sent without it */
+  uint64_t watch_id;                 /* the record the read armed (0 none): while
+                                        the read is held, that record's event waits
+                                        for it, as a server sends a read's reply
+                                        before the events of the watch it set */
   int pin;                           /* member it must go to, -1 any */
 
   /* Paths registered in the in-flight set by this write. */

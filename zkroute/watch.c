@@ -199,17 +199,39 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
     }
   }
   pthread_mutex_unlock(&z->watch_mu);
+  /* In batches: the reads, then the events of the records they armed,
+   * which waited for them (read_held_locked). */
+  int released = 0;
   while (ready) {
-    zkr__op_t *n = ready->wf_next;
-    ready->wf_next = NULL;
-    if (ended) {
-      zkr__reply_free(ready->kept);
-      ready->kept = NULL;
-      ready->kept_rc = ended;
+    uint64_t ids[16];
+    size_t n_ids = 0;
+    while (ready && n_ids < sizeof ids / sizeof ids[0]) {
+      zkr__op_t *n = ready->wf_next;
+      ready->wf_next = NULL;
+      if (ended) {
+        zkr__reply_free(ready->kept);
+        ready->kept = NULL;
+        ready->kept_rc = ended;
+      }
+      if (ready->watch_id && !ended) ids[n_ids++] = ready->watch_id;
+      zkr__op_resume(ready);
+      ready = n;
     }
-    zkr__op_resume(ready);
-    ready = n;
+    if (!n_ids) continue;
+    zkr__watch_t *gone2 = NULL;
+    pthread_mutex_lock(&z->watch_mu);
+    for (size_t i = 0; i < n_ids; i++) {
+      zkr__watch_t *w = zkr__watch_by_id_locked(z, ids[i]);
+      if (w && w->fire) {
+        zkr__watch_release_locked(z, w->path, &gone2);
+        released = 1;
+      }
+    }
+    pthread_mutex_unlock(&z->watch_mu);
+    zkr__watch_free_list(gone2);
   }
+  /* Those events may unblock other held reads. */
+  if (released) done_with(z, NULL, 0);
 }
 
 void zkr__watch_done(zkr_t *z, zkr__watch_t *gone) { done_with(z, gone, 0); }
@@ -351,6 +373,14 @@ static void consume_twins(zkr_t *z, const zkr__watch_t *f, int type, zkr__watch_
   }
 }
 
+/* Whether the read that armed w is held (for an event of another record):
+ * w's event waits for that read's completion (done_with). */
+static int read_held_locked(const zkr_t *z, const zkr__watch_t *w) {
+  for (const zkr__op_t *op = z->wf_held; op; op = op->wf_next)
+    if (op->watch_id == w->id) return 1;
+  return 0;
+}
+
 /* Delivers, in the order they were set, the events of path's records
  * whose turn it is. */
 void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) {
@@ -359,7 +389,7 @@ void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) 
     for (zkr__watch_t *f = z->watch_list; f; f = f->next) {
       if (!f->fire || strcmp(f->path, path) != 0) continue;
       if (next_f && next_f->seq <= f->seq) continue;
-      int blocked = 0;
+      int blocked = read_held_locked(z, f);
       for (zkr__watch_t *r = z->watch_list; r && !blocked; r = r->next)
         blocked = strcmp(r->path, path) == 0 && blocks(r, f);
       if (!blocked) next_f = f;
@@ -473,6 +503,7 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
   if (!op->watch) return;
   int armed = (rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE)) && !op->watch_unbound;
   const struct Stat *st = rc == ZOK ? stat : NULL;
+  op->watch_id = armed ? op->watch->id : 0;
   if (op->watch_reused) zkr__watch_reuse_done(op->watch, armed, op->member, op->zh, st);
   else if (armed) zkr__watch_armed(op->watch, op->member, op->zh, st);
   else zkr__watch_discard(op->watch);

@@ -361,6 +361,35 @@ static fake_req_t *read_held_for_watch(void) {
   return g1;
 }
 
+/* The held read sets a watch itself (tag 12, watcher 2), and the next
+ * change reaches its member before the first watch's event: stock's
+ * server sends the read's reply before the events of the watch it set,
+ * so the order is watcher 1 (the same change fires it), the read, then
+ * watcher 2. */
+START_TEST(held_read_completes_before_its_own_watch_fires) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *g1 = next_req(FK_GET, "/n");
+  fake_reply(g1, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)2, done_data, (void *)12), ZOK);
+  fake_req_t *g2 = next_req(FK_GET, "/n");
+  ck_assert_ptr_ne(g2->h, g1->h);
+  fake_reply(g2, ZOK, 9, 9, "b");
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 0); /* held for watcher 1 */
+  fake_fire(g2->h, "/n", ZOO_CHANGED_EVENT);
+  int w1 = ev_find(0, EV_WATCH, 1), d = ev_find(0, EV_DONE, 12), w2 = ev_find(0, EV_WATCH, 2);
+  ck_assert_int_ge(w1, 0);
+  ck_assert_int_gt(d, w1);
+  ck_assert_int_gt(w2, d);
+  fake_fire(g1->h, "/n", ZOO_CHANGED_EVENT);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 1);
+}
+END_TEST
+
 /* A read whose reply shows a change a watch of the handle, armed on
  * another member, has not fired for yet: the event comes first. */
 START_TEST(watch_event_before_the_new_data) {
@@ -670,6 +699,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, watch_event_before_the_new_data);
   tcase_add_test(tc, watch_event_before_the_new_data_hedged);
   tcase_add_test(tc, held_read_closing);
+  tcase_add_test(tc, held_read_completes_before_its_own_watch_fires);
   tcase_add_test(tc, removed_watcher_not_rearmed);
   tcase_add_test(tc, rearmed_exists_watch_sees_create_and_delete);
   tcase_add_test(tc, no_watch_event_after_expired);

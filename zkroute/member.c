@@ -10,8 +10,8 @@
 #include <time.h>
 
 #include "auth.h"
-#include "completion.h"
 #include "handle.h"
+#include "latency.h"
 #include "monitor.h"
 #include "router.h"
 #include "session.h"
@@ -210,7 +210,7 @@ static int connection_trouble(int rc) {
  * trouble asks the monitor for a srvr poll at once (DESIGN.md section 5). */
 void zkr__member_op_done(zkr__op_t *op, int rc) {
   zkr__member_t *m = &op->z->members[op->member];
-  if (rc != ZOK && !zkr__op_server_answered(rc) && rc != ZCLOSING) m->errors++;
+  if (rc != ZOK && !zkr__latency_server_answered(rc) && rc != ZCLOSING) m->errors++;
   if (connection_trouble(rc) && op->is_write) zkr__monitor_kick(op->z);
 }
 

@@ -9,7 +9,7 @@
 #include "api.h"
 #include "barrier.h"
 #include "handle.h"
-#include "monitor.h"
+#include "kick.h"
 #include "router.h"
 
 /* ---- checks ---- */
@@ -88,7 +88,7 @@ int zkr__api_submit(zkr__op_t *op) {
   /* The monitor polls slowly while idle: the first operation after an
    * idle spell has it poll now, so the leader and the members' state are
    * fresh again within one poll. */
-  if (z->poll_idle && atomic_exchange(&z->poll_idle, 0)) zkr__monitor_kick(z);
+  if (z->poll_idle && atomic_exchange(&z->poll_idle, 0)) zkr__kick_monitor(z);
   zkr__order_add(op);
   int rc = zkr__route(op);
   if (rc != ZOK) {

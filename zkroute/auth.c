@@ -25,7 +25,7 @@
 #include "auth.h"
 #include "deliver.h"
 #include "handle.h"
-#include "monitor.h"
+#include "kick.h"
 #include "session.h"
 #include "registry.h"
 #include "zkapi.h"
@@ -89,7 +89,7 @@ static void auth_done(int rc, const void *data) {
   r->next = z->auth_answers;
   z->auth_answers = r;
   pthread_mutex_unlock(&z->ans_mu);
-  zkr__monitor_kick(z);
+  zkr__kick_monitor(z);
 }
 
 /* One answer applied, under auth_mu. */

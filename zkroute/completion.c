@@ -18,7 +18,7 @@
 #include "handle.h"
 #include "health_apply.h"
 #include "hedge_apply.h"
-#include "monitor.h"
+#include "kick.h"
 #include "router.h"
 #include "session.h"
 #include "watch.h"
@@ -51,7 +51,7 @@ static void see_zxids(zkr_t *z, const struct Stat *st) {
   }
   /* An epoch no srvr answer showed yet: a leader change the monitor has
    * not seen; it polls now. */
-  if (x > cur && (uint32_t)((uint64_t)x >> 32) > z->srvr_epoch) zkr__monitor_kick(z);
+  if (x > cur && (uint32_t)((uint64_t)x >> 32) > z->srvr_epoch) zkr__kick_monitor(z);
 }
 
 static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {

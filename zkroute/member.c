@@ -11,8 +11,8 @@
 
 #include "auth.h"
 #include "handle.h"
+#include "kick.h"
 #include "latency.h"
-#include "monitor.h"
 #include "router.h"
 #include "session.h"
 #include "zkapi.h"
@@ -211,7 +211,7 @@ static int connection_trouble(int rc) {
 void zkr__member_op_done(zkr__op_t *op, int rc) {
   zkr__member_t *m = &op->z->members[op->member];
   if (rc != ZOK && !zkr__latency_server_answered(rc) && rc != ZCLOSING) m->errors++;
-  if (connection_trouble(rc) && op->is_write) zkr__monitor_kick(op->z);
+  if (connection_trouble(rc) && op->is_write) zkr__kick_monitor(op->z);
 }
 
 void zkr__member_sample(zkr__member_t *m, uint64_t now_ns, double ms) {
@@ -268,7 +268,7 @@ void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path, v
   else if (m->down_since_ns == 0) m->down_since_ns = zkr__now_ns();
   if ((state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE) && !m->joined) {
     zkr__member_maybe_join(m);
-    zkr__monitor_kick(z);
+    zkr__kick_monitor(z);
     return;
   }
   if (state == ZOO_EXPIRED_SESSION_STATE) {
@@ -289,11 +289,11 @@ void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path, v
     zkr__gate_flush(z); /* parked operations may go now */
     /* A member back after an election: learn the new leader now rather
      * than at the next poll. */
-    zkr__monitor_kick(z);
+    zkr__kick_monitor(z);
   } else if (was_usable || m->expired) {
     /* Losing the write session (or any member) makes the monitor poll at
      * once, so writes move to the new leader without waiting a period;
      * an expired carrier is re-created there. */
-    zkr__monitor_kick(z);
+    zkr__kick_monitor(z);
   }
 }

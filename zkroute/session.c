@@ -23,7 +23,7 @@
 #include "auth.h"
 #include "deliver.h"
 #include "handle.h"
-#include "monitor.h"
+#include "kick.h"
 #include "policy.h"
 #include "registry.h"
 #include "rescue.h"
@@ -106,7 +106,7 @@ void zkr__session_update(zkr_t *z) {
    * waiting for the owner's answer may have it already: the monitor sees
    * to both (zkr__session_tick), since this may run where the write gate
    * is held. */
-  if (chosen) zkr__monitor_kick(z);
+  if (chosen) zkr__kick_monitor(z);
 }
 
 /* How long after the last failure of a slot's lost connection its dip

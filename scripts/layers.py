@@ -40,7 +40,7 @@ LAYER_OF = {
     "zkapi": "zk", "srvr_fetch": "zk", "resolve": "zk", "runtime": "api",
     "op": "core", "member": "core", "auth": "core", "watch": "core", "watch_record": "core",
     "deliver": "core", "registry": "core", "policy": "core", "selector": "core",
-    "internal": "core", "log": "core", "kick": "core",
+    "internal": "core", "log": "core", "kick": "core", "hooks": "core",
     "router": "route", "dispatch": "route", "completion": "route", "barrier": "route",
     "health_apply": "route", "hedge_apply": "route", "watch_rearm": "route",
     "watch_remove": "route",

@@ -72,18 +72,19 @@ static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
 }
 
 /* Hands the application's completion of op on: a connection loss first
- * dips the virtual state (session.c), then a waiter is signalled here and
- * anything else goes to the delivery thread; then op leaves the issue
- * order, which may hand on a barrier that waited for it (barrier.c). */
+ * dips the virtual state (the session's dip hook, zkr__session_dip), then a
+ * waiter is signalled here and anything else goes to the delivery thread;
+ * then op leaves the issue order, which may hand on a barrier that waited
+ * for it (zkr__order_done). */
 void zkr__op_hand_on(zkr__op_t *op, const zkr__result_t *r) {
   zkr_t *z = op->z;
   int dipped = 0;
   if (op->app && (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT) && op->member >= 0)
-    dipped = zkr__session_dip(z, op->member);
+    dipped = zkr__hooks_session_dip(z, op->member);
   if (op->direct) zkr__deliver_call(op->shape, op->cb, op->data, r);
   else zkr__deliver_result(z, op->shape, op->cb, op->data, r);
   if (op->app) zkr__order_done(op);
-  if (op->member >= 0) zkr__session_dip_check(z, op->member, dipped);
+  if (op->member >= 0) zkr__hooks_session_dip_check(z, op->member, dipped);
 }
 
 /* The start of every completion: `a` is the request that completed, op

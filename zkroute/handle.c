@@ -25,6 +25,7 @@
 #include "router.h"
 #include "runtime.h"
 #include "selector.h"
+#include "session.h"
 #include "watch.h"
 #include "zkapi.h"
 
@@ -141,6 +142,9 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout
   *out = NULL;
   zkr_t *z = calloc(1, sizeof *z);
   if (!z) return ZKR_ENOMEM;
+  /* The upper layers' callbacks, before anything can call them. */
+  z->session_hooks = &zkr__session_hooks;
+  z->route_hooks = &zkr__router_hooks;
   pthread_mutex_init(&z->ctx_mu, NULL);
   pthread_mutex_init(&z->state_mu, NULL);
   pthread_mutex_init(&z->gate_mu, NULL);

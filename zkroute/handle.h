@@ -20,6 +20,11 @@
 #include "zkroute.h"
 
 struct zkr {
+  /* The upper layers' callbacks (hooks.h), set when the handle is made
+   * and never changed; NULL in a handle made without those layers. */
+  const struct zkr__session_hooks *session_hooks;
+  const struct zkr__route_hooks *route_hooks;
+
   zkr_options_t opts;
   zkr__health_cfg_t hcfg;
   zkr__hostlist_t hosts;

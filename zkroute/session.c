@@ -36,8 +36,6 @@
 
 int zkr__session_owner(zkr_t *z) { return z->owner; }
 
-int zkr__session_is_owner(zkr_t *z, const zkr__member_t *m) { return z->owner == m->index; }
-
 /* Under state_mu, when a member session is established: the leader's
  * session if it is connected, else the first connected voter's, else any
  * connected member's.  Not waiting for the leader's session keeps the
@@ -296,3 +294,10 @@ struct sockaddr *zkr_get_connected_host(zkr_t *z, struct sockaddr *addr, socklen
   zkr__unhold(slot);
   return r;
 }
+
+/* The layers below call these through the handle (hooks.h). */
+const zkr__session_hooks_t zkr__session_hooks = {
+    .update = zkr__session_update,
+    .dip = zkr__session_dip,
+    .dip_check = zkr__session_dip_check,
+};

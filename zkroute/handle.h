@@ -216,4 +216,11 @@ struct zkr {
   _Atomic int metrics_on;
 };
 
+/* Registers the hook zkr_close calls for every handle: phase 0 when the
+ * close starts (the handle is still whole), phase 1 after its last
+ * callback, just before it is freed.  One hook per process, registered
+ * before any handle exists (a library constructor): it is read without a
+ * lock. */
+void zkr__handle_set_close_hook(void (*hook)(struct zkr *z, int phase));
+
 #endif

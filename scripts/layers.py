@@ -35,7 +35,7 @@ LAYERS = ["model", "zk", "core", "route", "session", "api", "dropin"]
 # layering step): stem -> layer.
 LAYER_OF = {
     "hosts": "model", "srvr": "model", "health": "model", "hedge": "model",
-    "dynconfig": "model", "inflight": "model", "options": "model", "errors": "model",
+    "dynconfig": "model", "inflight": "model", "options": "model", "errors": "model", "path": "model",
     "base": "model", "strict": "model", "latency": "model", "stats_schema": "model",
     "zkapi": "zk", "srvr_fetch": "zk", "resolve": "zk", "runtime": "api",
     "op": "core", "member": "core", "auth": "core", "watch": "core", "watch_record": "core",

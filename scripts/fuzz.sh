@@ -27,7 +27,8 @@ FUZZ_OUT=${FUZZ_OUT:-tests/fuzz/out}
 FUZZ_CFLAGS=${FUZZ_CFLAGS:--g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined}
 LLVM_PROFDATA=${LLVM_PROFDATA:-llvm-profdata}
 LLVM_COV=${LLVM_COV:-llvm-cov}
-# The library's C sources (the path target takes them all), from make.
+# The library's C sources (a target without a list of its own takes them
+# all), from make.
 LIB_SOURCES=${LIB_SOURCES:-}
 ZK_CPPFLAGS=${ZK_CPPFLAGS:-} ZK_LDFLAGS=${ZK_LDFLAGS:-} ZK_LIBS=${ZK_LIBS:--lzookeeper_mt}
 
@@ -38,14 +39,15 @@ sources() {
 	srvr) echo zkroute/srvr.c ;;
 	options) echo zkroute/options.c zkroute/hosts.c ;; # hosts.c: the metrics option's address
 	config) echo zkroute/dynconfig.c zkroute/hosts.c ;;
+	path) echo zkroute/path.c ;;
 	*) for f in $LIB_SOURCES; do case $f in *.c) echo "$f" ;; esac; done ;;
 	esac
 }
-functions() { case $1 in path) echo check_path ;; *) echo . ;; esac; }
+functions() { case $1 in path) echo path_check ;; *) echo . ;; esac; }
 # The files whose coverage is reported.
 reported() {
 	for f in $(sources "$1"); do
-		case $1:$f in path:*api_check.c | hosts:* | srvr:* | options:*/options.c | config:*/dynconfig.c)
+		case $1:$f in path:*/path.c | hosts:* | srvr:* | options:*/options.c | config:*/dynconfig.c)
 			echo "$srcdir/$f" ;;
 		esac
 	done

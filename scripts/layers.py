@@ -21,9 +21,12 @@ A file's layer is its folder when the library is in folders by layer
 the table LAYER_OF below (the layers the code had before they became
 folders).  With --check it exits 1 when an include line breaks the rule,
 a call goes upward, or the largest circle is larger than 6 files (the
-route/ pipeline around completion).  It reads text only: a name defined
-in two files, a call in a comment or a macro may mislead it, and it says
-nothing of what runs.
+route/ pipeline around completion); `make check` runs it
+(tests/lint/layers.sh).  While the folder is flat, the include rule has
+no folders to check: only the calls are checked then.  It reads text
+only: a name defined in two files, a call in a comment or a macro may
+mislead it, and it says nothing of what runs.  A call through a table of
+callbacks (hooks.h) names no function, and is no call here.
 """
 import os
 import re
@@ -35,12 +38,12 @@ LAYERS = ["model", "zk", "core", "route", "session", "api", "dropin"]
 # layering step): stem -> layer.
 LAYER_OF = {
     "hosts": "model", "srvr": "model", "health": "model", "hedge": "model",
-    "dynconfig": "model", "inflight": "model", "options": "model", "errors": "model",
+    "dynconfig": "model", "inflight": "model", "options": "model", "errors": "model", "path": "model",
     "base": "model", "strict": "model", "latency": "model", "stats_schema": "model",
     "zkapi": "zk", "srvr_fetch": "zk", "resolve": "zk", "runtime": "api",
     "op": "core", "member": "core", "auth": "core", "watch": "core", "watch_record": "core",
     "deliver": "core", "registry": "core", "policy": "core", "selector": "core",
-    "internal": "core", "log": "core",
+    "internal": "core", "log": "core", "kick": "core", "hooks": "core",
     "router": "route", "dispatch": "route", "completion": "route", "barrier": "route",
     "health_apply": "route", "hedge_apply": "route", "watch_rearm": "route",
     "watch_remove": "route",
@@ -54,7 +57,10 @@ LAYER_OF = {
     "compat_check": "dropin",
 }
 
-DEF_RE = re.compile(r"^(?!static\b)[A-Za-z_][\w \*]*?\b(zkr__\w+)\s*\([^;]*$")
+# A definition: the name and its "(" at the start of a line, then either
+# nothing with a ";" (the parameters go on), or the parameters and the "{"
+# of a body on the same line (a one-line function).
+DEF_RE = re.compile(r"^(?!static\b)[A-Za-z_][\w \*]*?\b(zkr__\w+)\s*\(([^;{]*$|[^;{]*\)\s*\{)")
 STATIC_DEF_RE = re.compile(r"^static\b")
 CALL_RE = re.compile(r"\b(zkr__\w+)\s*\(")
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
@@ -225,8 +231,11 @@ def main():
     for (f, line, why) in bad:
         print(f"  {f}: {line} ({why})")
 
-    if check and (bad or up or len(big) > 6):
+    if check and (bad or up):
         print("layers: FAILED (the rule of DESIGN.md section 9)")
+        return 1
+    if check and len(big) > 6:
+        print(f"layers: FAILED (a circle of {len(big)} files; at most 6)")
         return 1
     return 0
 

@@ -4,10 +4,9 @@
 #define ZKR_API_H
 
 #include "handle.h"
+#include "path.h"
 
 int zkr__api_check_handle(zkr_t *z);
-/* ZooKeeper's path rules; a sequential create's prefix may end in '/'. */
-int zkr__api_check_path_mode(const char *path, int sequential);
 int zkr__api_check_value(const char *value, int valuelen);
 int zkr__api_check_acl(const struct ACL_vector *acl);
 /* The bytes an ACL takes in a request, for the size check. */
@@ -21,7 +20,6 @@ int zkr__api_submit(zkr__op_t *op);
 zkr__op_t *zkr__api_path_op(zkr_t *z, zkr__op_type_t type, const char *path, const void *data,
                             int direct, int *rc);
 
-int zkr__check_path(const char *path);
 /* Exposed for the blocking calls (waiter.c): each returns ZOK (the
  * completion will run once) or the error (it will not). */
 int zkr__create(struct zkr *z, const char *path, const char *value, int valuelen,

@@ -9,7 +9,7 @@
 #include "api.h"
 #include "barrier.h"
 #include "handle.h"
-#include "monitor.h"
+#include "kick.h"
 #include "router.h"
 
 /* ---- checks ---- */
@@ -20,31 +20,6 @@ int zkr__api_check_handle(zkr_t *z) {
   if (z->expired || z->auth_failed) return ZINVALIDSTATE;
   return ZOK;
 }
-
-/* ZooKeeper's path rules (PathUtils.validatePath): absolute, no empty,
- * "." or ".." component, no trailing '/' (except a sequential create's
- * prefix), no control characters. */
-int zkr__api_check_path_mode(const char *path, int sequential) {
-  if (!path || path[0] != '/') return ZBADARGUMENTS;
-  size_t len = strlen(path);
-  if (len == 1) return ZOK;
-  if (path[len - 1] == '/' && !sequential) return ZBADARGUMENTS;
-  for (const char *c = path + 1, *seg = path + 1;; c++) {
-    if (*c == '/' || *c == '\0') {
-      size_t n = (size_t)(c - seg);
-      if (n == 0 && !(*c == '\0' && sequential)) return ZBADARGUMENTS;
-      if ((n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.'))
-        return ZBADARGUMENTS;
-      if (*c == '\0') break;
-      seg = c + 1;
-    } else if ((unsigned char)*c < 0x20 || *c == 0x7f) {
-      return ZBADARGUMENTS;
-    }
-  }
-  return ZOK;
-}
-
-int zkr__check_path(const char *path) { return zkr__api_check_path_mode(path, 0); }
 
 int zkr__api_check_value(const char *value, int valuelen) {
   if (valuelen > 0 && !value) return ZBADARGUMENTS;
@@ -88,7 +63,7 @@ int zkr__api_submit(zkr__op_t *op) {
   /* The monitor polls slowly while idle: the first operation after an
    * idle spell has it poll now, so the leader and the members' state are
    * fresh again within one poll. */
-  if (z->poll_idle && atomic_exchange(&z->poll_idle, 0)) zkr__monitor_kick(z);
+  if (z->poll_idle && atomic_exchange(&z->poll_idle, 0)) zkr__kick_monitor(z);
   zkr__order_add(op);
   int rc = zkr__route(op);
   if (rc != ZOK) {
@@ -101,7 +76,7 @@ int zkr__api_submit(zkr__op_t *op) {
 /* An operation on one existing path: delete, set, set_acl and all reads. */
 zkr__op_t *zkr__api_path_op(zkr_t *z, zkr__op_type_t type, const char *path, const void *data,
                             int direct, int *rc) {
-  if ((*rc = zkr__api_check_handle(z)) != ZOK || (*rc = zkr__check_path(path)) != ZOK) return NULL;
+  if ((*rc = zkr__api_check_handle(z)) != ZOK || (*rc = zkr__path_check(path)) != ZOK) return NULL;
   zkr__op_t *op = zkr__op_new(z, type, path);
   if (!op) {
     *rc = ZKR_ENOMEM;

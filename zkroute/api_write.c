@@ -16,7 +16,7 @@ static int create_held(zkr_t *z, const char *path, const char *value, int valuel
                        const struct ACL_vector *acl, int mode, int64_t ttl, int create2, void *cb,
                        const void *data, int direct) {
   int rc = zkr__api_check_handle(z);
-  if (rc == ZOK) rc = zkr__api_check_path_mode(path, mode & ZOO_SEQUENCE);
+  if (rc == ZOK) rc = zkr__path_check_mode(path, mode & ZOO_SEQUENCE);
   if (rc == ZOK) rc = zkr__api_check_value(value, valuelen);
   if (rc == ZOK) rc = zkr__api_check_acl(acl);
   if (rc == ZOK) rc = zkr__api_check_size(z, strlen(path), valuelen, zkr__api_acl_bytes(acl));
@@ -172,7 +172,7 @@ static int amulti_held(zkr_t *z, int count, const zoo_op_t *ops, zoo_op_result_t
     const zoo_op_t *o = &ops[i];
     switch (o->type) {
     case ZOO_CREATE_OP:
-      rc = zkr__api_check_path_mode(o->create_op.path, o->create_op.flags & ZOO_SEQUENCE);
+      rc = zkr__path_check_mode(o->create_op.path, o->create_op.flags & ZOO_SEQUENCE);
       if (rc == ZOK) rc = zkr__api_check_value(o->create_op.data, o->create_op.datalen);
       if (rc == ZOK) rc = zkr__api_check_acl(o->create_op.acl);
       if (rc == ZOK)
@@ -183,12 +183,12 @@ static int amulti_held(zkr_t *z, int count, const zoo_op_t *ops, zoo_op_result_t
       ephemeral |= zkr__mode_ephemeral(o->create_op.flags);
       break;
     case ZOO_DELETE_OP:
-      rc = zkr__check_path(o->delete_op.path);
+      rc = zkr__path_check(o->delete_op.path);
       if (rc == ZOK) bytes += 9 + 4 + strlen(o->delete_op.path) + 4 /* version */;
       writes++;
       break;
     case ZOO_SETDATA_OP:
-      rc = zkr__check_path(o->set_op.path);
+      rc = zkr__path_check(o->set_op.path);
       if (rc == ZOK) rc = zkr__api_check_value(o->set_op.data, o->set_op.datalen);
       if (rc == ZOK)
         bytes += 9 + 4 + strlen(o->set_op.path) + 4 +
@@ -196,7 +196,7 @@ static int amulti_held(zkr_t *z, int count, const zoo_op_t *ops, zoo_op_result_t
       writes++;
       break;
     case ZOO_CHECK_OP:
-      rc = zkr__check_path(o->check_op.path);
+      rc = zkr__path_check(o->check_op.path);
       if (rc == ZOK) bytes += 9 + 4 + strlen(o->check_op.path) + 4 /* version */;
       break;
     default: rc = ZBADARGUMENTS;

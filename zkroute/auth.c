@@ -25,8 +25,8 @@
 #include "auth.h"
 #include "deliver.h"
 #include "handle.h"
-#include "monitor.h"
-#include "session.h"
+#include "hooks.h"
+#include "kick.h"
 #include "registry.h"
 #include "zkapi.h"
 
@@ -89,7 +89,7 @@ static void auth_done(int rc, const void *data) {
   r->next = z->auth_answers;
   z->auth_answers = r;
   pthread_mutex_unlock(&z->ans_mu);
-  zkr__monitor_kick(z);
+  zkr__kick_monitor(z);
 }
 
 /* One answer applied, under auth_mu. */
@@ -181,7 +181,7 @@ void zkr__auth_tick(zkr_t *z) {
   for (auth_reply_t *r = fifo; r; r = r->next) apply_locked(z, r);
   failed = !failed && z->auth_failed;
   pthread_mutex_unlock(&z->auth_mu);
-  if (failed) zkr__session_update(z);
+  if (failed) zkr__hooks_session_update(z);
   while (fifo) {
     auth_reply_t *n = fifo->next;
     zkr__member_maybe_join(fifo->m);

@@ -18,17 +18,10 @@
 #include "handle.h"
 #include "health_apply.h"
 #include "hedge_apply.h"
-#include "monitor.h"
+#include "kick.h"
 #include "router.h"
 #include "session.h"
 #include "watch.h"
-
-/* Replies that came from a server (as opposed to the client library giving
- * up): they measure the member's latency. */
-int zkr__op_server_answered(int rc) {
-  return rc == ZOK || rc == ZNONODE || rc == ZNOAUTH || rc == ZBADVERSION || rc == ZNODEEXISTS ||
-         rc == ZNOTEMPTY || rc == ZNOCHILDRENFOREPHEMERALS;
-}
 
 /* What the application is told for rc.  ZCLOSING comes from a member
  * zhandle that zkroute closed (replaced, or every session after the
@@ -58,7 +51,7 @@ static void see_zxids(zkr_t *z, const struct Stat *st) {
   }
   /* An epoch no srvr answer showed yet: a leader change the monitor has
    * not seen; it polls now. */
-  if (x > cur && (uint32_t)((uint64_t)x >> 32) > z->srvr_epoch) zkr__monitor_kick(z);
+  if (x > cur && (uint32_t)((uint64_t)x >> 32) > z->srvr_epoch) zkr__kick_monitor(z);
 }
 
 static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
@@ -78,53 +71,20 @@ static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
   return rc;
 }
 
-/* Calls op's completion with r, on this thread: zkroute's own waiters, or
- * (from deliver.c) the application's. */
-static void call_cb(zkr__cb_shape_t shape, zkr__cb_t cb, const void *data, const zkr__result_t *r) {
-  int rc = r->rc;
-  const struct Stat *st = rc == ZOK ? r->stat : NULL;
-  switch (shape) {
-  case ZKR__CB_VOID:
-    if (cb.v) cb.v(rc, data);
-    break;
-  case ZKR__CB_STAT:
-    if (cb.stat) cb.stat(rc, st, data);
-    break;
-  case ZKR__CB_DATA:
-    if (cb.data) cb.data(rc, r->value, r->value_len, st, data);
-    break;
-  case ZKR__CB_STRINGS:
-    if (cb.strings) cb.strings(rc, r->strings, data);
-    break;
-  case ZKR__CB_STRINGS_STAT:
-    if (cb.strings_stat) cb.strings_stat(rc, r->strings, st, data);
-    break;
-  case ZKR__CB_STRING:
-    if (cb.string) cb.string(rc, r->value, data);
-    break;
-  case ZKR__CB_STRING_STAT:
-    if (cb.string_stat) cb.string_stat(rc, r->value, st, data);
-    break;
-  case ZKR__CB_ACL:
-    /* ZooKeeper's acl completion takes non-const pointers. */
-    if (cb.acl) cb.acl(rc, (struct ACL_vector *)r->acl, (struct Stat *)st, data);
-    break;
-  }
-}
-
 /* Hands the application's completion of op on: a connection loss first
- * dips the virtual state (session.c), then a waiter is signalled here and
- * anything else goes to the delivery thread; then op leaves the issue
- * order, which may hand on a barrier that waited for it (barrier.c). */
+ * dips the virtual state (the session's dip hook, zkr__session_dip), then a
+ * waiter is signalled here and anything else goes to the delivery thread;
+ * then op leaves the issue order, which may hand on a barrier that waited
+ * for it (zkr__order_done). */
 void zkr__op_hand_on(zkr__op_t *op, const zkr__result_t *r) {
   zkr_t *z = op->z;
   int dipped = 0;
   if (op->app && (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT) && op->member >= 0)
-    dipped = zkr__session_dip(z, op->member);
-  if (op->direct) call_cb(op->shape, op->cb, op->data, r);
+    dipped = zkr__hooks_session_dip(z, op->member);
+  if (op->direct) zkr__deliver_call(op->shape, op->cb, op->data, r);
   else zkr__deliver_result(z, op->shape, op->cb, op->data, r);
   if (op->app) zkr__order_done(op);
-  if (op->member >= 0) zkr__session_dip_check(z, op->member, dipped);
+  if (op->member >= 0) zkr__hooks_session_dip_check(z, op->member, dipped);
 }
 
 /* The start of every completion: `a` is the request that completed, op
@@ -242,12 +202,4 @@ void zkr__op_complete_error(zkr__op_t *op, int rc) {
 void zkr__op_call_user_error(zkr__op_t *op, int rc) {
   zkr__result_t r = {.rc = rc, .value_len = -1};
   zkr__op_hand_on(op, &r);
-}
-
-/* For deliver.c: the same call, on the delivery thread. */
-void zkr__call_completion(zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
-                          const zkr__result_t *r);
-void zkr__call_completion(zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
-                          const zkr__result_t *r) {
-  call_cb(shape, cb, data, r);
 }

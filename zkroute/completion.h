@@ -8,7 +8,6 @@
 
 void zkr__op_complete_error(zkr__op_t *op, int rc);
 void zkr__op_call_user_error(zkr__op_t *op, int rc);
-int zkr__op_server_answered(int rc);
 void zkr__op_done_void(int rc, const void *data);
 void zkr__op_done_stat(int rc, const struct Stat *stat, const void *data);
 void zkr__op_done_data(int rc, const char *value, int value_len, const struct Stat *stat,
@@ -22,9 +21,5 @@ void zkr__op_done_string_stat(int rc, const char *value, const struct Stat *stat
 void zkr__op_done_acl(int rc, struct ACL_vector *acl, struct Stat *stat, const void *data);
 void zkr__op_hand_on(zkr__op_t *op, const zkr__result_t *r);
 void zkr__op_resume(zkr__op_t *op);
-/* For deliver.c: calls a completion of the given shape with r, on this
- * thread. */
-void zkr__call_completion(zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
-                          const zkr__result_t *r);
 
 #endif

@@ -17,16 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "completion.h"
 #include "deliver.h"
 #include "handle.h"
 #include "runtime.h"
 #include "watch.h"
 
 _Thread_local zkr_t *zkr__delivering;
-
-void zkr__call_completion(zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
-                          const zkr__result_t *r);
 
 enum { EV_RESULT, EV_WATCH };
 
@@ -77,6 +73,41 @@ static void push(zkr_t *z, event_t *e) {
 
 static void free_event(event_t *e);
 
+/* Calls a completion of the given shape with r, on this thread: the
+ * application's (run), or zkroute's own waiters' (zkr__op_hand_on). */
+void zkr__deliver_call(zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
+                       const zkr__result_t *r) {
+  int rc = r->rc;
+  const struct Stat *st = rc == ZOK ? r->stat : NULL;
+  switch (shape) {
+  case ZKR__CB_VOID:
+    if (cb.v) cb.v(rc, data);
+    break;
+  case ZKR__CB_STAT:
+    if (cb.stat) cb.stat(rc, st, data);
+    break;
+  case ZKR__CB_DATA:
+    if (cb.data) cb.data(rc, r->value, r->value_len, st, data);
+    break;
+  case ZKR__CB_STRINGS:
+    if (cb.strings) cb.strings(rc, r->strings, data);
+    break;
+  case ZKR__CB_STRINGS_STAT:
+    if (cb.strings_stat) cb.strings_stat(rc, r->strings, st, data);
+    break;
+  case ZKR__CB_STRING:
+    if (cb.string) cb.string(rc, r->value, data);
+    break;
+  case ZKR__CB_STRING_STAT:
+    if (cb.string_stat) cb.string_stat(rc, r->value, st, data);
+    break;
+  case ZKR__CB_ACL:
+    /* ZooKeeper's acl completion takes non-const pointers. */
+    if (cb.acl) cb.acl(rc, (struct ACL_vector *)r->acl, (struct Stat *)st, data);
+    break;
+  }
+}
+
 static void run(zkr_t *z, event_t *e) {
   if (e->kind == EV_WATCH) {
     /* A watch event of a handle being closed is dropped, as a stock
@@ -85,7 +116,7 @@ static void run(zkr_t *z, event_t *e) {
     return;
   }
   zkr__result_t r = zkr__reply_view((struct zkr__reply *)e);
-  zkr__call_completion(e->shape, e->cb, e->data, &r);
+  zkr__deliver_call(e->shape, e->cb, e->data, &r);
 }
 
 static void free_event(event_t *e) {
@@ -264,7 +295,7 @@ void zkr__deliver_result(zkr_t *z, zkr__cb_shape_t shape, zkr__cb_t cb, const vo
     /* Not even the event: the application's completion must still run
      * exactly once, so it runs here, with the error, on this thread. */
     zkr__result_t err = {.rc = ZKR_ENOMEM, .value_len = -1};
-    zkr__call_completion(shape, cb, data, &err);
+    zkr__deliver_call(shape, cb, data, &err);
     return;
   }
   e->cb = cb;

@@ -11,6 +11,9 @@ void zkr__deliver_drain(struct zkr *z); /* stepped runtime (runtime.h) */
 void zkr__deliver_free(struct zkr *z);
 void zkr__deliver_result(struct zkr *z, zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
                          const zkr__result_t *r);
+/* Calls a completion of the given shape with r, on the calling thread. */
+void zkr__deliver_call(zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
+                       const zkr__result_t *r);
 void zkr__deliver_watch(struct zkr *z, watcher_fn fn, void *ctx, int type, int state,
                         const char *path);
 void zkr__deliver_session(struct zkr *z, int state);

@@ -10,8 +10,8 @@
 
 #include "dynconfig.h"
 #include "handle.h"
+#include "kick.h"
 #include "membership.h"
-#include "monitor.h"
 #include "zkapi.h"
 
 #define CONFIG_PATH "/zookeeper/config"
@@ -38,7 +38,7 @@ static void config_watcher(zhandle_t *zh, int type, int state, const char *path,
   pthread_mutex_lock(&z->ms->mu);
   z->ms->watch_fired = 1;
   pthread_mutex_unlock(&z->ms->mu);
-  zkr__monitor_kick(z);
+  zkr__kick_monitor(z);
 }
 
 static void config_done(int rc, const char *value, int len, const struct Stat *stat,
@@ -55,7 +55,7 @@ static void config_done(int rc, const char *value, int len, const struct Stat *s
   ms->rc = rc == ZOK && len > 0 && !copy ? ZKR_ENOMEM : rc;
   ms->got = 1;
   pthread_mutex_unlock(&ms->mu);
-  if (!z->closing) zkr__monitor_kick(z);
+  if (!z->closing) zkr__kick_monitor(z);
 }
 
 /* ---- reading ---- */
@@ -141,7 +141,7 @@ static void apply(zkr_t *z, const char *buf, int len) {
   }
   free(c);
   /* New members' roles, and a leader that may have changed. */
-  zkr__monitor_kick(z);
+  zkr__kick_monitor(z);
 }
 
 /* ---- the monitor's turn ---- */

@@ -6,7 +6,8 @@
  * the compat header's constructor and its list of plain handles
  * (zkr_compat_init: ZKROUTE=off gives real libzookeeper_mt handles), the
  * locks' fork handling, and the ZKROUTE_STATS records,
- * written when a handle closes (zkr__env_close_hook, called by zkr_close)
+ * written when a handle closes (zkr_close calls the close hook this file
+ * registers)
  * or, for handles still open, when the process that created them exits
  * (a forked child's exit writes only its own handles'). */
 #define _GNU_SOURCE
@@ -23,25 +24,12 @@
 
 #include "env.h"
 #include "handle.h"
+#include "log.h"
 #include "options.h"
 
 extern char **environ;
 
 void (*zkr__env_destroy_hook)(zkr_t *z);
-
-void zkr__env_note(const char *fmt, ...) {
-  char line[1024];
-  int n = snprintf(line, sizeof line, "zkroute: ");
-  va_list ap;
-  va_start(ap, fmt);
-  int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-  va_end(ap);
-  size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
-  if (len > sizeof line - 2) len = sizeof line - 2;
-  line[len++] = '\n';
-  ssize_t w = write(2, line, len);
-  (void)w; /* nothing sensible to do when stderr is gone */
-}
 
 /* ---- reading the environment ---- */
 
@@ -72,17 +60,17 @@ static void env_read(void) {
   if (v && *v) {
     int w = zkr__switch_word(v);
     if (w < 0) env.off = 1;
-    else if (w == 0) zkr__env_note("ignoring ZKROUTE=%s: expected on or off; routing stays on", v);
+    else if (w == 0) zkr__log_note("ignoring ZKROUTE=%s: expected on or off; routing stays on", v);
   }
   v = getenv("ZKROUTE_VERBOSE");
   if (v && *v) {
     int w = zkr__switch_word(v);
     if (w > 0) env.verbose = 1;
-    else if (w == 0) zkr__env_note("ignoring ZKROUTE_VERBOSE=%s: expected on or off", v);
+    else if (w == 0) zkr__log_note("ignoring ZKROUTE_VERBOSE=%s: expected on or off", v);
   }
   v = getenv("ZKROUTE_STATS");
   if (v && *v && !(env.stats = strdup(v)))
-    zkr__env_note("ZKROUTE_STATS: out of memory; no statistics will be written");
+    zkr__log_note("ZKROUTE_STATS: out of memory; no statistics will be written");
 
   const char *name, *doc;
   double def;
@@ -94,7 +82,7 @@ static void env_read(void) {
     if (zkr_options_set(&env.opts, name, v) != ZOK) {
       char d[64];
       zkr_option_default_text(i, d, sizeof d);
-      zkr__env_note("ignoring %s=%s: not a valid %s (%s); using the default, %s", var, v, name, doc,
+      zkr__log_note("ignoring %s=%s: not a valid %s (%s); using the default, %s", var, v, name, doc,
                     d);
     }
   }
@@ -109,7 +97,7 @@ static void env_read(void) {
     for (size_t k = 0; !known && k < sizeof extra / sizeof extra[0]; k++)
       known = strlen(extra[k]) == len && !strncmp(extra[k], *e, len);
     if (!known)
-      zkr__env_note("ignoring unknown variable %.*s (the variables are listed in "
+      zkr__log_note("ignoring unknown variable %.*s (the variables are listed in "
                     "docs/dropin.md and by `zkroute options`)",
                     (int)len, *e);
   }
@@ -161,7 +149,7 @@ static void write_record(zkr_t *z, const stats_rec_t *r, const char *reason) {
   int err = errno;
   if (fd >= 0) close(fd);
   if (w != (ssize_t)b.len && !atomic_exchange(&write_failed, 1))
-    zkr__env_note("ZKROUTE_STATS=%s: cannot write: %s", env.stats, strerror(err));
+    zkr__log_note("ZKROUTE_STATS=%s: cannot write: %s", env.stats, strerror(err));
   free(b.p);
 }
 
@@ -223,15 +211,11 @@ static void rec_child(void) {
   }
 }
 
-__attribute__((constructor)) static void env_atfork(void) {
-  pthread_atfork(rec_prefork, rec_parent, rec_child);
-}
-
 static void track(zkr_t *z, const char *host) {
   stats_rec_t *r = calloc(1, sizeof *r);
   if (!r || !(r->hosts = strdup(host))) {
     free(r);
-    zkr__env_note("ZKROUTE_STATS: out of memory; this handle's statistics will not be written");
+    zkr__log_note("ZKROUTE_STATS: out of memory; this handle's statistics will not be written");
     return;
   }
   r->z = z;
@@ -245,10 +229,10 @@ static void track(zkr_t *z, const char *host) {
   pthread_mutex_unlock(&rec_mu);
 }
 
-/* Called by zkr_close(): phase 0 when the close starts (the handle is
- * still whole: its record is written), phase 1 after the last callback,
- * just before the handle is freed. */
-void zkr__env_close_hook(zkr_t *z, int phase) {
+/* zkr_close's close hook (zkr__handle_set_close_hook): phase 0 when the
+ * close starts (the handle is still whole: its record is written), phase
+ * 1 after the last callback, just before the handle is freed. */
+static void on_close(zkr_t *z, int phase) {
   if (phase == 1) {
     if (zkr__env_destroy_hook) zkr__env_destroy_hook(z);
     return;
@@ -269,6 +253,13 @@ void zkr__env_close_hook(zkr_t *z, int phase) {
   }
 }
 
+/* Once per process, as the library loads: the fork handling, and the close
+ * hook (before any handle exists, so that every close calls it). */
+__attribute__((constructor)) static void env_setup(void) {
+  pthread_atfork(rec_prefork, rec_parent, rec_child);
+  zkr__handle_set_close_hook(on_close);
+}
+
 /* ---- creating handles ---- */
 
 int zkr__env_create(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout,
@@ -281,7 +272,7 @@ int zkr__env_create(zkr_t **out, const char *host, watcher_fn fn, int recv_timeo
   if (e->verbose) {
     zkr_stats_t *s;
     if (zkr_stats(*out, &s) == ZOK) {
-      zkr__env_note("routing %s: %d members, policy %s", host, s->n_members,
+      zkr__log_note("routing %s: %d members, policy %s", host, s->n_members,
                     zkr_policy_name(s->policy));
       zkr_stats_free(s);
     }
@@ -299,7 +290,7 @@ zkr_t *zkr_init_env(const char *host, watcher_fn fn, int recv_timeout, const cli
      * bypasses zkroute truly: zkr_compat_init.) */
     static _Atomic int told;
     if (!atomic_exchange(&told, 1))
-      zkr__env_note("ZKROUTE=off: zkr_init_env() returns a routed handle all "
+      zkr__log_note("ZKROUTE=off: zkr_init_env() returns a routed handle all "
                     "the same; using policy sticky and consistency local, one "
                     "session for every operation as the stock client does");
     o.policy = ZKR_POLICY_STICKY;
@@ -341,7 +332,7 @@ zhandle_t *zkr_compat_init(const char *host, watcher_fn fn, int recv_timeout,
   }
   pthread_mutex_unlock(&plain_mu);
   if (e->verbose)
-    zkr__env_note("not routing %s: ZKROUTE=off; using the stock client", host ? host : "(null)");
+    zkr__log_note("not routing %s: ZKROUTE=off; using the stock client", host ? host : "(null)");
   errno = err;
   return zh;
 }

@@ -23,20 +23,11 @@ typedef struct zkr__env {
  * reported on stderr (one line each) and replaced by its default. */
 const zkr__env_t *zkr__env(void);
 
-/* One line "zkroute: ...\n" on stderr, written with a single write(2) so
- * lines of several threads do not mix. */
-void zkr__env_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 /* zkr_init_opts() with opts, plus: the handle's stats go to ZKROUTE_STATS
  * when it closes or the process exits, and ZKROUTE_VERBOSE announces it. */
 int zkr__env_create(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout,
                     const clientid_t *clientid, void *context, int flags,
                     const zkr_options_t *opts);
-
-/* Called by zkr_close(): phase 0 when the close starts (the handle's
- * ZKROUTE_STATS record is written), phase 1 after the last callback (the
- * interposer's destroy hook). */
-void zkr__env_close_hook(struct zkr *z, int phase);
 
 /* Set by the interposer: called by zkr_close() for every handle, after the
  * last callback ran and before the handle's memory is freed. */

@@ -10,7 +10,6 @@
 #include "auth.h"
 #include "deliver.h"
 #include "dispatch.h"
-#include "env.h"
 #include "handle.h"
 #include "health_apply.h"
 #include "hedge_apply.h"
@@ -25,8 +24,15 @@
 #include "router.h"
 #include "runtime.h"
 #include "selector.h"
+#include "session.h"
 #include "watch.h"
 #include "zkapi.h"
+
+/* The drop-in layer's (registered once, as the library loads): zkr_close
+ * tells it of every close, above the handle without calling up. */
+static void (*close_hook)(zkr_t *z, int phase);
+
+void zkr__handle_set_close_hook(void (*hook)(zkr_t *z, int phase)) { close_hook = hook; }
 
 static void destroy(zkr_t *z) {
   /* Lookups fail from here on, and calls still inside have left. */
@@ -61,8 +67,8 @@ static void destroy(zkr_t *z) {
 }
 
 static void close_now(zkr_t *z) {
-  zkr__metrics_leave(z);     /* off the endpoint, which stops with the last */
-  zkr__env_close_hook(z, 0); /* ZKROUTE_STATS record, while still whole */
+  zkr__metrics_leave(z);            /* off the endpoint, which stops with the last */
+  if (close_hook) close_hook(z, 0); /* e.g. a statistics record, while still whole */
   z->closing = 1;
   zkr__monitor_stop(z);
   zkr__rescue_mover_close(z); /* the monitor's, stopped now */
@@ -82,7 +88,7 @@ static void close_now(zkr_t *z) {
   zkr__gate_flush(z);
   /* Every completion is queued: the delivery thread runs them, then ends. */
   zkr__deliver_stop(z);
-  zkr__env_close_hook(z, 1); /* no callback can run any more */
+  if (close_hook) close_hook(z, 1); /* no callback can run any more */
   destroy(z);
 }
 
@@ -141,6 +147,9 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout
   *out = NULL;
   zkr_t *z = calloc(1, sizeof *z);
   if (!z) return ZKR_ENOMEM;
+  /* The upper layers' callbacks, before anything can call them. */
+  z->session_hooks = &zkr__session_hooks;
+  z->route_hooks = &zkr__router_hooks;
   pthread_mutex_init(&z->ctx_mu, NULL);
   pthread_mutex_init(&z->state_mu, NULL);
   pthread_mutex_init(&z->gate_mu, NULL);

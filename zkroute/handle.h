@@ -20,6 +20,11 @@
 #include "zkroute.h"
 
 struct zkr {
+  /* The upper layers' callbacks (hooks.h), set when the handle is made
+   * and never changed; NULL in a handle made without those layers. */
+  const struct zkr__session_hooks *session_hooks;
+  const struct zkr__route_hooks *route_hooks;
+
   zkr_options_t opts;
   zkr__health_cfg_t hcfg;
   zkr__hostlist_t hosts;
@@ -210,5 +215,12 @@ struct zkr {
   unsigned serial;
   _Atomic int metrics_on;
 };
+
+/* Registers the hook zkr_close calls for every handle: phase 0 when the
+ * close starts (the handle is still whole), phase 1 after its last
+ * callback, just before it is freed.  One hook per process, registered
+ * before any handle exists (a library constructor): it is read without a
+ * lock. */
+void zkr__handle_set_close_hook(void (*hook)(struct zkr *z, int phase));
 
 #endif

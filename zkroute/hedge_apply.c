@@ -31,6 +31,7 @@
 #include "handle.h"
 #include "hedge.h"
 #include "hedge_apply.h"
+#include "latency.h"
 #include "policy.h"
 #include "runtime.h"
 
@@ -282,7 +283,8 @@ void zkr__hedge_apply_sent(zkr__op_t *op) {
  * requests of hedgeable reads, per member: what a read costs without a
  * hedge. */
 void zkr__hedge_apply_op_done(zkr__op_t *op, int rc, double ms) {
-  if (op->h_armed && zkr__op_server_answered(rc)) zkr__hedge_apply_sample(op->z, op->member, ms);
+  if (op->h_armed && zkr__latency_server_answered(rc))
+    zkr__hedge_apply_sample(op->z, op->member, ms);
 }
 
 void zkr__hedge_apply_sample(zkr_t *z, int member, double ms) {
@@ -312,7 +314,7 @@ zkr__op_t *zkr__hedge_apply_claim(zkr__op_t *a, int rc) {
   }
   if (p->h_delivered) {
     h->discarded++;
-  } else if (!zkr__op_server_answered(rc) && p->h_attempts > 0) {
+  } else if (!zkr__latency_server_answered(rc) && p->h_attempts > 0) {
     p->h_deferred_rc = rc;
     h->discarded++;
   } else {

@@ -6,13 +6,19 @@
  * on loopback to the session timeout when a server hangs. */
 #include <stdlib.h>
 
-#include "completion.h"
 #include "handle.h"
 #include "latency.h"
 
 static const uint64_t bounds_ns[ZKR_LATENCY_BUCKETS] = {
     500000,    1000000,   2500000,   5000000,    10000000,    25000000,    50000000,
     100000000, 250000000, 500000000, 1000000000, 2500000000u, 5000000000u, 10000000000u};
+
+/* Replies that came from a server (as opposed to the client library giving
+ * up): they measure the member's latency. */
+int zkr__latency_server_answered(int rc) {
+  return rc == ZOK || rc == ZNONODE || rc == ZNOAUTH || rc == ZBADVERSION || rc == ZNODEEXISTS ||
+         rc == ZNOTEMPTY || rc == ZNOCHILDRENFOREPHEMERALS;
+}
 
 int zkr__latency_new(zkr_t *z) {
   z->latency = calloc(z->cap + 1, sizeof *z->latency);
@@ -34,7 +40,8 @@ void zkr__latency_get(zkr__latency_t *h, zkr_latency_hist_t *out) {
 
 void zkr__latency_op_done(zkr__op_t *op, int rc, double ms) {
   zkr_t *z = op->z;
-  if (op->probe || op->type == ZKR__OP_SYNC || !zkr__op_server_answered(rc) || !z->latency) return;
+  if (op->probe || op->type == ZKR__OP_SYNC || !zkr__latency_server_answered(rc) || !z->latency)
+    return;
   zkr__member_latency_t *l = &z->latency[op->member];
   zkr__latency_add(op->is_write ? &l->write : &l->read, ms > 0 ? (uint64_t)(ms * 1e6) : 0);
 }

@@ -23,6 +23,9 @@ typedef struct zkr__member_latency {
   zkr__latency_t read, write;
 } zkr__member_latency_t;
 
+/* 1 when rc is a server's answer (as opposed to the client library giving
+ * up): only those count as latency samples. */
+int zkr__latency_server_answered(int rc);
 /* Allocates z->latency, one pair per member slot: ZOK or ZKR_ENOMEM. */
 int zkr__latency_new(struct zkr *z);
 /* Counts one sample of ns nanoseconds. */

@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "handle.h"
 #include "log.h"
@@ -153,4 +154,18 @@ void zkr__log_tick(zkr_t *z, uint64_t now_ns) {
 void zkr__log_stats(zkr_t *z, zkr_stats_t *s) {
   s->log_lines = atomic_load(&z->log.lines);
   s->log_dropped = atomic_load(&z->log.dropped);
+}
+
+void zkr__log_note(const char *fmt, ...) {
+  char line[1024];
+  int n = snprintf(line, sizeof line, "zkroute: ");
+  va_list ap;
+  va_start(ap, fmt);
+  int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+  va_end(ap);
+  size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+  if (len > sizeof line - 2) len = sizeof line - 2;
+  line[len++] = '\n';
+  ssize_t w = write(2, line, len);
+  (void)w; /* nothing sensible to do when stderr is gone */
 }

@@ -61,4 +61,9 @@ void zkr__log_tick(struct zkr *z, uint64_t now_ns);
 /* Fills s->log_lines and s->log_dropped. */
 void zkr__log_stats(struct zkr *z, zkr_stats_t *s);
 
+/* One line "zkroute: ...\n" on stderr, written with a single write(2) so
+ * lines of several threads do not mix: for what concerns no handle's
+ * ZooKeeper log (the environment, the drop-in, the metrics endpoint). */
+void zkr__log_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #endif

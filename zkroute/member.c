@@ -10,11 +10,10 @@
 #include <time.h>
 
 #include "auth.h"
-#include "completion.h"
 #include "handle.h"
-#include "monitor.h"
-#include "router.h"
-#include "session.h"
+#include "hooks.h"
+#include "kick.h"
+#include "latency.h"
 #include "zkapi.h"
 
 zkr__member_t *zkr__member_owner_slot(zkr_t *z) { return &z->members[z->cap]; }
@@ -114,8 +113,8 @@ void zkr__member_maybe_join(zkr__member_t *m) {
   pthread_mutex_lock(&m->health_mu);
   zkr__health_set_usable(&m->health, zkr__member_usable(m), zkr__now_ns());
   pthread_mutex_unlock(&m->health_mu);
-  zkr__session_update(m->z);
-  zkr__gate_flush(m->z);
+  zkr__hooks_session_update(m->z);
+  zkr__hooks_gate_flush(m->z);
 }
 
 void zkr__member_close(zkr__member_t *m) {
@@ -131,6 +130,8 @@ void zkr__member_close(zkr__member_t *m) {
 int zkr__member_connected(const zkr__member_t *m) {
   return m->state == ZOO_CONNECTED_STATE && m->joined && !m->expired && !m->auth_missing;
 }
+
+int zkr__member_is_owner(const zkr__member_t *m) { return m->z->owner == m->index; }
 
 /* Connected to a read-only server (the handle asked for ZOO_READONLY and
  * the server has no quorum): it serves reads, unsynced, and nothing else. */
@@ -210,8 +211,8 @@ static int connection_trouble(int rc) {
  * trouble asks the monitor for a srvr poll at once (DESIGN.md section 5). */
 void zkr__member_op_done(zkr__op_t *op, int rc) {
   zkr__member_t *m = &op->z->members[op->member];
-  if (rc != ZOK && !zkr__op_server_answered(rc) && rc != ZCLOSING) m->errors++;
-  if (connection_trouble(rc) && op->is_write) zkr__monitor_kick(op->z);
+  if (rc != ZOK && !zkr__latency_server_answered(rc) && rc != ZCLOSING) m->errors++;
+  if (connection_trouble(rc) && op->is_write) zkr__kick_monitor(op->z);
 }
 
 void zkr__member_sample(zkr__member_t *m, uint64_t now_ns, double ms) {
@@ -262,20 +263,20 @@ void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path, v
   int was_usable = zkr__member_usable(m);
   m->state = state;
   /* After the state: a rescue that moves the fence to zh right now checks
-   * the state after moving it (rescue.c). */
-  zkr__gate_session_event(z, zh, state);
+   * the state after moving it (the rescue of the owner, zkr__rescue_tick). */
+  zkr__hooks_gate_session_event(z, zh, state);
   if (state == ZOO_CONNECTED_STATE) m->down_since_ns = 0;
   else if (m->down_since_ns == 0) m->down_since_ns = zkr__now_ns();
   if ((state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE) && !m->joined) {
     zkr__member_maybe_join(m);
-    zkr__monitor_kick(z);
+    zkr__kick_monitor(z);
     return;
   }
   if (state == ZOO_EXPIRED_SESSION_STATE) {
     m->expired = 1;
-    if (zkr__session_is_owner(z, m)) z->expired = 1;
+    if (zkr__member_is_owner(m)) z->expired = 1;
     zkr__log_event(z, z->expired ? ZOO_LOG_LEVEL_ERROR : ZOO_LOG_LEVEL_WARN, "session_expired",
-                   m->index, "owner=%s", zkr__session_is_owner(z, m) ? "yes" : "no");
+                   m->index, "owner=%s", zkr__member_is_owner(m) ? "yes" : "no");
   } else if (state == ZOO_AUTH_FAILED_STATE) {
     /* The same credentials go to every session: what one server refuses,
      * the owner's refuses too. */
@@ -284,16 +285,16 @@ void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path, v
   pthread_mutex_lock(&m->health_mu);
   zkr__health_set_usable(&m->health, zkr__member_usable(m), zkr__now_ns());
   pthread_mutex_unlock(&m->health_mu);
-  zkr__session_update(z);
+  zkr__hooks_session_update(z);
   if (zkr__member_usable(m)) {
-    zkr__gate_flush(z); /* parked operations may go now */
+    zkr__hooks_gate_flush(z); /* parked operations may go now */
     /* A member back after an election: learn the new leader now rather
      * than at the next poll. */
-    zkr__monitor_kick(z);
+    zkr__kick_monitor(z);
   } else if (was_usable || m->expired) {
     /* Losing the write session (or any member) makes the monitor poll at
      * once, so writes move to the new leader without waiting a period;
      * an expired carrier is re-created there. */
-    zkr__monitor_kick(z);
+    zkr__kick_monitor(z);
   }
 }

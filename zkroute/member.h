@@ -109,6 +109,8 @@ void zkr__member_close(zkr__member_t *m);
 int zkr__member_holds_session(const zkr__member_t *m);
 int zkr__member_usable(const zkr__member_t *m);
 int zkr__member_connected(const zkr__member_t *m);
+/* Whether m is the owner: the slot whose session the application's is. */
+int zkr__member_is_owner(const zkr__member_t *m);
 int zkr__member_readonly(const zkr__member_t *m);
 void zkr__member_maybe_join(zkr__member_t *m);
 void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx);

@@ -35,8 +35,8 @@
 #include "dispatch.h"
 #include "dynconfig.h"
 #include "handle.h"
+#include "kick.h"
 #include "membership.h"
-#include "monitor.h"
 #include "registry.h"
 #include "resolve.h"
 #include "router.h"
@@ -146,7 +146,7 @@ void zkr__membership_become(zkr_t *z, const zkr__host_t *v, size_t nv) {
     if (!listed) zkr__membership_retire(z, m);
   }
   /* New members' roles, and a leader that may have changed. */
-  zkr__monitor_kick(z);
+  zkr__kick_monitor(z);
 }
 
 /* ---- retired members ---- */
@@ -226,7 +226,7 @@ static int set_servers_held(zkr_t *z, const char *hosts) {
   }
   ms->want = l;
   pthread_mutex_unlock(&ms->mu);
-  zkr__monitor_kick(z);
+  zkr__kick_monitor(z);
   return ZOK;
 }
 

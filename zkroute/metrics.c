@@ -38,6 +38,7 @@
 
 #include "env.h"
 #include "handle.h"
+#include "log.h"
 #include "hosts.h"
 #include "metrics.h"
 #include "registry.h"
@@ -291,10 +292,10 @@ void zkr__metrics_join(zkr_t *z) {
   if (listed) list[n_list++] = z;
   pthread_mutex_unlock(&mu);
   if (!listed) {
-    zkr__env_note("metrics=%s: out of memory; this handle is not served", addr);
+    zkr__log_note("metrics=%s: out of memory; this handle is not served", addr);
   } else if (serving[0]) {
     if (strcmp(serving, addr) != 0)
-      zkr__env_note("metrics=%s: this process serves /metrics on %s already; this handle is "
+      zkr__log_note("metrics=%s: this process serves /metrics on %s already; this handle is "
                     "served there",
                     addr, serving);
   } else {
@@ -305,7 +306,7 @@ void zkr__metrics_join(zkr_t *z) {
       failed[0] = '\0';
     } else if (strcmp(failed, addr) != 0) {
       snprintf(failed, sizeof failed, "%s", addr);
-      zkr__env_note("metrics=%s: %s; running without metrics", addr, no);
+      zkr__log_note("metrics=%s: %s; running without metrics", addr, no);
     }
   }
   z->metrics_on = listed;

@@ -151,10 +151,3 @@ void zkr__monitor_stop(zkr_t *z) {
   pthread_join(z->monitor, NULL);
   z->monitor_started = 0;
 }
-
-void zkr__monitor_kick(zkr_t *z) {
-  pthread_mutex_lock(&z->mon_mu);
-  z->mon_kick = 1;
-  pthread_cond_signal(&z->mon_cv);
-  pthread_mutex_unlock(&z->mon_mu);
-}

@@ -1,5 +1,5 @@
 /* The monitor thread (monitor.c): srvr polls, health, rescue, carriers
- * and membership turns; a kick makes it turn at once. */
+ * and membership turns; a kick (zkr__kick_monitor) makes it turn at once. */
 #ifndef ZKR_MONITOR_H
 #define ZKR_MONITOR_H
 
@@ -9,7 +9,6 @@
 
 int zkr__monitor_start(struct zkr *z);
 void zkr__monitor_stop(struct zkr *z);
-void zkr__monitor_kick(struct zkr *z);
 uint64_t zkr__monitor_step(struct zkr *z); /* stepped runtime (runtime.h) */
 
 #endif

@@ -46,6 +46,7 @@
 
 #include "env.h"
 #include "handle.h"
+#include "log.h"
 #include "watch.h"
 #include "preload.h"
 #include "srvr.h"
@@ -57,7 +58,7 @@ static int pl_libzkroute; /* libzkroute.so is in the process already */
 static zkr__zk_t pl_table;
 
 void zkr__pl_absent(const char *name) {
-  zkr__env_note("libzookeeper_mt has no %s: cannot continue", name);
+  zkr__log_note("libzookeeper_mt has no %s: cannot continue", name);
   abort();
 }
 
@@ -307,7 +308,7 @@ static zhandle_t *do_init(const char *host, watcher_fn fn, int recv_timeout,
     warn = 1;
   }
   if (warn || zkr__env()->verbose)
-    zkr__env_note("not routing %s: %s; using the stock client", host ? host : "(null)", why);
+    zkr__log_note("not routing %s: %s; using the stock client", host ? host : "(null)", why);
   return REAL(zookeeper_init2)(host, fn, recv_timeout, clientid, context, flags, log_cb);
 }
 

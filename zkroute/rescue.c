@@ -22,7 +22,7 @@
 
 #include "dispatch.h"
 #include "handle.h"
-#include "monitor.h"
+#include "kick.h"
 #include "rescue.h"
 #include "router.h"
 #include "session.h"
@@ -156,7 +156,7 @@ static void mover_watcher(zhandle_t *zh, int type, int state, const char *path, 
   zkr_t *z = ((zkr__member_t *)ctx)->z;
   if (type != ZOO_SESSION_EVENT || z->closing) return;
   zkr__gate_session_event(z, zh, state);
-  if (state != ZOO_CONNECTING_STATE && state != ZOO_ASSOCIATING_STATE) zkr__monitor_kick(z);
+  if (state != ZOO_CONNECTING_STATE && state != ZOO_ASSOCIATING_STATE) zkr__kick_monitor(z);
 }
 
 /* Closes the mover (monitor thread, or the close path once the monitor

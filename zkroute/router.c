@@ -444,3 +444,10 @@ void zkr__gate_expire(zkr_t *z, uint64_t older_than_ns) {
     zkr__op_complete_error(pop(z), ZCONNECTIONLOSS);
   pthread_mutex_unlock(&z->gate_mu);
 }
+
+/* The layers below call these through the handle (hooks.h). */
+const zkr__route_hooks_t zkr__router_hooks = {
+    .gate_flush = zkr__gate_flush,
+    .gate_session_event = zkr__gate_session_event,
+    .resume = zkr__op_resume,
+};

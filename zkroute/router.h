@@ -5,6 +5,7 @@
 #define ZKR_ROUTER_H
 
 #include "handle.h"
+#include "hooks.h"
 
 int zkr__route(zkr__op_t *op);
 void zkr__router_op_done(zkr__op_t *op, int rc);
@@ -18,6 +19,8 @@ void zkr__gate_expire(struct zkr *z, uint64_t older_than_ns);
 void zkr__gate_session_event(struct zkr *z, zhandle_t *zh, int state);
 void zkr__gate_fence_moved(struct zkr *z, zhandle_t *from, zhandle_t *to, int slot);
 zhandle_t *zkr__gate_fence(struct zkr *z, int *slot, clientid_t *cid);
+/* The calls the layers below make up to the route layer (hooks.h). */
+extern const zkr__route_hooks_t zkr__router_hooks;
 void zkr__gate_fence_tick(struct zkr *z, uint64_t now_ns);
 
 #endif

@@ -23,7 +23,7 @@
 #include "auth.h"
 #include "deliver.h"
 #include "handle.h"
-#include "monitor.h"
+#include "kick.h"
 #include "policy.h"
 #include "registry.h"
 #include "rescue.h"
@@ -35,8 +35,6 @@
 /* ---- the owner ---- */
 
 int zkr__session_owner(zkr_t *z) { return z->owner; }
-
-int zkr__session_is_owner(zkr_t *z, const zkr__member_t *m) { return z->owner == m->index; }
 
 /* Under state_mu, when a member session is established: the leader's
  * session if it is connected, else the first connected voter's, else any
@@ -106,7 +104,7 @@ void zkr__session_update(zkr_t *z) {
    * waiting for the owner's answer may have it already: the monitor sees
    * to both (zkr__session_tick), since this may run where the write gate
    * is held. */
-  if (chosen) zkr__monitor_kick(z);
+  if (chosen) zkr__kick_monitor(z);
 }
 
 /* How long after the last failure of a slot's lost connection its dip
@@ -296,3 +294,10 @@ struct sockaddr *zkr_get_connected_host(zkr_t *z, struct sockaddr *addr, socklen
   zkr__unhold(slot);
   return r;
 }
+
+/* The layers below call these through the handle (hooks.h). */
+const zkr__session_hooks_t zkr__session_hooks = {
+    .update = zkr__session_update,
+    .dip = zkr__session_dip,
+    .dip_check = zkr__session_dip_check,
+};

@@ -4,12 +4,14 @@
 #define ZKR_SESSION_H
 
 #include "handle.h"
+#include "hooks.h"
 
 void zkr__session_update(struct zkr *z);
 void zkr__session_tick(struct zkr *z);
 int zkr__session_owner(struct zkr *z);
-int zkr__session_is_owner(struct zkr *z, const zkr__member_t *m);
 int zkr__session_dip(struct zkr *z, int slot);
 void zkr__session_dip_check(struct zkr *z, int slot, int counted);
+/* The calls the layers below make up to the session (hooks.h). */
+extern const zkr__session_hooks_t zkr__session_hooks;
 
 #endif

@@ -33,9 +33,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "completion.h"
 #include "deliver.h"
 #include "handle.h"
+#include "hooks.h"
 #include "watch.h"
 #include "watch_record.h"
 #include "zkapi.h"
@@ -214,7 +214,7 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
         ready->kept_rc = ended;
       }
       if (ready->watch_id && !ended) ids[n_ids++] = ready->watch_id;
-      zkr__op_resume(ready);
+      zkr__hooks_resume(ready);
       ready = n;
     }
     if (!n_ids) continue;

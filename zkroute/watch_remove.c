@@ -33,10 +33,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api.h"
 #include "barrier.h"
 #include "deliver.h"
 #include "handle.h"
+#include "path.h"
 #include "registry.h"
 #include "watch.h"
 #include "watch_record.h"
@@ -237,7 +237,7 @@ static void send_req(rm_call_t *c, int slot, zhandle_t *zh, zkr__watch_t **v, in
 
 static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, watcher_fn fn,
                        void *ctx, int local, void_completion_t cb, const void *data, int direct) {
-  int rc = zkr__check_path(path);
+  int rc = zkr__path_check(path);
   if (rc != ZOK) return rc;
   if (t != ZWATCHTYPE_CHILD && t != ZWATCHTYPE_DATA && t != ZWATCHTYPE_ANY) return ZBADARGUMENTS;
   if (z->closing) return ZKR_ECLOSING;

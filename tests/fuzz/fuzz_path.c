@@ -1,7 +1,6 @@
-/* libFuzzer target: the znode path check (zkr__check_path in
- * zkroute/api.c), which every zkr_ call applies to the caller's path before
- * anything else, compared with a plain reference of ZooKeeper's rules as
- * bytes (PathUtils.validatePath): absolute, "/" alone or no trailing '/',
+/* libFuzzer target: the znode path check (zkr__path_check), which every
+ * zkr_ call applies to the caller's path before anything else, compared
+ * with a plain reference of ZooKeeper's rules as bytes (PathUtils.validatePath): absolute, "/" alone or no trailing '/',
  * no empty, "." or ".." component, no control byte (0x01-0x1f, 0x7f).
  * The input is cut at its first NUL, as C strings are.  The server also
  * refuses some Unicode ranges (C1 controls, surrogates, U+FFF0-U+FFFF);
@@ -10,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "path.h"
+#include "zkroute.h"
 
 static int reference(const char *p) {
   size_t n = strlen(p);
@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!s) return 0;
   memcpy(s, data, size);
   s[size] = '\0';
-  int rc = zkr__check_path(s);
+  int rc = zkr__path_check(s);
   if (rc != ZOK && rc != ZBADARGUMENTS) abort();
   if ((rc == ZOK) != reference(s)) abort();
   free(s);

@@ -1,0 +1,13 @@
+/* The monitor's doorbell (kick.c): any layer may ring it, from any
+ * thread, so that the monitor thread turns at once. */
+#ifndef ZKR_KICK_H
+#define ZKR_KICK_H
+
+struct zkr;
+
+/* Makes the monitor turn now rather than at its next poll (a stepped
+ * runtime's next step then is now).  Takes mon_mu for the signal only:
+ * safe with any other lock held. */
+void zkr__kick_monitor(struct zkr *z);
+
+#endif

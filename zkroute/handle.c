@@ -75,7 +75,8 @@ static void close_now(zkr_t *z) {
   /* No hedge is sent from here on; reads still waiting for theirs complete
    * with their first request (ZCLOSING at the latest). */
   zkr__hedge_apply_stop(z);
-  /* Parked operations never reached a server: ZCLOSING now. */
+  /* Parked operations never reached a server: ZCLOSING now - after the
+   * gated ones in flight, which were issued before them (router.c). */
   zkr__gate_flush(z);
   for (size_t i = 0; z->members && i <= z->cap; i++) zkr__member_close(&z->members[i]);
   /* No ZooKeeper thread runs any more: what zookeeper_close dropped gets
@@ -85,7 +86,7 @@ static void close_now(zkr_t *z) {
   zkr__auth_tick(z);
   zkr__watch_release_all_held(z);
   zkr__watch_remove_dropped(z, NULL);
-  zkr__gate_flush(z);
+  zkr__gate_close(z);
   /* Every completion is queued: the delivery thread runs them, then ends. */
   zkr__deliver_stop(z);
   if (close_hook) close_hook(z, 1); /* no callback can run any more */

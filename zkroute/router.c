@@ -341,13 +341,15 @@ int zkr__route(zkr__op_t *op) {
   pthread_mutex_lock(&z->gate_mu);
   if (z->closing) {
     rc = ZKR_ECLOSING;
-  } else if (op->is_write && !z->gate_head && writes_fenced(z)) {
+  } else if (op->is_write && !z->gate_head && z->gate_inflight == 0 && writes_fenced(z)) {
     /* Accepted and failed, as a stock session fails a write it cannot
      * send: its completion comes, with ZCONNECTIONLOSS. */
     zkr__op_complete_error(op, ZCONNECTIONLOSS);
     rc = ZOK;
-  } else if (op->gated && z->gate_head) {
-    park(z, op); /* behind earlier parked writes: FIFO */
+  } else if (op->gated && (z->gate_head || (op->is_write && writes_fenced(z)))) {
+    /* Behind earlier parked writes (FIFO), or fenced behind gated ones in
+     * flight: it fails once they completed (zkr__gate_flush). */
+    park(z, op);
     rc = ZOK;
   } else {
     rc = try_send(z, op);
@@ -406,14 +408,19 @@ static int hopeless(zkr_t *z, const zkr__op_t *op) {
 
 /* Sends parked operations, in order, as far as possible.  One that cannot
  * be sent completes with its error right there, under the gate: no later
- * operation can be sent (and complete) before it. */
+ * operation can be sent (and complete) before it.  Nor before an earlier
+ * one: every gated operation in flight was issued before the parked ones
+ * (once one parks, the later ones park behind it), so a failure waits
+ * until they completed (zkr__gate_done flushes again), as a stock session
+ * completes its requests in issue order, failures too. */
 void zkr__gate_flush(zkr_t *z) {
   pthread_mutex_lock(&z->gate_mu);
   while (z->gate_head) {
+    int rc = hopeless(z, z->gate_head);
+    if (rc != ZOK && z->gate_inflight > 0) break;
     /* Out of the queue before it is sent: once ZooKeeper has it, its
      * completion may run on another thread and free it. */
     zkr__op_t *op = pop(z);
-    int rc = hopeless(z, op);
     if (rc == ZOK) rc = try_send(z, op);
     if (rc == PARK) {
       op->next = z->gate_head;
@@ -424,6 +431,16 @@ void zkr__gate_flush(zkr_t *z) {
     if (rc != ZOK) zkr__op_complete_error(op, rc);
   }
   pthread_mutex_unlock(&z->gate_mu);
+}
+
+/* The handle closes and no ZooKeeper thread runs any more (every member
+ * zhandle closed, what they dropped completed): nothing gated is in
+ * flight, and what is still parked fails now, in order (ZCLOSING). */
+void zkr__gate_close(zkr_t *z) {
+  pthread_mutex_lock(&z->gate_mu);
+  z->gate_inflight = 0;
+  pthread_mutex_unlock(&z->gate_mu);
+  zkr__gate_flush(z);
 }
 
 /* A gated operation completed: the last one of a draining session lets the
@@ -440,7 +457,7 @@ void zkr__gate_done(zkr_t *z) {
  * Completed under the gate, in order, like any failure of a parked one. */
 void zkr__gate_expire(zkr_t *z, uint64_t older_than_ns) {
   pthread_mutex_lock(&z->gate_mu);
-  while (z->gate_head && z->gate_head->start_ns < older_than_ns)
+  while (z->gate_inflight == 0 && z->gate_head && z->gate_head->start_ns < older_than_ns)
     zkr__op_complete_error(pop(z), ZCONNECTIONLOSS);
   pthread_mutex_unlock(&z->gate_mu);
 }

@@ -13,6 +13,7 @@ int zkr__router_fifo(struct zkr *z);
 void zkr__router_fifo_done(struct zkr *z, int write);
 void zkr__gate_done(struct zkr *z);
 void zkr__gate_flush(struct zkr *z);
+void zkr__gate_close(struct zkr *z);
 void zkr__gate_adopt_leader(struct zkr *z);
 int zkr__gate_current(struct zkr *z);
 void zkr__gate_expire(struct zkr *z, uint64_t older_than_ns);

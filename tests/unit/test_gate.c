@@ -354,6 +354,79 @@ START_TEST(parked_failure_completes_before_later_writes) {
 }
 END_TEST
 
+/* A parked write never completes before a gated write issued before it,
+ * still in flight: stock completes a session's requests in issue order,
+ * failures too.  Two ways a write could fail at once: the handle closes,
+ * and the fence of writes while the owner is away. */
+
+/* The owner on fake1, fake2 leads.  An ephemeral create goes to the
+ * owner's session and stays unanswered; a set, for the leader's session,
+ * parks behind it (the gate drains one session before the next).
+ * Simulator seed 79 (routed): the set's ZCLOSING came first. */
+static void ephemeral_in_flight_set_parked(void) {
+  open3();
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  wait_leader(1);
+  ck_assert_int_eq(zkr_acreate(z, "/e/n-", "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL_SEQUENTIAL,
+                               done_string, (void *)1),
+                   ZOK);
+  ck_assert_ptr_nonnull(fake_wait(h[1], FK_CREATE, "/e/n-"));
+  ck_assert_int_eq(zkr_aset(z, "/k", "1", 1, -1, done_stat, (void *)2), ZOK);
+  sleep_ms(50);
+  ck_assert_msg(fake_peek(h[2], FK_SET, "/k") == NULL, "the set did not wait for the create");
+}
+
+START_TEST(parked_write_fails_after_earlier_in_flight_at_close) {
+  ephemeral_in_flight_set_parked();
+  zkr_t *zz = z;
+  z = NULL;
+  zkr_close(zz);
+  int a = ev_find(0, EV_DONE, 1), b = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(a, 0);
+  ck_assert_int_ge(b, 0);
+  ck_assert_msg(a < b, "the parked set completed before the create issued before it");
+  ck_assert_int_eq(ev_at(a).rc, ZCLOSING);
+  ck_assert_int_eq(ev_at(b).rc, ZCLOSING);
+}
+END_TEST
+
+/* it_history (ASan, loaded machine): writes in flight on the write
+ * session when the owner had been away for two thirds of the session
+ * timeout; a later write of the same thread was failed by the fence at
+ * once and completed first.  The fenced write must complete after the
+ * ones issued before it, as a stock session fails what it has pending
+ * before what comes after. */
+START_TEST(fenced_write_completes_after_writes_in_flight) {
+  open3();
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  wait_leader(1);
+  uint64_t t0 = now_ms();
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  /* Sent on the leader's session, not answered yet. */
+  ck_assert_int_eq(zkr_aset(z, "/k", "1", 1, -1, done_stat, (void *)1), ZOK);
+  fake_req_t *w = fake_wait(h[2], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w);
+  while (now_ms() - t0 < 2100) sleep_ms(10);
+  /* Fenced: it fails, but not before the write in flight completed. */
+  ck_assert_int_eq(zkr_aset(z, "/j", "2", 1, -1, done_stat, (void *)2), ZOK);
+  sleep_ms(100);
+  ck_assert_msg(ev_matching(EV_DONE, 2) == 0,
+                "the fenced write completed while an earlier write was in flight");
+  fake_reply(w, ZOK, 0x200000002LL, 0, NULL);
+  int a = ev_find(0, EV_DONE, 1), b = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(a, 0);
+  ck_assert_int_ge(b, 0);
+  ck_assert_int_lt(a, b);
+  ck_assert_int_eq(ev_at(a).rc, ZOK);
+  ck_assert_int_eq(ev_at(b).rc, ZCONNECTIONLOSS);
+  ck_assert_msg(fake_peek(h[2], FK_SET, "/j") == NULL, "a write went out while the owner was away");
+}
+END_TEST
+
 /* ---- zkr_async is a barrier ---- */
 
 START_TEST(async_waits_for_earlier_operations) {
@@ -390,6 +463,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, unknown_outcome_fence_falls_when_carrier_session_moved);
   tcase_add_test(tc, writes_fenced_while_owner_away);
   tcase_add_test(tc, parked_failure_completes_before_later_writes);
+  tcase_add_test(tc, parked_write_fails_after_earlier_in_flight_at_close);
+  tcase_add_test(tc, fenced_write_completes_after_writes_in_flight);
   tcase_add_test(tc, async_waits_for_earlier_operations);
   suite_add_tcase(s, tc);
   return s;

@@ -54,7 +54,7 @@ static void hand_on_barrier(zkr__op_t *b, int rc, const char *path) {
 /* A completion held back in issue order: its kept reply (ZKR_ENOMEM when
  * none could be kept), then op goes. */
 static void hand_on_held(zkr__op_t *op) {
-  zkr__result_t r = {.rc = ZKR_ENOMEM, .value_len = -1};
+  zkr__result_t r = {.rc = op->kept_rc ? op->kept_rc : ZKR_ENOMEM, .value_len = -1};
   if (op->kept) r = zkr__reply_view(op->kept);
   zkr__op_hand_on(op, &r); /* op->app is 0: not listed any more */
   zkr__reply_free(op->kept);
@@ -62,12 +62,37 @@ static void hand_on_held(zkr__op_t *op) {
   zkr__op_free(op);
 }
 
+/* How a session that ended (expired, credentials refused, the handle
+ * closing) completes what was still pending for the application, 0 when
+ * it goes on. */
+static int ended_rc(const zkr_t *z) {
+  return z->closing ? ZCLOSING : z->expired ? ZSESSIONEXPIRED : z->auth_failed ? ZAUTHFAILED : 0;
+}
+
+/* Operations held back behind earlier ones.  When the session ended
+ * first, they complete with its end, whatever answer they got meanwhile:
+ * on a stock session they were queued behind those earlier requests, and
+ * stock completes what is pending then with that end (a barrier with ZOK
+ * after EXPIRED would say the session still served it). */
 static void hand_on_ready(zkr__op_t *list) {
   while (list) {
     zkr__op_t *n = list->ord_next;
     list->ord_next = NULL;
-    if (list->barrier) hand_on_barrier(list, list->b_rc, list->b_path);
-    else hand_on_held(list);
+    int end = ended_rc(list->z);
+    if (end && list->barrier) {
+      free(list->b_path);
+      list->b_path = NULL;
+      hand_on_barrier(list, end, NULL);
+    } else if (list->barrier) {
+      hand_on_barrier(list, list->b_rc, list->b_path);
+    } else {
+      if (end) {
+        zkr__reply_free(list->kept);
+        list->kept = NULL;
+        list->kept_rc = end;
+      }
+      hand_on_held(list);
+    }
     list = n;
   }
 }

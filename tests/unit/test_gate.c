@@ -449,6 +449,34 @@ START_TEST(async_waits_for_earlier_operations) {
 }
 END_TEST
 
+/* The barrier's answer came, but a write before it was still pending when
+ * the session expired: stock completes both with ZSESSIONEXPIRED (the
+ * sync was queued behind the write on the one session), never the
+ * barrier with ZOK after EXPIRED.  Simulator seed 70 (routed). */
+START_TEST(async_after_expiry_completes_expired) {
+  open3();
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  wait_leader(1);
+  ck_assert_int_eq(zkr_aset(z, "/w", "1", 1, -1, done_stat, (void *)1), ZOK);
+  fake_req_t *set = fake_wait(h[2], FK_SET, "/w");
+  ck_assert_ptr_nonnull(set);
+  ck_assert_int_eq(zkr_async(z, "/v", done_string, (void *)2), ZOK);
+  fake_req_t *sync = fake_wait(NULL, FK_SYNC, "/v");
+  ck_assert_ptr_nonnull(sync);
+  fake_reply(sync, ZOK, 0, 0, NULL);
+  fake_session_event(h[1], ZOO_EXPIRED_SESSION_STATE);
+  wait_state(ZOO_EXPIRED_SESSION_STATE);
+  fake_reply(set, ZOK, 0x200000002LL, 0, NULL);
+  int a = ev_find(0, EV_DONE, 1), b = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(a, 0);
+  ck_assert_int_gt(b, a);
+  ck_assert_msg(ev_at(b).rc == ZSESSIONEXPIRED, "the barrier completed with %d after EXPIRED",
+                ev_at(b).rc);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("gate");
   TCase *tc = tcase_create("fake");
@@ -466,6 +494,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, parked_write_fails_after_earlier_in_flight_at_close);
   tcase_add_test(tc, fenced_write_completes_after_writes_in_flight);
   tcase_add_test(tc, async_waits_for_earlier_operations);
+  tcase_add_test(tc, async_after_expiry_completes_expired);
   suite_add_tcase(s, tc);
   return s;
 }

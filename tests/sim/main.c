@@ -7,7 +7,8 @@
  *   zkroute-sim --regressions FILE  replay every seed the file lists
  * Options: --mode stock|routed, --bug K (a planted model bug, tests only),
  * --length S (simulated seconds of the fault phase, default 6), --jobs J
- * (worker processes, default 2), --verbose.
+ * (worker processes, default 2), --verbose, --messages (exploring: each
+ * failing seed's checker messages and the wall time since the start).
  *
  * For each failing seed it prints one command that replays it, and at the
  * end how many schedules ran.  Exit status: 0 when no schedule failed. */
@@ -22,6 +23,8 @@
 #include "run.h"
 
 static sim_opts_t base;
+static int messages; /* --messages */
+static double t_start;
 static const char *prog = "tests/sim/zkroute-sim";
 
 static double wall(void) {
@@ -84,11 +87,14 @@ static void worker(int w, int jobs, uint64_t start, long count, double deadline,
     undecided += r.check.undecided;
     if (v) {
       failed++;
-      char cmd[200], s[256], line[600];
+      char cmd[200], s[256], line[600 + CHECK_TEXT];
       replay_cmd(cmd, sizeof cmd, o.seed);
       summary_line(&r, s, sizeof s);
       int n = snprintf(line, sizeof line, "FAIL seed %llu: %d violations (%s)\n  replay: %s\n",
                        (unsigned long long)o.seed, v, s, cmd);
+      if (messages)
+        n += snprintf(line + n, sizeof line - (size_t)n, "  at %.1f s, schedule %ld\n%s",
+                      wall() - t_start, i + 1, r.check.text);
       if (write(fd, line, (size_t)n) < 0) break;
     }
   }
@@ -98,7 +104,7 @@ static void worker(int w, int jobs, uint64_t start, long count, double deadline,
 }
 
 static int explore(uint64_t start, long count, double seconds, int jobs) {
-  double t0 = wall(), deadline = seconds > 0 ? t0 + seconds : 0;
+  double t0 = t_start = wall(), deadline = seconds > 0 ? t0 + seconds : 0;
   int fds[2];
   if (pipe(fds) < 0) return 2;
   for (int w = 0; w < jobs; w++) {
@@ -111,7 +117,7 @@ static int explore(uint64_t start, long count, double seconds, int jobs) {
   }
   close(fds[1]);
   FILE *in = fdopen(fds[0], "r");
-  char line[700];
+  char line[700 + CHECK_TEXT];
   long ran = 0, failed = 0, undecided = 0;
   while (fgets(line, sizeof line, in)) {
     long a, b, c;
@@ -169,7 +175,7 @@ static int regressions(const char *file) {
 static void usage(void) {
   fprintf(stderr, "usage: zkroute-sim (--seed N | --seeds N [--start S] | --seconds S | "
                   "--regressions FILE) [--mode stock|routed] [--length S] [--jobs J] [--bug K] "
-                  "[--verbose]\n");
+                  "[--verbose] [--messages]\n");
   exit(2);
 }
 
@@ -183,6 +189,10 @@ int main(int argc, char **argv) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--verbose")) {
       base.verbose = 1;
+      continue;
+    }
+    if (!strcmp(a, "--messages")) {
+      messages = 1;
       continue;
     }
     if (!v) usage();

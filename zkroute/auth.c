@@ -156,6 +156,20 @@ static void resend_missing(zkr__member_t *m) {
   pthread_mutex_unlock(&z->auth_mu);
 }
 
+/* The session ended (the handle closes, or the owner expired): no server
+ * will answer a call still waiting - when none of its sends got through
+ * (every zhandle refused it between two connection attempts), no answer
+ * is on its way either.  Stock completes a pending credential then
+ * (free_completions): ZCLOSING, or ZSESSIONEXPIRED. */
+static void end_waiting_calls(zkr_t *z) {
+  int rc = z->closing ? ZCLOSING : z->expired ? ZSESSIONEXPIRED : 0;
+  if (!rc) return;
+  pthread_mutex_lock(&z->auth_mu);
+  for (struct zkr__auth *a = z->auths; a; a = a->next)
+    if (a->call) deliver_locked(a, rc);
+  pthread_mutex_unlock(&z->auth_mu);
+}
+
 void zkr__auth_tick(zkr_t *z) {
   if (!z->closing && !z->expired) {
     size_t n = z->n;
@@ -168,7 +182,10 @@ void zkr__auth_tick(zkr_t *z) {
   auth_reply_t *list = z->auth_answers;
   z->auth_answers = NULL;
   pthread_mutex_unlock(&z->ans_mu);
-  if (!list) return;
+  if (!list) {
+    end_waiting_calls(z);
+    return;
+  }
   auth_reply_t *fifo = NULL;
   while (list) {
     auth_reply_t *n = list->next;
@@ -188,6 +205,7 @@ void zkr__auth_tick(zkr_t *z) {
     free(fifo);
     fifo = n;
   }
+  end_waiting_calls(z);
 }
 
 /* Sends credential a to member m, with a's waiting call attached when

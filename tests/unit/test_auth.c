@@ -191,6 +191,36 @@ START_TEST(add_auth_before_any_session_waits_for_owner) {
 }
 END_TEST
 
+/* Every zhandle refuses zoo_add_auth (between two connection attempts,
+ * ZOOKEEPER-800), so no send carries the call; the handle closes before a
+ * retry got through.  Stock completes a pending credential at close: the
+ * call completes with ZCLOSING, never not at all.  Simulator seeds 141
+ * and 849 (routed): the call never completed. */
+static _Atomic int refuse_auth;
+static void refuse_next_auth(fake_zh_t *hh, void *arg) {
+  (void)hh;
+  if (!refuse_auth) return;
+  fake_fail_next(FK_AUTH, ZINVALIDSTATE);
+  fake_hook_next(FK_AUTH, refuse_next_auth, arg);
+}
+
+START_TEST(add_auth_pending_at_close_completes_closing) {
+  open3();
+  refuse_auth = 1;
+  fake_hook_next(FK_AUTH, refuse_next_auth, NULL);
+  ck_assert_int_eq(zkr_add_auth(z, "digest", "u:p", 3, done_void, (void *)1), ZOK);
+  sleep_ms(300); /* the monitor's retries are refused too */
+  ck_assert_int_eq(ev_matching(EV_DONE, 1), 0);
+  zkr_t *zz = z;
+  z = NULL;
+  zkr_close(zz);
+  refuse_auth = 0;
+  int d = ev_find(0, EV_DONE, 1);
+  ck_assert_msg(d >= 0, "the credential's call never completed");
+  ck_assert_int_eq(ev_at(d).rc, ZCLOSING);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("auth");
   TCase *tc = tcase_create("fake");
@@ -201,6 +231,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, carrier_auth_failed_is_the_applications);
   tcase_add_test(tc, add_auth_reports_owner_answer);
   tcase_add_test(tc, add_auth_before_any_session_waits_for_owner);
+  tcase_add_test(tc, add_auth_pending_at_close_completes_closing);
   suite_add_tcase(s, tc);
   return s;
 }

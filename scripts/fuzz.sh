@@ -35,11 +35,11 @@ ZK_CPPFLAGS=${ZK_CPPFLAGS:-} ZK_LDFLAGS=${ZK_LDFLAGS:-} ZK_LIBS=${ZK_LIBS:--lzoo
 # The sources target $1 tests, and (coverage) the functions to report.
 sources() {
 	case $1 in
-	hosts) echo zkroute/hosts.c ;;
-	srvr) echo zkroute/srvr.c ;;
-	options) echo zkroute/options.c zkroute/hosts.c ;; # hosts.c: the metrics option's address
-	config) echo zkroute/dynconfig.c zkroute/hosts.c ;;
-	path) echo zkroute/path.c ;;
+	hosts) echo zkroute/model/hosts.c ;;
+	srvr) echo zkroute/model/srvr.c ;;
+	options) echo zkroute/model/options.c zkroute/model/hosts.c ;; # hosts.c: the metrics option's address
+	config) echo zkroute/model/dynconfig.c zkroute/model/hosts.c ;;
+	path) echo zkroute/model/path.c ;;
 	*) for f in $LIB_SOURCES; do case $f in *.c) echo "$f" ;; esac; done ;;
 	esac
 }

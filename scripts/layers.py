@@ -15,12 +15,14 @@ Reads every .c and .h file under the library's folder and prints:
   - the include lines that break the rule: a file includes public headers
     (<...>, "zkroute.h", "zkroute/..."), headers of its own folder, and
     headers of the folders of lower layers, written with the folder;
-  - how many files include the handle's header.
+  - how many files include the handle's header;
+  - in folders, the lines of model/ that name the handle's types
+    (zhandle_t, zkr_t, struct zkr): the model layer knows none of them.
 A file's layer is its folder when the library is in folders by layer
 (model < zk < core < route < session < api < dropin); for a flat folder,
 the table LAYER_OF below (the layers the code had before they became
 folders).  With --check it exits 1 when an include line breaks the rule,
-a call goes upward, or the largest circle is larger than 6 files (the
+a call goes upward, a model/ line names a handle's type, or the largest circle is larger than 6 files (the
 route/ pipeline around completion); `make check` runs it
 (tests/lint/layers.sh).  While the folder is flat, the include rule has
 no folders to check: only the calls are checked then.  It reads text
@@ -226,12 +228,31 @@ def main():
                 bad.append((f, line.strip(), "not a layer folder"))
             elif lf and LAYERS.index(folder) > LAYERS.index(lf):
                 bad.append((f, line.strip(), "an upper layer"))
+    # In folders, a file outside the layer folders has no layer.
+    if in_folders:
+        for f in files:
+            rel = os.path.relpath(f, root).split(os.sep)
+            if len(rel) < 2 or rel[0] not in LAYERS:
+                bad.append((f, "(the file itself)", "not in a layer folder"))
+    model_names = []
+    if in_folders:
+        for f in files:
+            if layer_of(root, f) != "model":
+                continue
+            for i, line in enumerate(texts[f].split("\n"), 1):
+                if re.search(r"\bzhandle_t\b|\bzkr_t\b|\bstruct\s+zkr\b", line):
+                    model_names.append((f, i, line.strip()))
     print(f"files including the handle's header: {handle_includes} of {len(files)}")
     print(f"include lines that break the rule: {len(bad)}")
     for (f, line, why) in bad:
         print(f"  {f}: {line} ({why})")
 
-    if check and (bad or up):
+    if in_folders:
+        print(f"model/ lines naming zhandle_t, zkr_t or struct zkr: {len(model_names)}")
+        for (f, i, line) in model_names:
+            print(f"  {f}:{i}: {line}")
+
+    if check and (bad or up or model_names):
         print("layers: FAILED (the rule of DESIGN.md section 9)")
         return 1
     if check and len(big) > 6:

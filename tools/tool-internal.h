@@ -19,7 +19,7 @@
 #ifndef ZKR_TOOL_INTERNAL_H
 #define ZKR_TOOL_INTERNAL_H
 
-#include "../zkroute/hosts.h"
-#include "../zkroute/srvr.h"
+#include "../zkroute/model/hosts.h"
+#include "../zkroute/model/srvr.h"
 
 #endif

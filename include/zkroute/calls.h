@@ -1,9 +1,9 @@
 /* <zkroute/calls.h>: the one list of libzookeeper_mt's functions that
  * zkroute reaches, routes or stands in for, as X-macros (libuv writes its
  * error table the same way).  Every other list is generated from it by the
- * preprocessor: the library's function table (zkroute/zkapi.h), the
+ * preprocessor: the library's function table (zkroute/zk/zkapi.h), the
  * LD_PRELOAD interposer's real functions, their dlsym and its wrappers
- * (zkroute/preload_calls.c), and the compat header's adapters
+ * (zkroute/dropin/preload_calls.c), and the compat header's adapters
  * (<zkroute/compat.h>).  The compat header's #define lines cannot be
  * generated; tests/unit/test_calls.c checks them against this list.
  *
@@ -15,11 +15,11 @@
  *   N(gen, rv, ret, name, params, args)
  *
  * - gen: which wrappers are generated.  G both; P the compat adapter only
- *   (zkroute/preload.c writes the interposer's by hand); C the interposer's
+ *   (zkroute/dropin/preload.c writes the interposer's by hand); C the interposer's
  *   only (compat.h writes its adapter by hand); H neither.  For N: G the
  *   interposer passes the call on, H preload.c writes it (zerror).
  * - tbl: T when the library calls the function itself, through its
- *   function table (zkroute/zkapi.h; a field of that name), 0 otherwise.
+ *   function table (zkroute/zk/zkapi.h; a field of that name), 0 otherwise.
  * - ret, name, params: the declaration as zookeeper.h has it; every
  *   generated wrapper names its handle zh.  Each is also declared from
  *   here, so a difference with zookeeper.h is a compile error.

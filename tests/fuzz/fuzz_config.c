@@ -1,4 +1,4 @@
-/* libFuzzer target: the /zookeeper/config parser (zkroute/dynconfig.c) on
+/* libFuzzer target: the /zookeeper/config parser (zkroute/model/dynconfig.c) on
  * untrusted bytes, as a server could send them.  The input sits in a buffer
  * of exactly its size, so ASan catches any read past the length.
  *
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dynconfig.h"
+#include "model/dynconfig.h"
 #include "zkroute.h"
 
 static void check_host(const zkr__host_t *h) {

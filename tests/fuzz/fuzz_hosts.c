@@ -1,4 +1,4 @@
-/* libFuzzer target: the host list parser (zkroute/hosts.c), the first
+/* libFuzzer target: the host list parser (zkroute/model/hosts.c), the first
  * thing zkroute does with a string it did not write.
  *
  * Invariants checked on every input, besides "no crash, no leak, no UB":
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hosts.h"
+#include "model/hosts.h"
 #include "zkroute.h"
 
 static int documented(int rc) {

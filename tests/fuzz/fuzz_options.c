@@ -1,4 +1,4 @@
-/* libFuzzer target: option text (zkroute/options.c), which comes from the
+/* libFuzzer target: option text (zkroute/model/options.c), which comes from the
  * command line and the environment.  The input is lines of key=value (or
  * key NUL value), applied in turn with zkr_options_set().
  *
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "dropin/internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   zkr_options_t o = ZKR_OPTIONS_INIT, out;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "path.h"
+#include "model/path.h"
 #include "zkroute.h"
 
 static int reference(const char *p) {

@@ -1,4 +1,4 @@
-/* libFuzzer target: the srvr reply as a socket delivers it (zkroute/srvr.c):
+/* libFuzzer target: the srvr reply as a socket delivers it (zkroute/model/srvr.c):
  * the capped reply buffer fed in fragments, then the parser.
  *
  * Input layout: byte 0 picks the size cap (default, tiny, exactly the
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "srvr.h"
+#include "model/srvr.h"
 
 static void check_reply(int rc, const zkr__srvr_reply_t *r) {
   switch (rc) {

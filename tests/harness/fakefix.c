@@ -1,7 +1,7 @@
 /* The fixture the fake-ZooKeeper unit tests share (fakefix.h). */
 #include "fakefix.h"
 
-#include "runtime.h"
+#include "core/runtime.h"
 
 #include <check.h>
 #include <pthread.h>

@@ -68,7 +68,7 @@ void open3(void);
 /* For the tests of the rescue: the owner or a carrier is moved after
  * 300 ms away. */
 void open3_rescue(void);
-/* The same handle under a stepped runtime (zkroute/runtime.h): no library
+/* The same handle under a stepped runtime (zkroute/core/runtime.h): no library
  * thread runs; nothing happens but what the test does and what step()
  * runs (callbacks, the monitor's turn), on the test's thread, so the
  * order of events is the test's alone.  The clock is the test's too. */

@@ -10,10 +10,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include "handle.h"
-#include "hosts.h"
-#include "srvr.h"
-#include "zkapi.h"
+#include "core/handle.h"
+#include "model/hosts.h"
+#include "model/srvr.h"
+#include "zk/zkapi.h"
 #include "zkroute.h"
 
 #define MAX_HOSTS 8

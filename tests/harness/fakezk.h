@@ -1,4 +1,4 @@
-/* A fake ZooKeeper behind zkroute's function table (zkroute/zkapi.h), for
+/* A fake ZooKeeper behind zkroute's function table (zkroute/zk/zkapi.h), for
  * unit tests that need no server: the test decides every reply, every
  * session event and every watch event, and their order.  Each zhandle the
  * library opens is a fake handle that records the requests it is given;

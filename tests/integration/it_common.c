@@ -9,8 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "hosts.h"
-#include "srvr.h"
+#include "model/hosts.h"
+#include "model/srvr.h"
 
 const char *it_hosts(void) {
   const char *h = getenv("ZKR_TEST_HOSTS");

@@ -5,7 +5,7 @@
 # Grafana dashboard's shape (title, uid, schemaVersion, the Prometheus
 # datasource input, panels with a position and queries), and every metric
 # its queries name is one the library writes (`zkroute metrics`, the
-# schema of zkroute/stats_schema.h; histograms by their _bucket series).
+# schema of zkroute/model/stats_schema.h; histograms by their _bucket series).
 # No server needed.  TAP output; skips (77) only where jq is not installed
 # (scripts/setup.sh installs it, so CI never skips).
 set -u

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks that docs/stats.md documents the statistics the library writes
-# (the schema of zkroute/stats_schema.h, through `zkroute status --json`
+# (the schema of zkroute/model/stats_schema.h, through `zkroute status --json`
 # and `--prometheus` on closed local ports: no server needed): every key
 # of the JSON has a row in the doc, and every row names a key the JSON
 # has; the metric table is the one `zkroute metrics` prints (make writes it

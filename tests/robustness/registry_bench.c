@@ -1,4 +1,4 @@
-/* Cost of the registry of live handles (zkroute/registry.c): nanoseconds
+/* Cost of the registry of live handles (zkroute/core/registry.c): nanoseconds
  * per call of zkr_state() and of a zkr_aget() refused for its path (the
  * checks and the hold; nothing is sent), with 1 and 2 threads on one
  * handle.  Build it against the library with and without the registry and

@@ -1,5 +1,5 @@
 /* The model of libzookeeper_mt 3.8 behind zkroute's function table
- * (zkroute/zkapi.h): one zhandle per zookeeper_init, with its states
+ * (zkroute/zk/zkapi.h): one zhandle per zookeeper_init, with its states
  * (NOTCONNECTED, CONNECTING, ASSOCIATING, CONNECTED, 0 between a loss and
  * the next attempt, EXPIRED_SESSION, AUTH_FAILED), its one connection to
  * one server of its host string at a time, its FIFO of outstanding
@@ -18,8 +18,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include "srvr.h"
-#include "zkapi.h"
+#include "model/srvr.h"
+#include "zk/zkapi.h"
 #include "zkroute.h"
 
 enum { C_VOID, C_STAT, C_DATA, C_STRINGS, C_STRINGS_STAT, C_STRING, C_STRING_STAT, C_ACL, C_MULTI };

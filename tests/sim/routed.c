@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "core/runtime.h"
 #include "sim.h"
-#include "zkapi.h"
+#include "zk/zkapi.h"
 #include "zkroute.h"
 #include "workload.h"
 

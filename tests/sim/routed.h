@@ -4,7 +4,7 @@
 #define SIM_ROUTED_H
 
 #include "workload.h"
-#include "zkapi.h"
+#include "zk/zkapi.h"
 
 /* Installs the simulated client as the library's table and the world as
  * its runtime; returns the table of zkr_ calls the workload uses. */

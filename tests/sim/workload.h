@@ -7,7 +7,7 @@
 #include <zookeeper/zookeeper.h>
 
 #include "history.h"
-#include "zkapi.h"
+#include "zk/zkapi.h"
 
 typedef struct wl wl_t;
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "fakefix.h"
-#include "handle.h"
+#include "core/handle.h"
 
 /* ---- credentials ---- */
 

@@ -1,11 +1,11 @@
-/* Unit tests of the /zookeeper/config parser (zkroute/dynconfig.c).  Pure
+/* Unit tests of the /zookeeper/config parser (zkroute/model/dynconfig.c).  Pure
  * code, no server: real replies of ZooKeeper 3.8.0 (tests/harness/ensemble.sh
  * ensembles), the corners of the grammar, and inputs that must be refused. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dynconfig.h"
+#include "model/dynconfig.h"
 #include "zkroute.h"
 
 static int parse(const char *s, zkr__config_t *c) { return zkr__config_parse(s, strlen(s), c); }

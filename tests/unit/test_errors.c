@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "fakefix.h"
-#include "handle.h"
-#include "member.h"
-#include "zkapi.h"
+#include "core/handle.h"
+#include "core/member.h"
+#include "zk/zkapi.h"
 
 /* ---- a member detached between the pick and the dispatch ---- */
 

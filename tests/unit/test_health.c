@@ -1,4 +1,4 @@
-/* Unit tests of the health module (zkroute/health.c): EWMA arithmetic,
+/* Unit tests of the health module (zkroute/model/health.c): EWMA arithmetic,
  * ejection, probing, reinstatement, backoff and time accounting, all
  * driven by a fake clock.  No server needed. */
 #include <check.h>
@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "health.h"
+#include "model/health.h"
 
 #define MS(x) ((uint64_t)((x)*1000000.0 + 0.5))
 #define SEC(x) MS((x)*1000.0)

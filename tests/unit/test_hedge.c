@@ -1,4 +1,4 @@
-/* Unit tests of the pure part of hedged reads (zkroute/hedge.c): the
+/* Unit tests of the pure part of hedged reads (zkroute/model/hedge.c): the
  * adaptive delay (per-member percentile of the recent window, lower
  * median over members, floor, warm-up) and the
  * load cap (token bucket).  No server, no clock, no threads. */
@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "hedge.h"
+#include "model/hedge.h"
 
 static const zkr__hedge_cfg_t CFG = {.floor_ms = 5, .percentile = 95, .max_pct = 5, .burst = 20};
 

@@ -1,5 +1,5 @@
 /* Unit tests of the host list parser, its expansion into addresses
- * (through a fake resolver) and the formatter (zkroute/hosts.c).  Pure
+ * (through a fake resolver) and the formatter (zkroute/model/hosts.c).  Pure
  * code, no server, no DNS: every case asserts the exact code or value.
  * tests/unit/test_hosts_stock.c compares the parser with stock libzookeeper_mt. */
 #include <check.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hosts.h"
+#include "model/hosts.h"
 #include "zkroute.h"
 
 /* Inputs that must be refused, each with the one code that says why.

@@ -1,4 +1,4 @@
-/* The host list parser (zkroute/hosts.c) against stock libzookeeper_mt 3.8:
+/* The host list parser (zkroute/model/hosts.c) against stock libzookeeper_mt 3.8:
  * for each connect string, what the real zookeeper_init() does with it
  * (called here, the handle closed at once) and what zkroute does (its
  * members after resolution, its chroot, or its error code).  A string
@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hosts.h"
-#include "resolve.h"
+#include "model/hosts.h"
+#include "zk/resolve.h"
 #include "zkroute.h"
 
 #define ACCEPT (-1) /* stock returns a handle; otherwise the errno it sets */

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "inflight.h"
+#include "model/inflight.h"
 
 START_TEST(empty_set_contains_nothing) {
   struct zkr__inflight *s = zkr__inflight_new();

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "fakezk.h"
-#include "handle.h"
-#include "log.h"
+#include "core/handle.h"
+#include "core/log.h"
 
 #define HOSTS "fake1:2181,fake2:2181,fake3:2181"
 #define S 1000000000ull

@@ -25,10 +25,10 @@
 #include <unistd.h>
 
 #include "fakezk.h"
-#include "handle.h"
-#include "latency.h"
-#include "metrics.h"
-#include "stats.h"
+#include "core/handle.h"
+#include "core/latency.h"
+#include "api/metrics.h"
+#include "api/stats.h"
 
 #define HOSTS "fake1:2181,fake2:2181,fake3:2181"
 

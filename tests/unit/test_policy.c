@@ -1,4 +1,4 @@
-/* Unit tests (no server) of the policies in zkroute/policy.c and the read
+/* Unit tests (no server) of the policies in zkroute/core/policy.c and the read
  * selectors of zkroute/selector.c.  The member state they read comes from a
  * fake: this file defines zkr__member_usable(), zkr__member_in_pool() and
  * zkr__member_readonly()
@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "internal.h"
+#include "dropin/internal.h"
 
 static int fake_usable[ZKR_MAX_MEMBERS];
 static int fake_in_pool[ZKR_MAX_MEMBERS];

@@ -1,4 +1,4 @@
-/* Server-less unit tests of the stepped runtime (zkroute/runtime.h), the
+/* Server-less unit tests of the stepped runtime (zkroute/core/runtime.h), the
  * seam the simulator drives the library through: time is the test's, the
  * library starts no thread of its own, callbacks run inside zkr__step on
  * the caller's thread, the monitor turns when zkr__step says it is due,
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "fakefix.h"
-#include "runtime.h"
+#include "core/runtime.h"
 
 static uint64_t world_ns = 1000000000ull;
 static uint64_t world_now(void) { return world_ns; }

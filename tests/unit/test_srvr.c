@@ -1,4 +1,4 @@
-/* Unit tests of the `srvr` reply buffer, parser and fetch (zkroute/srvr.c).
+/* Unit tests of the `srvr` reply buffer, parser and fetch (zkroute/model/srvr.c).
  * The fetch tests talk to tiny TCP servers on the loopback interface; each
  * runs on a thread created inside the test body, because Check forks a
  * process per test. */
@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "srvr.h"
+#include "model/srvr.h"
 
 #define MODE_LINE "Mode: follower\n"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "fakefix.h"
-#include "watch.h"
+#include "core/watch.h"
 
 /* The request of kind for path that came after seq `after`. */
 static fake_req_t *next_req(int kind, const char *path) {

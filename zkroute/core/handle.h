@@ -1,0 +1,226 @@
+/* The handle (struct zkr, what zkr_t names): every part's state of one
+ * routed handle, with the structures every part shares - the members
+ * (member.h) and the operations (op.h) - and the small inline helpers
+ * (base.h).  handle.c creates and closes it.  Each part's functions are in
+ * the part's own header; internal.h includes them all.  Nothing here is
+ * exported (-fvisibility=hidden; only ZKR_API functions are visible). */
+#ifndef ZKR_HANDLE_H
+#define ZKR_HANDLE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "model/base.h"
+#include "model/health.h"
+#include "model/hosts.h"
+#include "core/log.h"
+#include "core/member.h"
+#include "core/op.h"
+#include "zkroute.h"
+
+struct zkr {
+  /* The upper layers' callbacks (hooks.h), set when the handle is made
+   * and never changed; NULL in a handle made without those layers. */
+  const struct zkr__session_hooks *session_hooks;
+  const struct zkr__route_hooks *route_hooks;
+
+  zkr_options_t opts;
+  zkr__health_cfg_t hcfg;
+  zkr__hostlist_t hosts;
+  /* Members live in members[0..n); n only grows (membership.c adds a
+   * member by filling slot n, then publishing n + 1), up to cap.
+   * members[cap] is the owner slot (see owner below).  No slot ever
+   * moves, so an index stays valid for the life of the handle. */
+  _Atomic size_t n;
+  size_t cap;
+  zkr__member_t *members;
+
+  int recv_timeout;
+  int rescue_ms; /* resolved: option or a third of recv_timeout */
+  int flags;
+  uint64_t init_ns;
+
+  pthread_mutex_t ctx_mu; /* guards watcher and context */
+  watcher_fn watcher;
+  void *context;
+
+  /* The virtual session (session.c; DESIGN.md section 4).  The owner
+   * session is the application's session: its slot is a member's while it
+   * lives on that member's server (it carries that member's reads and
+   * writes too), and the owner slot members[cap] once a rescue re-attached
+   * it elsewhere.  -1 until chosen.  owner_id is its id, copied: what
+   * zkr_client_id returns for the life of the handle. */
+  pthread_mutex_t state_mu;
+  _Atomic int owner;
+  int owner_told; /* monitor: what waited for the owner was told */
+  /* The virtual session was established (CONNECTED or READ-ONLY once, its
+   * event queued): until then no operation is sent, so none completes
+   * before it, as with stock (router.c).  est_told: the monitor let the
+   * held operations go. */
+  _Atomic int established;
+  int est_told;
+  /* Since when the owner session is not connected, 0 while it is
+   * (session.c): two thirds of its timeout later a stock session may be
+   * gone, and writes are fenced (DESIGN.md section 4). */
+  _Atomic uint64_t owner_down_ns;
+  clientid_t owner_id;
+  int resume;          /* a clientid was passed: the owner resumes it */
+  _Atomic int vstate;  /* state last reported to the application */
+  _Atomic int expired; /* the owner session expired */
+  _Atomic int auth_failed;
+  _Atomic int closing;
+  _Atomic int carriers_closed; /* after expiry: every session closed */
+  /* Slots whose connection loss failed an application operation while
+   * the state was CONNECTED: the state dips to CONNECTING until their
+   * failed operations are all completed (as a stock session reports
+   * CONNECTING before its ZCONNECTIONLOSS completions). */
+  _Atomic uint64_t dip;
+
+  /* Leader knowledge (monitor.c). */
+  _Atomic int leader; /* member index, -1 unknown */
+  /* Monotonic reads across leader changes (DESIGN.md section 3, rule 5):
+   * the highest zxid in any reply the handle had (completion.c), and the
+   * highest epoch a srvr answer showed for a member with a working session
+   * (srvr_apply.c).  A member whose srvr epoch is below either serves no
+   * read (policy.c). */
+  _Atomic int64_t hwm_zxid;
+  _Atomic uint32_t srvr_epoch;
+  _Atomic uint64_t leader_changes;
+  int last_leader; /* last known leader, -1 none yet (monitor) */
+
+  /* Write gate (router.c): one write session at a time, FIFO.  The write
+   * session is the leader's for most writes and the owner's for
+   * session-scoped ones: a switch between them is a change of session. */
+  pthread_mutex_t gate_mu;
+  int gate_cur;      /* member slot of the write session, -1 none */
+  int gate_inflight; /* gated operations in flight on gate_cur */
+  zkr__op_t *gate_head, *gate_tail;
+  uint64_t gate_parked_since_ns;
+  /* The fence (router.c; DESIGN.md section 3, rule 6): the zhandle on
+   * which a write's outcome became unknown, NULL none.  No gated
+   * operation goes to any other session until that one reconnected,
+   * expired, was moved, or the session timeout passed since (fence_ns).
+   * Under gate_mu. */
+  /* Consistency `session`'s FIFO order (router.c): reads sent and not
+   * completed, writes accepted and not completed. */
+  _Atomic int reads_out, writes_out;
+  zhandle_t *fence_zh;
+  int fence_slot;
+  clientid_t fence_cid; /* its session, when known (client_id 0: not) */
+  uint64_t fence_ns;
+  /* A zhandle that resumes a fenced carrier's session on another server
+   * to fence it (rescue.c; the monitor's), NULL none. */
+  zhandle_t *mover;
+  uint64_t mover_ns;
+  /* The longest session timeout a server negotiated for a member session
+   * (member.c), for the fence's bound. */
+  _Atomic int negotiated_ms;
+
+  /* Reads (policy.c). */
+  _Atomic unsigned rr;
+  _Atomic int session_reader;   /* consistency session: the member reads
+                                   stick to, -1 none yet */
+  _Atomic int session_last;     /* ... the member of the last read sent */
+  _Atomic uint64_t write_epoch; /* writes of this handle completed (any
+                                   outcome): a session-mode read syncs when
+                                   its member last synced before one */
+  _Atomic int sticky;
+  _Atomic uint64_t hedge_draws; /* counter behind the hedge target draw */
+  _Atomic unsigned leader_rr;   /* hybrid's leader_read_weight counter */
+
+  /* Read selector (selector.c): sel_on says whether to look at all;
+   * sel_lock (read-held while the selector runs) lets a new selector
+   * replace the old one only once no call of the old one is running. */
+  _Atomic int sel_on;
+  pthread_rwlock_t sel_lock;
+  zkr_read_selector_fn sel_fn;
+  void *sel_ctx;
+  _Atomic uint64_t sel_picks, sel_fallbacks;
+
+  /* In-flight write paths (inflight.c). */
+  struct zkr__inflight *inflight;
+
+  /* Auth records (auth.c).  ans_mu guards the answers queued by
+   * libzookeeper's threads for the monitor to apply. */
+  pthread_mutex_t auth_mu;
+  struct zkr__auth *auths;
+  pthread_mutex_t ans_mu;
+  struct auth_reply *auth_answers;
+
+  /* The delivery thread (deliver.c): runs every application callback. */
+  struct zkr__deliver *dl;
+
+  /* The application's operations in issue order (barrier.c). */
+  pthread_mutex_t order_mu;
+  zkr__op_t *ord_head, *ord_tail;
+
+  /* Operations handed to ZooKeeper, not yet completed (dispatch.c). */
+  pthread_mutex_t out_mu;
+  zkr__op_t *out_list;
+
+  /* Watch registry (watch.c). */
+  pthread_mutex_t watch_mu;
+  zkr__watch_t *watch_list;
+  struct zkr__rm_req *rm_list; /* removals sent, not answered (watch_remove.c) */
+  _Atomic int watch_lost;      /* records waiting for a re-arm retry */
+  uint64_t watch_retry_ns;     /* monitor: next retry of lost records */
+  _Atomic unsigned rearm_rr;
+  _Atomic uint64_t watch_rearms, watch_missed_events, watch_rearm_retries;
+  uint64_t watch_seq; /* the last seq given to a record (watch.c) */
+  /* Reads whose reply shows a change a watch of the handle has not fired
+   * for yet: held until it did (watch.c), as a stock client sees a watch
+   * event before the new data.  Under watch_mu. */
+  zkr__op_t *wf_held;
+  _Atomic int wf_count;
+  uint64_t watch_ids; /* the last id given to a record (watch.c) */
+  /* The drop-in interposer's name for the program's global pair
+   * (preload.c): maps (fn, ctx) to the pair the library knows as the
+   * global one; NULL none. */
+  void (*watch_alias)(void *arg, watcher_fn *fn, void **ctx);
+  void *watch_alias_arg;
+
+  /* Monitor thread (monitor.c). */
+  pthread_t monitor;
+  int monitor_started;
+  pthread_mutex_t mon_mu;
+  pthread_cond_t mon_cv;
+  _Atomic int mon_stop;
+  int mon_kick;
+  /* The monitor's own (monitor.c): next srvr poll, settled polls in a
+   * row, app_ops at the last poll; a stepped runtime's next turn. */
+  uint64_t mon_next_poll;
+  int mon_settled;
+  uint64_t mon_last_ops;
+  uint64_t mon_wake;
+  /* Idle polling (monitor.c): operations submitted (api_check.c counts
+   * them), and whether the monitor polls at the idle rate now (the next
+   * operation then kicks it). */
+  _Atomic uint64_t app_ops;
+  _Atomic int poll_idle;
+
+  int reg_slot; /* its slot in the registry (registry.c), -1 none */
+
+  /* Hedged reads (hedge_apply.c); NULL when hedging is off. */
+  struct zkr__hedger *hedger;
+  /* Membership that follows /zookeeper/config (membership.c). */
+  struct zkr__membership *ms;
+
+  /* Operations: latency histograms, one pair per member slot (latency.c);
+   * the log lines' storm limit (log.c); the handle's number in the
+   * process and whether it is listed on the metrics endpoint
+   * (metrics.c). */
+  struct zkr__member_latency *latency;
+  zkr__log_t log;
+  unsigned serial;
+  _Atomic int metrics_on;
+};
+
+/* Registers the hook zkr_close calls for every handle: phase 0 when the
+ * close starts (the handle is still whole), phase 1 after its last
+ * callback, just before it is freed.  One hook per process, registered
+ * before any handle exists (a library constructor): it is read without a
+ * lock. */
+void zkr__handle_set_close_hook(void (*hook)(struct zkr *z, int phase));
+
+#endif

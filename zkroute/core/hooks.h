@@ -1,0 +1,61 @@
+/* Calls up, through tables (DESIGN.md section 9): what the core and route
+ * layers must tell the layers above them, they tell through a small const
+ * table of callbacks that the upper layer hands the handle when it is made
+ * (zkr_init_opts), as hiredis's redisContextFuncs: the session layer's
+ * (zkr__session_hooks) and the route layer's (zkr__router_hooks).  The
+ * callers below name the hook, not the function behind it.  A handle made
+ * without an upper layer (a unit test's) has NULL tables: each call here
+ * then does nothing, and a dip is not counted. */
+#ifndef ZKR_HOOKS_H
+#define ZKR_HOOKS_H
+
+#include "core/handle.h"
+
+/* The virtual session's (session layer). */
+typedef struct zkr__session_hooks {
+  /* Recomputes the virtual state after a member's changed
+   * (zkr__session_update).  Takes state_mu. */
+  void (*update)(struct zkr *z);
+  /* Before a failed operation of the application is handed on: 1 when it
+   * counts in its slot's dip (zkr__session_dip). */
+  int (*dip)(struct zkr *z, int slot);
+  /* After it was handed on (zkr__session_dip_check). */
+  void (*dip_check)(struct zkr *z, int slot, int counted);
+} zkr__session_hooks_t;
+
+/* An operation's life (route layer). */
+typedef struct zkr__route_hooks {
+  /* Sends the write gate's parked operations (zkr__gate_flush). */
+  void (*gate_flush)(struct zkr *z);
+  /* A member zhandle's session event, for the fence
+   * (zkr__gate_session_event). */
+  void (*gate_session_event)(struct zkr *z, zhandle_t *zh, int state);
+  /* A read held for a watch's event is handed on (zkr__op_resume). */
+  void (*resume)(zkr__op_t *op);
+} zkr__route_hooks_t;
+
+static inline void zkr__hooks_session_update(struct zkr *z) {
+  if (z->session_hooks) z->session_hooks->update(z);
+}
+
+static inline int zkr__hooks_session_dip(struct zkr *z, int slot) {
+  return z->session_hooks ? z->session_hooks->dip(z, slot) : 0;
+}
+
+static inline void zkr__hooks_session_dip_check(struct zkr *z, int slot, int counted) {
+  if (z->session_hooks) z->session_hooks->dip_check(z, slot, counted);
+}
+
+static inline void zkr__hooks_gate_flush(struct zkr *z) {
+  if (z->route_hooks) z->route_hooks->gate_flush(z);
+}
+
+static inline void zkr__hooks_gate_session_event(struct zkr *z, zhandle_t *zh, int state) {
+  if (z->route_hooks) z->route_hooks->gate_session_event(z, zh, state);
+}
+
+static inline void zkr__hooks_resume(zkr__op_t *op) {
+  if (op->z->route_hooks) op->z->route_hooks->resume(op);
+}
+
+#endif

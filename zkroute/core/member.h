@@ -1,0 +1,124 @@
+/* One member: a ZooKeeper session pinned to one server (member.c):
+ * its record, opening and closing its session, its state as the pools see
+ * it, and completion's share for the member (error count, monitor kick). */
+#ifndef ZKR_MEMBER_H
+#define ZKR_MEMBER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "model/health.h"
+#include "model/hosts.h"
+#include "zkroute.h"
+
+struct zkr;
+struct zkr__op;
+
+typedef struct zkr__member {
+  struct zkr *z;
+  int index;
+  int owner_slot; /* the owner slot (members[cap]): holds the owner session
+                     once it was re-attached away from its first member;
+                     never routed to but for session-scoped writes */
+  zkr__host_t host;
+  char address[ZKR__HOST_NAME_MAX + 16]; /* "host:port" for display */
+  char *connect;                         /* "host:port/chroot" */
+
+  /* zh is replaced only by the monitor (rescue, re-creation, membership)
+   * and cleared by close, all under the write lock; dispatch holds the read
+   * lock while it hands a request to zh, so a request never reaches a freed
+   * handle. */
+  pthread_rwlock_t zh_lock;
+  zhandle_t *zh;
+  /* The session id of cid_zh, learned when it connected (under zh_lock):
+   * a fenced write's session can be moved elsewhere by it (rescue.c). */
+  clientid_t cid;
+  zhandle_t *cid_zh;
+
+  _Atomic int state;                   /* ZOO_*_STATE of the session */
+  _Atomic int timeout_ms;              /* the session timeout its server negotiated, 0 unknown */
+  _Atomic int auth_pending;            /* add_auth replies still awaited */
+  _Atomic int auth_refused;            /* a credential was refused: never joins */
+  _Atomic int auth_missing;            /* a credential could not be given to its
+                                          zhandle yet (auth.c retries): not joined */
+  _Atomic int joined;                  /* admitted to the pools (auth done) */
+  _Atomic int expired;                 /* session expired; monitor re-creates it */
+  _Atomic int role;                    /* zkr_role_t from srvr */
+  _Atomic int64_t zxid;                /* from srvr, -1 unknown */
+  _Atomic int watches;                 /* watch records armed on its session */
+  _Atomic int hosted_on;               /* member whose server the session is on: its
+                               own; for the owner slot, where the owner
+                               session lives now */
+  _Atomic uint64_t down_since_ns;      /* not connected since, 0 when connected */
+  int srvr_fail_streak;                /* consecutive failed srvr polls (monitor) */
+  _Atomic uint64_t srvr_fail_since_ns; /* first failed poll of the streak, 0 none */
+  _Atomic int suspect;                 /* silent to srvr while others answer */
+
+  _Atomic uint64_t reads, writes, syncs, errors, srvr_polls, srvr_failures;
+  _Atomic uint64_t rescues;   /* owner re-attached from here (member), or
+                                in place (owner slot) */
+  _Atomic uint64_t recreated; /* carrier sessions replaced by new ones */
+  _Atomic int reopen;         /* its carrier could not be opened again: the
+                               monitor retries (rescue.c) */
+  _Atomic int parked;         /* no session, by the read_members cap
+                               (carriers.c) */
+  uint64_t dip_ns;            /* last operation its connection loss failed
+                               while the state was dipped (session.c,
+                               under state_mu) */
+  int dip_pending;            /* ... counted and not yet handed on */
+  _Atomic int opening;        /* zkr__member_open between zookeeper_init and
+                               storing the zhandle */
+
+  /* Sync coalescing (dispatch.c), under co_mu: the session co_zh has
+   * co_inflight syncs in flight (at most sync_coalesce_depth); reads that
+   * came while it was full wait in co_head..co_tail for the next one. */
+  pthread_mutex_t co_mu;
+  zhandle_t *co_zh;
+  int co_inflight;
+  struct zkr__op *co_head, *co_tail;
+  _Atomic uint64_t coalesced; /* reads that shared a sync sent for others */
+  /* Consistency `session` (dispatch.c): the write epoch and zhandle of
+   * the last sync sent on this member's session. */
+  _Atomic uint64_t synced_epoch;
+  zhandle_t *_Atomic synced_zh;
+  _Atomic uint64_t hedges;      /* hedge requests sent to it (hedge_apply.c) */
+  _Atomic int outstanding;      /* operations sent and not completed */
+  _Atomic uint64_t progress_ns; /* last completion, or start of being busy */
+  uint64_t nudged_ns;           /* last nudge (monitor) */
+  _Atomic uint64_t nudges;
+
+  /* Membership (membership.c). */
+  _Atomic int retired;       /* left /zookeeper/config: no new operation;
+                               its session closes once idle */
+  _Atomic int cfg_observer;  /* ":observer" in /zookeeper/config */
+  _Atomic int64_t server_id; /* N of server.N, -1 unknown */
+
+  pthread_mutex_t health_mu; /* guards health */
+  zkr__health_t health;
+
+  char zone[32];             /* zone label (selector.c), "" none */
+  _Atomic uint64_t selected; /* reads the read selector placed here */
+} zkr__member_t;
+
+int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid);
+#define ZKR__KEEP_ASSOCIATING 2 /* only_if_down: an associating zhandle stays too */
+zhandle_t *zkr__member_detach(zkr__member_t *m, int only_if_down);
+int zkr__member_has_zh(zkr__member_t *m);
+void zkr__member_close(zkr__member_t *m);
+int zkr__member_holds_session(const zkr__member_t *m);
+int zkr__member_usable(const zkr__member_t *m);
+int zkr__member_connected(const zkr__member_t *m);
+/* Whether m is the owner: the slot whose session the application's is. */
+int zkr__member_is_owner(const zkr__member_t *m);
+int zkr__member_readonly(const zkr__member_t *m);
+void zkr__member_maybe_join(zkr__member_t *m);
+void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx);
+void zkr__member_sample(zkr__member_t *m, uint64_t now_ns, double ms);
+void zkr__member_op_done(struct zkr__op *op, int rc);
+int zkr__member_in_pool(zkr__member_t *m);
+int zkr__member_observer(const zkr__member_t *m);
+int zkr__member_setup(struct zkr *z, size_t i, const zkr__host_t *host);
+zkr__member_t *zkr__member_owner_slot(struct zkr *z);
+
+#endif

@@ -1,0 +1,12 @@
+/* Read selectors (selector.c; docs/selectors.md): the zones option
+ * applied to the members, and the application's pick of a read's member. */
+#ifndef ZKR_SELECTOR_H
+#define ZKR_SELECTOR_H
+
+#include "core/handle.h"
+
+int zkr__selector_init(struct zkr *z); /* zones option -> members */
+int zkr__selector_pick(struct zkr *z); /* member, or -1: default policy */
+extern _Thread_local int zkr__in_selector;
+
+#endif

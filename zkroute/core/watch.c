@@ -1,0 +1,748 @@
+/* Watch registry: every watch the application sets is armed on a member
+ * session through a trampoline record, so that the event reaches the
+ * application's watcher (on the delivery thread) with the application's
+ * handle, and member-session events stay hidden - the virtual session's
+ * own events reach every registered watcher instead (session.c).  A
+ * record remembers its path, its kind, the zhandle it is armed on and what
+ * the node looked like when it was armed; when that session is lost, the
+ * record is re-armed elsewhere (watch_rearm.c).  Records live in one list
+ * per handle, so close frees those that never fired.
+ *
+ * The stock client's rules, which one session gives for free and several
+ * sessions must be made to keep:
+ * - A (watcher, context) pair is one registration per path and watcher
+ *   table: watch=1 is the global pair as it was when set; the same pair
+ *   set again is the same record (its read goes where the record is
+ *   armed), or, when that member cannot take it now, a new record that
+ *   supersedes the old one - which gets the event of any change between
+ *   the two reads, and nothing after.  A node deleted fires its data and
+ *   its child watches: one pair set as both is called once.
+ * - The watchers of one path fire in the order they were set, whichever
+ *   member's event comes first: an event waits (HELD) while a record set
+ *   before it on the path, which the same change fires, has not had its
+ *   own (a record whose read saw a later state than the held one's does
+ *   not wait, it will not fire for that change).
+ * - Nothing is delivered after the owner expired, nor once the handle
+ *   closes.
+ *
+ * A record is only ever freed when no live zhandle can still call its
+ * trampoline: when its one event came, when the read that would have set
+ * it failed, or at close.  Events from a zhandle the record is no longer
+ * bound to are stale and dropped. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/deliver.h"
+#include "core/handle.h"
+#include "core/hooks.h"
+#include "core/watch.h"
+#include "core/watch_record.h"
+#include "zk/zkapi.h"
+
+zkr__watch_t *zkr__watch_new(zkr_t *z, watcher_fn fn, void *ctx, int kind, const char *path) {
+  zkr__watch_t *w = calloc(1, sizeof *w);
+  if (!w || !(w->path = strdup(path))) {
+    free(w);
+    return NULL;
+  }
+  w->z = z;
+  w->fn = fn;
+  w->ctx = ctx;
+  w->kind = kind;
+  w->member = -1;
+  w->ppzxid = -1;
+  pthread_mutex_lock(&z->watch_mu);
+  w->id = ++z->watch_ids;
+  w->next = z->watch_list;
+  if (w->next) w->next->prev = w;
+  z->watch_list = w;
+  pthread_mutex_unlock(&z->watch_mu);
+  return w;
+}
+
+zkr__watch_t *zkr__watch_by_id_locked(zkr_t *z, uint64_t id) {
+  for (zkr__watch_t *w = z->watch_list; w; w = w->next)
+    if (w->id == id) return w;
+  return NULL;
+}
+
+/* The interposer's name for the program's global pair (preload.c). */
+void zkr__watch_set_alias(zkr_t *z, void (*fn)(void *, watcher_fn *, void **), void *arg) {
+  pthread_mutex_lock(&z->ctx_mu);
+  z->watch_alias_arg = arg;
+  z->watch_alias = fn;
+  pthread_mutex_unlock(&z->ctx_mu);
+}
+
+/* The pair a read sets: watch=1 (fn NULL) is the global watcher and
+ * context as they are now, as stock stores them; under the interposer, the
+ * program's own global pair is the one the library knows as global. */
+void zkr__watch_pair(zkr_t *z, watcher_fn *fn, void **ctx) {
+  if (!*fn) {
+    pthread_mutex_lock(&z->ctx_mu);
+    *fn = z->watcher;
+    *ctx = z->context;
+    pthread_mutex_unlock(&z->ctx_mu);
+  } else {
+    pthread_mutex_lock(&z->ctx_mu);
+    void (*alias)(void *, watcher_fn *, void **) = z->watch_alias;
+    void *arg = z->watch_alias_arg;
+    pthread_mutex_unlock(&z->ctx_mu);
+    if (alias) alias(arg, fn, ctx);
+  }
+}
+
+/* Every change of state goes through here: the counters of armed records
+ * per member and of lost records follow. */
+void zkr__watch_set_state_locked(zkr_t *z, zkr__watch_t *w, int state) {
+  if (w->state == ZKR__W_ARMED) z->members[w->member].watches--;
+  if (w->state == ZKR__W_LOST) z->watch_lost--;
+  w->state = state;
+  if (state == ZKR__W_ARMED) z->members[w->member].watches++;
+  if (state == ZKR__W_LOST) z->watch_lost++;
+}
+
+void zkr__watch_unlink_locked(zkr_t *z, zkr__watch_t *w) {
+  zkr__watch_set_state_locked(z, w, ZKR__W_FIRED);
+  if (w->prev) w->prev->next = w->next;
+  else z->watch_list = w->next;
+  if (w->next) w->next->prev = w->prev;
+  w->prev = w->next = NULL;
+}
+
+void zkr__watch_free_record(zkr__watch_t *w) {
+  free(w->path);
+  free(w);
+}
+
+void zkr__watch_free_list(zkr__watch_t *gone) {
+  while (gone) {
+    zkr__watch_t *n = gone->next;
+    zkr__watch_free_record(gone);
+    gone = n;
+  }
+}
+
+/* ---- the watch event before the new data ----
+ * A stock client sees a watch event for a node before it sees the new data
+ * of that node: one session's replies and events come in the server's
+ * order.  Here the read may come from another member than the watch's,
+ * one that applied the change first.  A read whose reply shows a change
+ * that a waiting record of the same path has not fired for is held until
+ * that record's event was delivered (or it was superseded, removed, or
+ * the session ended). */
+
+/* Whether w will fire for the change a read's answer (rc, st) shows. */
+static int pending_change(const zkr__watch_t *w, int rc, const struct Stat *st);
+
+/* Under watch_mu.  A read is held at most rescue_ms: a watch that has not
+ * fired by then (its server behind, or following a deposed leader) makes
+ * the event late, and the read must not wait for it as well. */
+static int read_blocked_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st) {
+  if (z->closing || z->expired) return 0;
+  if (op->held_ns && zkr__since(zkr__now_ns(), op->held_ns) >= (uint64_t)z->rescue_ms * 1000000u)
+    return 0;
+  for (zkr__watch_t *w = z->watch_list; w; w = w->next)
+    if (strcmp(w->path, op->path) == 0 && pending_change(w, rc, st)) return 1;
+  return 0;
+}
+
+/* Completion's test for an application read (completion.c): 1 when its
+ * reply is kept and op held here, to be handed on by zkr__watch_done once
+ * no record blocks it. */
+int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r, void (*keep)(zkr__op_t *)) {
+  zkr_t *z = op->z;
+  if (op->is_write || !op->path || (r->rc != ZOK && r->rc != ZNONODE)) return 0;
+  /* The list is read under its lock only (an unlocked look at watch_list
+   * raced with the watcher thread's unlink: ThreadSanitizer). */
+  pthread_mutex_lock(&z->watch_mu);
+  op->held_ns = 0;
+  int held = z->watch_list && read_blocked_locked(z, op, r->rc, r->stat);
+  if (held) {
+    if (keep) keep(op);
+    op->held_ns = zkr__now_ns();
+    op->kept = zkr__reply_copy(op->shape, r);
+    op->wf_next = z->wf_held;
+    z->wf_held = op;
+    z->wf_count++;
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+  return held;
+}
+
+/* After records changed (outside watch_mu): frees those that went, and
+ * hands on the held reads nothing blocks any more - after the events just
+ * queued, which come first.  all: every held read (the handle closes). */
+static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
+  zkr__watch_free_list(gone);
+  if (!z->wf_count) return;
+  zkr__op_t *ready = NULL, **tail = &ready;
+  pthread_mutex_lock(&z->watch_mu);
+  /* Reads released because the session ended (or the handle closes) are
+   * still outstanding for the application: they complete as stock
+   * completes what is outstanding then, not with the data their event
+   * should have come before. */
+  int ended = all || z->closing ? ZCLOSING : z->expired ? ZSESSIONEXPIRED : 0;
+  for (zkr__op_t **p = &z->wf_held; *p;) {
+    zkr__op_t *op = *p;
+    zkr__result_t r = {.rc = ZKR_ENOMEM, .value_len = -1};
+    if (op->kept) r = zkr__reply_view(op->kept);
+    if (all || !op->kept || !read_blocked_locked(z, op, r.rc, r.stat)) {
+      *p = op->wf_next;
+      op->wf_next = NULL;
+      *tail = op;
+      tail = &op->wf_next;
+      z->wf_count--;
+    } else {
+      p = &op->wf_next;
+    }
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+  /* In batches: the reads, then the events of the records they armed,
+   * which waited for them (read_held_locked). */
+  int released = 0;
+  while (ready) {
+    uint64_t ids[16];
+    size_t n_ids = 0;
+    while (ready && n_ids < sizeof ids / sizeof ids[0]) {
+      zkr__op_t *n = ready->wf_next;
+      ready->wf_next = NULL;
+      if (ended) {
+        zkr__reply_free(ready->kept);
+        ready->kept = NULL;
+        ready->kept_rc = ended;
+      }
+      if (ready->watch_id && !ended) ids[n_ids++] = ready->watch_id;
+      zkr__hooks_resume(ready);
+      ready = n;
+    }
+    if (!n_ids) continue;
+    zkr__watch_t *gone2 = NULL;
+    pthread_mutex_lock(&z->watch_mu);
+    for (size_t i = 0; i < n_ids; i++) {
+      zkr__watch_t *w = zkr__watch_by_id_locked(z, ids[i]);
+      if (w && w->fire) {
+        zkr__watch_release_locked(z, w->path, &gone2);
+        released = 1;
+      }
+    }
+    pthread_mutex_unlock(&z->watch_mu);
+    zkr__watch_free_list(gone2);
+  }
+  /* Those events may unblock other held reads. */
+  if (released) done_with(z, NULL, 0);
+}
+
+void zkr__watch_done(zkr_t *z, zkr__watch_t *gone) { done_with(z, gone, 0); }
+
+/* The monitor's turn: held reads past their bound go. */
+void zkr__watch_hold_tick(zkr_t *z) {
+  if (z->wf_count) done_with(z, NULL, 0);
+}
+
+void zkr__watch_release_all_held(zkr_t *z) { done_with(z, NULL, 1); }
+
+/* The record's watch is over (its event came, or the read that set it
+ * failed).  Returns 1 when the caller must free it: it is out of the
+ * registry.  A record that reads in flight set again (reuses) stays, as
+ * FIRED: each of those reads arms it anew or lets it go when it completes
+ * (zkr__watch_reuse_done).  Under watch_mu. */
+int zkr__watch_over_locked(zkr_t *z, zkr__watch_t *w) {
+  w->fire = 0;
+  w->swallow = 0;
+  if (w->reuses > 0) {
+    zkr__watch_set_state_locked(z, w, ZKR__W_FIRED);
+    return 0;
+  }
+  zkr__watch_unlink_locked(z, w);
+  return 1;
+}
+
+static void over_to(zkr_t *z, zkr__watch_t *w, zkr__watch_t **gone) {
+  if (zkr__watch_over_locked(z, w)) {
+    w->next = *gone;
+    *gone = w;
+  }
+}
+
+static void remember(zkr__watch_t *w, const struct Stat *stat) {
+  w->existed = stat != NULL;
+  if (stat) {
+    w->mzxid = stat->mzxid;
+    w->pzxid = stat->pzxid;
+    w->czxid = stat->czxid;
+  }
+}
+
+/* ---- the order of events ---- */
+
+/* Whether an event of type fires w's watcher table, as the server and the
+ * stock client's collectWatchers choose: a change fires data watches
+ * (exists on an existing node is one), a creation exists watches on a
+ * missing node, a child change child watches, a deletion data and child
+ * watches. */
+static int triggers(int type, const zkr__watch_t *w) {
+  int data = w->kind == ZKR__WATCH_DATA || (w->kind == ZKR__WATCH_EXIST && w->existed);
+  int exist = w->kind == ZKR__WATCH_EXIST && !w->existed;
+  int child = w->kind == ZKR__WATCH_CHILD;
+  if (type == ZOO_CHANGED_EVENT) return data;
+  if (type == ZOO_CREATED_EVENT) return exist;
+  if (type == ZOO_CHILD_EVENT) return child;
+  if (type == ZOO_DELETED_EVENT) return data || child;
+  return 0;
+}
+
+/* Registered from the application's point of view and not yet fired. */
+static int waiting(const zkr__watch_t *w) {
+  return !w->fire &&
+         (w->state == ZKR__W_ARMED || w->state == ZKR__W_REARMING || w->state == ZKR__W_LOST);
+}
+
+/* The state w's read saw, in the counter the change of its kind moves. */
+static int64_t seen(const zkr__watch_t *w) {
+  return w->kind == ZKR__WATCH_CHILD ? w->pzxid : w->mzxid;
+}
+
+/* Whether the change that fired f fires r too, r being a record of f's
+ * path that an event of type fires: unless r's read saw a later state
+ * than f's (it was set after that change: stock's read registered anew
+ * after the change, and fires for the next one), or, for a deletion, a
+ * later incarnation of the node (created again after the deletion that
+ * fired f). */
+static int same_change(const zkr__watch_t *r, const zkr__watch_t *f, int type) {
+  if (type == ZOO_DELETED_EVENT) return !(r->existed && f->existed && r->czxid > f->czxid);
+  /* Data and exists watches on a node both saw its mzxid, child watches
+   * its pzxid. */
+  int comparable =
+      r->existed && f->existed && (r->kind == ZKR__WATCH_CHILD) == (f->kind == ZKR__WATCH_CHILD);
+  return !(comparable && seen(r) > seen(f));
+}
+
+/* Whether r, set before f on f's path, must be delivered before f's event
+ * (f->fire): r's event came and waits too, or r has had none yet and the
+ * same change will fire it - unless r's read saw a later state than f's,
+ * after the change that fired f. */
+static int blocks(const zkr__watch_t *r, const zkr__watch_t *f) {
+  if (r == f || !r->seq || r->seq >= f->seq || !triggers(f->fire, r)) return 0;
+  if (r->fire) return 1;
+  return waiting(r) && same_change(r, f, f->fire);
+}
+
+/* Queues w's event for the application (under watch_mu: w stays whole).
+ * Nothing after the owner expired: the EXPIRED event is the last. */
+void zkr__watch_deliver_locked(zkr__watch_t *w, int type) {
+  zkr_t *z = w->z;
+  if (!z->closing && !z->expired)
+    zkr__deliver_watch(z, w->fn, w->ctx, type, ZOO_CONNECTED_STATE, w->path);
+}
+
+/* f's event (type) is the path's event: stock fires the watchers of a
+ * path from one server's table, so one change calls each pair once, and
+ * all with the same event, whichever member's copy came first.  The
+ * other records of the path that the same change fires are consumed
+ * (their own copies swallowed when they come):
+ *  - the same pair's: two reads that set the pair at once on two members,
+ *    or a deletion firing the pair's data and child tables - not called
+ *    again;
+ *  - another pair's (spread gave it the change when it came): f's event,
+ *    delivered in its turn of the order the pairs were set (its own copy
+ *    may say otherwise: a re-arm that found the node gone reports DELETED
+ *    where a live member reported CHANGED).
+ * A record the change does not fire (same_change) is kept, and fires for
+ * the next one. */
+static void consume_twins(zkr_t *z, const zkr__watch_t *f, int type, zkr__watch_t **gone) {
+  for (zkr__watch_t *r = z->watch_list, *next; r; r = next) {
+    next = r->next;
+    if (r == f || strcmp(r->path, f->path) != 0 || !triggers(type, r) || !same_change(r, f, type))
+      continue;
+    if (r->fn != f->fn || r->ctx != f->ctx) {
+      if (r->fire) r->fire = type; /* its copy of this change (spread) waits its turn */
+    } else if (r->fire == type) {
+      /* Its copy of this very event, delivered now by f's.  A consumed
+       * record (its event made here, by a re-arm or a superseding read)
+       * still has a registration whose own event must come and be
+       * swallowed: freed now, that event would call a freed record. */
+      if (r->state == ZKR__W_CONSUMED && !r->swallow) r->fire = 0;
+      else over_to(z, r, gone);
+    } else if (waiting(r)) {
+      if (r->state == ZKR__W_ARMED || r->state == ZKR__W_REARMING)
+        zkr__watch_set_state_locked(z, r, ZKR__W_CONSUMED);
+      else over_to(z, r, gone); /* lost: no registration left */
+    }
+  }
+}
+
+/* Whether the read that armed w is held (for an event of another record):
+ * w's event waits for that read's completion (done_with). */
+static int read_held_locked(const zkr_t *z, const zkr__watch_t *w) {
+  for (const zkr__op_t *op = z->wf_held; op; op = op->wf_next)
+    if (op->watch_id == w->id) return 1;
+  return 0;
+}
+
+/* Delivers, in the order they were set, the events of path's records
+ * whose turn it is. */
+void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) {
+  for (;;) {
+    zkr__watch_t *next_f = NULL;
+    for (zkr__watch_t *f = z->watch_list; f; f = f->next) {
+      if (!f->fire || strcmp(f->path, path) != 0) continue;
+      if (next_f && next_f->seq <= f->seq) continue;
+      int blocked = read_held_locked(z, f);
+      for (zkr__watch_t *r = z->watch_list; r && !blocked; r = r->next)
+        blocked = strcmp(r->path, path) == 0 && blocks(r, f);
+      if (!blocked) next_f = f;
+    }
+    if (!next_f) return;
+    zkr__watch_t *f = next_f;
+    int type = f->fire;
+    zkr__watch_deliver_locked(f, type);
+    consume_twins(z, f, type, gone);
+    if (f->state == ZKR__W_CONSUMED && !f->swallow) {
+      f->fire = 0; /* its registration's own event is still to come */
+    } else {
+      over_to(z, f, gone);
+    }
+  }
+}
+
+/* w's event (type) came: the change it reports fires the other pairs of
+ * the path that were set before it (stock's one table fires them all
+ * at once), whatever member holds them and whatever event their own
+ * copies will say: each gets type now, and its own copy is swallowed.
+ * The same pair's records are left to consume_twins (called once). */
+static void spread(zkr_t *z, const zkr__watch_t *w, int type) {
+  for (zkr__watch_t *r = z->watch_list; r; r = r->next) {
+    if (r == w || (r->fn == w->fn && r->ctx == w->ctx) || !waiting(r) ||
+        strcmp(r->path, w->path) != 0 || !triggers(type, r) || !same_change(r, w, type))
+      continue;
+    if (r->state == ZKR__W_ARMED || r->state == ZKR__W_REARMING)
+      zkr__watch_set_state_locked(z, r, ZKR__W_CONSUMED);
+    else zkr__watch_set_state_locked(z, r, ZKR__W_HELD); /* lost: nothing to swallow */
+    r->fire = type;
+    if (!r->seq) r->seq = ++z->watch_seq;
+  }
+}
+
+void zkr__watch_fire_locked(zkr_t *z, zkr__watch_t *w, int type, int synthetic,
+                            zkr__watch_t **gone) {
+  w->fire = type;
+  if (!synthetic) zkr__watch_set_state_locked(z, w, ZKR__W_HELD);
+  if (!w->seq) w->seq = ++z->watch_seq;
+  spread(z, w, type);
+  zkr__watch_release_locked(z, w->path, gone);
+}
+
+/* ---- arming ---- */
+
+/* Under watch_mu. */
+void zkr__watch_arm_locked(zkr_t *z, zkr__watch_t *w, int member, zhandle_t *zh,
+                           const struct Stat *stat) {
+  w->member = member;
+  w->zh = zh;
+  remember(w, stat);
+  zkr__watch_set_state_locked(z, w, ZKR__W_ARMED);
+  if (!w->seq) w->seq = ++z->watch_seq;
+}
+
+static int pending_change(const zkr__watch_t *w, int rc, const struct Stat *st) {
+  if (!waiting(w)) return 0;
+  int exists = rc == ZOK;
+  if (w->kind == ZKR__WATCH_EXIST && !w->existed) return exists; /* created */
+  if (!exists) return 1;                                         /* deleted */
+  if (!st) return 0;
+  if (w->kind == ZKR__WATCH_CHILD) return st->pzxid > w->pzxid;
+  return st->mzxid > w->mzxid;
+}
+
+/* The event w's watch missed, between the state it remembers and the one
+ * a read found (rc ZOK with stat, or ZNONODE). */
+int zkr__watch_missed(const zkr__watch_t *w, int rc, const struct Stat *st) {
+  int exists = rc == ZOK;
+  if (w->existed && !exists) return ZOO_DELETED_EVENT;
+  if (!w->existed && exists) return ZOO_CREATED_EVENT;
+  if (!exists || !st) return 0;
+  if (w->kind == ZKR__WATCH_CHILD) return st->pzxid != w->pzxid ? ZOO_CHILD_EVENT : 0;
+  return st->mzxid != w->mzxid ? ZOO_CHANGED_EVENT : 0;
+}
+
+/* w2's read armed it; old, the record of the same pair it set again (its
+ * member could not take the read), is superseded: it gets the event of a
+ * change between the two reads, if there was one, and its registration,
+ * wherever it is, is swallowed.  w2 takes old's place in the order. */
+static void supersede_locked(zkr_t *z, zkr__watch_t *w2, const struct Stat *st,
+                             zkr__watch_t **gone) {
+  zkr__watch_t *old = w2->supersedes;
+  w2->supersedes = NULL;
+  old->reuses--;
+  if (waiting(old)) {
+    int event = zkr__watch_missed(old, st ? ZOK : ZNONODE, st);
+    int registered = old->state == ZKR__W_ARMED || old->state == ZKR__W_REARMING;
+    if (old->seq) w2->seq = old->seq;
+    if (registered) zkr__watch_set_state_locked(z, old, ZKR__W_CONSUMED);
+    else zkr__watch_set_state_locked(z, old, ZKR__W_HELD);
+    if (event) {
+      z->watch_missed_events++;
+      zkr__watch_fire_locked(z, old, event, 1, gone);
+    } else if (!registered) {
+      over_to(z, old, gone);
+    }
+  } else if (old->state == ZKR__W_FIRED && old->reuses == 0) {
+    zkr__watch_unlink_locked(z, old);
+    old->next = *gone;
+    *gone = old;
+  }
+}
+
+/* Completion's share (completion.c): the watch the read set is armed
+ * (its read succeeded, or an exists found no node) or discarded; one that
+ * was armed before is the same registration, or a new one if it fired
+ * meanwhile. */
+void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
+  if (!op->watch) return;
+  int armed = (rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE)) && !op->watch_unbound;
+  const struct Stat *st = rc == ZOK ? stat : NULL;
+  op->watch_id = armed ? op->watch->id : 0;
+  if (op->watch_reused) zkr__watch_reuse_done(op->watch, armed, op->member, op->zh, st);
+  else if (armed) zkr__watch_armed(op->watch, op->member, op->zh, st);
+  else zkr__watch_discard(op->watch);
+  op->watch = NULL;
+}
+
+typedef struct {
+  zkr_t *z;
+  uint64_t id;
+} parent_ask_t;
+
+/* The parent's answer; the record is looked up by id, since it may be
+ * gone by then (its zhandle closed before answering drops this too). */
+static void parent_done(int rc, const struct Stat *stat, const void *data) {
+  parent_ask_t *a = (parent_ask_t *)data;
+  zkr_t *z = a->z;
+  pthread_mutex_lock(&z->watch_mu);
+  zkr__watch_t *w = zkr__watch_by_id_locked(z, a->id);
+  if (w && rc == ZOK && stat && w->ppzxid < 0 && w->state == ZKR__W_ARMED) w->ppzxid = stat->pzxid;
+  pthread_mutex_unlock(&z->watch_mu);
+  free(a);
+}
+
+/* The parent of path, or 0 when it has none (the root). */
+int zkr__watch_parent(const char *path, char *out, size_t cap) {
+  const char *slash = strrchr(path, '/');
+  if (!slash || path[1] == '\0') return 0;
+  size_t len = slash == path ? 1 : (size_t)(slash - path);
+  if (len >= cap) return 0;
+  memcpy(out, path, len);
+  out[len] = '\0';
+  return 1;
+}
+
+/* An exists watch on a missing node learns its parent's pzxid on the same
+ * session, right after: a re-arm compares it, so that a node created and
+ * deleted again while the watch's session was lost is not missed
+ * (watch_rearm.c).  Sent on zh's own completion thread, where zh cannot be
+ * closed under the call. */
+static void learn_parent(zkr_t *z, uint64_t id, const char *parent, zhandle_t *zh) {
+  parent_ask_t *a = malloc(sizeof *a);
+  if (!a) return;
+  a->z = z;
+  a->id = id;
+  if (zkr__zk->zoo_awexists(zh, parent, NULL, NULL, parent_done, a) != ZOK) free(a);
+}
+
+void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct Stat *stat) {
+  zkr_t *z = w->z;
+  zkr__watch_t *gone = NULL;
+  pthread_mutex_lock(&z->watch_mu);
+  zkr__watch_arm_locked(z, w, member, zh, stat);
+  if (w->supersedes) supersede_locked(z, w, stat, &gone);
+  char parent[strlen(w->path) + 1];
+  int ask =
+      w->kind == ZKR__WATCH_EXIST && !stat && zkr__watch_parent(w->path, parent, sizeof parent);
+  uint64_t id = w->id;
+  pthread_mutex_unlock(&z->watch_mu);
+  zkr__watch_done(z, gone);
+  if (ask) learn_parent(z, id, parent, zh);
+}
+
+/* The read failed and ZooKeeper did not register the watch. */
+void zkr__watch_discard(zkr__watch_t *w) {
+  zkr_t *z = w->z;
+  zkr__watch_t *gone = NULL;
+  pthread_mutex_lock(&z->watch_mu);
+  zkr__watch_t *old = w->supersedes;
+  if (old) {
+    /* The record it would have superseded stays the registration. */
+    w->supersedes = NULL;
+    if (--old->reuses == 0 && old->state == ZKR__W_FIRED) over_to(z, old, &gone);
+  }
+  over_to(z, w, &gone);
+  pthread_mutex_unlock(&z->watch_mu);
+  zkr__watch_done(z, gone);
+}
+
+/* Same registration in ZooKeeper's eyes: its watcher tables are data
+ * (get, and exists on a node that exists), exist (exists on a missing
+ * node) and child. */
+static int same_table(const zkr__watch_t *w, int kind) {
+  if (kind == ZKR__WATCH_CHILD || w->kind == ZKR__WATCH_CHILD) return kind == w->kind;
+  if (w->kind == ZKR__WATCH_DATA) return 1;
+  return w->existed || kind == ZKR__WATCH_EXIST; /* w: an exists watch */
+}
+
+/* The registration of the pair (fn, ctx) for path in kind's table, if it
+ * is waiting for an event.  Armed on a usable member: returned, counted as
+ * one more reuse (the caller's read, which must end with
+ * zkr__watch_reuse_done), with *member where it is armed.  Anywhere else
+ * (its member reconnecting, its session lost or being re-armed): NULL,
+ * and *supersede is it, held (reuses) for the caller's new record - as
+ * when pin_ok is 0 (the read must go elsewhere). 
+ * Linear in the watches of the handle. */
+zkr__watch_t *zkr__watch_find(zkr_t *z, int kind, const char *path, watcher_fn fn, void *ctx,
+                              int pin_ok, int *member, zkr__watch_t **supersede) {
+  zkr__watch_t *found = NULL;
+  *supersede = NULL;
+  pthread_mutex_lock(&z->watch_mu);
+  for (zkr__watch_t *w = z->watch_list; w && !found; w = w->next)
+    if (waiting(w) && !w->removing && same_table(w, kind) && w->fn == fn && w->ctx == ctx &&
+        strcmp(w->path, path) == 0)
+      found = w;
+  if (found && (!pin_ok || found->state != ZKR__W_ARMED ||
+                !zkr__member_usable(&z->members[found->member]))) {
+    found->reuses++;
+    *supersede = found;
+    found = NULL;
+  } else if (found) {
+    found->reuses++;
+    *member = found->member;
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+  return found;
+}
+
+/* Whether a read setting w again may register it on zh: only on the
+ * zhandle it is bound to.  After that session was replaced the record is
+ * re-armed elsewhere, and a second registration would fire twice. */
+int zkr__watch_reuse_bound(zkr__watch_t *w, zhandle_t *zh) {
+  zkr_t *z = w->z;
+  pthread_mutex_lock(&z->watch_mu);
+  int bound = w->zh == zh && (w->state == ZKR__W_ARMED || w->state == ZKR__W_FIRED);
+  pthread_mutex_unlock(&z->watch_mu);
+  return bound;
+}
+
+/* A read that set the record w again completed (armed: ZooKeeper
+ * registered its watch, on member's zh; stat as it saw the node).  While
+ * the record is still armed the two registrations are one (ZooKeeper
+ * merges them).  If the watch fired meanwhile, the event came before this
+ * read's reply, so the server processed the read after the change and
+ * holds a new watch: the record is armed again for it, at the end of the
+ * order, as stock inserts a pair set again after it fired. */
+void zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member, zhandle_t *zh,
+                           const struct Stat *stat) {
+  zkr_t *z = w->z;
+  zkr__watch_t *gone = NULL;
+  pthread_mutex_lock(&z->watch_mu);
+  w->reuses--;
+  if (w->state == ZKR__W_FIRED) {
+    if (armed) {
+      w->seq = 0;
+      zkr__watch_arm_locked(z, w, member, zh, stat);
+    } else if (w->reuses == 0) {
+      zkr__watch_unlink_locked(z, w);
+      gone = w;
+    }
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+  zkr__watch_done(z, gone);
+}
+
+void zkr__watch_trampoline(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
+  (void)path;
+  (void)state;
+  /* A member session's own state change: the virtual session reports
+   * what the application must know (session.c), and a lost session's
+   * records are re-armed by the monitor (rescue.c). */
+  if (type == ZOO_SESSION_EVENT) return;
+  zkr__watch_t *w = ctx;
+  zkr_t *z = w->z;
+  zkr__watch_t *gone = NULL;
+  pthread_mutex_lock(&z->watch_mu);
+  if (w->zh != zh || w->state == ZKR__W_REMOVED || w->state == ZKR__W_HELD) {
+    pthread_mutex_unlock(&z->watch_mu);
+    return; /* a registration the record left behind, removed, or fired */
+  }
+  if (w->state == ZKR__W_CONSUMED) {
+    /* Its event was made here: this one only had to come. */
+    if (w->fire) w->swallow = 1;
+    else over_to(z, w, &gone);
+  } else {
+    zkr__watch_fire_locked(z, w, type, 0, &gone);
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+  zkr__watch_done(z, gone);
+}
+
+/* ---- the watchers a session event goes to ---- */
+
+typedef struct {
+  uintptr_t fn, ctx;
+} pair_t;
+
+static int pair_cmp(const void *a, const void *b) {
+  const pair_t *x = a, *y = b;
+  if (x->fn != y->fn) return x->fn < y->fn ? -1 : 1;
+  return x->ctx < y->ctx ? -1 : x->ctx > y->ctx;
+}
+
+/* Registered from the application's point of view: its read succeeded
+ * and its event has not been delivered. */
+static int registered(const zkr__watch_t *w) {
+  return w->fn && (waiting(w) || w->state == ZKR__W_HELD);
+}
+
+/* The distinct (watcher, context) pairs of registered per-path watches:
+ * fills up to cap of them and returns how many there are. */
+int zkr__watch_session_watchers(zkr_t *z, watcher_fn *fns, void **ctxs, int cap) {
+  pthread_mutex_lock(&z->watch_mu);
+  size_t k = 0;
+  for (zkr__watch_t *w = z->watch_list; w; w = w->next) k += registered(w);
+  pair_t *v = k ? malloc(k * sizeof *v) : NULL;
+  size_t n = 0;
+  for (zkr__watch_t *w = z->watch_list; v && w; w = w->next)
+    if (registered(w)) v[n++] = (pair_t){(uintptr_t)w->fn, (uintptr_t)w->ctx};
+  pthread_mutex_unlock(&z->watch_mu);
+  if (!v) return 0;
+  qsort(v, n, sizeof *v, pair_cmp);
+  int u = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (i > 0 && !pair_cmp(&v[i], &v[i - 1])) continue;
+    if (u < cap) {
+      fns[u] = (watcher_fn)v[i].fn;
+      ctxs[u] = (void *)v[i].ctx;
+    }
+    u++;
+  }
+  free(v);
+  return u;
+}
+
+void zkr__watch_stats(zkr_t *z, zkr_stats_t *s) {
+  pthread_mutex_lock(&z->watch_mu);
+  for (zkr__watch_t *w = z->watch_list; w; w = w->next) s->watches += registered(w);
+  s->watches_lost = z->watch_lost;
+  pthread_mutex_unlock(&z->watch_mu);
+  s->watch_rearms = z->watch_rearms;
+  s->watch_missed_events = z->watch_missed_events;
+}
+
+void zkr__watch_free_all(zkr_t *z) {
+  pthread_mutex_lock(&z->watch_mu);
+  for (zkr__watch_t *w = z->watch_list, *n; w; w = n) {
+    n = w->next;
+    zkr__watch_free_record(w);
+  }
+  z->watch_list = NULL;
+  pthread_mutex_unlock(&z->watch_mu);
+}

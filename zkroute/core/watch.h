@@ -1,0 +1,115 @@
+/* The watch registry (watch.c, watch_rearm.c, watch_remove.c): the
+ * record of every watch the application set, what other parts call -
+ * arming from a read's completion, re-arming after a lost session,
+ * removal.  watch_record.h is what the three files share under watch_mu. */
+#ifndef ZKR_WATCH_H
+#define ZKR_WATCH_H
+
+#include "core/handle.h"
+
+enum { ZKR__WATCH_DATA, ZKR__WATCH_EXIST, ZKR__WATCH_CHILD };
+
+enum {
+  ZKR__W_PENDING,  /* the read that sets it is in flight */
+  ZKR__W_ARMED,    /* live on member's session zh */
+  ZKR__W_REARMING, /* being set again on another session (watch_rearm.c) */
+  ZKR__W_LOST,     /* its session is gone and no re-arm got through yet:
+                       the monitor retries until one does */
+  ZKR__W_HELD,     /* its event came (fire) and waits for the watchers of
+                       the path set before it (watch.c's ordering); no
+                       registration is left on any server */
+  ZKR__W_CONSUMED, /* its event was made here (a re-arm or a read that set
+                       the pair again saw the change); the registration it
+                       still has on zh is swallowed when it fires */
+  ZKR__W_FIRED,    /* over (event delivered) while reads that set it
+                       again are in flight: kept for them */
+  ZKR__W_REMOVED   /* removed by the application (watch_remove.c): never
+                       called again; freed a while later, once no event
+                       ZooKeeper may have collected before can still
+                       reach it */
+};
+
+struct zkr__watch {
+  struct zkr *z;
+  watcher_fn fn; /* the pair it calls: watch=1 is resolved to the global
+                    watcher and context when it is set, as stock stores it */
+  void *ctx;
+  int kind; /* ZKR__WATCH_* */
+  char *path;
+  int member;                    /* member slot whose session it is armed on */
+  zhandle_t *zh;                 /* ... the session's zhandle: events from any other
+                       zhandle are stale and ignored */
+  int state;                     /* ZKR__W_*, under watch_mu */
+  int reuses;                    /* reads in flight that set it again, under watch_mu */
+  int existed;                   /* the node as the arming read saw it */
+  int64_t mzxid, pzxid, czxid;   /* czxid: which incarnation of the node it saw */
+  int64_t ppzxid;                /* an exists watch on a missing node: its parent's pzxid
+                     once learned on the same session, -1 unknown */
+  uint64_t id;                   /* unique in the handle: answers that may outlive the
+                     record find it by this (watch.c, watch_rearm.c) */
+  uint64_t seq;                  /* the order in which the pair was set (first armed),
+                     which is the order its watchers fire in; 0 not yet */
+  int fire;                      /* the event that came for it and waits its turn, 0 none */
+  int swallow;                   /* CONSUMED: its registration's own event came too */
+  struct zkr__watch *supersedes; /* PENDING: the record of the same pair
+                                    that this read sets again (held by
+                                    reuses), NULL none */
+  int removing;                  /* a removal is on its way (watch_remove.c) */
+  uint64_t removed_ns;
+  struct zkr__watch *prev, *next;
+};
+
+zkr__watch_t *zkr__watch_new(struct zkr *z, watcher_fn fn, void *ctx, int kind, const char *path);
+
+void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct Stat *stat);
+
+void zkr__watch_discard(zkr__watch_t *w);
+
+void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat);
+
+zkr__watch_t *zkr__watch_find(struct zkr *z, int kind, const char *path, watcher_fn fn, void *ctx,
+                              int pin_ok, int *member, zkr__watch_t **supersede);
+
+void zkr__watch_pair(struct zkr *z, watcher_fn *fn, void **ctx);
+void zkr__watch_set_alias(struct zkr *z, void (*fn)(void *, watcher_fn *, void **), void *arg);
+
+/* A record by its id, under watch_mu; NULL when it is gone. */
+zkr__watch_t *zkr__watch_by_id_locked(struct zkr *z, uint64_t id);
+
+int zkr__watch_reuse_bound(zkr__watch_t *w, zhandle_t *zh);
+
+void zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member, zhandle_t *zh,
+                           const struct Stat *stat);
+
+void zkr__watch_trampoline(zhandle_t *zh, int type, int state, const char *path, void *ctx);
+
+void zkr__watch_free_all(struct zkr *z);
+
+/* The watch event before the new data (watch.c): a read held, and the
+ * hand-on of those nothing blocks any more after records changed. */
+/* keep: called under the registry's lock when op is held (a hedged
+ * read's extra hold, taken before any resume can run), or NULL. */
+int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r, void (*keep)(zkr__op_t *));
+void zkr__watch_done(struct zkr *z, zkr__watch_t *gone);
+void zkr__watch_release_all_held(struct zkr *z);
+void zkr__watch_hold_tick(struct zkr *z);
+
+void zkr__watch_stats(struct zkr *z, zkr_stats_t *s);
+
+int zkr__watch_session_watchers(struct zkr *z, watcher_fn *fns, void **ctxs, int cap);
+
+/* watch_rearm.c */
+void zkr__watch_rearm_from(struct zkr *z, int slot, zhandle_t *old);
+
+void zkr__watch_retry_lost(struct zkr *z, uint64_t now_ns);
+
+/* watch_remove.c */
+int zkr__remove_watches(struct zkr *z, const char *path, ZooWatcherType wtype, int all,
+                        watcher_fn watcher, void *ctx, int local, void_completion_t cb,
+                        const void *data, int direct);
+
+void zkr__watch_remove_dropped(struct zkr *z, zhandle_t *zh);
+
+void zkr__watch_removed_gc(struct zkr *z, uint64_t now_ns);
+
+#endif

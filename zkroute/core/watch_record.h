@@ -1,0 +1,34 @@
+/* What watch.c (the registry) shares with watch_rearm.c (re-arming after
+ * a session was lost): the record's life under watch_mu.  Internal to
+ * those two files. */
+#ifndef ZKR_WATCH_RECORD_H
+#define ZKR_WATCH_RECORD_H
+
+#include "core/watch.h"
+
+/* Under watch_mu. */
+void zkr__watch_set_state_locked(struct zkr *z, zkr__watch_t *w, int state);
+void zkr__watch_unlink_locked(struct zkr *z, zkr__watch_t *w);
+int zkr__watch_over_locked(struct zkr *z, zkr__watch_t *w);
+/* An event for w: its own (synthetic 0) or one made here (1); then the
+ * watchers of its path whose turn it is are delivered, and records that
+ * are over are put on *gone (free them outside watch_mu). */
+void zkr__watch_fire_locked(struct zkr *z, zkr__watch_t *w, int type, int synthetic,
+                            zkr__watch_t **gone);
+void zkr__watch_release_locked(struct zkr *z, const char *path, zkr__watch_t **gone);
+void zkr__watch_free_list(zkr__watch_t *gone);
+/* The event w's watch missed between its remembered state and stat (rc:
+ * the read's answer), 0 none. */
+int zkr__watch_missed(const zkr__watch_t *w, int rc, const struct Stat *stat);
+/* The parent of path into out (cap bytes); 0 when it has none. */
+int zkr__watch_parent(const char *path, char *out, size_t cap);
+void zkr__watch_arm_locked(struct zkr *z, zkr__watch_t *w, int member, zhandle_t *zh,
+                           const struct Stat *stat);
+void zkr__watch_deliver_locked(zkr__watch_t *w, int type);
+void zkr__watch_remove_locked(struct zkr *z, zkr__watch_t *w);
+/* Drops the registration of w on zhandle zh on the client only. */
+void zkr__watch_unregister(struct zkr *z, zkr__watch_t *w, int slot, zhandle_t *zh, int own_thread);
+/* Outside watch_mu, once the record is out of the registry. */
+void zkr__watch_free_record(zkr__watch_t *w);
+
+#endif

@@ -1,0 +1,166 @@
+/* The application's operations in issue order, zkr_async as a barrier
+ * (DESIGN.md section 4), and - in consistency `session`, which keeps a
+ * stock session's FIFO client order - every completion handed on in issue
+ * order.  On one stock session the completion of
+ * zoo_async comes after the completions of everything issued before it,
+ * because the server answers a session's requests in order.  Behind one
+ * zkroute handle those requests run on several sessions, so the order is
+ * kept here: every operation the application issued is listed from the
+ * moment it is accepted until its completion is handed on, and a
+ * barrier's completion is handed on only when nothing before it is still
+ * listed - at once if its reply comes last, else by whichever thread hands
+ * on the last operation before it.
+ *
+ * One mutex, order_mu, taken twice per operation; it nests inside the
+ * write gate's (router.c completes parked operations under gate_mu). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "route/barrier.h"
+#include "route/completion.h"
+#include "core/deliver.h"
+#include "core/handle.h"
+
+static void unlink_locked(zkr_t *z, zkr__op_t *op) {
+  if (op->ord_prev) op->ord_prev->ord_next = op->ord_next;
+  else z->ord_head = op->ord_next;
+  if (op->ord_next) op->ord_next->ord_prev = op->ord_prev;
+  else z->ord_tail = op->ord_prev;
+  op->ord_prev = op->ord_next = NULL;
+  op->app = 0;
+}
+
+/* Ready barriers at the head, unlinked, in order: the caller hands them
+ * on outside the lock. */
+static int ready(const zkr__op_t *op) { return (op->barrier && op->b_ready) || op->held; }
+
+static zkr__op_t *pop_ready_locked(zkr_t *z) {
+  zkr__op_t *ready_list = NULL, **tail = &ready_list;
+  while (z->ord_head && ready(z->ord_head)) {
+    zkr__op_t *b = z->ord_head;
+    unlink_locked(z, b);
+    *tail = b;
+    tail = &b->ord_next; /* reused as the list link from here on */
+  }
+  return ready_list;
+}
+
+static void hand_on_barrier(zkr__op_t *b, int rc, const char *path) {
+  zkr__result_t r = {.rc = rc, .value = path, .value_len = -1};
+  zkr__op_hand_on(b, &r); /* b->app is 0: not listed any more */
+  zkr__op_free(b);
+}
+
+/* A completion held back in issue order: its kept reply (ZKR_ENOMEM when
+ * none could be kept), then op goes. */
+static void hand_on_held(zkr__op_t *op) {
+  zkr__result_t r = {.rc = op->kept_rc ? op->kept_rc : ZKR_ENOMEM, .value_len = -1};
+  if (op->kept) r = zkr__reply_view(op->kept);
+  zkr__op_hand_on(op, &r); /* op->app is 0: not listed any more */
+  zkr__reply_free(op->kept);
+  op->kept = NULL;
+  zkr__op_free(op);
+}
+
+/* How a session that ended (expired, credentials refused, the handle
+ * closing) completes what was still pending for the application, 0 when
+ * it goes on. */
+static int ended_rc(const zkr_t *z) {
+  return z->closing ? ZCLOSING : z->expired ? ZSESSIONEXPIRED : z->auth_failed ? ZAUTHFAILED : 0;
+}
+
+/* Operations held back behind earlier ones.  When the session ended
+ * first, they complete with its end, whatever answer they got meanwhile:
+ * on a stock session they were queued behind those earlier requests, and
+ * stock completes what is pending then with that end (a barrier with ZOK
+ * after EXPIRED would say the session still served it). */
+static void hand_on_ready(zkr__op_t *list) {
+  while (list) {
+    zkr__op_t *n = list->ord_next;
+    list->ord_next = NULL;
+    int end = ended_rc(list->z);
+    if (end && list->barrier) {
+      free(list->b_path);
+      list->b_path = NULL;
+      hand_on_barrier(list, end, NULL);
+    } else if (list->barrier) {
+      hand_on_barrier(list, list->b_rc, list->b_path);
+    } else {
+      if (end) {
+        zkr__reply_free(list->kept);
+        list->kept = NULL;
+        list->kept_rc = end;
+      }
+      hand_on_held(list);
+    }
+    list = n;
+  }
+}
+
+/* op was accepted: it is issued now. */
+void zkr__order_add(zkr__op_t *op) {
+  zkr_t *z = op->z;
+  pthread_mutex_lock(&z->order_mu);
+  op->app = 1;
+  op->ord_next = NULL;
+  op->ord_prev = z->ord_tail;
+  if (z->ord_tail) z->ord_tail->ord_next = op;
+  else z->ord_head = op;
+  z->ord_tail = op;
+  pthread_mutex_unlock(&z->order_mu);
+}
+
+/* op's completion was handed on (or op was refused and will have none):
+ * barriers it held up may go. */
+void zkr__order_done(zkr__op_t *op) {
+  zkr_t *z = op->z;
+  pthread_mutex_lock(&z->order_mu);
+  zkr__op_t *ready = NULL;
+  if (op->app) {
+    int was_head = z->ord_head == op;
+    unlink_locked(z, op);
+    if (was_head) ready = pop_ready_locked(z);
+  }
+  pthread_mutex_unlock(&z->order_mu);
+  hand_on_ready(ready);
+}
+
+void zkr__order_cancel(zkr__op_t *op) { zkr__order_done(op); }
+
+/* Consistency `session`: the reply of op came (r, already through
+ * op_finish).  Returns 0 when op is the oldest operation listed: the
+ * caller hands it on now.  Otherwise a copy of r is kept, op belongs to
+ * this file from here on, and it is handed on - then freed - by whichever
+ * thread hands on the last operation before it; returns 1. */
+int zkr__order_hold(zkr__op_t *op, const zkr__result_t *r) {
+  zkr_t *z = op->z;
+  pthread_mutex_lock(&z->order_mu);
+  if (!op->app || z->ord_head == op) {
+    pthread_mutex_unlock(&z->order_mu);
+    return 0;
+  }
+  op->kept = zkr__reply_copy(op->shape, r);
+  op->held = 1;
+  pthread_mutex_unlock(&z->order_mu);
+  return 1;
+}
+
+/* The reply of barrier b came (r, already through op_finish).  b is handed
+ * on now if nothing before it is listed, else when the last of those is. */
+void zkr__order_barrier(zkr__op_t *b, const zkr__result_t *r) {
+  zkr_t *z = b->z;
+  pthread_mutex_lock(&z->order_mu);
+  if (!b->app || z->ord_head == b) {
+    if (b->app) unlink_locked(z, b);
+    zkr__op_t *ready = pop_ready_locked(z);
+    pthread_mutex_unlock(&z->order_mu);
+    hand_on_barrier(b, r->rc, r->value);
+    hand_on_ready(ready);
+    return;
+  }
+  b->b_rc = r->rc;
+  b->b_path = r->value ? strdup(r->value) : NULL;
+  if (r->value && !b->b_path) b->b_rc = ZKR_ENOMEM;
+  b->b_ready = 1;
+  pthread_mutex_unlock(&z->order_mu);
+}

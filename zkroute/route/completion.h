@@ -1,0 +1,25 @@
+/* Replies (completion.c): the completion trampolines every request
+ * zkroute sends names, op_finish's per-part hooks, and the hand-on of the
+ * application's completion (to a waiter, or the delivery thread). */
+#ifndef ZKR_COMPLETION_H
+#define ZKR_COMPLETION_H
+
+#include "core/handle.h"
+
+void zkr__op_complete_error(zkr__op_t *op, int rc);
+void zkr__op_call_user_error(zkr__op_t *op, int rc);
+void zkr__op_done_void(int rc, const void *data);
+void zkr__op_done_stat(int rc, const struct Stat *stat, const void *data);
+void zkr__op_done_data(int rc, const char *value, int value_len, const struct Stat *stat,
+                       const void *data);
+void zkr__op_done_strings(int rc, const struct String_vector *strings, const struct Stat *stat,
+                          const void *data);
+void zkr__op_done_strings_stat(int rc, const struct String_vector *strings, const struct Stat *stat,
+                               const void *data);
+void zkr__op_done_string(int rc, const char *value, const void *data);
+void zkr__op_done_string_stat(int rc, const char *value, const struct Stat *stat, const void *data);
+void zkr__op_done_acl(int rc, struct ACL_vector *acl, struct Stat *stat, const void *data);
+void zkr__op_hand_on(zkr__op_t *op, const zkr__result_t *r);
+void zkr__op_resume(zkr__op_t *op);
+
+#endif

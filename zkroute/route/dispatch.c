@@ -1,0 +1,404 @@
+/* Dispatch: hands one operation to one member session's zhandle_t.  A read
+ * that must be linearizable is preceded by a pipelined sync on the same
+ * session (ZooKeeper runs a session's requests in order, so the read sees
+ * everything the sync saw, for one client round trip).
+ *
+ * Sync coalescing (sync_coalesce, on by default): a sync sent at time t
+ * covers every read invoked before t.  A read that finds fewer than
+ * sync_coalesce_depth (4) syncs in flight on its session sends its own
+ * sync+read at once; one that finds that many waits (no thread blocks) in
+ * the member's queue, and when the oldest completes, one new sync is sent,
+ * followed by every read that waited, pipelined.  Each of them was invoked
+ * before the new sync was sent, so each is linearizable
+ * (docs/guarantees.md).  With a depth of 1 a read that finds any sync in
+ * flight waits for it: at a few concurrent reads per session the reads
+ * then fall into step, each waiting out the previous one's sync, and pay
+ * two round trips without sharing (docs/benchmarks-log.md section 10.2).
+ *
+ * Consistency `session`: a read syncs only when its member's session last
+ * synced before one of the handle's writes completed, or never synced on
+ * this zhandle (the reads stick to one member: policy.c).
+ *
+ * Every operation handed over - waiting for a sync included - is on the
+ * outstanding list until its completion runs, so a zhandle closed under it
+ * (a replaced session, or the handle's close) still gives each one exactly
+ * one completion. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "route/completion.h"
+#include "route/dispatch.h"
+#include "core/handle.h"
+#include "route/hedge_apply.h"
+#include "core/watch.h"
+#include "zk/zkapi.h"
+
+/* ---- the outstanding list ---- */
+
+static void out_add(zkr__op_t *op) {
+  zkr_t *z = op->z;
+  pthread_mutex_lock(&z->out_mu);
+  op->out_prev = NULL;
+  op->out_next = z->out_list;
+  if (op->out_next) op->out_next->out_prev = op;
+  z->out_list = op;
+  op->outstanding = 1;
+  zkr__member_t *m = &z->members[op->member];
+  if (m->outstanding++ == 0) m->progress_ns = zkr__now_ns();
+  pthread_mutex_unlock(&z->out_mu);
+}
+
+static void unlink_locked(zkr_t *z, zkr__op_t *op) {
+  if (op->out_prev) op->out_prev->out_next = op->out_next;
+  else z->out_list = op->out_next;
+  if (op->out_next) op->out_next->out_prev = op->out_prev;
+  op->outstanding = 0;
+  z->members[op->member].outstanding--;
+  z->members[op->member].progress_ns = zkr__now_ns();
+}
+
+void zkr__out_remove(zkr__op_t *op) {
+  zkr_t *z = op->z;
+  pthread_mutex_lock(&z->out_mu);
+  if (op->outstanding) unlink_locked(z, op);
+  pthread_mutex_unlock(&z->out_mu);
+}
+
+/* Completion's share (completion.c): op leaves the outstanding list, and a
+ * write done (applied, refused or unknown) makes the next read of any
+ * member sync first in `session` consistency (needs_sync). */
+void zkr__dispatch_op_done(zkr__op_t *op) {
+  zkr__out_remove(op);
+  if (op->is_write) op->z->write_epoch++;
+}
+
+/* After every member session was closed no ZooKeeper completion can run
+ * any more; the operations still listed were dropped by zookeeper_close and
+ * get their one completion here. */
+void zkr__op_complete_abandoned(zkr_t *z) { zkr__op_complete_dropped(z, NULL); }
+
+static void co_unqueue(zkr__op_t *op);
+
+/* After zookeeper_close(zh) returned, no completion of zh can come: the
+ * operations still listed as sent on zh (all of them when zh is NULL) were
+ * dropped (ZOOKEEPER-2894/3868) or were waiting for a sync that will not
+ * come, and get their one completion here, as ZCLOSING, which
+ * completion.c turns into what the application must see (ZCLOSING only
+ * when the handle itself closes). */
+void zkr__op_complete_dropped(zkr_t *z, zhandle_t *zh) {
+  zkr__op_t *list = NULL;
+  pthread_mutex_lock(&z->out_mu);
+  for (zkr__op_t *op = z->out_list, *n; op; op = n) {
+    n = op->out_next;
+    if (zh && op->zh != zh) continue;
+    unlink_locked(z, op);
+    op->out_next = list;
+    list = op;
+  }
+  pthread_mutex_unlock(&z->out_mu);
+  while (list) {
+    zkr__op_t *n = list->out_next;
+    co_unqueue(list);
+    zkr__op_complete_error(list, ZCLOSING);
+    list = n;
+  }
+}
+
+/* Takes op off the outstanding list; returns 1 if it was there (the caller
+ * then owns its completion). */
+static int out_take(zkr__op_t *op) {
+  zkr_t *z = op->z;
+  pthread_mutex_lock(&z->out_mu);
+  int was = op->outstanding;
+  if (was) unlink_locked(z, op);
+  pthread_mutex_unlock(&z->out_mu);
+  return was;
+}
+
+/* ---- sending ---- */
+
+static void pre_sync_done(int rc, const char *value, const void *data) {
+  (void)rc;
+  (void)value;
+  (void)data;
+}
+
+/* Linearizable reads, probes, and ordered reads sent on another session
+ * than the writes they follow (router.c) are synced first; in `session`
+ * consistency, reads whose member's session has not synced since the
+ * handle's last write.  A watch re-armed after its session was lost is
+ * synced too, by watch_rearm.c. */
+static int needs_sync(const zkr__op_t *op, const zkr__member_t *m, zhandle_t *zh) {
+  if (op->probe || op->resync) return 1;
+  if (op->is_write || op->ordered || op->type == ZKR__OP_SYNC) return 0;
+  switch (op->z->opts.consistency) {
+  case ZKR_CONSISTENCY_LINEARIZABLE: return 1;
+  case ZKR_CONSISTENCY_SESSION:
+    /* A read on another member than the last one (it may be behind what
+     * the last one served), on a zhandle that never synced, or after a
+     * write of this handle completed. */
+    return op->z->session_last != m->index || m->synced_zh != zh ||
+           m->synced_epoch != op->z->write_epoch;
+  default: return 0;
+  }
+}
+
+/* ---- sync coalescing ---- */
+
+typedef struct {
+  zkr__member_t *m;
+  zhandle_t *zh;
+} co_sync_t;
+
+static void co_sync_done(int rc, const char *value, const void *data);
+
+/* Plain reads share syncs; probes (which measure a sync+read), ordered
+ * reads and session-mode reads keep their own. */
+static int coalescable(const zkr__op_t *op) {
+  return op->z->opts.sync_coalesce == 1 && !op->probe && !op->resync &&
+         op->z->opts.consistency == ZKR_CONSISTENCY_LINEARIZABLE;
+}
+
+/* Sends a sync on zh (member m's, under its read lock) whose completion
+ * runs co_sync_done.  Returns ZOK or the error. */
+static int co_send_sync(zkr__member_t *m, zhandle_t *zh, const char *path) {
+  co_sync_t *t = malloc(sizeof *t);
+  if (!t) return ZKR_ENOMEM;
+  t->m = m;
+  t->zh = zh;
+  int rc = zkr__zk->zoo_async(zh, path, co_sync_done, t);
+  if (rc != ZOK) free(t);
+  else m->syncs++;
+  return rc;
+}
+
+static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch);
+
+/* A coalesced sync completed (on zh's completion thread): the reads that
+ * waited go now, behind one new sync, or the member has no sync in
+ * flight any more.  Whatever its outcome: a failed sync means a lost
+ * connection, and the reads then fail on their own (or run after a
+ * reconnect, behind the new sync). */
+static void co_sync_done(int rc, const char *value, const void *data) {
+  (void)rc;
+  (void)value;
+  co_sync_t *t = (co_sync_t *)data;
+  zkr__member_t *m = t->m;
+  zhandle_t *zh = t->zh;
+  free(t);
+  zkr__op_t *batch = NULL, *failed = NULL;
+  pthread_rwlock_rdlock(&m->zh_lock);
+  pthread_mutex_lock(&m->co_mu);
+  if (m->co_zh == zh) {
+    batch = m->co_head;
+    m->co_head = m->co_tail = NULL;
+    for (zkr__op_t *op = batch; op; op = op->co_next) op->co_waiting = 0;
+    if (m->co_inflight > 0) m->co_inflight--;
+    /* Only while zh is still the member's: otherwise the waiting reads go
+     * with it (zkr__op_complete_dropped). */
+    if (batch && m->zh == zh) {
+      int src = co_send_sync(m, zh, batch->path ? batch->path : "/");
+      if (src == ZOK) m->co_inflight++;
+      for (zkr__op_t *op = batch, *n; op; op = n) {
+        n = op->co_next;
+        op->co_next = NULL;
+        int with_watch = op->watch && !op->watch_unbound;
+        if (src != ZOK || send_request(op, zh, with_watch) != ZOK) {
+          op->co_next = failed;
+          failed = op;
+        }
+      }
+      batch = NULL;
+    }
+  }
+  pthread_mutex_unlock(&m->co_mu);
+  pthread_rwlock_unlock(&m->zh_lock);
+  /* Refused: completed here, once (nothing else has them). */
+  while (failed) {
+    zkr__op_t *n = failed->co_next;
+    failed->co_next = NULL;
+    if (out_take(failed)) zkr__op_complete_error(failed, ZCONNECTIONLOSS);
+    failed = n;
+  }
+  (void)batch;
+}
+
+/* op's zhandle was closed while it waited for a sync: off the queue. */
+static void co_unqueue(zkr__op_t *op) {
+  if (!op->co_waiting || op->member < 0) return;
+  zkr__member_t *m = &op->z->members[op->member];
+  pthread_mutex_lock(&m->co_mu);
+  if (op->co_waiting) {
+    zkr__op_t **p = &m->co_head, *prev = NULL;
+    while (*p && *p != op) {
+      prev = *p;
+      p = &(*p)->co_next;
+    }
+    if (*p) {
+      *p = op->co_next;
+      if (m->co_tail == op) m->co_tail = prev;
+    }
+    op->co_waiting = 0;
+    op->co_next = NULL;
+  }
+  pthread_mutex_unlock(&m->co_mu);
+}
+
+/* Under m's read lock, op listed: sends sync+op, or queues op behind the
+ * sync in flight.  Returns ZOK (sent or queued) or the error. */
+static int co_dispatch(zkr__op_t *op, zkr__member_t *m, zhandle_t *zh, int with_watch) {
+  int rc;
+  pthread_mutex_lock(&m->co_mu);
+  if (m->co_zh != zh) {
+    /* A new zhandle: whatever waited for the old one's sync goes with it. */
+    m->co_zh = zh;
+    m->co_inflight = 0;
+    m->co_head = m->co_tail = NULL;
+  }
+  /* Reads wait only behind a full pipeline; once some wait, the next
+   * completion sends them all, so a newcomer joins them. */
+  if (m->co_head || m->co_inflight >= op->z->opts.sync_coalesce_depth) {
+    op->co_next = NULL;
+    op->co_waiting = 1;
+    if (m->co_tail) m->co_tail->co_next = op;
+    else m->co_head = op;
+    m->co_tail = op;
+    m->coalesced++;
+    rc = ZOK;
+  } else {
+    rc = co_send_sync(m, zh, op->type == ZKR__OP_MULTI ? "/" : op->path);
+    if (rc == ZOK) {
+      m->co_inflight++;
+      rc = send_request(op, zh, with_watch);
+    }
+  }
+  pthread_mutex_unlock(&m->co_mu);
+  return rc;
+}
+
+static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch) {
+  const char *p = op->path;
+  const struct ACL_vector *acl = op->has_acl ? &op->acl : NULL;
+  watcher_fn wf = with_watch ? zkr__watch_trampoline : NULL;
+  void *wc = with_watch ? op->watch : NULL;
+  switch (op->type) {
+  case ZKR__OP_CREATE:
+    if (op->create2)
+      return zkr__zk->zoo_acreate2_ttl(zh, p, op->value, op->valuelen, acl, op->mode, op->ttl,
+                                       zkr__op_done_string_stat, op);
+    return zkr__zk->zoo_acreate_ttl(zh, p, op->value, op->valuelen, acl, op->mode, op->ttl,
+                                    zkr__op_done_string, op);
+  case ZKR__OP_DELETE: return zkr__zk->zoo_adelete(zh, p, op->version, zkr__op_done_void, op);
+  case ZKR__OP_SET:
+    return zkr__zk->zoo_aset(zh, p, op->value, op->valuelen, op->version, zkr__op_done_stat, op);
+  case ZKR__OP_SET_ACL:
+    return zkr__zk->zoo_aset_acl(zh, p, op->version, &op->acl, zkr__op_done_void, op);
+  case ZKR__OP_MULTI:
+    return zkr__zk->zoo_amulti(zh, op->multi_count, op->multi_ops, op->multi_results,
+                               zkr__op_done_void, op);
+  case ZKR__OP_EXISTS: return zkr__zk->zoo_awexists(zh, p, wf, wc, zkr__op_done_stat, op);
+  case ZKR__OP_GET: return zkr__zk->zoo_awget(zh, p, wf, wc, zkr__op_done_data, op);
+  case ZKR__OP_GET_CHILDREN:
+    /* Sent as get_children2: the Stat lets a child watch be re-armed with
+     * a comparison (watch_rearm.c); the application gets no Stat. */
+    return zkr__zk->zoo_awget_children2(zh, p, wf, wc, zkr__op_done_strings, op);
+  case ZKR__OP_GET_CHILDREN2:
+    return zkr__zk->zoo_awget_children2(zh, p, wf, wc, zkr__op_done_strings_stat, op);
+  case ZKR__OP_GET_ACL: return zkr__zk->zoo_aget_acl(zh, p, zkr__op_done_acl, op);
+  case ZKR__OP_SYNC: return zkr__zk->zoo_async(zh, p, zkr__op_done_string, op);
+  case ZKR__OP_RECONFIG:
+    if (!zkr__zk->zoo_areconfig) return ZUNIMPLEMENTED;
+    return zkr__zk->zoo_areconfig(zh, op->joining, op->leaving, op->members, op->ttl,
+                                  zkr__op_done_data, op);
+  }
+  return ZBADARGUMENTS;
+}
+
+/* Hands op to member m.  Returns ZOK (the completion will run) or the
+ * error zoo_a* returned (it will not; op still belongs to the caller and is
+ * on no list). */
+int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
+  int rc;
+  /* Read before sending: once ZooKeeper has op, its completion may run on
+   * another thread and free it before send_request even returns - op->z
+   * included (it_history under ASan: a read's completion freed it before
+   * session_last was set through it). */
+  zkr_t *z = op->z;
+  int is_write = op->is_write;
+  int is_read = !is_write && op->type != ZKR__OP_SYNC && !op->probe && !op->is_hedge;
+  int is_hedge = op->is_hedge;
+  /* A hedgeable read is held by its reply and by its entry in the hedge
+   * queue (hedge_apply.c): its completion cannot free it while it is queued. */
+  int hedged = op->hedge_ok && z->hedger;
+  if (hedged) {
+    op->h_armed = 1;
+    op->h_refs = 2;
+    op->h_attempts = 1;
+  }
+  pthread_rwlock_rdlock(&m->zh_lock);
+  zhandle_t *zh = m->zh;
+  if (!zh) {
+    rc = ZINVALIDSTATE;
+  } else {
+    op->member = m->index;
+    op->start_ns = zkr__now_ns();
+    op->zh = zh;
+    /* A watch set again by a pinned read registers on the session that
+     * holds it; if that session was replaced meanwhile, the record is
+     * being re-armed elsewhere and this read only reads. */
+    int with_watch = op->watch && (!op->watch_reused || zkr__watch_reuse_bound(op->watch, zh));
+    op->watch_unbound = op->watch && !with_watch;
+    /* Listed before ZooKeeper has it: its completion may run at once. */
+    out_add(op);
+    rc = ZOK;
+    /* A read-only server refuses sync (it has no leader): its reads are
+     * served as they are, as stock serves them. */
+    int sync = needs_sync(op, m, zh) && m->state != ZOO_READONLY_STATE;
+    if (sync && coalescable(op)) {
+      rc = co_dispatch(op, m, zh, with_watch);
+    } else {
+      if (sync) {
+        /* The sync's own reply is not waited for: the session runs
+         * requests in order, so the read after it sees everything the
+         * sync saw. */
+        const char *sp = op->type == ZKR__OP_MULTI ? "/" : op->path;
+        uint64_t epoch = z->write_epoch;
+        rc = zkr__zk->zoo_async(zh, sp, pre_sync_done, NULL);
+        if (rc == ZOK) {
+          if (!is_hedge) m->syncs++;
+          m->synced_epoch = epoch;
+          m->synced_zh = zh;
+        }
+      }
+      if (rc == ZOK) rc = send_request(op, zh, with_watch);
+      if (rc == ZOK && is_read) z->session_last = m->index;
+    }
+    /* Unlisted while zh cannot be closed (the read lock is held), so a
+     * refused request is never also completed as dropped. */
+    if (rc != ZOK) zkr__out_remove(op);
+  }
+  pthread_rwlock_unlock(&m->zh_lock);
+  if (rc == ZOK) {
+    if (is_write) m->writes++;
+    else if (is_read) m->reads++;
+    else if (is_hedge) m->hedges++;
+    if (hedged) zkr__hedge_apply_sent(op);
+  } else {
+    op->member = -1;
+    op->zh = NULL;
+    m->errors++;
+    op->h_armed = op->h_refs = op->h_attempts = 0;
+  }
+  return rc;
+}
+
+/* Sends a health probe, a sync+exists of "/" on m's own session; its
+ * completion goes to zkr__health_apply_probe_result.  Returns ZOK or the error. */
+int zkr__probe(zkr__member_t *m) {
+  zkr__op_t *op = zkr__op_new(m->z, ZKR__OP_EXISTS, "/");
+  if (!op) return ZKR_ENOMEM;
+  op->probe = 1;
+  int rc = zkr__op_dispatch(op, m);
+  if (rc != ZOK) zkr__op_free(op);
+  return rc;
+}

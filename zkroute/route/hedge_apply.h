@@ -1,0 +1,23 @@
+/* Hedged reads applied (hedge_apply.c; hedge.h is the pure delay and
+ * cap): the hedger's thread and queue, sending the second request,
+ * claiming the first reply, the statistics. */
+#ifndef ZKR_HEDGE_APPLY_H
+#define ZKR_HEDGE_APPLY_H
+
+#include "core/handle.h"
+
+int zkr__hedge_apply_new(struct zkr *z);   /* ZOK, ZKR_ENOMEM or ZKR_ETHREAD */
+void zkr__hedge_apply_stop(struct zkr *z); /* joins its thread; queue stays */
+void zkr__hedge_apply_free(struct zkr *z);
+int zkr__hedge_apply_eligible(const zkr__op_t *op);
+void zkr__hedge_apply_sent(zkr__op_t *op);
+void zkr__hedge_apply_sample(struct zkr *z, int member, double ms);
+void zkr__hedge_apply_op_done(zkr__op_t *op, int rc, double ms);
+zkr__op_t *zkr__hedge_apply_claim(zkr__op_t *op, int rc);
+/* One more hold on the primary p, dropped by zkr__hedge_apply_release(p). */
+void zkr__hedge_apply_ref(zkr__op_t *p);
+void zkr__hedge_apply_release(zkr__op_t *op);
+void zkr__hedge_apply_stats(struct zkr *z, zkr_stats_t *s);
+uint64_t zkr__hedge_apply_step(struct zkr *z); /* stepped runtime (runtime.h) */
+
+#endif

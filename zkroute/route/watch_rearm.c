@@ -1,0 +1,281 @@
+/* Re-arming watches whose session was lost (DESIGN.md section 4).  When a
+ * member's zhandle is closed - an expired carrier replaced, a carrier that
+ * stayed unreachable while holding watches, the owner re-attached
+ * elsewhere, a retired member - the watches it held are gone with it.
+ * Each record is set again on a live session: a sync first, pipelined on
+ * the same session, so that a lagging server cannot answer from before the
+ * loss, then the read that sets the watch.  If the node changed since the
+ * watch was set (existence, mzxid, pzxid; for an exists watch on a missing
+ * node, the parent's pzxid: a node created and deleted again), the
+ * application gets the event it missed, once, in its place in the order
+ * of the path's watchers, and the new registration is kept only to swallow
+ * the server's own event.  A re-arm that fails is retried by the monitor
+ * until one succeeds or the handle closes: a watch is never dropped
+ * silently, and one the application removed is never set again. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/handle.h"
+#include "core/policy.h"
+#include "core/watch.h"
+#include "core/watch_record.h"
+#include "zk/zkapi.h"
+
+#define RETRY_MS 200
+
+/* One re-arm on its way: the record by id (it may be gone when the answer
+ * comes), the zhandle it went to, and - for an exists watch on a missing
+ * node with a known parent state - the watched read's answer until the
+ * parent's comes. */
+typedef struct {
+  zkr_t *z;
+  uint64_t id;
+  zhandle_t *zh;
+  int parent; /* a parent read follows the watched one */
+  int rc;     /* the watched read's answer, when parent */
+  struct Stat st;
+  int has_st;
+} rearm_t;
+
+/* Under watch_mu. */
+static void lose_locked(zkr_t *z, zkr__watch_t *w) {
+  if (w->state == ZKR__W_ARMED) /* a re-arm failing again is no new loss */
+    zkr__log_event(z, ZOO_LOG_LEVEL_WARN, "watch_lost", w->member, "path=%s reason=session_closed",
+                   w->path);
+  zkr__watch_set_state_locked(z, w, ZKR__W_LOST);
+  w->zh = NULL;
+}
+
+/* The re-arm's outcome: rc and st the watched read's answer; pp the
+ * parent's pzxid (-1 none asked or it failed). */
+static void rearmed(rearm_t *a, int rc, const struct Stat *st, int64_t pp) {
+  zkr_t *z = a->z;
+  zkr__watch_t *gone = NULL;
+  pthread_mutex_lock(&z->watch_mu);
+  zkr__watch_t *w = zkr__watch_by_id_locked(z, a->id);
+  if (!w || w->zh != a->zh || w->state != ZKR__W_REARMING) {
+    /* Its session was closed meanwhile, or the pair was set again or
+     * another pair's event came (consumed): a consumed record whose re-arm
+     * set no watch (failed, or a get or children read of a node gone) has
+     * no registration left, and goes once its event was delivered. */
+    int none = rc != ZOK && !(w && w->kind == ZKR__WATCH_EXIST && rc == ZNONODE);
+    if (w && w->zh == a->zh && w->state == ZKR__W_CONSUMED && none) {
+      if (w->fire) {
+        w->swallow = 1; /* nothing left to swallow: over once delivered */
+      } else if (zkr__watch_over_locked(z, w)) {
+        w->next = gone;
+        gone = w;
+      }
+    }
+    pthread_mutex_unlock(&z->watch_mu);
+    zkr__watch_done(z, gone);
+    return;
+  }
+  int set = rc == ZOK || (w->kind == ZKR__WATCH_EXIST && rc == ZNONODE);
+  if (w->removing) {
+    /* Removed by the application while this was on its way: whatever it
+     * set goes, and nothing is delivered. */
+    w->removing = 0;
+    if (set) zkr__watch_unregister(z, w, w->member, w->zh, 1);
+    zkr__watch_remove_locked(z, w);
+    pthread_mutex_unlock(&z->watch_mu);
+    return;
+  }
+  if (rc != ZOK && rc != ZNONODE) {
+    /* That session failed too (lost, closing): try again later. */
+    lose_locked(z, w);
+    pthread_mutex_unlock(&z->watch_mu);
+    return;
+  }
+  int event = zkr__watch_missed(w, rc, st);
+  if (!event && w->kind == ZKR__WATCH_EXIST && !w->existed && w->ppzxid >= 0 && pp >= 0 &&
+      pp != w->ppzxid)
+    event = ZOO_CREATED_EVENT; /* created (and deleted) meanwhile */
+  if (!set) {
+    /* A data or child watch on a node that is gone: no watch was set, and
+     * the deletion is the application's event. */
+    zkr__watch_set_state_locked(z, w, ZKR__W_HELD);
+  } else if (event) {
+    zkr__watch_set_state_locked(z, w, ZKR__W_CONSUMED);
+  } else {
+    if (pp >= 0) w->ppzxid = pp;
+    zkr__watch_set_state_locked(z, w, ZKR__W_ARMED);
+  }
+  if (event) {
+    z->watch_missed_events++;
+    zkr__watch_fire_locked(z, w, event, 1, &gone);
+  } else if (!set) {
+    zkr__watch_t *g = NULL;
+    if (zkr__watch_over_locked(z, w)) g = w;
+    if (g) g->next = gone, gone = g;
+  }
+  zkr__log_event(z, ZOO_LOG_LEVEL_INFO, "watch_rearmed", w->member, "path=%s missed_event=%s",
+                 w->path,
+                 event == ZOO_CREATED_EVENT   ? "created"
+                 : event == ZOO_DELETED_EVENT ? "deleted"
+                 : event                      ? "changed"
+                                              : "none");
+  pthread_mutex_unlock(&z->watch_mu);
+  zkr__watch_done(z, gone);
+}
+
+static void watched_done(rearm_t *a, int rc, const struct Stat *st) {
+  if (a->parent && (rc == ZOK || rc == ZNONODE)) {
+    /* The parent's answer comes next, on the same session. */
+    a->rc = rc;
+    a->has_st = st != NULL;
+    if (st) a->st = *st;
+    return;
+  }
+  int parent = a->parent;
+  rearmed(a, rc, st, -1);
+  if (!parent) free(a);
+  else a->parent = -1; /* the parent's answer frees it */
+}
+
+static void rearm_stat(int rc, const struct Stat *st, const void *data) {
+  watched_done((rearm_t *)data, rc, st);
+}
+
+static void rearm_data(int rc, const char *v, int len, const struct Stat *st, const void *data) {
+  (void)v;
+  (void)len;
+  watched_done((rearm_t *)data, rc, st);
+}
+
+static void rearm_children(int rc, const struct String_vector *s, const struct Stat *st,
+                           const void *data) {
+  (void)s;
+  watched_done((rearm_t *)data, rc, st);
+}
+
+static void rearm_parent(int rc, const struct Stat *st, const void *data) {
+  rearm_t *a = (rearm_t *)data;
+  if (a->parent > 0) rearmed(a, a->rc, a->has_st ? &a->st : NULL, rc == ZOK && st ? st->pzxid : -1);
+  free(a);
+}
+
+static void sync_done(int rc, const char *value, const void *data) {
+  (void)rc;
+  (void)value;
+  (void)data;
+}
+
+/* Sends sync + the read that sets w (by id) on a live session other than
+ * `exclude`'s; only a LOST record is re-armed - one removed meanwhile is
+ * not.  It ends REARMING (sent) or LOST. */
+static void send_rearm(zkr_t *z, uint64_t id, int exclude) {
+  int t = zkr__policy_any_member(z, exclude);
+  zkr__member_t *m = t >= 0 ? &z->members[t] : NULL;
+  if (m) pthread_rwlock_rdlock(&m->zh_lock);
+  zhandle_t *zh = m ? m->zh : NULL;
+  pthread_mutex_lock(&z->watch_mu);
+  zkr__watch_t *w = zkr__watch_by_id_locked(z, id);
+  if (!w || w->state != ZKR__W_LOST) {
+    pthread_mutex_unlock(&z->watch_mu);
+    if (m) pthread_rwlock_unlock(&m->zh_lock);
+    return;
+  }
+  zkr__watch_set_state_locked(z, w, ZKR__W_REARMING);
+  w->member = t;
+  w->zh = zh;
+  size_t len = strlen(w->path);
+  char path[len + 1], parent[len + 1];
+  memcpy(path, w->path, len + 1);
+  int kind = w->kind;
+  int ask_parent = kind == ZKR__WATCH_EXIST && !w->existed && w->ppzxid >= 0 &&
+                   zkr__watch_parent(path, parent, sizeof parent);
+  pthread_mutex_unlock(&z->watch_mu);
+  rearm_t *a = calloc(1, sizeof *a);
+  int rc = ZINVALIDSTATE;
+  if (a && zh && zkr__zk->zoo_async(zh, path, sync_done, NULL) == ZOK) {
+    a->z = z;
+    a->id = id;
+    a->zh = zh;
+    a->parent = ask_parent;
+    if (kind == ZKR__WATCH_DATA)
+      rc = zkr__zk->zoo_awget(zh, path, zkr__watch_trampoline, w, rearm_data, a);
+    else if (kind == ZKR__WATCH_CHILD)
+      rc = zkr__zk->zoo_awget_children2(zh, path, zkr__watch_trampoline, w, rearm_children, a);
+    else rc = zkr__zk->zoo_awexists(zh, path, zkr__watch_trampoline, w, rearm_stat, a);
+    if (rc == ZOK && ask_parent &&
+        zkr__zk->zoo_awexists(zh, parent, NULL, NULL, rearm_parent, a) != ZOK)
+      a->parent = 0; /* the watched read's answer decides alone */
+  }
+  if (m) pthread_rwlock_unlock(&m->zh_lock);
+  z->watch_rearms++;
+  if (rc != ZOK) {
+    free(a);
+    pthread_mutex_lock(&z->watch_mu);
+    w = zkr__watch_by_id_locked(z, id);
+    if (w && w->state == ZKR__W_REARMING && w->zh == zh) lose_locked(z, w);
+    pthread_mutex_unlock(&z->watch_mu);
+  }
+}
+
+/* zhandle old of slot was closed: nothing of it can call back any more.
+ * Its armed records are set again elsewhere; re-arms that were on their
+ * way through it are lost (their completion was dropped) and retried; a
+ * consumed record has nothing left to swallow and goes (once its made
+ * event was delivered). */
+void zkr__watch_rearm_from(zkr_t *z, int slot, zhandle_t *old) {
+  pthread_mutex_lock(&z->watch_mu);
+  size_t n = 0, cap = 0;
+  for (zkr__watch_t *w = z->watch_list; w; w = w->next) cap++;
+  uint64_t *todo = malloc((cap ? cap : 1) * sizeof *todo);
+  zkr__watch_t *gone = NULL;
+  for (zkr__watch_t *w = z->watch_list, *next; w; w = next) {
+    next = w->next;
+    if (w->zh != old || w->member != slot) continue;
+    if (w->state == ZKR__W_REARMING && w->removing) {
+      /* Its re-arm went with the zhandle: the removal is complete. */
+      w->removing = 0;
+      zkr__watch_remove_locked(z, w);
+    } else if (w->state == ZKR__W_REMOVED) {
+      /* That zhandle can call it no more: it can go now. */
+      w->zh = NULL;
+      if (w->reuses == 0) {
+        zkr__watch_unlink_locked(z, w);
+        w->next = gone;
+        gone = w;
+      }
+    } else if (w->state == ZKR__W_CONSUMED) {
+      w->zh = NULL;
+      if (w->fire) {
+        w->swallow = 1; /* nothing left to swallow: over once delivered */
+      } else if (zkr__watch_over_locked(z, w)) {
+        w->next = gone;
+        gone = w;
+      }
+    } else if (w->state == ZKR__W_ARMED || w->state == ZKR__W_REARMING) {
+      lose_locked(z, w);
+      if (todo) todo[n++] = w->id;
+    }
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+  /* Removals sent on old that it will never answer. */
+  zkr__watch_remove_dropped(z, old);
+  zkr__watch_done(z, gone);
+  /* Out of memory for the list: they stay LOST, and the monitor's retry
+   * picks them up. */
+  for (size_t i = 0; i < n; i++) send_rearm(z, todo[i], slot);
+  free(todo);
+}
+
+/* The monitor's turn: every RETRY_MS, lost records try again. */
+void zkr__watch_retry_lost(zkr_t *z, uint64_t now) {
+  zkr__watch_removed_gc(z, now);
+  if (z->watch_lost <= 0 || now < z->watch_retry_ns) return;
+  z->watch_retry_ns = now + (uint64_t)RETRY_MS * 1000000u;
+  pthread_mutex_lock(&z->watch_mu);
+  size_t n = 0, cap = (size_t)z->watch_lost;
+  uint64_t *todo = malloc(cap * sizeof *todo);
+  for (zkr__watch_t *w = z->watch_list; todo && w && n < cap; w = w->next)
+    if (w->state == ZKR__W_LOST) todo[n++] = w->id;
+  pthread_mutex_unlock(&z->watch_mu);
+  for (size_t i = 0; i < n; i++) {
+    z->watch_rearm_retries++;
+    send_rearm(z, todo[i], -1);
+  }
+  free(todo);
+}

@@ -1,0 +1,396 @@
+/* Removing watches (zoo_remove_watches and friends, issue 12): through the
+ * watch registry, on the member session that holds each watch, with the
+ * stock return codes.
+ *
+ * A removal names a path, a watcher type (ZWATCHTYPE_CHILD: child
+ * watches; ZWATCHTYPE_DATA: data and exists watches; ZWATCHTYPE_ANY) and
+ * either one watcher and context or every watcher (remove_all).  Stock
+ * answers ZNOWATCHER at once, without calling the completion, when no such
+ * watcher is registered - except remove_all, which asks the server.  With
+ * `local` the registration is dropped on the client only, with no server
+ * request; without it the server is asked (check or remove watches) and
+ * the client's registration goes only when the server said ZOK.  A removed
+ * watcher is never called again.
+ *
+ * Here the registrations are trampoline records spread over the member
+ * sessions: each record armed on a session is removed there (its own
+ * registration: trampoline and record), one request per record, or one per
+ * session for remove_all; a record that is not on a server right now (lost,
+ * or being set again after its session was lost) is removed locally
+ * whatever `local` says.  A remove_all that finds no record asks every
+ * working member session anyway, as stock asks its server: one whose
+ * server still holds a watch the client removed only locally answers ZOK.
+ * The application's one completion gets ZOK when some request succeeded
+ * or a record was removed here, ZNOWATCHER when every server said so,
+ * else the first other error.  A request whose zhandle is closed before it answers
+ * is answered ZCONNECTIONLOSS (ZCLOSING when the handle closes) by
+ * zkr__watch_remove_dropped, exactly once.
+ *
+ * A removed record stays, as REMOVED, for REMOVED_KEEP_S: an event that
+ * ZooKeeper collected for it before the removal may still be on its way
+ * through the completion queue (stock delivers such an event; here it is
+ * dropped), and its memory must outlive that. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "route/barrier.h"
+#include "core/deliver.h"
+#include "core/handle.h"
+#include "model/path.h"
+#include "core/registry.h"
+#include "core/watch.h"
+#include "core/watch_record.h"
+#include "zk/zkapi.h"
+
+#define REMOVED_KEEP_S 60
+
+typedef struct {
+  zkr_t *z;
+  void_completion_t cb;
+  const void *data;
+  int direct;
+  /* Its place in the handle's issue order (barrier.c): a zkr_async issued
+   * after it completes after it, as on one stock session. */
+  zkr__op_t *order;
+  int pending; /* requests in flight + 1 while sending; under watch_mu */
+  int ok, nowatcher, other_rc;
+} rm_call_t;
+
+struct zkr__rm_req {
+  struct zkr__rm_req *next;
+  rm_call_t *call;
+  zhandle_t *zh;
+  int n;
+  zkr__watch_t *w[]; /* the records it removes, held (reuses) */
+};
+typedef struct zkr__rm_req rm_req_t;
+
+static ZooWatcherType type_of(const zkr__watch_t *w) {
+  return w->kind == ZKR__WATCH_CHILD ? ZWATCHTYPE_CHILD : ZWATCHTYPE_DATA;
+}
+
+/* Under watch_mu. */
+void zkr__watch_remove_locked(zkr_t *z, zkr__watch_t *w) {
+  zkr__watch_set_state_locked(z, w, ZKR__W_REMOVED);
+  w->fire = 0; /* an event that waited for its turn is dropped */
+  w->removed_ns = zkr__now_ns();
+}
+
+/* own_thread: called on zh's own completion thread, where zh cannot be
+ * closed under the call (zookeeper_close joins that thread), so without
+ * the slot's lock; else under it (never with watch_mu held). */
+void zkr__watch_unregister(zkr_t *z, zkr__watch_t *w, int slot, zhandle_t *zh, int own_thread) {
+  if (!zh || slot < 0) return;
+  if (own_thread) {
+    zkr__zk->zoo_remove_watches(zh, w->path, type_of(w), zkr__watch_trampoline, w, 1);
+    return;
+  }
+  zkr__member_t *m = &z->members[slot];
+  pthread_rwlock_rdlock(&m->zh_lock);
+  if (m->zh == zh)
+    zkr__zk->zoo_remove_watches(zh, w->path, type_of(w), zkr__watch_trampoline, w, 1);
+  pthread_rwlock_unlock(&m->zh_lock);
+}
+
+/* Under watch_mu: registered, for this path, type and watcher. */
+static int matches(const zkr__watch_t *w, const char *path, ZooWatcherType t, int all,
+                   watcher_fn fn, void *ctx, watcher_fn gfn, void *gctx) {
+  if (w->state != ZKR__W_ARMED && w->state != ZKR__W_REARMING && w->state != ZKR__W_LOST &&
+      w->state != ZKR__W_HELD)
+    return 0;
+  if (w->removing || strcmp(w->path, path) != 0) return 0;
+  if (t != ZWATCHTYPE_ANY && type_of(w) != t) return 0;
+  if (all) return 1;
+  (void)gfn;
+  (void)gctx;
+  return w->fn == fn && w->ctx == ctx;
+}
+
+/* Under watch_mu: one request answered, or one sender done. */
+static rm_call_t *call_release_locked(rm_call_t *c) { return --c->pending == 0 ? c : NULL; }
+
+/* The removal call leaves the issue order: a barrier behind it may go. */
+static void leave_order(rm_call_t *c) {
+  if (!c->order) return;
+  zkr__order_done(c->order);
+  zkr__op_free(c->order);
+  c->order = NULL;
+}
+
+static void call_finish(rm_call_t *c) {
+  if (!c) return;
+  int rc = c->other_rc ? c->other_rc : (c->ok || !c->nowatcher) ? ZOK : ZNOWATCHER;
+  if (c->direct) {
+    if (c->cb) c->cb(rc, c->data);
+  } else {
+    zkr__result_t r = {.rc = rc, .value_len = -1};
+    zkr__cb_t cb = {.v = c->cb};
+    zkr__deliver_result(c->z, ZKR__CB_VOID, cb, c->data, &r);
+  }
+  leave_order(c);
+  free(c);
+}
+
+/* Under watch_mu: q is answered with rc; returns the call if it is done. */
+static rm_call_t *answer_locked(zkr_t *z, rm_req_t *q, int rc, zkr__watch_t **gone) {
+  for (int i = 0; i < q->n; i++) {
+    zkr__watch_t *w = q->w[i];
+    w->removing = 0;
+    w->reuses--;
+    /* ZOK: the client dropped the registration; otherwise it stays, or it
+     * fired meanwhile (its event came or comes: ZNOWATCHER). */
+    if (rc == ZOK && (w->state == ZKR__W_ARMED || w->state == ZKR__W_FIRED))
+      zkr__watch_remove_locked(z, w);
+    else if (w->state == ZKR__W_FIRED && w->reuses == 0)
+      zkr__watch_remove_locked(z, w); /* over, and nobody holds it: GC */
+    /* Events held behind it may go now. */
+    zkr__watch_release_locked(z, w->path, gone);
+  }
+  rm_call_t *c = q->call;
+  if (rc == ZOK) c->ok = 1;
+  else if (rc == ZNOWATCHER) c->nowatcher = 1;
+  else if (!c->other_rc) c->other_rc = rc;
+  return call_release_locked(c);
+}
+
+static void rm_done(int rc, const void *data) {
+  rm_req_t *q = (rm_req_t *)data;
+  zkr_t *z = q->call->z;
+  pthread_mutex_lock(&z->watch_mu);
+  /* Answered already (its zhandle was closed and the answer made up)? */
+  rm_req_t **p = &z->rm_list;
+  while (*p && *p != q) p = &(*p)->next;
+  if (!*p) {
+    pthread_mutex_unlock(&z->watch_mu);
+    return;
+  }
+  *p = q->next;
+  zkr__watch_t *gone = NULL;
+  rm_call_t *done = answer_locked(z, q, rc, &gone);
+  pthread_mutex_unlock(&z->watch_mu);
+  zkr__watch_done(z, gone);
+  free(q);
+  call_finish(done);
+}
+
+/* zhandle zh (every one when NULL) was closed: its unanswered removals get
+ * their answer here. */
+void zkr__watch_remove_dropped(zkr_t *z, zhandle_t *zh) {
+  int rc = z->closing ? ZCLOSING : ZCONNECTIONLOSS;
+  for (;;) {
+    pthread_mutex_lock(&z->watch_mu);
+    rm_req_t **p = &z->rm_list;
+    while (*p && zh && (*p)->zh != zh) p = &(*p)->next;
+    rm_req_t *q = *p;
+    rm_call_t *done = NULL;
+    zkr__watch_t *gone = NULL;
+    if (q) {
+      *p = q->next;
+      done = answer_locked(z, q, rc, &gone);
+    }
+    pthread_mutex_unlock(&z->watch_mu);
+    zkr__watch_done(z, gone);
+    if (!q) return;
+    free(q);
+    call_finish(done);
+  }
+}
+
+/* Sends one request on slot's zhandle zh for records v[0..n), all armed
+ * there; a refusal is the request's answer. */
+static void send_req(rm_call_t *c, int slot, zhandle_t *zh, zkr__watch_t **v, int n,
+                     const char *path, ZooWatcherType t, int all) {
+  zkr_t *z = c->z;
+  rm_req_t *q = calloc(1, sizeof *q + (size_t)n * sizeof q->w[0]);
+  if (!q) {
+    pthread_mutex_lock(&z->watch_mu);
+    if (!c->other_rc) c->other_rc = ZKR_ENOMEM;
+    pthread_mutex_unlock(&z->watch_mu);
+    return;
+  }
+  q->call = c;
+  q->zh = zh;
+  q->n = n;
+  if (n > 0) memcpy(q->w, v, (size_t)n * sizeof *v);
+  pthread_mutex_lock(&z->watch_mu);
+  for (int i = 0; i < n; i++) {
+    v[i]->reuses++; /* held until answered */
+    v[i]->removing = 1;
+  }
+  c->pending++;
+  q->next = z->rm_list;
+  z->rm_list = q;
+  pthread_mutex_unlock(&z->watch_mu);
+  zkr__member_t *m = &z->members[slot];
+  int rc = ZINVALIDSTATE;
+  pthread_rwlock_rdlock(&m->zh_lock);
+  if (m->zh == zh) {
+    /* ZooKeeper calls the completion it is given as the function itself. */
+    void_completion_t *done = (void_completion_t *)rm_done;
+    rc = all ? zkr__zk->zoo_aremove_all_watches(zh, path, t, 0, done, q)
+             : zkr__zk->zoo_aremove_watches(zh, path, type_of(v[0]), zkr__watch_trampoline, v[0], 0,
+                                            done, q);
+  }
+  pthread_rwlock_unlock(&m->zh_lock);
+  if (rc != ZOK) rm_done(rc == ZINVALIDSTATE ? ZCONNECTIONLOSS : rc, q);
+}
+
+static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, watcher_fn fn,
+                       void *ctx, int local, void_completion_t cb, const void *data, int direct) {
+  int rc = zkr__path_check(path);
+  if (rc != ZOK) return rc;
+  if (t != ZWATCHTYPE_CHILD && t != ZWATCHTYPE_DATA && t != ZWATCHTYPE_ANY) return ZBADARGUMENTS;
+  if (z->closing) return ZKR_ECLOSING;
+  if (!local && (z->expired || z->auth_failed)) return ZINVALIDSTATE;
+  pthread_mutex_lock(&z->ctx_mu);
+  watcher_fn gfn = z->watcher;
+  void *gctx = z->context;
+  pthread_mutex_unlock(&z->ctx_mu);
+  rm_call_t *c = calloc(1, sizeof *c);
+  if (!c || !(c->order = zkr__op_new(z, ZKR__OP_SYNC, NULL))) {
+    free(c);
+    return ZKR_ENOMEM;
+  }
+  zkr__order_add(c->order);
+  c->z = z;
+  c->cb = cb;
+  c->data = data;
+  c->direct = direct;
+  c->pending = 1;
+  /* The armed records to ask a server about; the rest is removed here. */
+  pthread_mutex_lock(&z->watch_mu);
+  size_t cap = 0;
+  for (zkr__watch_t *w = z->watch_list; w; w = w->next) cap++;
+  zkr__watch_t **armed = malloc((cap ? cap : 1) * sizeof *armed);
+  zkr__watch_t **here = malloc((cap ? cap : 1) * sizeof *here);
+  int na = 0, nh = 0, found = 0;
+  for (zkr__watch_t *w = z->watch_list; armed && here && w; w = w->next) {
+    if (!matches(w, path, t, all, fn, ctx, gfn, gctx)) continue;
+    found++;
+    if (w->state == ZKR__W_ARMED && !local) {
+      armed[na++] = w;
+    } else if (w->state == ZKR__W_ARMED) {
+      /* Local: the client-side registration goes below; meanwhile the
+       * record is held and no read may set it again. */
+      w->removing = 1;
+      w->reuses++;
+      here[nh++] = w;
+    } else if (w->state == ZKR__W_REARMING) {
+      w->removing = 1; /* its re-arm drops what it set (watch_rearm.c) */
+    } else {
+      zkr__watch_remove_locked(z, w); /* lost or fired: on no server */
+    }
+  }
+  if (found > na) c->ok = 1;
+  zkr__watch_t *gone = NULL;
+  zkr__watch_release_locked(z, path, &gone);
+  pthread_mutex_unlock(&z->watch_mu);
+  zkr__watch_done(z, gone);
+  if (!armed || !here) {
+    free(armed);
+    free(here);
+    leave_order(c);
+    free(c);
+    return ZKR_ENOMEM;
+  }
+  for (int i = 0; i < nh; i++) {
+    zkr__watch_t *w = here[i];
+    zkr__watch_unregister(z, w, w->member, w->zh, 0);
+    pthread_mutex_lock(&z->watch_mu);
+    w->removing = 0;
+    w->reuses--;
+    if (w->state == ZKR__W_ARMED || w->state == ZKR__W_FIRED) zkr__watch_remove_locked(z, w);
+    zkr__watch_t *g = NULL;
+    zkr__watch_release_locked(z, path, &g);
+    pthread_mutex_unlock(&z->watch_mu);
+    zkr__watch_done(z, g);
+  }
+  free(here);
+  if (!found && !all) {
+    free(armed);
+    leave_order(c);
+    free(c);
+    return ZNOWATCHER; /* no completion, as stock */
+  }
+  if (!found) c->nowatcher = 1; /* remove_all of nothing, and nobody to ask */
+  if (!found && all && !local) {
+    /* Stock asks its server even when its client holds nothing for the
+     * path: a watch removed on the client only (local) is still
+     * registered on the server, which answers ZOK.  Here any member
+     * session may be such a one: every one that works is asked. */
+    size_t n = z->n;
+    for (size_t i = 0; i <= z->cap; i++) {
+      if (i >= n && i != z->cap) continue;
+      zkr__member_t *m = &z->members[i];
+      if (!zkr__member_connected(m)) continue;
+      pthread_rwlock_rdlock(&m->zh_lock);
+      zhandle_t *zh = m->zh;
+      pthread_rwlock_unlock(&m->zh_lock);
+      if (zh) send_req(c, (int)i, zh, NULL, 0, path, t, 1);
+    }
+  }
+  if (all) {
+    /* One remove-all per zhandle holding some of them. */
+    for (int i = 0; i < na; i++) {
+      if (!armed[i]) continue;
+      zkr__watch_t **batch = malloc((size_t)na * sizeof *batch);
+      int nb = 0, slot = armed[i]->member;
+      zhandle_t *zh = armed[i]->zh;
+      for (int k = i; batch && k < na; k++)
+        if (armed[k] && armed[k]->zh == zh) {
+          batch[nb++] = armed[k];
+          armed[k] = NULL;
+        }
+      if (batch) send_req(c, slot, zh, batch, nb, path, t, 1);
+      else c->other_rc = ZKR_ENOMEM;
+      free(batch);
+    }
+  } else {
+    for (int i = 0; i < na; i++)
+      send_req(c, armed[i]->member, armed[i]->zh, &armed[i], 1, path, t, 0);
+  }
+  free(armed);
+  pthread_mutex_lock(&z->watch_mu);
+  rm_call_t *done = call_release_locked(c);
+  pthread_mutex_unlock(&z->watch_mu);
+  call_finish(done);
+  return ZOK;
+}
+
+/* The monitor's turn: removed records old enough go. */
+void zkr__watch_removed_gc(zkr_t *z, uint64_t now) {
+  uint64_t keep = (uint64_t)REMOVED_KEEP_S * 1000000000u;
+  zkr__watch_t *gone = NULL;
+  pthread_mutex_lock(&z->watch_mu);
+  for (zkr__watch_t *w = z->watch_list, *next; w; w = next) {
+    next = w->next;
+    if (w->state != ZKR__W_REMOVED || w->reuses > 0 || zkr__since(now, w->removed_ns) < keep)
+      continue;
+    zkr__watch_unlink_locked(z, w);
+    w->next = gone;
+    gone = w;
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+  while (gone) {
+    zkr__watch_t *n = gone->next;
+    zkr__watch_free_record(gone);
+    gone = n;
+  }
+}
+
+int zkr__remove_watches(zkr_t *z, const char *path, ZooWatcherType wtype, int all,
+                        watcher_fn watcher, void *ctx, int local, void_completion_t cb,
+                        const void *data, int direct) {
+  ZKR__HELD(z, remove_held(z, path, wtype, all, watcher, ctx, local, cb, data, direct));
+}
+
+int zkr_aremove_watches(zkr_t *z, const char *path, ZooWatcherType wtype, watcher_fn watcher,
+                        void *watcherCtx, int local, void_completion_t completion,
+                        const void *data) {
+  return zkr__remove_watches(z, path, wtype, 0, watcher, watcherCtx, local, completion, data, 0);
+}
+
+int zkr_aremove_all_watches(zkr_t *z, const char *path, ZooWatcherType wtype, int local,
+                            void_completion_t completion, const void *data) {
+  return zkr__remove_watches(z, path, wtype, 1, NULL, NULL, local, completion, data, 0);
+}

@@ -1,0 +1,109 @@
+/* The read_members cap (issue 13, fleet scale): configuration daemons run
+ * by the thousand, mostly idle, and every member session costs the client
+ * two threads and a socket and the servers a session with its pings.  With
+ * read_members=N a handle keeps sessions only to the leader, the owner
+ * session's member and the N best other members - in the read pool first,
+ * then lowest latency EWMA - and parks the rest: no session, no pings, but
+ * still polled with srvr, so the leader is always known.
+ *
+ * The monitor re-chooses every tick, with a margin so that a noisy EWMA
+ * does not swap members back and forth: a parked member is opened when the
+ * chosen set needs it (the leader moved there, a kept member left the pool
+ * or lost its session); a kept member that is no longer chosen is parked
+ * once a replacement is usable and nothing is in flight on it.  Parking
+ * closes the session (a carrier owns nothing but watches, which are set
+ * again elsewhere, watch_rearm.c); the owner session is never parked. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "session/carriers.h"
+#include "route/dispatch.h"
+#include "core/handle.h"
+#include "core/watch.h"
+#include "zk/zkapi.h"
+
+/* A kept member is parked only when a better one is this much better
+ * (EWMA ratio), or not in the pool at all. */
+#define SWAP_RATIO 1.5
+
+/* The member's latency EWMA; a member never measured counts as slow, but
+ * better than one that cannot serve (below). */
+static double ewma_of(zkr__member_t *m) {
+  pthread_mutex_lock(&m->health_mu);
+  double e = m->health.ewma_ms;
+  pthread_mutex_unlock(&m->health_mu);
+  return e >= 0 && isfinite(e) ? e : 1e6;
+}
+
+/* A member worth reading from: its server serves (srvr) and, when it has a
+ * session, that session is in the read pool. */
+static int serving(const zkr__member_t *m) {
+  int r = m->role;
+  return r == ZKR_ROLE_FOLLOWER || r == ZKR_ROLE_OBSERVER || r == ZKR_ROLE_LEADER ||
+         r == ZKR_ROLE_STANDALONE;
+}
+
+void zkr__carriers_tick(zkr_t *z, uint64_t now) {
+  (void)now;
+  int cap = z->opts.read_members;
+  if (cap <= 0 || z->expired || z->closing) return;
+  size_t n = z->n;
+  int l = z->leader, o = z->owner;
+  int keep[ZKR_MAX_MEMBERS] = {0};
+  if (l >= 0) keep[l] = 1;
+  if (o >= 0 && (size_t)o < n) keep[o] = 1;
+  /* The N best others: kept members in the pool first (so a healthy one is
+   * not swapped for a marginally faster one), then serving ones by EWMA. */
+  /* Ties (idle handles have measured no member yet) go to the first in a
+   * per-handle order: a fleet of handles spreads over the followers
+   * instead of all choosing the first one. */
+  size_t start = n ? (size_t)z->opts.seed % n : 0;
+  for (int k = 0; k < cap; k++) {
+    int best = -1;
+    double best_score = INFINITY;
+    for (size_t j = 0; j < n; j++) {
+      size_t i = (start + j) % n;
+      zkr__member_t *m = &z->members[i];
+      if (keep[i] || m->retired || !serving(m) || m->role == ZKR_ROLE_LEADER) continue;
+      /* Lower is better: a kept member in the pool keeps its place unless
+       * a parked one is SWAP_RATIO faster; a kept member out of the pool
+       * (ejected, disconnected) loses it to any serving parked one. */
+      double score = ewma_of(m);
+      if (!m->parked) score = zkr__member_in_pool(m) ? score / SWAP_RATIO : 1e9;
+      if (score < best_score) {
+        best_score = score;
+        best = (int)i;
+      }
+    }
+    if (best < 0) break;
+    keep[best] = 1;
+  }
+  /* Open what is chosen and parked; park what is not chosen, once the
+   * chosen are usable (no gap in the read pool) and it is idle. */
+  int chosen_usable = 1;
+  for (size_t i = 0; i < n; i++) {
+    zkr__member_t *m = &z->members[i];
+    if (!keep[i] || m->retired) continue;
+    if (m->parked) {
+      m->parked = 0;
+      m->reopen = zkr__member_open(m, (int)i, NULL) != ZOK;
+      chosen_usable = 0;
+    } else if (!zkr__member_usable(m)) {
+      chosen_usable = 0;
+    }
+  }
+  if (!chosen_usable) return;
+  for (size_t i = 0; i < n; i++) {
+    zkr__member_t *m = &z->members[i];
+    if (keep[i] || m->parked || m->retired || (int)i == z->owner || m->outstanding > 0) continue;
+    zhandle_t *zh = zkr__member_detach(m, 0);
+    m->parked = 1;
+    if (!zh) continue;
+    zkr__zk->zookeeper_close(zh);
+    zkr__op_complete_dropped(z, zh);
+    zkr__watch_rearm_from(z, (int)i, zh);
+    pthread_mutex_lock(&m->health_mu);
+    zkr__health_set_usable(&m->health, 0, zkr__now_ns());
+    pthread_mutex_unlock(&m->health_mu);
+  }
+}

@@ -1,0 +1,54 @@
+/* The membership's parts (membership.c, dynconfig_apply.c,
+ * resolve_apply.c): their shared state and the steps they share. */
+#ifndef ZKR_MEMBERSHIP_H
+#define ZKR_MEMBERSHIP_H
+
+#include "model/dynconfig.h"
+#include "core/handle.h"
+#include "zk/resolve.h"
+
+struct zkr__membership {
+  pthread_mutex_t mu; /* guards buf, len, rc, got, watch_fired */
+  char *buf;          /* the last getconfig reply, not yet applied */
+  int len, rc, got;
+  int watch_fired; /* the config changed, or its watch may be lost */
+
+  /* Monitor thread only. */
+  int inflight;      /* a sync+getconfig is on its way */
+  int on;            /* member whose session holds the watch, -1 none */
+  zhandle_t *on_zh;  /* ... and the zhandle it was set on */
+  uint64_t retry_ns; /* no new read before this (after a failure) */
+
+  zkr__hostlist_t *want; /* zkr_set_servers' list to apply, under mu */
+
+  zkr__dns_t *dns;       /* the host names' re-resolution, NULL none */
+  zkr__host_t *dns_want; /* what they stand for now (ZKR__HOSTS_MAX_MEMBERS) */
+
+  _Atomic int follows;     /* CFG_* below */
+  _Atomic int64_t version; /* last version seen, -1 none */
+  _Atomic uint64_t reads, errors, added, removed;
+};
+
+int zkr__membership_new(struct zkr *z);
+void zkr__membership_free(struct zkr *z);
+void zkr__membership_tick(struct zkr *z);
+void zkr__membership_stats(struct zkr *z, zkr_stats_t *s);
+
+/* follows: whether the membership follows the configuration. */
+enum { CFG_UNKNOWN = 0, CFG_FOLLOWING = 1, CFG_NOT_FOLLOWED = -1, CFG_OFF = -2 };
+
+/* Monitor thread: the member of this address, -1 none. */
+int zkr__membership_find(zkr_t *z, const zkr__host_t *h);
+/* Takes m out: no new operation from now on; in flight finishes. */
+void zkr__membership_retire(zkr_t *z, zkr__member_t *m);
+/* A server (back): a new slot, or a retired one of the same address; s
+ * (the configuration's line) may be NULL. */
+void zkr__membership_admit(zkr_t *z, const zkr__host_t *h, const zkr__config_server_t *s);
+/* The members become the hosts v[0..n) stand for. */
+void zkr__membership_become(zkr_t *z, const zkr__host_t *v, size_t n);
+/* The monitor's turns: the configuration (dynconfig_apply.c), the names
+ * (resolve_apply.c). */
+void zkr__dynconfig_turn(zkr_t *z);
+void zkr__resolve_turn(zkr_t *z);
+
+#endif

@@ -1,0 +1,267 @@
+/* Sessions must not die needlessly, and none may die silently (DESIGN.md
+ * section 4).  The monitor runs this every tick:
+ *
+ * - The owner session, stranded on a server that stays unreachable, is
+ *   re-attached - same id and password - to a live server before the
+ *   session timeout, so its ephemeral nodes and its identity survive.  It
+ *   moves to the owner slot for that, so its member opens a fresh carrier
+ *   at home and routing stays one session per server.  Only a zhandle that
+ *   is not connected - nor associating with a server that answers srvr -
+ *   is ever closed for this (the check is made right before the close, by
+ *   zkr__member_detach); if it reconnected meanwhile the move is simply
+ *   not made.
+ * - A carrier - any other member session - owns nothing but watches.  An
+ *   expired one is replaced by a new session, silently; one that stays
+ *   unreachable while it holds watches is replaced too, so that its watches
+ *   live on elsewhere instead of waiting for its server.  Either way its
+ *   watches are re-armed on a live session, with a sync first and a
+ *   comparison that delivers any event they missed (watch_rearm.c).
+ * - Once the owner expired, every member session is closed: nothing of the
+ *   virtual session may outlive it. */
+#include <stdlib.h>
+
+#include "route/dispatch.h"
+#include "core/handle.h"
+#include "core/kick.h"
+#include "session/rescue.h"
+#include "route/router.h"
+#include "session/session.h"
+#include "core/watch.h"
+#include "zk/zkapi.h"
+
+static int serving(const zkr__member_t *m) {
+  int r = m->role;
+  return r == ZKR_ROLE_LEADER || r == ZKR_ROLE_FOLLOWER || r == ZKR_ROLE_OBSERVER ||
+         r == ZKR_ROLE_STANDALONE;
+}
+
+/* A live server for the owner: the leader's (session-scoped writes then
+ * pay no hop), else another usable voter, else any usable member. */
+static int rescue_target(zkr_t *z, int not_on) {
+  int l = z->leader;
+  if (l >= 0 && l != not_on && zkr__member_usable(&z->members[l]) && serving(&z->members[l]))
+    return l;
+  int any = -1;
+  size_t n = z->n;
+  for (size_t i = 0; i < n; i++) {
+    zkr__member_t *t = &z->members[i];
+    if ((int)i == not_on || !zkr__member_usable(t) || !serving(t)) continue;
+    if (!zkr__member_observer(t)) return (int)i;
+    if (any < 0) any = (int)i;
+  }
+  return any;
+}
+
+/* The owner's server stays away: the owner is not connected, and has been
+ * down - or its server silent to srvr, whichever began first - for
+ * rescue_ms.  Counting from srvr's first failure matters for a hung
+ * server: the zhandle only notices after two thirds of the session
+ * timeout, too late to wait rescue_ms more.  A server that is silent to
+ * srvr twice in a row while another member answers (suspect: down, hung or
+ * cut off) cannot serve the session soon: after rescue_down_ms the owner
+ * moves without waiting for rescue_ms, as a stock client moves to its next
+ * server as soon as its connection is lost (a leader's death otherwise
+ * stalls the application for rescue_ms, where stock stalls for the
+ * election only: docs/examples.md). */
+static int owner_stranded(zkr_t *z, zkr__member_t *o, uint64_t now) {
+  if (zkr__member_connected(o) || o->expired) return 0;
+  uint64_t since = o->down_since_ns;
+  if (!since) return 0;
+  const zkr__member_t *home = &z->members[o->hosted_on];
+  uint64_t silent = home->srvr_fail_since_ns;
+  if (silent && home->suspect &&
+      zkr__since(now, silent) > (uint64_t)z->opts.rescue_down_ms * 1000000u)
+    return 1;
+  if (silent && silent < since) since = silent;
+  return zkr__since(now, since) > (uint64_t)z->rescue_ms * 1000000u;
+}
+
+static void rescue_owner(zkr_t *z, uint64_t now) {
+  int o = z->owner;
+  if (o < 0 || z->expired) return;
+  zkr__member_t *m = &z->members[o];
+  if (!owner_stranded(z, m, now) || z->owner_id.client_id == 0) return;
+  int t = rescue_target(z, m->hosted_on);
+  if (t < 0) return;
+  zkr__member_t *os = zkr__member_owner_slot(z);
+  /* A zhandle associating with a server that answers srvr again has its
+   * session renewal on the way there: if that renewal landed after the
+   * rescue's, the session would move back to the closed connection and the
+   * server would tear down the rescued one (ZOOKEEPER-710).  One whose
+   * server stays silent (hung, cut off) is moved: that renewal cannot land
+   * soon, and the session must not expire waiting for it. */
+  int answering = z->members[m->hosted_on].srvr_fail_streak == 0;
+  zhandle_t *old = zkr__member_detach(m, answering ? ZKR__KEEP_ASSOCIATING : 1);
+  if (!old) return; /* it reconnected, or is reconnecting: nothing to move */
+  /* Closed at once, right after detach checked that it is not connected:
+   * nothing that can take time (an address lookup, zookeeper_init, the
+   * credentials' replay, which waits for auth_mu) may come between the
+   * check and the close.  A zhandle that finished its handshake in such a
+   * window would send CloseSession and end the application's session. */
+  zkr__zk->zookeeper_close(old);
+  zkr__log_event(z, ZOO_LOG_LEVEL_WARN, "owner_rescue", t, "from=%s session=0x%llx reason=%s",
+                 z->members[m->hosted_on].address, (unsigned long long)z->owner_id.client_id,
+                 z->members[m->hosted_on].suspect ? "server_silent" : "unreachable");
+  /* What was in flight on it has an unknown outcome; its watches go
+   * elsewhere.  Only then are new sessions opened. */
+  zkr__op_complete_dropped(z, old);
+  zkr__watch_rearm_from(z, m->index, old);
+  if (m != os) {
+    /* From its member to the owner slot: the member gets a fresh carrier
+     * at home, which connects when its server comes back. */
+    os->hosted_on = m->hosted_on;
+    os->role = ZKR_ROLE_UNKNOWN;
+    m->rescues++;
+    pthread_mutex_lock(&z->state_mu);
+    z->owner = os->index;
+    pthread_mutex_unlock(&z->state_mu);
+    if (!m->retired) m->reopen = zkr__member_open(m, m->index, NULL) != ZOK;
+  } else {
+    os->rescues++;
+  }
+  if (zkr__member_open(os, t, &z->owner_id) != ZOK) {
+    /* No zhandle: the next tick tries again (the owner stays down). */
+    os->down_since_ns = now;
+  } else {
+    /* A write of the session whose outcome is unknown fences the write
+     * gate (router.c): the session re-attached on another server refuses
+     * the old connection's late requests, so the fence falls when the new
+     * zhandle connects - checked here too, in case it already did. */
+    pthread_rwlock_rdlock(&os->zh_lock);
+    zhandle_t *nz = os->zh;
+    pthread_rwlock_unlock(&os->zh_lock);
+    zkr__gate_fence_moved(z, old, nz, os->index);
+    if (zkr__member_connected(os)) zkr__gate_session_event(z, nz, ZOO_CONNECTED_STATE);
+  }
+  zkr__session_update(z);
+}
+
+/* ---- moving a fenced carrier's session ----
+ * A write whose outcome is unknown on a carrier's session fences the
+ * write gate (router.c) until that session reconnects, expires or the
+ * servers must have expired it.  A carrier whose server went away cannot
+ * reconnect (its zhandle names that one server) and would hold the gate
+ * for longer than the session timeout.  The mover resumes that session on
+ * a live server instead: once it connects, the session has moved and the
+ * old connection's late requests are refused, so the fence falls.  The
+ * mover is then closed, which ends the session (a carrier owns nothing but
+ * watches: its zhandle learns of the expiry when its server is back, and
+ * is re-created as any expired carrier is). */
+
+/* ctx is the fenced carrier's member: every zhandle the library opens has
+ * a member as its context (the interposer's table finds the program's log
+ * callback through it). */
+static void mover_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
+  (void)path;
+  zkr_t *z = ((zkr__member_t *)ctx)->z;
+  if (type != ZOO_SESSION_EVENT || z->closing) return;
+  zkr__gate_session_event(z, zh, state);
+  if (state != ZOO_CONNECTING_STATE && state != ZOO_ASSOCIATING_STATE) zkr__kick_monitor(z);
+}
+
+/* Closes the mover (monitor thread, or the close path once the monitor
+ * stopped). */
+void zkr__rescue_mover_close(zkr_t *z) {
+  zhandle_t *mv = z->mover;
+  z->mover = NULL;
+  if (mv) zkr__zk->zookeeper_close(mv);
+}
+
+static void fence_move(zkr_t *z, uint64_t now) {
+  int slot;
+  clientid_t cid;
+  zhandle_t *f = zkr__gate_fence(z, &slot, &cid);
+  if (z->mover) {
+    /* Its session event may have come before the fence moved to it. */
+    int s = zkr__zk->zoo_state(z->mover);
+    if (f == z->mover && s != ZOO_CONNECTING_STATE && s != ZOO_ASSOCIATING_STATE)
+      zkr__gate_session_event(z, z->mover, s);
+    f = zkr__gate_fence(z, &slot, &cid);
+    uint64_t bound = (uint64_t)z->recv_timeout * 1000000u;
+    if (f != z->mover || zkr__since(now, z->mover_ns) > bound) zkr__rescue_mover_close(z);
+    return;
+  }
+  /* The owner's session is moved by the owner's rescue. */
+  if (!f || cid.client_id == 0 || cid.client_id == z->owner_id.client_id || slot < 0 ||
+      (size_t)slot >= z->n)
+    return;
+  zkr__member_t *m = &z->members[slot];
+  pthread_rwlock_rdlock(&m->zh_lock);
+  int current = m->zh == f;
+  pthread_rwlock_unlock(&m->zh_lock);
+  if (current && zkr__member_connected(m)) return; /* the fence falls by itself */
+  /* Moved only when its server cannot serve it soon: silent to srvr while
+   * others answer for rescue_down_ms, or the session down for rescue_ms
+   * (as the owner's rescue decides). */
+  uint64_t silent = m->srvr_fail_since_ns, since = m->down_since_ns;
+  int away = (m->suspect && silent &&
+              zkr__since(now, silent) > (uint64_t)z->opts.rescue_down_ms * 1000000u) ||
+             (since && zkr__since(now, since) > (uint64_t)z->rescue_ms * 1000000u) || !current;
+  if (!away) return;
+  int t = rescue_target(z, slot);
+  if (t < 0) return;
+  zhandle_t *mv = zkr__zk->zookeeper_init(z->members[t].connect, mover_watcher, z->recv_timeout,
+                                          &cid, m, z->flags);
+  if (!mv) return;
+  if (zkr__zk->zoo_set_servers_resolution_delay) zkr__zk->zoo_set_servers_resolution_delay(mv, -1);
+  z->mover = mv;
+  z->mover_ns = now;
+  zkr__gate_fence_moved(z, f, mv, slot);
+}
+
+/* Replaces carrier m's session: its zhandle is closed (only if it is not
+ * connected, unless it expired), its operations in flight complete with
+ * ZCONNECTIONLOSS, its watches are re-armed elsewhere, and with reopen a
+ * new session is opened at home.  Returns 1 when the zhandle was
+ * replaced. */
+int zkr__rescue_carrier_replace(zkr__member_t *m, int reopen) {
+  zkr_t *z = m->z;
+  zhandle_t *old = zkr__member_detach(m, !m->expired);
+  if (!old) return 0;
+  m->recreated++;
+  zkr__log_event(z, ZOO_LOG_LEVEL_WARN, "carrier_recreated", m->index, "reason=%s",
+                 m->expired ? "expired" : "unreachable_with_watches");
+  zkr__zk->zookeeper_close(old);
+  zkr__op_complete_dropped(z, old);
+  zkr__watch_rearm_from(z, m->index, old);
+  if (reopen) m->reopen = zkr__member_open(m, m->index, NULL) != ZOK;
+  return 1;
+}
+
+void zkr__rescue_tick(zkr_t *z, uint64_t now) {
+  if (z->expired || z->closing) return;
+  rescue_owner(z, now);
+  fence_move(z, now);
+  size_t n = z->n;
+  for (size_t i = 0; i < n && !z->mon_stop; i++) {
+    zkr__member_t *m = &z->members[i];
+    if ((int)i == z->owner || m->retired) continue; /* membership.c: retired */
+    if (m->reopen) {
+      /* Its new session could not be opened (zookeeper_init failed):
+       * again, until it can. */
+      m->reopen = zkr__member_open(m, (int)i, NULL) != ZOK;
+    } else if (m->expired) {
+      zkr__rescue_carrier_replace(m, 1);
+    } else if (m->watches > 0 && !zkr__member_connected(m) && m->down_since_ns &&
+               zkr__since(now, m->down_since_ns) > (uint64_t)z->rescue_ms * 1000000u) {
+      zkr__rescue_carrier_replace(m, 1);
+    }
+  }
+}
+
+/* The owner expired: the virtual session is over.  Every member session
+ * closes, so no carrier outlives it on a server; what was in flight
+ * completes with ZSESSIONEXPIRED, parked operations too (router.c). */
+void zkr__rescue_close_expired(zkr_t *z) {
+  z->carriers_closed = 1;
+  zkr__rescue_mover_close(z);
+  size_t n = z->n;
+  for (size_t i = 0; i <= n; i++) {
+    zkr__member_t *m = i < n ? &z->members[i] : zkr__member_owner_slot(z);
+    zhandle_t *zh = zkr__member_detach(m, 0);
+    if (!zh) continue;
+    zkr__zk->zookeeper_close(zh);
+    zkr__op_complete_dropped(z, zh);
+  }
+  zkr__gate_flush(z);
+}

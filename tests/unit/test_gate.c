@@ -12,6 +12,16 @@
 
 #include "fakefix.h"
 
+/* The handle open on three members; fake2 leads from now on, and the
+ * owner stays on fake1, a follower that answers. */
+static void open_fake2_leads(void) {
+  open3();
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  wait_leader(1);
+}
+
 /* fake2 leads from now on and fake1's session drops. */
 static void leader_moves_to_fake2(void) {
   fake_set_role(1, ZKR_ROLE_UNREACHABLE, 0);
@@ -257,17 +267,21 @@ END_TEST
  * the session timeout (3000 ms here); from then on a stock session could
  * already be gone - with its ephemerals and locks - so writes fail with
  * ZCONNECTIONLOSS, as on a stock session, until the owner is back. */
-START_TEST(writes_fenced_while_owner_away) {
-  open3();
-  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
-  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
-  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x200000001LL);
-  wait_leader(1);
-  uint64_t t0 = now_ms();
+/* fake2 leads and the owner's session (fake1) drops at *t0; a set of /k
+ * (tag 1) goes to the leader's session: its request. */
+static fake_req_t *owner_away_then_set(uint64_t *t0) {
+  open_fake2_leads();
+  *t0 = now_ms();
   fake_session_event(h[1], ZOO_CONNECTING_STATE);
   ck_assert_int_eq(zkr_aset(z, "/k", "1", 1, -1, done_stat, (void *)1), ZOK);
   fake_req_t *w = fake_wait(h[2], FK_SET, "/k");
   ck_assert_ptr_nonnull(w);
+  return w;
+}
+
+START_TEST(writes_fenced_while_owner_away) {
+  uint64_t t0;
+  fake_req_t *w = owner_away_then_set(&t0);
   fake_reply(w, ZOK, 0x200000002LL, 0, NULL);
   int d = ev_find(0, EV_DONE, 1);
   ck_assert_int_ge(d, 0);
@@ -364,11 +378,7 @@ END_TEST
  * parks behind it (the gate drains one session before the next).
  * Simulator seed 79 (routed): the set's ZCLOSING came first. */
 static void ephemeral_in_flight_set_parked(void) {
-  open3();
-  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
-  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
-  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x200000001LL);
-  wait_leader(1);
+  open_fake2_leads();
   ck_assert_int_eq(zkr_acreate(z, "/e/n-", "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL_SEQUENTIAL,
                                done_string, (void *)1),
                    ZOK);
@@ -399,17 +409,8 @@ END_TEST
  * ones issued before it, as a stock session fails what it has pending
  * before what comes after. */
 START_TEST(fenced_write_completes_after_writes_in_flight) {
-  open3();
-  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
-  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
-  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x200000001LL);
-  wait_leader(1);
-  uint64_t t0 = now_ms();
-  fake_session_event(h[1], ZOO_CONNECTING_STATE);
-  /* Sent on the leader's session, not answered yet. */
-  ck_assert_int_eq(zkr_aset(z, "/k", "1", 1, -1, done_stat, (void *)1), ZOK);
-  fake_req_t *w = fake_wait(h[2], FK_SET, "/k");
-  ck_assert_ptr_nonnull(w);
+  uint64_t t0;
+  fake_req_t *w = owner_away_then_set(&t0); /* not answered yet */
   while (now_ms() - t0 < 2100) sleep_ms(10);
   /* Fenced: it fails, but not before the write in flight completed. */
   ck_assert_int_eq(zkr_aset(z, "/j", "2", 1, -1, done_stat, (void *)2), ZOK);
@@ -454,11 +455,7 @@ END_TEST
  * sync was queued behind the write on the one session), never the
  * barrier with ZOK after EXPIRED.  Simulator seed 70 (routed). */
 START_TEST(async_after_expiry_completes_expired) {
-  open3();
-  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
-  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
-  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x200000001LL);
-  wait_leader(1);
+  open_fake2_leads();
   ck_assert_int_eq(zkr_aset(z, "/w", "1", 1, -1, done_stat, (void *)1), ZOK);
   fake_req_t *set = fake_wait(h[2], FK_SET, "/w");
   ck_assert_ptr_nonnull(set);

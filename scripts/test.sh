@@ -140,7 +140,7 @@ if [ $status -ne 0 ]; then
   # What failed, from every stage: Check assertions, TAP checks, sanitizer
   # and valgrind verdicts.
   echo "failures:"
-  grep -a -E ':[0-9]+:[EF]:|^not ok|^==[0-9]+==ERROR: |WARNING: ThreadSanitizer|runtime error: |^(FAIL|ERROR): |^valgrind: .*(exit|failed)|^sanitize: .*[1-9][0-9]* sanitizer report|FAILED' \
+  grep -a -E ':[0-9]+:[EF]:|^not ok|^==[0-9]+==ERROR: |WARNING: ThreadSanitizer|runtime error: |^(FAIL|ERROR): |^valgrind: .*(exit|failed)|^FAIL seed |^sanitize: .*[1-9][0-9]* sanitizer report|FAILED' \
     "$out" | sort | uniq -c | sort -rn | head -n 40 || true
   # What memcheck said of each failing process (scripts/valgrind.sh).
   [ ! -s tests/valgrind/excerpts.txt ] || head -n 120 tests/valgrind/excerpts.txt

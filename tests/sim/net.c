@@ -143,8 +143,14 @@ static void deliver(void *a, uint64_t b) {
   (void)b;
   sim_msg_t *m = a;
   int s = m->conn->server;
-  if (sim_n->cut[s]) {
-    push(m->to_server ? &held_to_srv[s] : &held_to_cli[s], m);
+  held_t *h = m->to_server ? &held_to_srv[s] : &held_to_cli[s];
+  /* Behind what the cut held until release() has resent it: the link is
+   * back, but a message must not overtake older ones (TCP keeps a
+   * connection's order; a request overtaking an earlier one of its
+   * connection was answered first, and the client paired each answer with
+   * the wrong request). */
+  if (sim_n->cut[s] || h->head) {
+    push(h, m);
     return;
   }
   arrive(m);

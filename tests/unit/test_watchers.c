@@ -21,6 +21,17 @@ static fake_req_t *next_req(int kind, const char *path) {
   return r;
 }
 
+/* The handle open on three members, and watcher 1 set on path by a get
+ * (tag 11) that saw version 5: its request. */
+static fake_req_t *open_and_watch(const char *path) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, path, watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *g1 = next_req(FK_GET, path);
+  fake_reply(g1, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  return g1;
+}
+
 /* ---- a pair is called once per event ---- */
 
 /* watch=1 is the global watcher and context, as the stock client stores
@@ -198,11 +209,7 @@ END_TEST
 /* Watchers 1 and 2 set on "/o" by two gets (tags 11 and 12) that saw
  * version 5, on two members (the policy spreads reads). */
 static void two_watched_gets(fake_req_t **g1, fake_req_t **g2) {
-  open3();
-  ck_assert_int_eq(zkr_awget(z, "/o", watcher, (void *)1, done_data, (void *)11), ZOK);
-  *g1 = next_req(FK_GET, "/o");
-  fake_reply(*g1, ZOK, 5, 5, "a");
-  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  *g1 = open_and_watch("/o");
   ck_assert_int_eq(zkr_awget(z, "/o", watcher, (void *)2, done_data, (void *)12), ZOK);
   *g2 = next_req(FK_GET, "/o");
   fake_reply(*g2, ZOK, 5, 5, "a");
@@ -269,11 +276,7 @@ END_TEST
  * watch whose read saw the new mzxid (set after that change), although
  * the first was a get: both saw the node's mzxid. */
 START_TEST(exists_watch_set_after_the_change_not_fired) {
-  open3();
-  ck_assert_int_eq(zkr_awget(z, "/o", watcher, (void *)1, done_data, (void *)11), ZOK);
-  fake_req_t *g1 = next_req(FK_GET, "/o");
-  fake_reply(g1, ZOK, 5, 5, "a");
-  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  fake_req_t *g1 = open_and_watch("/o");
   ck_assert_int_eq(zkr_awexists(z, "/o", watcher, (void *)2, done_stat, (void *)12), ZOK);
   fake_req_t *e2 = next_req(FK_EXISTS, "/o");
   fake_reply(e2, ZOK, 9, 9, NULL);
@@ -337,11 +340,7 @@ END_TEST
  * then a read of /n (tag 12) whose reply shows version 9: held, since the
  * watch has not fired.  Returns the watch's request. */
 static fake_req_t *read_held_for_watch(void) {
-  open3();
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
-  fake_req_t *g1 = next_req(FK_GET, "/n");
-  fake_reply(g1, ZOK, 5, 5, "a");
-  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  fake_req_t *g1 = open_and_watch("/n");
   ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)12), ZOK);
   fake_reply(next_req(FK_GET, "/n"), ZOK, 9, 9, "b");
   sleep_ms(100);
@@ -354,11 +353,7 @@ static fake_req_t *read_held_for_watch(void) {
  * so the order is watcher 1 (the same change fires it), the read, then
  * watcher 2. */
 START_TEST(held_read_completes_before_its_own_watch_fires) {
-  open3();
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
-  fake_req_t *g1 = next_req(FK_GET, "/n");
-  fake_reply(g1, ZOK, 5, 5, "a");
-  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  fake_req_t *g1 = open_and_watch("/n");
   ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)2, done_data, (void *)12), ZOK);
   fake_req_t *g2 = next_req(FK_GET, "/n");
   ck_assert_ptr_ne(g2->h, g1->h);

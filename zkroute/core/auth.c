@@ -162,7 +162,7 @@ static void resend_missing(zkr__member_t *m) {
  * is on its way either.  Stock completes a pending credential then
  * (free_completions): ZCLOSING, or ZSESSIONEXPIRED. */
 static void end_waiting_calls(zkr_t *z) {
-  int rc = z->closing ? ZCLOSING : z->expired ? ZSESSIONEXPIRED : 0;
+  int rc = zkr__handle_ended_rc(z);
   if (!rc) return;
   pthread_mutex_lock(&z->auth_mu);
   for (struct zkr__auth *a = z->auths; a; a = a->next)

@@ -183,7 +183,7 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
    * still outstanding for the application: they complete as stock
    * completes what is outstanding then, not with the data their event
    * should have come before. */
-  int ended = all || z->closing ? ZCLOSING : z->expired ? ZSESSIONEXPIRED : 0;
+  int ended = all ? ZCLOSING : zkr__handle_ended_rc(z);
   for (zkr__op_t **p = &z->wf_held; *p;) {
     zkr__op_t *op = *p;
     zkr__result_t r = {.rc = ZKR_ENOMEM, .value_len = -1};

@@ -66,7 +66,8 @@ static void hand_on_held(zkr__op_t *op) {
  * closing) completes what was still pending for the application, 0 when
  * it goes on. */
 static int ended_rc(const zkr_t *z) {
-  return z->closing ? ZCLOSING : z->expired ? ZSESSIONEXPIRED : z->auth_failed ? ZAUTHFAILED : 0;
+  int rc = zkr__handle_ended_rc(z);
+  return rc ? rc : z->auth_failed ? ZAUTHFAILED : 0;
 }
 
 /* Operations held back behind earlier ones.  When the session ended

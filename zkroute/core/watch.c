@@ -51,7 +51,6 @@ zkr__watch_t *zkr__watch_new(zkr_t *z, watcher_fn fn, void *ctx, int kind, const
   w->ctx = ctx;
   w->kind = kind;
   w->member = -1;
-  w->ppzxid = -1;
   pthread_mutex_lock(&z->watch_mu);
   w->id = ++z->watch_ids;
   w->next = z->watch_list;
@@ -136,16 +135,39 @@ void zkr__watch_free_list(zkr__watch_t *gone) {
 /* Whether w will fire for the change a read's answer (rc, st) shows. */
 static int pending_change(const zkr__watch_t *w, int rc, const struct Stat *st);
 
-/* Under watch_mu.  A read is held at most rescue_ms: a watch that has not
- * fired by then (its server behind, or following a deposed leader) makes
- * the event late, and the read must not wait for it as well. */
+/* Under watch_mu. */
 static int read_blocked_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st) {
   if (z->closing || z->expired) return 0;
-  if (op->held_ns && zkr__since(zkr__now_ns(), op->held_ns) >= (uint64_t)z->rescue_ms * 1000000u)
-    return 0;
   for (zkr__watch_t *w = z->watch_list; w; w = w->next)
     if (strcmp(w->path, op->path) == 0 && pending_change(w, rc, st)) return 1;
   return 0;
+}
+
+/* Under watch_mu.  A read is held at most rescue_ms: a watch that has not
+ * fired by then (its server behind, or following a deposed leader) would
+ * make the read wait as long as that server.  The event is made from what
+ * the read saw instead, as a re-arm makes the one it missed: each record
+ * the read waits for gets it now, in its place in the path's order, and
+ * its registration's own event is swallowed when it comes.  The read is
+ * handed on after those events. */
+static int hold_over(const zkr_t *z, const zkr__op_t *op) {
+  return op->held_ns &&
+         zkr__since(zkr__now_ns(), op->held_ns) >= (uint64_t)z->rescue_ms * 1000000u;
+}
+
+static void make_late_events_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st,
+                                    zkr__watch_t **gone) {
+  for (;;) {
+    zkr__watch_t *w = z->watch_list;
+    while (w && !(strcmp(w->path, op->path) == 0 && pending_change(w, rc, st))) w = w->next;
+    int event = w ? zkr__watch_missed(w, rc, st) : 0;
+    if (!event) return;
+    if (w->state == ZKR__W_ARMED || w->state == ZKR__W_REARMING)
+      zkr__watch_set_state_locked(z, w, ZKR__W_CONSUMED);
+    else zkr__watch_set_state_locked(z, w, ZKR__W_HELD); /* lost: nothing to swallow */
+    z->watch_missed_events++;
+    zkr__watch_fire_locked(z, w, event, 1, gone);
+  }
 }
 
 /* Completion's test for an application read (completion.c): 1 when its
@@ -184,11 +206,15 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
    * completes what is outstanding then, not with the data their event
    * should have come before. */
   int ended = all ? ZCLOSING : zkr__handle_ended_rc(z);
+  zkr__watch_t *made_gone = NULL;
   for (zkr__op_t **p = &z->wf_held; *p;) {
     zkr__op_t *op = *p;
     zkr__result_t r = {.rc = ZKR_ENOMEM, .value_len = -1};
     if (op->kept) r = zkr__reply_view(op->kept);
-    if (all || !op->kept || !read_blocked_locked(z, op, r.rc, r.stat)) {
+    int over = !all && op->kept && hold_over(z, op);
+    if (over && !z->closing && !z->expired)
+      make_late_events_locked(z, op, r.rc, r.stat, &made_gone);
+    if (all || !op->kept || over || !read_blocked_locked(z, op, r.rc, r.stat)) {
       *p = op->wf_next;
       op->wf_next = NULL;
       *tail = op;
@@ -199,6 +225,7 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
     }
   }
   pthread_mutex_unlock(&z->watch_mu);
+  zkr__watch_free_list(made_gone);
   /* In batches: the reads, then the events of the records they armed,
    * which waited for them (read_held_locked). */
   int released = 0;
@@ -510,60 +537,14 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
   op->watch = NULL;
 }
 
-typedef struct {
-  zkr_t *z;
-  uint64_t id;
-} parent_ask_t;
-
-/* The parent's answer; the record is looked up by id, since it may be
- * gone by then (its zhandle closed before answering drops this too). */
-static void parent_done(int rc, const struct Stat *stat, const void *data) {
-  parent_ask_t *a = (parent_ask_t *)data;
-  zkr_t *z = a->z;
-  pthread_mutex_lock(&z->watch_mu);
-  zkr__watch_t *w = zkr__watch_by_id_locked(z, a->id);
-  if (w && rc == ZOK && stat && w->ppzxid < 0 && w->state == ZKR__W_ARMED) w->ppzxid = stat->pzxid;
-  pthread_mutex_unlock(&z->watch_mu);
-  free(a);
-}
-
-/* The parent of path, or 0 when it has none (the root). */
-int zkr__watch_parent(const char *path, char *out, size_t cap) {
-  const char *slash = strrchr(path, '/');
-  if (!slash || path[1] == '\0') return 0;
-  size_t len = slash == path ? 1 : (size_t)(slash - path);
-  if (len >= cap) return 0;
-  memcpy(out, path, len);
-  out[len] = '\0';
-  return 1;
-}
-
-/* An exists watch on a missing node learns its parent's pzxid on the same
- * session, right after: a re-arm compares it, so that a node created and
- * deleted again while the watch's session was lost is not missed
- * (watch_rearm.c).  Sent on zh's own completion thread, where zh cannot be
- * closed under the call. */
-static void learn_parent(zkr_t *z, uint64_t id, const char *parent, zhandle_t *zh) {
-  parent_ask_t *a = malloc(sizeof *a);
-  if (!a) return;
-  a->z = z;
-  a->id = id;
-  if (zkr__zk->zoo_awexists(zh, parent, NULL, NULL, parent_done, a) != ZOK) free(a);
-}
-
 void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct Stat *stat) {
   zkr_t *z = w->z;
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
   zkr__watch_arm_locked(z, w, member, zh, stat);
   if (w->supersedes) supersede_locked(z, w, stat, &gone);
-  char parent[strlen(w->path) + 1];
-  int ask =
-      w->kind == ZKR__WATCH_EXIST && !stat && zkr__watch_parent(w->path, parent, sizeof parent);
-  uint64_t id = w->id;
   pthread_mutex_unlock(&z->watch_mu);
   zkr__watch_done(z, gone);
-  if (ask) learn_parent(z, id, parent, zh);
 }
 
 /* The read failed and ZooKeeper did not register the watch. */

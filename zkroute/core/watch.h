@@ -43,8 +43,6 @@ struct zkr__watch {
   int reuses;                    /* reads in flight that set it again, under watch_mu */
   int existed;                   /* the node as the arming read saw it */
   int64_t mzxid, pzxid, czxid;   /* czxid: which incarnation of the node it saw */
-  int64_t ppzxid;                /* an exists watch on a missing node: its parent's pzxid
-                     once learned on the same session, -1 unknown */
   uint64_t id;                   /* unique in the handle: answers that may outlive the
                      record find it by this (watch.c, watch_rearm.c) */
   uint64_t seq;                  /* the order in which the pair was set (first armed),

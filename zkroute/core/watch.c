@@ -151,8 +151,7 @@ static int read_blocked_locked(zkr_t *z, const zkr__op_t *op, int rc, const stru
  * its registration's own event is swallowed when it comes.  The read is
  * handed on after those events. */
 static int hold_over(const zkr_t *z, const zkr__op_t *op) {
-  return op->held_ns &&
-         zkr__since(zkr__now_ns(), op->held_ns) >= (uint64_t)z->rescue_ms * 1000000u;
+  return op->held_ns && zkr__since(zkr__now_ns(), op->held_ns) >= (uint64_t)z->rescue_ms * 1000000u;
 }
 
 static void make_late_events_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st,

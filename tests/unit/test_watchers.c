@@ -414,6 +414,42 @@ START_TEST(late_watch_event_made_from_the_held_read) {
 }
 END_TEST
 
+/* Two reads held for one exists watch (watcher 5, the node missing): the
+ * first sets watcher 1 on the node as created (mzxid 7), the second
+ * shows it changed (mzxid 9).  Watcher 1's event for that change comes
+ * while its read is still held.  When watcher 5's event releases them, the
+ * application sees: watcher 5, the first read, watcher 1, then the second
+ * read - the new data only after the event of the watch set before it.
+ * (The simulator: tests/sim/zkroute-sim --seed 5 --mode routed; held
+ * reads were handed on newest first, and a record whose event waited for
+ * its read blocked no other read.) */
+START_TEST(held_reads_released_in_order_after_their_events) {
+  open3();
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)10), ZOK);
+  fake_req_t *e5 = next_req(FK_EXISTS, "/n");
+  fake_reply(e5, ZNONODE, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)1, done_stat, (void *)11), ZOK);
+  fake_req_t *e1 = next_req(FK_EXISTS, "/n");
+  fake_reply(e1, ZOK, 7, 7, NULL);
+  ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)12), ZOK);
+  fake_req_t *g = next_req(FK_GET, "/n");
+  fake_reply(g, ZOK, 9, 9, "b");
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_DONE, 11) + ev_matching(EV_DONE, 12), 0); /* both held */
+  fake_fire(e1->h, "/n", ZOO_CHANGED_EVENT);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0); /* waits for its read */
+  fake_fire(e5->h, "/n", ZOO_CREATED_EVENT);
+  int w5 = ev_find(0, EV_WATCH, 5), d1 = ev_find(0, EV_DONE, 11), w1 = ev_find(0, EV_WATCH, 1),
+      d2 = ev_find(0, EV_DONE, 12);
+  ck_assert_int_ge(w5, 0);
+  ck_assert_int_gt(d1, w5);
+  ck_assert_int_gt(w1, d1);
+  ck_assert_int_gt(d2, w1);
+}
+END_TEST
+
 /* The same with hedging on: a read that may be hedged (no watch, policy
  * hybrid) is held as well, whichever copy answers.  (Found by the
  * simulator: tests/sim/zkroute-sim --seed 187 --mode routed, an exists
@@ -736,6 +772,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, watch_event_before_the_new_data);
   tcase_add_test(tc, watch_event_before_the_new_data_hedged);
   tcase_add_test(tc, late_watch_event_made_from_the_held_read);
+  tcase_add_test(tc, held_reads_released_in_order_after_their_events);
   tcase_add_test(tc, held_read_closing);
   tcase_add_test(tc, held_read_completes_before_its_own_watch_fires);
   tcase_add_test(tc, removed_watcher_not_rearmed);

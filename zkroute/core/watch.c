@@ -135,11 +135,17 @@ void zkr__watch_free_list(zkr__watch_t *gone) {
 /* Whether w will fire for the change a read's answer (rc, st) shows. */
 static int pending_change(const zkr__watch_t *w, int rc, const struct Stat *st);
 
-/* Under watch_mu. */
+static int shows_change(const zkr__watch_t *w, int rc, const struct Stat *st);
+
+/* Under watch_mu.  A record whose event came but waits its turn (for the
+ * read that armed it, or a pair set before it) blocks as one still
+ * waiting: the application gets that event before the data. */
 static int read_blocked_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st) {
   if (z->closing || z->expired) return 0;
   for (zkr__watch_t *w = z->watch_list; w; w = w->next)
-    if (strcmp(w->path, op->path) == 0 && pending_change(w, rc, st)) return 1;
+    if (strcmp(w->path, op->path) == 0 &&
+        (pending_change(w, rc, st) || (w->fire && shows_change(w, rc, st))))
+      return 1;
   return 0;
 }
 
@@ -184,8 +190,12 @@ int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r, void (*keep)(zkr
     if (keep) keep(op);
     op->held_ns = zkr__now_ns();
     op->kept = zkr__reply_copy(op->shape, r);
-    op->wf_next = z->wf_held;
-    z->wf_held = op;
+    /* In the order they were held, which is the order they are handed on
+     * in when one event releases several. */
+    op->wf_next = NULL;
+    zkr__op_t **tail = &z->wf_held;
+    while (*tail) tail = &(*tail)->wf_next;
+    *tail = op;
     z->wf_count++;
   }
   pthread_mutex_unlock(&z->watch_mu);
@@ -248,6 +258,11 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
     pthread_mutex_lock(&z->watch_mu);
     for (size_t i = 0; i < n_ids; i++) {
       zkr__watch_t *w = zkr__watch_by_id_locked(z, ids[i]);
+      /* The application sees the pair set when its read completes: reads
+       * of the path that completed while this one was held were set
+       * before it, and their watchers fire first (stock's table keeps
+       * the order completions registered them in). */
+      if (w && w->state != ZKR__W_FIRED) w->seq = ++z->watch_seq;
       if (w && w->fire) {
         zkr__watch_release_locked(z, w->path, &gone2);
         released = 1;
@@ -472,14 +487,19 @@ void zkr__watch_arm_locked(zkr_t *z, zkr__watch_t *w, int member, zhandle_t *zh,
   if (!w->seq) w->seq = ++z->watch_seq;
 }
 
-static int pending_change(const zkr__watch_t *w, int rc, const struct Stat *st) {
-  if (!waiting(w)) return 0;
+/* Whether a read's answer (rc, st) shows a change after the state w's
+ * read saw, of the kind w's watch fires for. */
+static int shows_change(const zkr__watch_t *w, int rc, const struct Stat *st) {
   int exists = rc == ZOK;
   if (w->kind == ZKR__WATCH_EXIST && !w->existed) return exists; /* created */
   if (!exists) return 1;                                         /* deleted */
   if (!st) return 0;
   if (w->kind == ZKR__WATCH_CHILD) return st->pzxid > w->pzxid;
   return st->mzxid > w->mzxid;
+}
+
+static int pending_change(const zkr__watch_t *w, int rc, const struct Stat *st) {
+  return waiting(w) && shows_change(w, rc, st);
 }
 
 /* The event w's watch missed, between the state it remembers and the one

@@ -450,6 +450,44 @@ START_TEST(held_reads_released_in_order_after_their_events) {
 }
 END_TEST
 
+/* A read held for another watch's event sets watcher 2: until the read
+ * completes, the application has not set it, and a session event in
+ * between reaches watcher 5 but not watcher 2 (stock registers a watch
+ * when its read's completion is processed).  (The simulator:
+ * tests/sim/zkroute-sim --seed 197 --mode routed.) */
+START_TEST(held_reads_watcher_gets_no_session_event) {
+  open3();
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)10), ZOK);
+  fake_req_t *e5 = next_req(FK_EXISTS, "/n");
+  fake_reply(e5, ZNONODE, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)2, done_data, (void *)12), ZOK);
+  fake_reply(next_req(FK_GET, "/n"), ZOK, 9, 9, "b");
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 0); /* held */
+  int mark = ev_count();
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+  fake_session_event(h[1], ZOO_CONNECTED_STATE);
+  wait_state(ZOO_CONNECTED_STATE);
+  ck_assert_int_ge(ev_find(ev_find(mark, EV_SESSION, 100) + 1, EV_SESSION, 100), 0);
+  sleep_ms(50);
+  int n = ev_count(), c2 = 0, c5 = 0;
+  for (int i = mark; i < n; i++) {
+    ev_t e = ev_at(i);
+    if (e.kind != EV_SESSION) continue;
+    c2 += e.tag == 2;
+    c5 += e.tag == 5;
+  }
+  ck_assert_int_eq(c5, 2);
+  ck_assert_int_eq(c2, 0);
+  fake_fire(e5->h, "/n", ZOO_CREATED_EVENT);
+  int w5 = ev_find(0, EV_WATCH, 5), d = ev_find(0, EV_DONE, 12);
+  ck_assert_int_ge(w5, 0);
+  ck_assert_int_gt(d, w5);
+}
+END_TEST
+
 /* The same with hedging on: a read that may be hedged (no watch, policy
  * hybrid) is held as well, whichever copy answers.  (Found by the
  * simulator: tests/sim/zkroute-sim --seed 187 --mode routed, an exists
@@ -773,6 +811,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, watch_event_before_the_new_data_hedged);
   tcase_add_test(tc, late_watch_event_made_from_the_held_read);
   tcase_add_test(tc, held_reads_released_in_order_after_their_events);
+  tcase_add_test(tc, held_reads_watcher_gets_no_session_event);
   tcase_add_test(tc, held_read_closing);
   tcase_add_test(tc, held_read_completes_before_its_own_watch_fires);
   tcase_add_test(tc, removed_watcher_not_rearmed);

@@ -710,8 +710,12 @@ int zkr__watch_session_watchers(zkr_t *z, watcher_fn *fns, void **ctxs, int cap)
   for (zkr__watch_t *w = z->watch_list; w; w = w->next) k += registered(w);
   pair_t *v = k ? malloc(k * sizeof *v) : NULL;
   size_t n = 0;
+  /* A record whose read is held has not been set in the application's
+   * eyes: stock registers a watch when its read's completion is
+   * processed, and a session event before that does not reach it. */
   for (zkr__watch_t *w = z->watch_list; v && w; w = w->next)
-    if (registered(w)) v[n++] = (pair_t){(uintptr_t)w->fn, (uintptr_t)w->ctx};
+    if (registered(w) && !read_held_locked(z, w))
+      v[n++] = (pair_t){(uintptr_t)w->fn, (uintptr_t)w->ctx};
   pthread_mutex_unlock(&z->watch_mu);
   if (!v) return 0;
   qsort(v, n, sizeof *v, pair_cmp);

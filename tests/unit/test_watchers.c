@@ -450,6 +450,41 @@ START_TEST(held_reads_released_in_order_after_their_events) {
 }
 END_TEST
 
+/* Two reads held for watcher 5's event set watchers 1 and 2, in that
+ * order; the next change's events for both come while they are held.
+ * When they are released the application sees watcher 5, both reads,
+ * then watcher 1 before watcher 2: the order the reads completed in.
+ * (The simulator: tests/sim/zkroute-sim --seed 286 --mode routed; each
+ * released record took its place in the order just before its own events
+ * were released, so a record placed later went first.) */
+START_TEST(held_reads_pairs_fire_in_completion_order) {
+  open3();
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)10), ZOK);
+  fake_req_t *e5 = next_req(FK_EXISTS, "/n");
+  fake_reply(e5, ZNONODE, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *g1 = next_req(FK_GET, "/n");
+  fake_reply(g1, ZOK, 7, 7, "a");
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)2, done_data, (void *)12), ZOK);
+  fake_req_t *g2 = next_req(FK_GET, "/n");
+  fake_reply(g2, ZOK, 7, 7, "a");
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_DONE, 11) + ev_matching(EV_DONE, 12), 0); /* held */
+  fake_fire(g1->h, "/n", ZOO_CHANGED_EVENT);
+  if (g2->h != g1->h) fake_fire(g2->h, "/n", ZOO_CHANGED_EVENT);
+  sleep_ms(50);
+  fake_fire(e5->h, "/n", ZOO_CREATED_EVENT);
+  int w5 = ev_find(0, EV_WATCH, 5), d1 = ev_find(0, EV_DONE, 11), d2 = ev_find(0, EV_DONE, 12),
+      w1 = ev_find(0, EV_WATCH, 1), w2 = ev_find(0, EV_WATCH, 2);
+  ck_assert_int_ge(w5, 0);
+  ck_assert_int_gt(d1, w5);
+  ck_assert_int_gt(d2, d1);
+  ck_assert_int_gt(w1, d2);
+  ck_assert_int_gt(w2, w1);
+}
+END_TEST
+
 /* A read held for another watch's event sets watcher 2: until the read
  * completes, the application has not set it, and a session event in
  * between reaches watcher 5 but not watcher 2 (stock registers a watch
@@ -812,6 +847,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, late_watch_event_made_from_the_held_read);
   tcase_add_test(tc, held_reads_released_in_order_after_their_events);
   tcase_add_test(tc, held_reads_watcher_gets_no_session_event);
+  tcase_add_test(tc, held_reads_pairs_fire_in_completion_order);
   tcase_add_test(tc, held_read_closing);
   tcase_add_test(tc, held_read_completes_before_its_own_watch_fires);
   tcase_add_test(tc, removed_watcher_not_rearmed);

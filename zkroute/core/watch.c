@@ -216,6 +216,14 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
    * should have come before. */
   int ended = all ? ZCLOSING : zkr__handle_ended_rc(z);
   zkr__watch_t *made_gone = NULL;
+  /* The records the released reads armed: their events wait until the
+   * reads were handed on (resuming), and they take their places in the
+   * path's order in the order the reads are handed on in - the
+   * application sees a pair set when its read completes, so reads of the
+   * path that completed while this one was held were set before it
+   * (stock's table keeps the order completions registered them in). */
+  size_t cap = (size_t)z->wf_count, n_ids = 0;
+  uint64_t *ids = malloc((cap ? cap : 1) * sizeof *ids);
   for (zkr__op_t **p = &z->wf_held; *p;) {
     zkr__op_t *op = *p;
     zkr__result_t r = {.rc = ZKR_ENOMEM, .value_len = -1};
@@ -223,7 +231,15 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
     int over = !all && op->kept && hold_over(z, op);
     if (over && !z->closing && !z->expired)
       make_late_events_locked(z, op, r.rc, r.stat, &made_gone);
-    if (all || !op->kept || over || !read_blocked_locked(z, op, r.rc, r.stat)) {
+    zkr__watch_t *own = op->watch_id && !ended ? zkr__watch_by_id_locked(z, op->watch_id) : NULL;
+    int release = all || !op->kept || over || !read_blocked_locked(z, op, r.rc, r.stat);
+    if (release && own && (!ids || n_ids == cap)) release = all; /* out of memory: next turn */
+    if (release) {
+      if (own && ids && n_ids < cap) {
+        ids[n_ids++] = op->watch_id;
+        own->resuming++;
+        if (own->state != ZKR__W_FIRED) own->seq = ++z->watch_seq;
+      }
       *p = op->wf_next;
       op->wf_next = NULL;
       *tail = op;
@@ -235,34 +251,28 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
   }
   pthread_mutex_unlock(&z->watch_mu);
   zkr__watch_free_list(made_gone);
-  /* In batches: the reads, then the events of the records they armed,
-   * which waited for them (read_held_locked). */
-  int released = 0;
+  /* The reads, then the events of the records they armed. */
   while (ready) {
-    uint64_t ids[16];
-    size_t n_ids = 0;
-    while (ready && n_ids < sizeof ids / sizeof ids[0]) {
-      zkr__op_t *n = ready->wf_next;
-      ready->wf_next = NULL;
-      if (ended) {
-        zkr__reply_free(ready->kept);
-        ready->kept = NULL;
-        ready->kept_rc = ended;
-      }
-      if (ready->watch_id && !ended) ids[n_ids++] = ready->watch_id;
-      zkr__hooks_resume(ready);
-      ready = n;
+    zkr__op_t *n = ready->wf_next;
+    ready->wf_next = NULL;
+    if (ended) {
+      zkr__reply_free(ready->kept);
+      ready->kept = NULL;
+      ready->kept_rc = ended;
     }
-    if (!n_ids) continue;
+    zkr__hooks_resume(ready);
+    ready = n;
+  }
+  int released = 0;
+  if (n_ids) {
     zkr__watch_t *gone2 = NULL;
     pthread_mutex_lock(&z->watch_mu);
     for (size_t i = 0; i < n_ids; i++) {
       zkr__watch_t *w = zkr__watch_by_id_locked(z, ids[i]);
-      /* The application sees the pair set when its read completes: reads
-       * of the path that completed while this one was held were set
-       * before it, and their watchers fire first (stock's table keeps
-       * the order completions registered them in). */
-      if (w && w->state != ZKR__W_FIRED) w->seq = ++z->watch_seq;
+      if (w) w->resuming--;
+    }
+    for (size_t i = 0; i < n_ids; i++) {
+      zkr__watch_t *w = zkr__watch_by_id_locked(z, ids[i]);
       if (w && w->fire) {
         zkr__watch_release_locked(z, w->path, &gone2);
         released = 1;
@@ -271,6 +281,7 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
     pthread_mutex_unlock(&z->watch_mu);
     zkr__watch_free_list(gone2);
   }
+  free(ids);
   /* Those events may unblock other held reads. */
   if (released) done_with(z, NULL, 0);
 }
@@ -417,6 +428,7 @@ static void consume_twins(zkr_t *z, const zkr__watch_t *f, int type, zkr__watch_
 /* Whether the read that armed w is held (for an event of another record):
  * w's event waits for that read's completion (done_with). */
 static int read_held_locked(const zkr_t *z, const zkr__watch_t *w) {
+  if (w->resuming) return 1;
   for (const zkr__op_t *op = z->wf_held; op; op = op->wf_next)
     if (op->watch_id == w->id) return 1;
   return 0;

@@ -450,6 +450,39 @@ START_TEST(held_reads_released_in_order_after_their_events) {
 }
 END_TEST
 
+/* Watcher 2 is set again on its member while that member lags: watcher
+ * 1's event (another member) gives watcher 2 the change first, then the
+ * read that set watcher 2 again completes with the state before the
+ * change, and then watcher 2's member applies it.  Its event is the one
+ * of the registration the application made again after the first
+ * event: delivered, not swallowed as the first one's copy.  (The
+ * simulator: tests/sim/zkroute-sim --seed 66 --mode routed, a lost
+ * notification.) */
+START_TEST(pair_set_again_before_its_members_event_fires_again) {
+  fake_req_t *g1 = open_and_watch("/n");
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)2, done_data, (void *)12), ZOK);
+  fake_req_t *g2 = next_req(FK_GET, "/n");
+  ck_assert_ptr_ne(g2->h, g1->h);
+  fake_reply(g2, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 12), 0);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)2, done_data, (void *)13), ZOK);
+  fake_req_t *g3 = next_req(FK_GET, "/n");
+  ck_assert_ptr_eq(g3->h, g2->h); /* where the pair is armed */
+  fake_fire(g1->h, "/n", ZOO_CHANGED_EVENT);
+  int w1 = ev_find(0, EV_WATCH, 1), w2 = ev_find(0, EV_WATCH, 2);
+  ck_assert_int_ge(w1, 0);
+  ck_assert_int_gt(w2, w1);
+  fake_reply(g3, ZOK, 5, 5, "a"); /* before its member applied the change */
+  int d = ev_find(0, EV_DONE, 13);
+  ck_assert_int_gt(d, w2);
+  fake_fire(g2->h, "/n", ZOO_CHANGED_EVENT);
+  ck_assert_int_gt(ev_find(d, EV_WATCH, 2), d);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 2);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
+}
+END_TEST
+
 /* Two reads held for watcher 5's event set watchers 1 and 2, in that
  * order; the next change's events for both come while they are held.
  * When they are released the application sees watcher 5, both reads,
@@ -848,6 +881,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, held_reads_released_in_order_after_their_events);
   tcase_add_test(tc, held_reads_watcher_gets_no_session_event);
   tcase_add_test(tc, held_reads_pairs_fire_in_completion_order);
+  tcase_add_test(tc, pair_set_again_before_its_members_event_fires_again);
   tcase_add_test(tc, held_read_closing);
   tcase_add_test(tc, held_read_completes_before_its_own_watch_fires);
   tcase_add_test(tc, removed_watcher_not_rearmed);

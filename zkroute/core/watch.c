@@ -677,7 +677,17 @@ void zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member, zhandle_t *zh
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
   w->reuses--;
-  if (w->state == ZKR__W_FIRED) {
+  if (w->state == ZKR__W_CONSUMED && armed && !w->fire && !w->swallow && w->zh == zh) {
+    /* Its event was made and delivered (another pair's event came first,
+     * or a re-arm's), and the server's own is still to come: that server
+     * answered this read before it applied the change, and the watch the
+     * read set is the one still registered.  For the application the read
+     * set the pair again after the event, so the coming event is its
+     * own: the record is armed again, at the end of the order, and the
+     * event is delivered, not swallowed. */
+    w->seq = 0;
+    zkr__watch_arm_locked(z, w, member, zh, stat);
+  } else if (w->state == ZKR__W_FIRED) {
     if (armed) {
       w->seq = 0;
       zkr__watch_arm_locked(z, w, member, zh, stat);

@@ -105,31 +105,6 @@ START_TEST(remove_all_watches_everywhere) {
 }
 END_TEST
 
-/* remove_all issued while a read that sets a watch on the path is in
- * flight: on one stock session the server registers the read's watch,
- * then removes it, and the removal completes after the read.  So here:
- * the read completes, then the removal with ZOK, and the watch never
- * fires.  (The simulator: tests/sim/zkroute-sim --seed 294 --mode routed,
- * and seed 18 for the completion order.) */
-START_TEST(remove_all_covers_a_watched_read_in_flight) {
-  open3();
-  ck_assert_int_eq(zkr_awget(z, "/p", watcher, (void *)1, done_data, (void *)11), ZOK);
-  fake_req_t *g = fake_wait(NULL, FK_GET, "/p");
-  ck_assert_ptr_nonnull(g);
-  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)20), ZOK);
-  sleep_ms(50);
-  ck_assert_int_eq(ev_matching(EV_DONE, 20), 0); /* after the read */
-  fake_reply(g, ZOK, 5, 5, "a");
-  int d11 = ev_find(0, EV_DONE, 11), d20 = ev_find(0, EV_DONE, 20);
-  ck_assert_int_ge(d11, 0);
-  ck_assert_int_gt(d20, d11);
-  ck_assert_int_eq(ev_at(d20).rc, ZOK);
-  fake_fire(g->h, "/p", ZOO_CHANGED_EVENT);
-  sleep_ms(50);
-  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
-}
-END_TEST
-
 /* A watch removed on the client only stays registered on its server, as
  * with stock: a later remove_all, which finds nothing here, still asks, and
  * that server's ZOK is the answer (stock's: ZOK from its one server). */
@@ -196,7 +171,6 @@ static Suite *suite(void) {
   tcase_add_test(tc, remove_all_after_local_removal_asks_servers);
   tcase_add_test(tc, remove_watch_locally);
   tcase_add_test(tc, remove_answered_when_its_session_goes);
-  tcase_add_test(tc, remove_all_covers_a_watched_read_in_flight);
   suite_add_tcase(s, tc);
   return s;
 }

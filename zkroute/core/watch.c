@@ -572,26 +572,6 @@ void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct S
   zkr_t *z = w->z;
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
-  if (w->removing && w->state == ZKR__W_PENDING) {
-    /* A remove_all issued while this read was in flight: on one stock
-     * session the server removes the watch the read set before it, and
-     * the removal's completion drops the client's registration.  Here the
-     * registration goes on the client (the server's copy then calls
-     * nobody); the record stays REMOVED for events already queued. */
-    w->removing = 0;
-    w->member = member;
-    w->zh = zh;
-    zkr__watch_t *old = w->supersedes;
-    if (old) {
-      w->supersedes = NULL;
-      if (--old->reuses == 0 && old->state == ZKR__W_FIRED) over_to(z, old, &gone);
-    }
-    zkr__watch_remove_locked(z, w);
-    pthread_mutex_unlock(&z->watch_mu);
-    zkr__watch_unregister(z, w, member, zh, 1); /* on zh's completion thread */
-    zkr__watch_done(z, gone);
-    return;
-  }
   zkr__watch_arm_locked(z, w, member, zh, stat);
   if (w->supersedes) supersede_locked(z, w, stat, &gone);
   pthread_mutex_unlock(&z->watch_mu);

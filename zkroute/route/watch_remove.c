@@ -26,13 +26,6 @@
  * is answered ZCONNECTIONLOSS (ZCLOSING when the handle closes) by
  * zkr__watch_remove_dropped, exactly once.
  *
- * A remove_all (not local) also takes the watches of reads in flight,
- * issued before it: on one stock session the server registers such a
- * watch and then removes it, and the removal completes after the read.
- * Here the record goes when its read arms it (zkr__watch_armed), and the
- * removal's completion waits in the issue order, as a barrier, for
- * everything issued before it.
- *
  * A removed record stays, as REMOVED, for REMOVED_KEEP_S: an event that
  * ZooKeeper collected for it before the removal may still be on its way
  * through the completion queue (stock delivers such an event; here it is
@@ -61,7 +54,6 @@ typedef struct {
   zkr__op_t *order;
   int pending; /* requests in flight + 1 while sending; under watch_mu */
   int ok, nowatcher, other_rc;
-  int reads_in_flight; /* it removes watches whose reads are in flight */
 } rm_call_t;
 
 struct zkr__rm_req {
@@ -130,20 +122,6 @@ static void call_finish(rm_call_t *c) {
   int rc = c->other_rc ? c->other_rc : (c->ok || !c->nowatcher) ? ZOK : ZNOWATCHER;
   if (c->direct) {
     if (c->cb) c->cb(rc, c->data);
-  } else if (c->order && c->reads_in_flight) {
-    /* It removes the watch of a read in flight, issued before it
-     * (zkr__watch_armed): as on one stock session, its completion comes
-     * after that read's - after those of everything issued before it,
-     * handed on by the issue order as a barrier, now or when the last of
-     * those was. */
-    zkr__op_t *b = c->order;
-    c->order = NULL;
-    b->shape = ZKR__CB_VOID;
-    b->cb.v = c->cb;
-    b->data = c->data;
-    b->barrier = 1;
-    zkr__result_t r = {.rc = rc, .value_len = -1};
-    zkr__order_barrier(b, &r);
   } else {
     zkr__result_t r = {.rc = rc, .value_len = -1};
     zkr__cb_t cb = {.v = c->cb};
@@ -287,16 +265,6 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
   zkr__watch_t **here = malloc((cap ? cap : 1) * sizeof *here);
   int na = 0, nh = 0, found = 0;
   for (zkr__watch_t *w = z->watch_list; armed && here && w; w = w->next) {
-    if (all && !local && w->state == ZKR__W_PENDING && !w->removing && strcmp(w->path, path) == 0 &&
-        (t == ZWATCHTYPE_ANY || type_of(w) == t)) {
-      /* Its read is in flight, issued before this: stock's server
-       * registers that watch first, then removes it, and answers ZOK.
-       * It goes when the read arms it (zkr__watch_armed). */
-      w->removing = 1;
-      c->reads_in_flight = 1;
-      found++;
-      continue;
-    }
     if (!matches(w, path, t, all, fn, ctx, gfn, gctx)) continue;
     found++;
     if (w->state == ZKR__W_ARMED && !local) {

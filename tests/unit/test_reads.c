@@ -73,6 +73,38 @@ START_TEST(reply_zxid_raises_the_epoch_floor) {
 }
 END_TEST
 
+/* One srvr poll of a stepped handle: its period passes, then one turn. */
+static void poll_once(void) {
+  advance_ms(1000);
+  step();
+}
+
+/* fake3 led epoch 1 and was deposed (cut off through an election it has
+ * not noticed): it still claims leadership, with its old epoch.  When the
+ * real leader (fake1, epoch 2) stops answering srvr, fake3's claim does
+ * not make it the leader (a write sent there would wait for a quorum it
+ * no longer has), nor does a write go there; fake2's claim of epoch 3
+ * does.
+ * (The simulator: tests/sim/zkroute-sim --seed 2345 --mode routed.) */
+START_TEST(deposed_leader_claim_is_not_the_leader) {
+  open3_stepped();
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x200000005LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x200000005LL);
+  fake_set_role(3, ZKR_ROLE_LEADER, 0x100000009LL);
+  poll_once();
+  fake_set_role(1, 0, 0); /* silent twice while others answer: suspect */
+  poll_once();
+  poll_once();
+  ck_assert_int_eq(zkr_aset(z, "/d", "1", 1, -1, done_stat, (void *)1), ZOK);
+  poll_once();
+  ck_assert_ptr_null(fake_peek(h[3], FK_SET, "/d"));
+  ck_assert_int_eq(stat_leader(), -1);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x300000000LL);
+  poll_once();
+  ck_assert_int_eq(stat_leader(), 1);
+}
+END_TEST
+
 /* ---- the handle's own order: FIFO client order in session mode ---- */
 
 static void open3_session(void) {
@@ -225,6 +257,7 @@ static Suite *suite(void) {
   tcase_add_checked_fixture(tc, NULL, teardown);
   tcase_add_test(tc, member_of_an_older_epoch_serves_no_read);
   tcase_add_test(tc, reply_zxid_raises_the_epoch_floor);
+  tcase_add_test(tc, deposed_leader_claim_is_not_the_leader);
   tcase_add_test(tc, session_mode_read_after_write_in_issue_order);
   tcase_add_test(tc, session_mode_write_after_read_waits);
   tcase_add_test(tc, linearizable_read_of_another_path_is_not_ordered);

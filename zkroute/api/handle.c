@@ -136,6 +136,7 @@ static void init_slot(zkr_t *z, size_t i) {
   m->owner_slot = i == z->cap;
   m->server_id = -1;
   m->zxid = -1;
+  m->last_zxid = -1;
   m->hosted_on = i == z->cap ? -1 : (int)i;
   pthread_rwlock_init(&m->zh_lock, NULL);
   pthread_mutex_init(&m->health_mu, NULL);

@@ -177,6 +177,7 @@ int zkr__member_setup(zkr_t *z, size_t i, const zkr__host_t *host) {
   zkr__member_t *m = &z->members[i];
   m->host = *host;
   m->zxid = -1;
+  m->last_zxid = -1;
   m->server_id = -1;
   m->hosted_on = (int)i;
   zkr__health_init(&m->health, zkr__now_ns());

@@ -46,6 +46,8 @@ typedef struct zkr__member {
   _Atomic int expired;                 /* session expired; monitor re-creates it */
   _Atomic int role;                    /* zkr_role_t from srvr */
   _Atomic int64_t zxid;                /* from srvr, -1 unknown */
+  _Atomic int64_t last_zxid;           /* the last zxid srvr showed, kept when
+                                          srvr fails: -1 never */
   _Atomic int watches;                 /* watch records armed on its session */
   _Atomic int hosted_on;               /* member whose server the session is on: its
                                own; for the owner slot, where the owner

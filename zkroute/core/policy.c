@@ -57,9 +57,12 @@ int zkr__policy_read_candidate(zkr_t *z, const zkr__member_t *m) {
  * that only claims an epoch does not count), nor below the epoch of the highest
  * zxid the handle saw in a reply.  A follower still following a deposed
  * leader has its sync answered by that leader (ZOOKEEPER-1675) and would
- * serve old data.  An unknown epoch (no srvr answer) does not exclude. */
+ * serve old data.  When srvr does not answer now, the epoch it showed last
+ * counts (a deposed leader that hangs still serves its old state to the
+ * sessions it has); a member srvr never answered for does not exclude. */
 int zkr__policy_epoch_current(zkr_t *z, const zkr__member_t *m) {
   int64_t zx = m->zxid;
+  if (zx < 0) zx = m->last_zxid;
   if (zx < 0) return 1;
   uint32_t e = (uint32_t)((uint64_t)zx >> 32), floor = z->srvr_epoch;
   uint32_t seen = (uint32_t)((uint64_t)z->hwm_zxid >> 32);
@@ -266,5 +269,5 @@ static int rotate_except(zkr_t *z, int (*keep)(zkr_t *, int), int exclude,
  * member; -1 when none is. */
 int zkr__policy_any_member(zkr_t *z, int exclude) {
   int m = rotate_except(z, keep_read_pool, exclude, &z->rearm_rr);
-  return m >= 0 ? m : rotate_except(z, keep_usable, exclude, &z->rearm_rr);
+  return m >= 0 ? m : rotate_except(z, keep_readable, exclude, &z->rearm_rr);
 }

@@ -36,6 +36,7 @@
 #include "core/deliver.h"
 #include "core/handle.h"
 #include "core/hooks.h"
+#include "core/policy.h"
 #include "core/watch.h"
 #include "core/watch_record.h"
 #include "zk/zkapi.h"
@@ -620,8 +621,12 @@ zkr__watch_t *zkr__watch_find(zkr_t *z, int kind, const char *path, watcher_fn f
     if (waiting(w) && !w->removing && same_table(w, kind) && w->fn == fn && w->ctx == ctx &&
         strcmp(w->path, path) == 0)
       found = w;
-  if (found && (!pin_ok || found->state != ZKR__W_ARMED ||
-                !zkr__member_usable(&z->members[found->member]))) {
+  /* Its member must be one reads may go to: usable, and not behind the
+   * handle's epoch (a deposed leader, or a follower of one, would answer
+   * the read - and its sync - with old state). */
+  if (found &&
+      (!pin_ok || found->state != ZKR__W_ARMED || !zkr__member_usable(&z->members[found->member]) ||
+       !zkr__policy_epoch_current(z, &z->members[found->member]))) {
     found->reuses++;
     *supersede = found;
     found = NULL;

@@ -23,6 +23,7 @@
 #include "route/dispatch.h"
 #include "core/handle.h"
 #include "core/kick.h"
+#include "core/policy.h"
 #include "session/rescue.h"
 #include "route/router.h"
 #include "session/session.h"
@@ -36,16 +37,23 @@ static int serving(const zkr__member_t *m) {
 }
 
 /* A live server for the owner: the leader's (session-scoped writes then
- * pay no hop), else another usable voter, else any usable member. */
+ * pay no hop), else another usable voter, else any usable member - never
+ * one whose epoch is behind the handle's (zkr__policy_epoch_current): a
+ * deposed leader that still claims leadership, or a follower still
+ * following it, would serve the session its old state. */
+static int fit(zkr_t *z, int i) {
+  zkr__member_t *t = &z->members[i];
+  return zkr__member_usable(t) && serving(t) && zkr__policy_epoch_current(z, t);
+}
+
 static int rescue_target(zkr_t *z, int not_on) {
   int l = z->leader;
-  if (l >= 0 && l != not_on && zkr__member_usable(&z->members[l]) && serving(&z->members[l]))
-    return l;
+  if (l >= 0 && l != not_on && fit(z, l)) return l;
   int any = -1;
   size_t n = z->n;
   for (size_t i = 0; i < n; i++) {
     zkr__member_t *t = &z->members[i];
-    if ((int)i == not_on || !zkr__member_usable(t) || !serving(t)) continue;
+    if ((int)i == not_on || !fit(z, (int)i)) continue;
     if (!zkr__member_observer(t)) return (int)i;
     if (any < 0) any = (int)i;
   }

@@ -45,6 +45,18 @@ int zkr__srvr_poll_members(zkr_t *z) {
   int best = -1, answered = 0;
   int64_t best_zxid = -1;
   uint32_t best_epoch = 0;
+  /* The lowest epoch a leader may have: the highest one srvr showed for a
+   * server the handle has a working session with.  A server that still
+   * claims leadership with a lower one is a deposed leader (cut off
+   * through an election, it has not noticed yet): writes sent there would
+   * wait for a quorum it no longer has.  (Not the epoch of the handle's
+   * replies: the new leader's own srvr may show its epoch a poll later
+   * than its first reply.) */
+  uint32_t floor = z->srvr_epoch;
+  for (size_t i = 0; i < z->n; i++)
+    if (polls[i].rc == ZOK && polls[i].reply.has_zxid && polls[i].reply.epoch > floor &&
+        zkr__member_usable(&z->members[i]))
+      floor = polls[i].reply.epoch;
   for (size_t i = 0; i < z->n; i++) {
     if (started[i]) pthread_join(threads[i], NULL);
     answered += polls[i].rc == ZOK;
@@ -78,6 +90,7 @@ int zkr__srvr_poll_members(zkr_t *z) {
     }
     m->role = r->role;
     m->zxid = r->has_zxid ? r->zxid : -1;
+    if (r->has_zxid) m->last_zxid = r->zxid;
     /* The epoch floor of reads (policy.c) counts only servers the handle
      * has a working session with: srvr is untrusted input, and a server
      * that only claims a high epoch must not take every member out of the
@@ -88,6 +101,7 @@ int zkr__srvr_poll_members(zkr_t *z) {
      * higher epoch is the real leader. */
     uint32_t epoch = r->has_zxid ? r->epoch : 0;
     int64_t zxid = r->has_zxid ? r->zxid : -1;
+    if (epoch < floor) continue; /* deposed */
     if (best < 0 || epoch > best_epoch || (epoch == best_epoch && zxid > best_zxid)) {
       best = (int)i;
       best_epoch = epoch;

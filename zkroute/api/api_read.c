@@ -8,10 +8,17 @@
 #include "api/api.h"
 #include "core/handle.h"
 #include "model/inflight.h"
+#include "core/policy.h"
 #include "core/registry.h"
 #include "core/watch.h"
 
 /* ---- reads ---- */
+
+/* A member a watch read may be pinned to: not behind the handle's epoch
+ * (core/policy.h). */
+static int pin_current(zkr_t *z, int member) {
+  return zkr__policy_epoch_current(z, &z->members[member]);
+}
 
 /* watch: 0 none, 1 the global watcher; or an explicit watcher. */
 static int read_held(zkr_t *z, zkr__op_type_t type, const char *path, int watch, watcher_fn watcher,
@@ -36,7 +43,7 @@ static int read_held(zkr_t *z, zkr__op_type_t type, const char *path, int watch,
     int armed_on = -1;
     zkr__watch_t *old = NULL;
     zkr__watch_pair(z, &watcher, &wctx);
-    int pin_ok = !zkr__inflight_contains(z->inflight, path);
+    int (*pin_ok)(zkr_t *, int) = zkr__inflight_contains(z->inflight, path) ? NULL : pin_current;
     if ((op->watch = zkr__watch_find(z, kind, path, watcher, wctx, pin_ok, &armed_on, &old))) {
       op->watch_reused = 1;
       op->pin = armed_on;

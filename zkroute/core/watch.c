@@ -36,7 +36,6 @@
 #include "core/deliver.h"
 #include "core/handle.h"
 #include "core/hooks.h"
-#include "core/policy.h"
 #include "core/watch.h"
 #include "core/watch_record.h"
 #include "zk/zkapi.h"
@@ -610,10 +609,11 @@ static int same_table(const zkr__watch_t *w, int kind) {
  * zkr__watch_reuse_done), with *member where it is armed.  Anywhere else
  * (its member reconnecting, its session lost or being re-armed): NULL,
  * and *supersede is it, held (reuses) for the caller's new record - as
- * when pin_ok is 0 (the read must go elsewhere). 
+ * when pin_ok is NULL or refuses its member (the read must go elsewhere).
  * Linear in the watches of the handle. */
 zkr__watch_t *zkr__watch_find(zkr_t *z, int kind, const char *path, watcher_fn fn, void *ctx,
-                              int pin_ok, int *member, zkr__watch_t **supersede) {
+                              int (*pin_ok)(struct zkr *z, int member), int *member,
+                              zkr__watch_t **supersede) {
   zkr__watch_t *found = NULL;
   *supersede = NULL;
   pthread_mutex_lock(&z->watch_mu);
@@ -621,12 +621,12 @@ zkr__watch_t *zkr__watch_find(zkr_t *z, int kind, const char *path, watcher_fn f
     if (waiting(w) && !w->removing && same_table(w, kind) && w->fn == fn && w->ctx == ctx &&
         strcmp(w->path, path) == 0)
       found = w;
-  /* Its member must be one reads may go to: usable, and not behind the
-   * handle's epoch (a deposed leader, or a follower of one, would answer
-   * the read - and its sync - with old state). */
-  if (found &&
-      (!pin_ok || found->state != ZKR__W_ARMED || !zkr__member_usable(&z->members[found->member]) ||
-       !zkr__policy_epoch_current(z, &z->members[found->member]))) {
+  /* Its member must be one reads may go to: usable, and one the caller's
+   * pin_ok accepts (not behind the handle's epoch: a deposed leader, or a
+   * follower of one, would answer the read - and its sync - with old
+   * state); no pin_ok: the read must go elsewhere. */
+  if (found && (!pin_ok || found->state != ZKR__W_ARMED ||
+                !zkr__member_usable(&z->members[found->member]) || !pin_ok(z, found->member))) {
     found->reuses++;
     *supersede = found;
     found = NULL;

@@ -68,7 +68,8 @@ void zkr__watch_discard(zkr__watch_t *w);
 void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat);
 
 zkr__watch_t *zkr__watch_find(struct zkr *z, int kind, const char *path, watcher_fn fn, void *ctx,
-                              int pin_ok, int *member, zkr__watch_t **supersede);
+                              int (*pin_ok)(struct zkr *z, int member), int *member,
+                              zkr__watch_t **supersede);
 
 void zkr__watch_pair(struct zkr *z, watcher_fn *fn, void **ctx);
 void zkr__watch_set_alias(struct zkr *z, void (*fn)(void *, watcher_fn *, void **), void *arg);

@@ -246,6 +246,12 @@ static void open_session3(void) {
   wait_state(ZOO_CONNECTED_STATE);
 }
 
+static void done_acl(int rc, struct ACL_vector *acl, struct Stat *st, const void *d) {
+  (void)acl;
+  (void)st;
+  ev_add(EV_DONE, TAG(d), rc, 0, 0, "");
+}
+
 static int syncs_on(fake_zh_t *hh) {
   int kinds[64];
   int n = fake_log(hh, kinds, NULL, 64), s = 0;
@@ -377,6 +383,14 @@ START_TEST(session_mode_syncs_where_no_zxid_proves_it) {
   fake_reply(g, ZCONNECTIONLOSS, 0, 0, NULL);
   ck_assert_int_ge(ev_find(0, EV_DONE, 31), 0);
   ck_assert_int_eq(read_on(a, "/s", 32, ZOK, 7), 1);
+  /* An ACL read: no zxid records an ACL change (setACL raises aversion,
+   * not mzxid), so the next read syncs. */
+  ck_assert_int_eq(zkr_aget_acl(z, "/s", done_acl, (void *)40), ZOK);
+  fake_req_t *ga = fake_wait(a, FK_GETACL, "/s");
+  ck_assert_ptr_nonnull(ga);
+  fake_reply(ga, ZOK, 7, 7, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 40), 0);
+  ck_assert_int_eq(read_on(a, "/s", 41, ZOK, 7), 1);
 }
 END_TEST
 

@@ -95,12 +95,14 @@ static int64_t shown_on(zkr__member_t *m, zhandle_t *zh) {
  * reply's Stat shows what its session's server had applied (completion.c
  * raised the handle's high-water mark with it already), and a completion
  * without one - a write without a Stat (delete, create, multi, set_acl)
- * or that failed or whose outcome is unknown, a read that found no node -
- * makes the next read of every member sync first in `session`
+ * or that failed or whose outcome is unknown, a read that found no node,
+ * an ACL read - makes the next read of every member sync first in `session`
  * consistency (needs_sync): nothing says which zxid it stands for. */
 void zkr__dispatch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
   zkr__out_remove(op);
-  if (rc == ZOK && stat) {
+  /* An ACL read: no zxid records an ACL change (setACL raises aversion,
+   * not mzxid). */
+  if (rc == ZOK && stat && op->type != ZKR__OP_GET_ACL) {
     if (op->member >= 0 && op->zh) {
       int64_t x = stat->mzxid > stat->pzxid ? stat->mzxid : stat->pzxid;
       if (stat->czxid > x) x = stat->czxid;
@@ -167,18 +169,23 @@ static void pre_sync_done(int rc, const char *value, const void *data) {
 
 /* Linearizable reads, probes, and ordered reads sent on another session
  * than the writes they follow (router.c) are synced first; in `session`
- * consistency, reads whose member's session has not synced since the
- * handle's last write.  A watch re-armed after its session was lost is
+ * consistency, reads whose member's session has not shown what the
+ * handle saw (below).  A watch re-armed after its session was lost is
  * synced too, by watch_rearm.c. */
 static int needs_sync(const zkr__op_t *op, zkr__member_t *m, zhandle_t *zh) {
-  if (op->probe || op->resync) return 1;
-  if (op->is_write || op->ordered || op->type == ZKR__OP_SYNC) return 0;
+  int session = op->z->opts.consistency == ZKR_CONSISTENCY_SESSION;
+  if (op->probe || (op->resync && !session)) return 1;
+  if (op->is_write || (op->ordered && !op->resync) || op->type == ZKR__OP_SYNC) return 0;
   switch (op->z->opts.consistency) {
   case ZKR_CONSISTENCY_LINEARIZABLE: return 1;
   case ZKR_CONSISTENCY_SESSION:
     /* On a zhandle that never synced, after a completion that showed no
      * zxid, or on a session that has not shown every zxid the handle saw
-     * (whichever member served the reads before). */
+     * (whichever member served the reads before).  An ordered read that
+     * waited in the gate (resync) too: the writes before it that are
+     * still in flight are on its own session (the gate moves only once
+     * the old one has none), and those that completed are in the mark or
+     * the epoch. */
     return m->synced_zh != zh || m->synced_epoch != op->z->write_epoch ||
            shown_on(m, zh) < op->z->hwm_zxid;
   default: return 0;

@@ -364,9 +364,14 @@ START_TEST(session_mode_syncs_where_no_zxid_proves_it) {
   ck_assert_int_eq(read_on(b, "/gone", 24, ZNONODE, 0), 0);
   move_reads(b, a);
   ck_assert_int_eq(read_on(a, "/gone", 25, ZNONODE, 0), 1);
-  /* (That completion said nothing of where: a's next read syncs too.) */
-  ck_assert_int_eq(read_on(a, "/s", 26, ZOK, 5), 1);
+  /* a's session answered it, and had synced after every such completion
+   * before: it needs no sync for its own answer (a poller of a missing
+   * node reads on without syncs); b does. */
+  ck_assert_int_eq(read_on(a, "/gone", 26, ZNONODE, 0), 0);
   ck_assert_int_eq(read_on(a, "/s", 27, ZOK, 5), 0);
+  move_reads(a, b);
+  ck_assert_int_eq(read_on(b, "/s", 28, ZOK, 5), 1);
+  move_reads(b, a);
   /* A sync that failed proves nothing: the next read on that session
    * syncs again. */
   ck_assert_int_eq(zkr_aset(z, "/s", "w", 1, -1, done_stat, (void *)30), ZOK);
@@ -384,13 +389,19 @@ START_TEST(session_mode_syncs_where_no_zxid_proves_it) {
   ck_assert_int_ge(ev_find(0, EV_DONE, 31), 0);
   ck_assert_int_eq(read_on(a, "/s", 32, ZOK, 7), 1);
   /* An ACL read: no zxid records an ACL change (setACL raises aversion,
-   * not mzxid), so the next read syncs. */
+   * not mzxid), so a read on another member syncs, though that member's
+   * session showed the mark. */
+  move_reads(a, b);
+  ck_assert_int_eq(read_on(b, "/s", 33, ZOK, 7), 1);
+  move_reads(b, a);
+  ck_assert_int_eq(read_on(a, "/s", 34, ZOK, 7), 0);
   ck_assert_int_eq(zkr_aget_acl(z, "/s", done_acl, (void *)40), ZOK);
   fake_req_t *ga = fake_wait(a, FK_GETACL, "/s");
   ck_assert_ptr_nonnull(ga);
   fake_reply(ga, ZOK, 7, 7, NULL);
   ck_assert_int_ge(ev_find(0, EV_DONE, 40), 0);
-  ck_assert_int_eq(read_on(a, "/s", 41, ZOK, 7), 1);
+  move_reads(a, b);
+  ck_assert_int_eq(read_on(b, "/s", 41, ZOK, 7), 1);
 }
 END_TEST
 

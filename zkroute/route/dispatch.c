@@ -35,6 +35,7 @@
 #include "route/completion.h"
 #include "route/dispatch.h"
 #include "core/handle.h"
+#include "core/latency.h"
 #include "route/hedge_apply.h"
 #include "core/watch.h"
 #include "zk/zkapi.h"
@@ -109,7 +110,15 @@ void zkr__dispatch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
       shown(&op->z->members[op->member], op->zh, x);
     }
   } else if (!op->probe) {
-    op->z->write_epoch++;
+    uint64_t was = atomic_fetch_add(&op->z->write_epoch, 1);
+    /* The session that answered is not behind what its own answer stands
+     * for: if it had synced after every completion before this one, it
+     * needs no sync for this one either (a poller of a missing node keeps
+     * reading without syncs). */
+    if (op->member >= 0 && op->zh && zkr__latency_server_answered(rc)) {
+      zkr__member_t *m = &op->z->members[op->member];
+      if (m->synced_zh == op->zh) atomic_compare_exchange_strong(&m->synced_epoch, &was, was + 1);
+    }
   }
 }
 

@@ -17,7 +17,14 @@ FIELDS = [
     ("read P50 (ms)", lambda p: p["median"]["read"]["p50"]),
     ("read P99 (ms)", lambda p: p["median"]["read"]["p99"]),
     ("client CPU per op (us)", lambda p: p["median"]["cpu_us_per_op"]),
+    ("syncs per read", lambda p: syncs_per_read(p)),
 ]
+
+def syncs_per_read(p):
+    """Syncs sent over reads served, summed over the trials' windows."""
+    syncs = sum(t.get("syncs") or 0 for t in p["trials"])
+    reads = sum(t.get("member_reads") or 0 for t in p["trials"])
+    return syncs / reads if reads else float("nan")
 
 def runs(mode, side):
     vals = []
@@ -30,7 +37,8 @@ def runs(mode, side):
     return vals
 
 status = 0
-for mode in ("loop", "paced"):
+modes = sys.argv[2].split() if len(sys.argv) > 2 else ["loop", "paced"]
+for mode in modes:
     a, b = runs(mode, "A"), runs(mode, "B")
     if not a or not b:
         print(f"{mode}: no results (A {len(a)}, B {len(b)})")

@@ -51,7 +51,9 @@
 #                                     (async); medians and B/A ratios in
 #                                     OUT/ab.md (scripts/ab-summary.py);
 #                                     BENCH_A_ARGS: arguments for A only
-#                                     (e.g. '-o sync_coalesce=off')
+#                                     (e.g. '-o sync_coalesce=off');
+#                                     BENCH_AB_MODES ("loop paced"): which
+#                                     of the two to run; syncs per read too
 #   scripts/bench.sh policies [OUT]   steady state, 80/20: hybrid vs round_robin
 #                                     vs leader_only, BENCH_TRIALS (3) x
 #                                     BENCH_SECONDS (15) s; run it with and
@@ -333,7 +335,7 @@ selectors)
 ab)
 	[[ -x ${BENCH_B:-} ]] || { echo "bench: ab needs BENCH_B, the other build's tools/zkroute-bench" >&2; exit 2; }
 	api=${BENCH_API:-async}
-	for mode in loop paced; do
+	for mode in ${BENCH_AB_MODES:-loop paced}; do
 		pace=()
 		[[ $mode == paced ]] && pace=(--rate "${BENCH_RATE:-1000}")
 		for ((t = 1; t <= ${BENCH_TRIALS:-6}; t++)); do
@@ -348,7 +350,7 @@ ab)
 			done
 		done
 	done
-	python3 "$here/scripts/ab-summary.py" "$out" >"$out/ab.md" || rc=$?
+	python3 "$here/scripts/ab-summary.py" "$out" "${BENCH_AB_MODES:-loop paced}" >"$out/ab.md" || rc=$?
 	cat "$out/ab.md"
 	;;
 esac

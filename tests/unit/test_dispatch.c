@@ -2,7 +2,8 @@
  * before a linearizable read, coalesced so that reads invoked while syncs
  * are in flight share the next one (and are never forgotten when their
  * session goes), and consistency `session`, where reads stick to one
- * member and sync only after a switch or a write.  Driven through the
+ * member and sync only where no reply of that member's session showed the
+ * highest zxid the handle saw (or a completion showed none).  Driven through the
  * function table by the fake ZooKeeper (tests/harness/fakefix.h). */
 #include <check.h>
 #include <pthread.h>
@@ -226,6 +227,184 @@ START_TEST(session_mode_syncs_only_when_needed) {
 }
 END_TEST
 
+/* ---- consistency `session`: no sync where a reply already proves it ---- */
+
+/* A session-mode handle on three connected members (fake1 leads). */
+static void open_session3(void) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.consistency = ZKR_CONSISTENCY_SESSION;
+  ev_reset();
+  fake_install();
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
+  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
+  wait_leader(0);
+  for (int i = 1; i <= 3; i++) fake_connect(h[i], 0);
+  wait_state(ZOO_CONNECTED_STATE);
+}
+
+static void done_acl(int rc, struct ACL_vector *acl, struct Stat *st, const void *d) {
+  (void)acl;
+  (void)st;
+  ev_add(EV_DONE, TAG(d), rc, 0, 0, "");
+}
+
+static int syncs_on(fake_zh_t *hh) {
+  int kinds[64];
+  int n = fake_log(hh, kinds, NULL, 64), s = 0;
+  for (int i = 0; i < n && i < 64; i++) s += kinds[i] == FK_SYNC;
+  return s;
+}
+
+/* One read of path that must land on hh; whether a sync came before it
+ * there (answered, as is the read: rc and the zxid of its Stat). */
+static int read_on(fake_zh_t *hh, const char *path, int tag, int rc, int64_t zxid) {
+  int before = syncs_on(hh);
+  ck_assert_int_eq(zkr_aget(z, path, 0, done_data, (void *)(intptr_t)tag), ZOK);
+  fake_req_t *g = fake_wait(hh, FK_GET, path);
+  ck_assert_msg(g != NULL, "read %d not on its member", tag);
+  int synced = syncs_on(hh) > before;
+  if (synced) {
+    fake_req_t *s = fake_wait(hh, FK_SYNC, path);
+    ck_assert_ptr_nonnull(s);
+    fake_reply(s, ZOK, 0, 0, NULL);
+  }
+  fake_reply(g, rc, zxid, zxid, "v");
+  ck_assert_int_ge(ev_find(0, EV_DONE, tag), 0);
+  return synced;
+}
+
+/* Member n's zxid as the handle's last srvr poll saw it. */
+static int64_t srvr_zxid(int n) {
+  zkr_stats_t *st = NULL;
+  ck_assert_int_eq(zkr_stats(z, &st), ZOK);
+  int64_t x = st->members[n - 1].zxid;
+  zkr_stats_free(st);
+  return x;
+}
+
+/* Reads move from member a to member b: srvr shows a in an older epoch
+ * (it serves no read then, policy.c) and b in the current one.  Neither
+ * session is touched, so no health probe (a sync of its own) is sent. */
+static void move_reads(fake_zh_t *a, fake_zh_t *b) {
+  int na = fake_handle_server(a), nb = fake_handle_server(b);
+  fake_set_role(nb, ZKR_ROLE_FOLLOWER, 0x100000005LL);
+  fake_set_role(na, ZKR_ROLE_FOLLOWER, 0x5LL);
+  uint64_t deadline = now_ms() + 5000;
+  while ((srvr_zxid(na) != 0x5LL || srvr_zxid(nb) != 0x100000005LL) && now_ms() < deadline)
+    sleep_ms(5);
+  ck_assert_int_eq(srvr_zxid(na), 0x5LL);
+}
+
+START_TEST(session_mode_no_sync_where_the_session_showed_the_zxid) {
+  open_session3();
+  /* The first read syncs (nothing shown yet on that session). */
+  ck_assert_int_eq(zkr_aget(z, "/s", 0, done_data, (void *)10), ZOK);
+  fake_req_t *s = fake_wait(NULL, FK_SYNC, NULL);
+  ck_assert_ptr_nonnull(s);
+  fake_zh_t *a = s->h, *b = a == h[2] ? h[3] : h[2];
+  fake_req_t *g = fake_wait(a, FK_GET, "/s");
+  fake_reply(s, ZOK, 0, 0, NULL);
+  fake_reply(g, ZOK, 5, 5, "v");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  /* a goes: the read moves to b, whose session showed nothing: a sync. */
+  move_reads(a, b);
+  ck_assert_int_eq(read_on(b, "/s", 11, ZOK, 5), 1);
+  /* Back to a: its session showed zxid 5, the handle saw nothing newer,
+   * so the switch needs no sync (it did before: any switch synced). */
+  move_reads(b, a);
+  ck_assert_int_eq(read_on(a, "/s", 12, ZOK, 5), 0);
+  /* A write of the handle completes with zxid 6: a showed only 5, so its
+   * next read syncs; b then too (it showed 5). */
+  ck_assert_int_eq(zkr_aset(z, "/s", "w", 1, -1, done_stat, (void *)20), ZOK);
+  fake_req_t *w = fake_wait(h[1], FK_SET, "/s");
+  fake_reply(w, ZOK, 6, 6, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 20), 0);
+  ck_assert_int_eq(read_on(a, "/s", 21, ZOK, 6), 1);
+  ck_assert_int_eq(read_on(a, "/s", 22, ZOK, 6), 0);
+  move_reads(a, b);
+  ck_assert_int_eq(read_on(b, "/s", 23, ZOK, 6), 1);
+  /* Both sessions showed 6: switching back and forth syncs no more. */
+  move_reads(b, a);
+  ck_assert_int_eq(read_on(a, "/t", 24, ZOK, 2), 0);
+  move_reads(a, b);
+  ck_assert_int_eq(read_on(b, "/t", 25, ZOK, 2), 0);
+}
+END_TEST
+
+START_TEST(session_mode_syncs_where_no_zxid_proves_it) {
+  open_session3();
+  ck_assert_int_eq(zkr_aget(z, "/s", 0, done_data, (void *)10), ZOK);
+  fake_req_t *s = fake_wait(NULL, FK_SYNC, NULL);
+  ck_assert_ptr_nonnull(s);
+  fake_zh_t *a = s->h, *b = a == h[2] ? h[3] : h[2];
+  fake_req_t *g = fake_wait(a, FK_GET, "/s");
+  fake_reply(s, ZOK, 0, 0, NULL);
+  fake_reply(g, ZOK, 5, 5, "v");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  move_reads(a, b);
+  ck_assert_int_eq(read_on(b, "/s", 11, ZOK, 5), 1);
+  /* A delete's reply carries no zxid: the next read syncs, though the
+   * session showed the handle's highest zxid. */
+  ck_assert_int_eq(zkr_adelete(z, "/d", -1, done_void, (void *)20), ZOK);
+  fake_req_t *d = fake_wait(h[1], FK_DELETE, "/d");
+  fake_reply(d, ZOK, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 20), 0);
+  ck_assert_int_eq(read_on(b, "/s", 21, ZOK, 5), 1);
+  ck_assert_int_eq(read_on(b, "/s", 22, ZOK, 5), 0);
+  /* A read that found no node showed no zxid either (the node may have
+   * gone after everything the handle saw): a read on another member then
+   * syncs, though a's session showed the highest zxid. */
+  move_reads(b, a);
+  ck_assert_int_eq(read_on(a, "/s", 23, ZOK, 5), 1);
+  move_reads(a, b);
+  ck_assert_int_eq(read_on(b, "/gone", 24, ZNONODE, 0), 0);
+  move_reads(b, a);
+  ck_assert_int_eq(read_on(a, "/gone", 25, ZNONODE, 0), 1);
+  /* a's session answered it, and had synced after every such completion
+   * before: it needs no sync for its own answer (a poller of a missing
+   * node reads on without syncs); b does. */
+  ck_assert_int_eq(read_on(a, "/gone", 26, ZNONODE, 0), 0);
+  ck_assert_int_eq(read_on(a, "/s", 27, ZOK, 5), 0);
+  move_reads(a, b);
+  ck_assert_int_eq(read_on(b, "/s", 28, ZOK, 5), 1);
+  move_reads(b, a);
+  /* A sync that failed proves nothing: the next read on that session
+   * syncs again. */
+  ck_assert_int_eq(zkr_aset(z, "/s", "w", 1, -1, done_stat, (void *)30), ZOK);
+  fake_req_t *w = fake_wait(h[1], FK_SET, "/s");
+  fake_reply(w, ZOK, 7, 7, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 30), 0);
+  int before = syncs_on(a);
+  ck_assert_int_eq(zkr_aget(z, "/s", 0, done_data, (void *)31), ZOK);
+  g = fake_wait(a, FK_GET, "/s");
+  ck_assert_ptr_nonnull(g);
+  ck_assert_int_eq(syncs_on(a), before + 1);
+  s = fake_wait(a, FK_SYNC, NULL);
+  fake_reply(s, ZCONNECTIONLOSS, 0, 0, NULL);
+  fake_reply(g, ZCONNECTIONLOSS, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 31), 0);
+  ck_assert_int_eq(read_on(a, "/s", 32, ZOK, 7), 1);
+  /* An ACL read: no zxid records an ACL change (setACL raises aversion,
+   * not mzxid), so a read on another member syncs, though that member's
+   * session showed the mark. */
+  move_reads(a, b);
+  ck_assert_int_eq(read_on(b, "/s", 33, ZOK, 7), 1);
+  move_reads(b, a);
+  ck_assert_int_eq(read_on(a, "/s", 34, ZOK, 7), 0);
+  ck_assert_int_eq(zkr_aget_acl(z, "/s", done_acl, (void *)40), ZOK);
+  fake_req_t *ga = fake_wait(a, FK_GETACL, "/s");
+  ck_assert_ptr_nonnull(ga);
+  fake_reply(ga, ZOK, 7, 7, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 40), 0);
+  move_reads(a, b);
+  ck_assert_int_eq(read_on(b, "/s", 41, ZOK, 7), 1);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("dispatch");
   TCase *tc = tcase_create("fake");
@@ -235,6 +414,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, coalesced_reads_two_syncs_in_flight);
   tcase_add_test(tc, coalesced_reads_complete_when_session_goes);
   tcase_add_test(tc, session_mode_syncs_only_when_needed);
+  tcase_add_test(tc, session_mode_no_sync_where_the_session_showed_the_zxid);
+  tcase_add_test(tc, session_mode_syncs_where_no_zxid_proves_it);
   suite_add_tcase(s, tc);
   return s;
 }

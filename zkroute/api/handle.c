@@ -173,7 +173,6 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout
   z->gate_cur = -1;
   z->owner = -1;
   z->session_reader = -1;
-  z->session_last = -1;
   z->vstate = ZOO_CONNECTING_STATE;
   z->watcher = fn;
   z->context = context;

@@ -121,10 +121,11 @@ struct zkr {
   _Atomic unsigned rr;
   _Atomic int session_reader;   /* consistency session: the member reads
                                    stick to, -1 none yet */
-  _Atomic int session_last;     /* ... the member of the last read sent */
-  _Atomic uint64_t write_epoch; /* writes of this handle completed (any
-                                   outcome): a session-mode read syncs when
-                                   its member last synced before one */
+  _Atomic uint64_t write_epoch; /* completions that showed no zxid (a write
+                                   without a Stat or that failed, a read
+                                   that found no node): a session-mode read
+                                   syncs when its member last synced before
+                                   one (dispatch.c) */
   _Atomic int sticky;
   _Atomic uint64_t hedge_draws; /* counter behind the hedge target draw */
   _Atomic unsigned leader_rr;   /* hybrid's leader_read_weight counter */

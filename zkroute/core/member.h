@@ -81,9 +81,15 @@ typedef struct zkr__member {
   struct zkr__op *co_head, *co_tail;
   _Atomic uint64_t coalesced; /* reads that shared a sync sent for others */
   /* Consistency `session` (dispatch.c): the write epoch and zhandle of
-   * the last sync sent on this member's session. */
+   * the last sync sent on this member's session (synced_zh NULL again
+   * when a sync failed), and, under co_mu, the highest zxid the session
+   * of zhandle shown_zh has shown: a reply's Stat, or the handle's
+   * high-water mark when a sync was sent on it (the reads after it run
+   * after it). */
   _Atomic uint64_t synced_epoch;
   zhandle_t *_Atomic synced_zh;
+  zhandle_t *shown_zh;
+  int64_t shown_zxid;
   _Atomic uint64_t hedges;      /* hedge requests sent to it (hedge_apply.c) */
   _Atomic int outstanding;      /* operations sent and not completed */
   _Atomic uint64_t progress_ns; /* last completion, or start of being busy */

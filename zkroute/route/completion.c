@@ -56,7 +56,7 @@ static void see_zxids(zkr_t *z, const struct Stat *st) {
 static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
   zkr_t *z = op->z;
   if (rc == ZOK && stat) see_zxids(z, stat);
-  zkr__dispatch_op_done(op); /* outstanding list, write epoch */
+  zkr__dispatch_op_done(op, rc, stat); /* outstanding list, zxids shown */
   rc = outcome(z, rc);
   if (op->member >= 0) {
     uint64_t now = zkr__now_ns();

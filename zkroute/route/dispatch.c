@@ -15,9 +15,15 @@
  * then fall into step, each waiting out the previous one's sync, and pay
  * two round trips without sharing (docs/benchmarks-log.md section 10.2).
  *
- * Consistency `session`: a read syncs only when its member's session last
- * synced before one of the handle's writes completed, or never synced on
- * this zhandle (the reads stick to one member: policy.c).
+ * Consistency `session`: a read syncs only when its member's session has
+ * not shown the handle's high-water mark (the highest zxid in any reply
+ * the handle had), when a completion that showed no zxid (a write without
+ * a Stat, a read that found no node) came since that session's last sync,
+ * or when it never synced on this zhandle.  A session shows a zxid by a
+ * reply's Stat (its server had applied it) or by a sync sent on it when
+ * the mark was that zxid (the reads after it run after it); a zhandle's
+ * server never goes back behind what the session saw (ZooKeeper refuses
+ * the reconnection), so what it showed holds for the zhandle's life.
  *
  * Every operation handed over - waiting for a sync included - is on the
  * outstanding list until its completion runs, so a zhandle closed under it
@@ -29,6 +35,7 @@
 #include "route/completion.h"
 #include "route/dispatch.h"
 #include "core/handle.h"
+#include "core/latency.h"
 #include "route/hedge_apply.h"
 #include "core/watch.h"
 #include "zk/zkapi.h"
@@ -64,12 +71,55 @@ void zkr__out_remove(zkr__op_t *op) {
   pthread_mutex_unlock(&z->out_mu);
 }
 
-/* Completion's share (completion.c): op leaves the outstanding list, and a
- * write done (applied, refused or unknown) makes the next read of any
- * member sync first in `session` consistency (needs_sync). */
-void zkr__dispatch_op_done(zkr__op_t *op) {
+/* The highest zxid the session of zh has shown: its server had applied
+ * it.  A new zhandle starts again (a rescued owner session may be on
+ * another server). */
+static void shown(zkr__member_t *m, zhandle_t *zh, int64_t zxid) {
+  pthread_mutex_lock(&m->co_mu);
+  if (m->shown_zh != zh) {
+    m->shown_zh = zh;
+    m->shown_zxid = zxid;
+  } else if (zxid > m->shown_zxid) {
+    m->shown_zxid = zxid;
+  }
+  pthread_mutex_unlock(&m->co_mu);
+}
+
+static int64_t shown_on(zkr__member_t *m, zhandle_t *zh) {
+  pthread_mutex_lock(&m->co_mu);
+  int64_t x = m->shown_zh == zh ? m->shown_zxid : -1;
+  pthread_mutex_unlock(&m->co_mu);
+  return x;
+}
+
+/* Completion's share (completion.c): op leaves the outstanding list; a
+ * reply's Stat shows what its session's server had applied (completion.c
+ * raised the handle's high-water mark with it already), and a completion
+ * without one - a write without a Stat (delete, create, multi, set_acl)
+ * or that failed or whose outcome is unknown, a read that found no node,
+ * an ACL read - makes the next read of every member sync first in `session`
+ * consistency (needs_sync): nothing says which zxid it stands for. */
+void zkr__dispatch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
   zkr__out_remove(op);
-  if (op->is_write) op->z->write_epoch++;
+  /* An ACL read: no zxid records an ACL change (setACL raises aversion,
+   * not mzxid). */
+  if (rc == ZOK && stat && op->type != ZKR__OP_GET_ACL) {
+    if (op->member >= 0 && op->zh) {
+      int64_t x = stat->mzxid > stat->pzxid ? stat->mzxid : stat->pzxid;
+      if (stat->czxid > x) x = stat->czxid;
+      shown(&op->z->members[op->member], op->zh, x);
+    }
+  } else if (!op->probe) {
+    uint64_t was = atomic_fetch_add(&op->z->write_epoch, 1);
+    /* The session that answered is not behind what its own answer stands
+     * for: if it had synced after every completion before this one, it
+     * needs no sync for this one either (a poller of a missing node keeps
+     * reading without syncs). */
+    if (op->member >= 0 && op->zh && zkr__latency_server_answered(rc)) {
+      zkr__member_t *m = &op->z->members[op->member];
+      if (m->synced_zh == op->zh) atomic_compare_exchange_strong(&m->synced_epoch, &was, was + 1);
+    }
+  }
 }
 
 /* After every member session was closed no ZooKeeper completion can run
@@ -117,28 +167,36 @@ static int out_take(zkr__op_t *op) {
 
 /* ---- sending ---- */
 
+/* A pipelined sync's own reply is not waited for; one that failed (its
+ * connection was lost) proves nothing, and the next read of its member
+ * syncs again: a read sent once the connection is back runs on a new one,
+ * after no sync. */
 static void pre_sync_done(int rc, const char *value, const void *data) {
-  (void)rc;
   (void)value;
-  (void)data;
+  if (rc != ZOK) ((zkr__member_t *)data)->synced_zh = NULL;
 }
 
 /* Linearizable reads, probes, and ordered reads sent on another session
  * than the writes they follow (router.c) are synced first; in `session`
- * consistency, reads whose member's session has not synced since the
- * handle's last write.  A watch re-armed after its session was lost is
+ * consistency, reads whose member's session has not shown what the
+ * handle saw (below).  A watch re-armed after its session was lost is
  * synced too, by watch_rearm.c. */
-static int needs_sync(const zkr__op_t *op, const zkr__member_t *m, zhandle_t *zh) {
-  if (op->probe || op->resync) return 1;
-  if (op->is_write || op->ordered || op->type == ZKR__OP_SYNC) return 0;
+static int needs_sync(const zkr__op_t *op, zkr__member_t *m, zhandle_t *zh) {
+  int session = op->z->opts.consistency == ZKR_CONSISTENCY_SESSION;
+  if (op->probe || (op->resync && !session)) return 1;
+  if (op->is_write || (op->ordered && !op->resync) || op->type == ZKR__OP_SYNC) return 0;
   switch (op->z->opts.consistency) {
   case ZKR_CONSISTENCY_LINEARIZABLE: return 1;
   case ZKR_CONSISTENCY_SESSION:
-    /* A read on another member than the last one (it may be behind what
-     * the last one served), on a zhandle that never synced, or after a
-     * write of this handle completed. */
-    return op->z->session_last != m->index || m->synced_zh != zh ||
-           m->synced_epoch != op->z->write_epoch;
+    /* On a zhandle that never synced, after a completion that showed no
+     * zxid, or on a session that has not shown every zxid the handle saw
+     * (whichever member served the reads before).  An ordered read that
+     * waited in the gate (resync) too: the writes before it that are
+     * still in flight are on its own session (the gate moves only once
+     * the old one has none), and those that completed are in the mark or
+     * the epoch. */
+    return m->synced_zh != zh || m->synced_epoch != op->z->write_epoch ||
+           shown_on(m, zh) < op->z->hwm_zxid;
   default: return 0;
   }
 }
@@ -322,7 +380,7 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
   /* Read before sending: once ZooKeeper has op, its completion may run on
    * another thread and free it before send_request even returns - op->z
    * included (it_history under ASan: a read's completion freed it before
-   * session_last was set through it). */
+   * a field was set through it). */
   zkr_t *z = op->z;
   int is_write = op->is_write;
   int is_read = !is_write && op->type != ZKR__OP_SYNC && !op->probe && !op->is_hedge;
@@ -363,15 +421,16 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
          * sync saw. */
         const char *sp = op->type == ZKR__OP_MULTI ? "/" : op->path;
         uint64_t epoch = z->write_epoch;
-        rc = zkr__zk->zoo_async(zh, sp, pre_sync_done, NULL);
+        int64_t mark = z->hwm_zxid;
+        rc = zkr__zk->zoo_async(zh, sp, pre_sync_done, m);
         if (rc == ZOK) {
           if (!is_hedge) m->syncs++;
           m->synced_epoch = epoch;
           m->synced_zh = zh;
+          shown(m, zh, mark);
         }
       }
       if (rc == ZOK) rc = send_request(op, zh, with_watch);
-      if (rc == ZOK && is_read) z->session_last = m->index;
     }
     /* Unlisted while zh cannot be closed (the read lock is held), so a
      * refused request is never also completed as dropped. */

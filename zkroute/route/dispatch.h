@@ -10,7 +10,7 @@
 int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m);
 int zkr__probe(zkr__member_t *m);
 void zkr__out_remove(zkr__op_t *op);
-void zkr__dispatch_op_done(zkr__op_t *op);
+void zkr__dispatch_op_done(zkr__op_t *op, int rc, const struct Stat *stat);
 void zkr__op_complete_abandoned(struct zkr *z);
 void zkr__op_complete_dropped(struct zkr *z, zhandle_t *zh);
 

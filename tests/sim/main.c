@@ -5,7 +5,8 @@
  *                                   or from --start S)
  *   zkroute-sim --seconds S         explore new seeds for S seconds of wall time
  *   zkroute-sim --regressions FILE  replay every seed the file lists
- * Options: --mode stock|routed, --bug K (a planted model bug, tests only),
+ * Options: --mode stock|routed, --consistency linearizable|session (routed:
+ * the handles' consistency), --bug K (a planted model bug, tests only),
  * --length S (simulated seconds of the fault phase, default 6), --jobs J
  * (worker processes, default 2), --verbose, --messages (exploring: each
  * failing seed's checker messages and the wall time since the start).
@@ -36,6 +37,7 @@ static double wall(void) {
 static void replay_cmd(char *buf, size_t n, uint64_t seed) {
   int k = snprintf(buf, n, "%s --seed %llu", prog, (unsigned long long)seed);
   if (base.mode == SIM_ROUTED) k += snprintf(buf + k, n - (size_t)k, " --mode routed");
+  if (base.session) k += snprintf(buf + k, n - (size_t)k, " --consistency session");
   if (base.bug) k += snprintf(buf + k, n - (size_t)k, " --bug %d", base.bug);
   if (base.seconds) snprintf(buf + k, n - (size_t)k, " --length %d", base.seconds);
 }
@@ -149,10 +151,11 @@ static int regressions(const char *file) {
   int failed = 0, ran = 0;
   while (fgets(line, sizeof line, f)) {
     unsigned long long seed;
-    char mode[16] = "stock";
-    if (line[0] == '#' || sscanf(line, "%llu %15s", &seed, mode) < 1) continue;
+    char mode[16] = "stock", cons[16] = "";
+    if (line[0] == '#' || sscanf(line, "%llu %15s %15s", &seed, mode, cons) < 1) continue;
     sim_opts_t save = base;
     base.mode = strcmp(mode, "routed") == 0 ? SIM_ROUTED : SIM_STOCK;
+    base.session = strcmp(cons, "session") == 0;
     sim_opts_t o = base;
     o.seed = seed;
     sim_result_t r;
@@ -174,8 +177,8 @@ static int regressions(const char *file) {
 
 static void usage(void) {
   fprintf(stderr, "usage: zkroute-sim (--seed N | --seeds N [--start S] | --seconds S | "
-                  "--regressions FILE) [--mode stock|routed] [--length S] [--jobs J] [--bug K] "
-                  "[--verbose] [--messages]\n");
+                  "--regressions FILE) [--mode stock|routed] [--consistency linearizable|session] "
+                  "[--length S] [--jobs J] [--bug K] [--verbose] [--messages]\n");
   exit(2);
 }
 
@@ -206,6 +209,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--length")) base.seconds = atoi(v);
     else if (!strcmp(a, "--regressions")) reg = v;
     else if (!strcmp(a, "--mode")) base.mode = !strcmp(v, "routed") ? SIM_ROUTED : SIM_STOCK;
+    else if (!strcmp(a, "--consistency") && !strcmp(v, "session")) base.session = 1;
+    else if (!strcmp(a, "--consistency") && !strcmp(v, "linearizable")) base.session = 0;
     else usage();
   }
   if (jobs < 1) jobs = 1;

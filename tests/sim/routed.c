@@ -82,10 +82,15 @@ static void step_all(void) {
 
 static zkr_t *Z(zhandle_t *zh) { return zkr_from_zh(zh); }
 
+static int session_mode; /* routed_begin's session */
+
 static zhandle_t *r_zookeeper_init(const char *host, watcher_fn fn, int recv_timeout,
                                    const clientid_t *cid, void *ctx, int flags) {
   zkr_t *z = NULL;
-  if (zkr_init_opts(&z, host, fn, recv_timeout, cid, ctx, flags, NULL) != ZOK || nz == MAXZ)
+  zkr_options_t o = ZKR_OPTIONS_INIT;
+  o.consistency = ZKR_CONSISTENCY_SESSION;
+  if (zkr_init_opts(&z, host, fn, recv_timeout, cid, ctx, flags, session_mode ? &o : NULL) != ZOK ||
+      nz == MAXZ)
     return NULL;
   wake_at[nz] = 0;
   open_z[nz++] = z;
@@ -212,7 +217,8 @@ static const zkr__zk_t app = {
     .zoo_aremove_all_watches = r_zoo_aremove_all_watches,
 };
 
-const zkr__zk_t *routed_begin(void) {
+const zkr__zk_t *routed_begin(int session) {
+  session_mode = session;
   nz = 0;
   memset(open_z, 0, sizeof open_z);
   /* The library's clock (CLOCK_MONOTONIC) counts from boot: an uptime of

@@ -17,6 +17,7 @@ typedef struct sim_opts {
   int bug;     /* SIM_BUG_* (a planted model bug), 0 none */
   int seconds; /* length of the fault phase (0: 6) */
   int verbose; /* print the history's marks and the report */
+  int session; /* routed: the library's consistency=session (default linearizable) */
 } sim_opts_t;
 
 typedef struct sim_result {

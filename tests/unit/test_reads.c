@@ -115,6 +115,34 @@ static void open3_session(void) {
   wait_state(ZOO_CONNECTED_STATE);
 }
 
+/* In session mode completions are handed on in issue order: a watched
+ * read answered while an earlier read is still out is held behind it, and
+ * the event of the watch it set - which its server may send at once -
+ * comes only after the read's completion, as on one stock session.
+ * (The simulator: tests/sim/zkroute-sim --seed 10 --mode routed
+ * --consistency session.) */
+START_TEST(session_mode_watch_event_after_its_held_read) {
+  open3_session();
+  ck_assert_int_eq(zkr_aget(z, "/slow", 0, done_data, (void *)1), ZOK);
+  fake_req_t *slow = fake_wait(NULL, FK_GET, "/slow");
+  ck_assert_ptr_nonnull(slow);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)2), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(g);
+  fake_reply(g, ZOK, 5, 5, "a");
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 2), 0); /* behind /slow */
+  fake_fire(g->h, "/n", ZOO_CHANGED_EVENT);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 7), 0); /* its read first */
+  fake_reply(slow, ZOK, 3, 3, "s");
+  int d1 = ev_find(0, EV_DONE, 1), d2 = ev_find(0, EV_DONE, 2), w = ev_find(0, EV_WATCH, 7);
+  ck_assert_int_ge(d1, 0);
+  ck_assert_int_gt(d2, d1);
+  ck_assert_int_gt(w, d2);
+}
+END_TEST
+
 /* consistency=session claims a stock session's guarantees, FIFO client
  * order among them: aset(/a) then aget(/b) complete in that order, and
  * the read runs after the write (it cannot miss it). */
@@ -307,6 +335,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, reply_zxid_raises_the_epoch_floor);
   tcase_add_test(tc, deposed_leader_claim_is_not_the_leader);
   tcase_add_test(tc, session_mode_read_after_write_in_issue_order);
+  tcase_add_test(tc, session_mode_watch_event_after_its_held_read);
   tcase_add_test(tc, session_mode_write_after_read_waits);
   tcase_add_test(tc, linearizable_read_of_another_path_is_not_ordered);
   tcase_add_test(tc, ordered_read_after_switch_is_synced);

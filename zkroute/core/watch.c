@@ -428,7 +428,7 @@ static void consume_twins(zkr_t *z, const zkr__watch_t *f, int type, zkr__watch_
 /* Whether the read that armed w is held (for an event of another record):
  * w's event waits for that read's completion (done_with). */
 static int read_held_locked(const zkr_t *z, const zkr__watch_t *w) {
-  if (w->resuming) return 1;
+  if (w->resuming || w->read_pending) return 1;
   for (const zkr__op_t *op = z->wf_held; op; op = op->wf_next)
     if (op->watch_id == w->id) return 1;
   return 0;
@@ -568,11 +568,24 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
   op->watch = NULL;
 }
 
+void zkr__watch_read_handed_on(zkr_t *z, uint64_t id) {
+  zkr__watch_t *gone = NULL;
+  pthread_mutex_lock(&z->watch_mu);
+  zkr__watch_t *w = zkr__watch_by_id_locked(z, id);
+  if (w && w->read_pending) {
+    w->read_pending = 0;
+    if (w->fire) zkr__watch_release_locked(z, w->path, &gone);
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+  zkr__watch_done(z, gone);
+}
+
 void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct Stat *stat) {
   zkr_t *z = w->z;
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
   zkr__watch_arm_locked(z, w, member, zh, stat);
+  w->read_pending = 1; /* until the read is handed on */
   if (w->supersedes) supersede_locked(z, w, stat, &gone);
   pthread_mutex_unlock(&z->watch_mu);
   zkr__watch_done(z, gone);
@@ -672,10 +685,12 @@ void zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member, zhandle_t *zh
      * event is delivered, not swallowed. */
     w->seq = 0;
     zkr__watch_arm_locked(z, w, member, zh, stat);
+    w->read_pending = 1;
   } else if (w->state == ZKR__W_FIRED) {
     if (armed) {
       w->seq = 0;
       zkr__watch_arm_locked(z, w, member, zh, stat);
+      w->read_pending = 1;
     } else if (w->reuses == 0) {
       zkr__watch_unlink_locked(z, w);
       gone = w;

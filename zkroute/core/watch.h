@@ -53,6 +53,8 @@ struct zkr__watch {
                                     that this read sets again (held by
                                     reuses), NULL none */
   int removing;                  /* a removal is on its way (watch_remove.c) */
+  int read_pending;              /* the read that armed it has not been handed on
+                                    to the application: its events wait */
   int resuming;                  /* the read that armed it is being handed on
                                     (its event waits), under watch_mu */
   uint64_t removed_ns;
@@ -66,6 +68,9 @@ void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct S
 void zkr__watch_discard(zkr__watch_t *w);
 
 void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat);
+/* The read that armed record id was handed on to the application
+ * (completion.c): the record's events may go. */
+void zkr__watch_read_handed_on(struct zkr *z, uint64_t id);
 
 zkr__watch_t *zkr__watch_find(struct zkr *z, int kind, const char *path, watcher_fn fn, void *ctx,
                               int (*pin_ok)(struct zkr *z, int member), int *member,

@@ -82,6 +82,9 @@ void zkr__op_hand_on(zkr__op_t *op, const zkr__result_t *r) {
     dipped = zkr__hooks_session_dip(z, op->member);
   if (op->direct) zkr__deliver_call(op->shape, op->cb, op->data, r);
   else zkr__deliver_result(z, op->shape, op->cb, op->data, r);
+  /* The watch it set is set in the application's eyes now: its events,
+   * which waited, come after this completion. */
+  if (op->watch_id) zkr__watch_read_handed_on(z, op->watch_id);
   if (op->app) zkr__order_done(op);
   if (op->member >= 0) zkr__hooks_session_dip_check(z, op->member, dipped);
 }

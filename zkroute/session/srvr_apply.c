@@ -45,8 +45,12 @@ int zkr__srvr_poll_members(zkr_t *z) {
   int best = -1, answered = 0;
   int64_t best_zxid = -1;
   uint32_t best_epoch = 0;
-  /* The lowest epoch a leader may have: the highest one srvr showed for a
-   * server the handle has a working session with.  A server that still
+  for (size_t i = 0; i < z->n; i++) {
+    if (started[i]) pthread_join(threads[i], NULL);
+    answered += polls[i].rc == ZOK;
+  }
+  /* The lowest epoch a leader may have: the highest one srvr showed for
+   * a server the handle has a working session with.  A server that still
    * claims leadership with a lower one is a deposed leader (cut off
    * through an election, it has not noticed yet): writes sent there would
    * wait for a quorum it no longer has.  (Not the epoch of the handle's
@@ -57,10 +61,6 @@ int zkr__srvr_poll_members(zkr_t *z) {
     if (polls[i].rc == ZOK && polls[i].reply.has_zxid && polls[i].reply.epoch > floor &&
         zkr__member_usable(&z->members[i]))
       floor = polls[i].reply.epoch;
-  for (size_t i = 0; i < z->n; i++) {
-    if (started[i]) pthread_join(threads[i], NULL);
-    answered += polls[i].rc == ZOK;
-  }
   for (size_t i = 0; i < z->n; i++) {
     zkr__member_t *m = &z->members[i];
     zkr__srvr_reply_t *r = &polls[i].reply;

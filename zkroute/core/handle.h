@@ -93,9 +93,9 @@ struct zkr {
    * session is the leader's for most writes and the owner's for
    * session-scoped ones: a switch between them is a change of session. */
   pthread_mutex_t gate_mu;
-  int gate_cur;      /* member slot of the write session, -1 none */
-  int gate_inflight; /* gated operations in flight on gate_cur */
-  zkr__op_t *gate_head, *gate_tail;
+  int gate_cur;        /* member slot of the write session, -1 none */
+  int gate_inflight;   /* gated operations in flight on gate_cur */
+  zkr__queue_t gate_q; /* parked operations, in issue order */
   uint64_t gate_parked_since_ns;
   /* The fence (router.c; DESIGN.md section 3, rule 6): the zhandle on
    * which a write's outcome became unknown, NULL none.  No gated
@@ -153,11 +153,11 @@ struct zkr {
 
   /* The application's operations in issue order (barrier.c). */
   pthread_mutex_t order_mu;
-  zkr__op_t *ord_head, *ord_tail;
+  zkr__queue_t ord_q;
 
   /* Operations handed to ZooKeeper, not yet completed (dispatch.c). */
   pthread_mutex_t out_mu;
-  zkr__op_t *out_list;
+  zkr__queue_t out_q;
 
   /* Watch registry (watch.c). */
   pthread_mutex_t watch_mu;
@@ -171,7 +171,7 @@ struct zkr {
   /* Reads whose reply shows a change a watch of the handle has not fired
    * for yet: held until it did (watch.c), as a stock client sees a watch
    * event before the new data.  Under watch_mu. */
-  zkr__op_t *wf_held;
+  zkr__queue_t wf_held;
   _Atomic int wf_count;
   uint64_t watch_ids; /* the last id given to a record (watch.c) */
   /* The drop-in interposer's name for the program's global pair

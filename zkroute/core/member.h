@@ -10,6 +10,7 @@
 
 #include "model/health.h"
 #include "model/hosts.h"
+#include "model/queue.h"
 #include "zkroute.h"
 
 struct zkr;
@@ -72,11 +73,11 @@ typedef struct zkr__member {
 
   /* Sync coalescing (dispatch.c), under co_mu: the session co_zh has
    * co_inflight syncs in flight (at most sync_coalesce_depth); reads that
-   * came while it was full wait in co_head..co_tail for the next one. */
+   * came while it was full wait in co_q for the next one. */
   pthread_mutex_t co_mu;
   zhandle_t *co_zh;
   int co_inflight;
-  struct zkr__op *co_head, *co_tail;
+  zkr__queue_t co_q;
   _Atomic uint64_t coalesced; /* reads that shared a sync sent for others */
   /* Consistency `session` (dispatch.c): the write epoch and zhandle of
    * the last sync sent on this member's session. */

@@ -4,8 +4,10 @@
 #ifndef ZKR_OP_H
 #define ZKR_OP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include "model/queue.h"
 #include "zkroute.h"
 
 struct zkr;
@@ -114,9 +116,9 @@ typedef struct zkr__op {
    * libzookeeper_mt finishes synchronous calls on its I/O thread too). */
   int direct;
 
-  int probe;               /* a health probe of an ejected member, not the app's */
-  struct zkr__op *co_next; /* its member's coalescing queue (dispatch.c) */
-  int co_waiting;          /* ... waits in it for the next sync */
+  int probe;                 /* a health probe of an ejected member, not the app's */
+  zkr__queue_link_t co_link; /* its member's coalescing queue (dispatch.c) */
+  int co_waiting;            /* ... waits in it for the next sync */
 
   /* The application's order (barrier.c): every operation the application
    * issued, in issue order, until its completion was handed on.  A
@@ -127,15 +129,15 @@ typedef struct zkr__op {
   int held;    /* its completion waits for the operations before it
                   (session consistency's FIFO order): kept is its reply */
   struct zkr__reply *kept;
-  int kept_rc;             /* no kept reply: the result it completes with (0: ZKR_ENOMEM) */
-  struct zkr__op *wf_next; /* the held reads (watch.c) */
-  uint64_t held_ns;        /* ... since when */
-  int fifo_read;           /* a read counted in reads_out until it completes (router.c) */
-  int fifo_write;          /* a write counted in writes_out until it completes */
-  int b_ready;             /* barrier: its own reply came (b_rc, b_path) */
+  int kept_rc;               /* no kept reply: the result it completes with (0: ZKR_ENOMEM) */
+  zkr__queue_link_t wf_link; /* the held reads (watch.c) */
+  uint64_t held_ns;          /* ... since when */
+  int fifo_read;             /* a read counted in reads_out until it completes (router.c) */
+  int fifo_write;            /* a write counted in writes_out until it completes */
+  int b_ready;               /* barrier: its own reply came (b_rc, b_path) */
   int b_rc;
   char *b_path;
-  struct zkr__op *ord_prev, *ord_next;
+  zkr__queue_link_t ord_link; /* the handle's issue order, while app */
 
   /* Hedged reads (hedge_apply.c).  A hedgeable read is the primary: it carries
    * the application's completion, which runs once, with the first reply of
@@ -153,15 +155,22 @@ typedef struct zkr__op {
   int h_queued;      /* waits in the hedger's queue */
   int h_deferred_rc; /* an error reply held back while the other was pending */
   uint64_t hedge_at_ns;
-  struct zkr__op *hq_prev, *hq_next;
+  zkr__queue_link_t hq_link; /* the hedger's queue, while h_queued */
 
-  struct zkr__op *next; /* write gate queue */
+  zkr__queue_link_t gate_link; /* the write gate's queue, while parked */
   /* Outstanding list (dispatch.c): every operation handed to ZooKeeper
    * until its completion runs, so close can complete those that
    * zookeeper_close drops (ZOOKEEPER-2894/3868). */
-  struct zkr__op *out_prev, *out_next;
+  zkr__queue_link_t out_link;
   int outstanding;
 } zkr__op_t;
+
+/* The operation that holds link as its field (NULL for NULL); link is
+ * evaluated once, so ZKR__OP_OF(zkr__queue_pop(q), f) pops one. */
+static inline zkr__op_t *zkr__op_at(zkr__queue_link_t *link, size_t offset) {
+  return link ? (zkr__op_t *)(void *)((char *)link - offset) : NULL;
+}
+#define ZKR__OP_OF(link, field) zkr__op_at((link), offsetof(zkr__op_t, field))
 
 zkr__op_t *zkr__op_new(struct zkr *z, zkr__op_type_t type, const char *path);
 void zkr__op_free(zkr__op_t *op);

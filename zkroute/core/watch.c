@@ -163,8 +163,7 @@ int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r, void (*keep)(zkr
     if (keep) keep(op);
     op->held_ns = zkr__now_ns();
     op->kept = zkr__reply_copy(op->shape, r);
-    op->wf_next = z->wf_held;
-    z->wf_held = op;
+    zkr__queue_push_front(&z->wf_held, &op->wf_link); /* newest first */
     z->wf_count++;
   }
   pthread_mutex_unlock(&z->watch_mu);
@@ -177,45 +176,39 @@ int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r, void (*keep)(zkr
 static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
   zkr__watch_free_list(gone);
   if (!z->wf_count) return;
-  zkr__op_t *ready = NULL, **tail = &ready;
+  zkr__queue_t ready = {0};
   pthread_mutex_lock(&z->watch_mu);
   /* Reads released because the session ended (or the handle closes) are
    * still outstanding for the application: they complete as stock
    * completes what is outstanding then, not with the data their event
    * should have come before. */
   int ended = all ? ZCLOSING : zkr__handle_ended_rc(z);
-  for (zkr__op_t **p = &z->wf_held; *p;) {
-    zkr__op_t *op = *p;
+  ZKR__QUEUE_FOREACH_SAFE(l, n, &z->wf_held) {
+    zkr__op_t *op = ZKR__OP_OF(l, wf_link);
     zkr__result_t r = {.rc = ZKR_ENOMEM, .value_len = -1};
     if (op->kept) r = zkr__reply_view(op->kept);
     if (all || !op->kept || !read_blocked_locked(z, op, r.rc, r.stat)) {
-      *p = op->wf_next;
-      op->wf_next = NULL;
-      *tail = op;
-      tail = &op->wf_next;
+      zkr__queue_remove(&z->wf_held, &op->wf_link);
+      zkr__queue_push(&ready, &op->wf_link);
       z->wf_count--;
-    } else {
-      p = &op->wf_next;
     }
   }
   pthread_mutex_unlock(&z->watch_mu);
   /* In batches: the reads, then the events of the records they armed,
    * which waited for them (read_held_locked). */
   int released = 0;
-  while (ready) {
+  while (!zkr__queue_empty(&ready)) {
     uint64_t ids[16];
     size_t n_ids = 0;
-    while (ready && n_ids < sizeof ids / sizeof ids[0]) {
-      zkr__op_t *n = ready->wf_next;
-      ready->wf_next = NULL;
+    while (!zkr__queue_empty(&ready) && n_ids < sizeof ids / sizeof ids[0]) {
+      zkr__op_t *op = ZKR__OP_OF(zkr__queue_pop(&ready), wf_link);
       if (ended) {
-        zkr__reply_free(ready->kept);
-        ready->kept = NULL;
-        ready->kept_rc = ended;
+        zkr__reply_free(op->kept);
+        op->kept = NULL;
+        op->kept_rc = ended;
       }
-      if (ready->watch_id && !ended) ids[n_ids++] = ready->watch_id;
-      zkr__hooks_resume(ready);
-      ready = n;
+      if (op->watch_id && !ended) ids[n_ids++] = op->watch_id;
+      zkr__hooks_resume(op);
     }
     if (!n_ids) continue;
     zkr__watch_t *gone2 = NULL;
@@ -376,8 +369,8 @@ static void consume_twins(zkr_t *z, const zkr__watch_t *f, int type, zkr__watch_
 /* Whether the read that armed w is held (for an event of another record):
  * w's event waits for that read's completion (done_with). */
 static int read_held_locked(const zkr_t *z, const zkr__watch_t *w) {
-  for (const zkr__op_t *op = z->wf_held; op; op = op->wf_next)
-    if (op->watch_id == w->id) return 1;
+  ZKR__QUEUE_FOREACH(l, &z->wf_held)
+  if (ZKR__OP_OF(l, wf_link)->watch_id == w->id) return 1;
   return 0;
 }
 

@@ -22,11 +22,7 @@
 #include "core/handle.h"
 
 static void unlink_locked(zkr_t *z, zkr__op_t *op) {
-  if (op->ord_prev) op->ord_prev->ord_next = op->ord_next;
-  else z->ord_head = op->ord_next;
-  if (op->ord_next) op->ord_next->ord_prev = op->ord_prev;
-  else z->ord_tail = op->ord_prev;
-  op->ord_prev = op->ord_next = NULL;
+  zkr__queue_remove(&z->ord_q, &op->ord_link);
   op->app = 0;
 }
 
@@ -34,15 +30,14 @@ static void unlink_locked(zkr_t *z, zkr__op_t *op) {
  * on outside the lock. */
 static int ready(const zkr__op_t *op) { return (op->barrier && op->b_ready) || op->held; }
 
-static zkr__op_t *pop_ready_locked(zkr_t *z) {
-  zkr__op_t *ready_list = NULL, **tail = &ready_list;
-  while (z->ord_head && ready(z->ord_head)) {
-    zkr__op_t *b = z->ord_head;
+static zkr__op_t *first_locked(const zkr_t *z) { return ZKR__OP_OF(z->ord_q.first, ord_link); }
+
+/* Moves them to *out (its link reused: they are off the order). */
+static void pop_ready_locked(zkr_t *z, zkr__queue_t *out) {
+  for (zkr__op_t *b; (b = first_locked(z)) && ready(b);) {
     unlink_locked(z, b);
-    *tail = b;
-    tail = &b->ord_next; /* reused as the list link from here on */
+    zkr__queue_push(out, &b->ord_link);
   }
-  return ready_list;
 }
 
 static void hand_on_barrier(zkr__op_t *b, int rc, const char *path) {
@@ -75,26 +70,24 @@ static int ended_rc(const zkr_t *z) {
  * on a stock session they were queued behind those earlier requests, and
  * stock completes what is pending then with that end (a barrier with ZOK
  * after EXPIRED would say the session still served it). */
-static void hand_on_ready(zkr__op_t *list) {
-  while (list) {
-    zkr__op_t *n = list->ord_next;
-    list->ord_next = NULL;
-    int end = ended_rc(list->z);
-    if (end && list->barrier) {
-      free(list->b_path);
-      list->b_path = NULL;
-      hand_on_barrier(list, end, NULL);
-    } else if (list->barrier) {
-      hand_on_barrier(list, list->b_rc, list->b_path);
+static void hand_on_ready(zkr__queue_t *ready) {
+  for (zkr__queue_link_t *l; (l = zkr__queue_pop(ready));) {
+    zkr__op_t *op = ZKR__OP_OF(l, ord_link);
+    int end = ended_rc(op->z);
+    if (end && op->barrier) {
+      free(op->b_path);
+      op->b_path = NULL;
+      hand_on_barrier(op, end, NULL);
+    } else if (op->barrier) {
+      hand_on_barrier(op, op->b_rc, op->b_path);
     } else {
       if (end) {
-        zkr__reply_free(list->kept);
-        list->kept = NULL;
-        list->kept_rc = end;
+        zkr__reply_free(op->kept);
+        op->kept = NULL;
+        op->kept_rc = end;
       }
-      hand_on_held(list);
+      hand_on_held(op);
     }
-    list = n;
   }
 }
 
@@ -103,11 +96,7 @@ void zkr__order_add(zkr__op_t *op) {
   zkr_t *z = op->z;
   pthread_mutex_lock(&z->order_mu);
   op->app = 1;
-  op->ord_next = NULL;
-  op->ord_prev = z->ord_tail;
-  if (z->ord_tail) z->ord_tail->ord_next = op;
-  else z->ord_head = op;
-  z->ord_tail = op;
+  zkr__queue_push(&z->ord_q, &op->ord_link);
   pthread_mutex_unlock(&z->order_mu);
 }
 
@@ -116,14 +105,14 @@ void zkr__order_add(zkr__op_t *op) {
 void zkr__order_done(zkr__op_t *op) {
   zkr_t *z = op->z;
   pthread_mutex_lock(&z->order_mu);
-  zkr__op_t *ready = NULL;
+  zkr__queue_t ready = {0};
   if (op->app) {
-    int was_head = z->ord_head == op;
+    int was_head = first_locked(z) == op;
     unlink_locked(z, op);
-    if (was_head) ready = pop_ready_locked(z);
+    if (was_head) pop_ready_locked(z, &ready);
   }
   pthread_mutex_unlock(&z->order_mu);
-  hand_on_ready(ready);
+  hand_on_ready(&ready);
 }
 
 void zkr__order_cancel(zkr__op_t *op) { zkr__order_done(op); }
@@ -136,7 +125,7 @@ void zkr__order_cancel(zkr__op_t *op) { zkr__order_done(op); }
 int zkr__order_hold(zkr__op_t *op, const zkr__result_t *r) {
   zkr_t *z = op->z;
   pthread_mutex_lock(&z->order_mu);
-  if (!op->app || z->ord_head == op) {
+  if (!op->app || first_locked(z) == op) {
     pthread_mutex_unlock(&z->order_mu);
     return 0;
   }
@@ -151,12 +140,13 @@ int zkr__order_hold(zkr__op_t *op, const zkr__result_t *r) {
 void zkr__order_barrier(zkr__op_t *b, const zkr__result_t *r) {
   zkr_t *z = b->z;
   pthread_mutex_lock(&z->order_mu);
-  if (!b->app || z->ord_head == b) {
+  if (!b->app || first_locked(z) == b) {
     if (b->app) unlink_locked(z, b);
-    zkr__op_t *ready = pop_ready_locked(z);
+    zkr__queue_t ready = {0};
+    pop_ready_locked(z, &ready);
     pthread_mutex_unlock(&z->order_mu);
     hand_on_barrier(b, r->rc, r->value);
-    hand_on_ready(ready);
+    hand_on_ready(&ready);
     return;
   }
   b->b_rc = r->rc;

@@ -38,10 +38,7 @@
 static void out_add(zkr__op_t *op) {
   zkr_t *z = op->z;
   pthread_mutex_lock(&z->out_mu);
-  op->out_prev = NULL;
-  op->out_next = z->out_list;
-  if (op->out_next) op->out_next->out_prev = op;
-  z->out_list = op;
+  zkr__queue_push(&z->out_q, &op->out_link);
   op->outstanding = 1;
   zkr__member_t *m = &z->members[op->member];
   if (m->outstanding++ == 0) m->progress_ns = zkr__now_ns();
@@ -49,9 +46,7 @@ static void out_add(zkr__op_t *op) {
 }
 
 static void unlink_locked(zkr_t *z, zkr__op_t *op) {
-  if (op->out_prev) op->out_prev->out_next = op->out_next;
-  else z->out_list = op->out_next;
-  if (op->out_next) op->out_next->out_prev = op->out_prev;
+  zkr__queue_remove(&z->out_q, &op->out_link);
   op->outstanding = 0;
   z->members[op->member].outstanding--;
   z->members[op->member].progress_ns = zkr__now_ns();
@@ -86,21 +81,19 @@ static void co_unqueue(zkr__op_t *op);
  * completion.c turns into what the application must see (ZCLOSING only
  * when the handle itself closes). */
 void zkr__op_complete_dropped(zkr_t *z, zhandle_t *zh) {
-  zkr__op_t *list = NULL;
+  zkr__queue_t list = {0};
   pthread_mutex_lock(&z->out_mu);
-  for (zkr__op_t *op = z->out_list, *n; op; op = n) {
-    n = op->out_next;
+  ZKR__QUEUE_FOREACH_SAFE(l, n, &z->out_q) {
+    zkr__op_t *op = ZKR__OP_OF(l, out_link);
     if (zh && op->zh != zh) continue;
     unlink_locked(z, op);
-    op->out_next = list;
-    list = op;
+    zkr__queue_push(&list, &op->out_link); /* oldest first */
   }
   pthread_mutex_unlock(&z->out_mu);
-  while (list) {
-    zkr__op_t *n = list->out_next;
-    co_unqueue(list);
-    zkr__op_complete_error(list, ZCLOSING);
-    list = n;
+  for (zkr__queue_link_t *l; (l = zkr__queue_pop(&list));) {
+    zkr__op_t *op = ZKR__OP_OF(l, out_link);
+    co_unqueue(op);
+    zkr__op_complete_error(op, ZCLOSING);
   }
 }
 
@@ -186,41 +179,36 @@ static void co_sync_done(int rc, const char *value, const void *data) {
   zkr__member_t *m = t->m;
   zhandle_t *zh = t->zh;
   free(t);
-  zkr__op_t *batch = NULL, *failed = NULL;
+  zkr__queue_t batch = {0}, failed = {0};
   pthread_rwlock_rdlock(&m->zh_lock);
   pthread_mutex_lock(&m->co_mu);
   if (m->co_zh == zh) {
-    batch = m->co_head;
-    m->co_head = m->co_tail = NULL;
-    for (zkr__op_t *op = batch; op; op = op->co_next) op->co_waiting = 0;
+    zkr__queue_move(&batch, &m->co_q);
+    ZKR__QUEUE_FOREACH(l, &batch) ZKR__OP_OF(l, co_link)->co_waiting = 0;
     if (m->co_inflight > 0) m->co_inflight--;
     /* Only while zh is still the member's: otherwise the waiting reads go
      * with it (zkr__op_complete_dropped). */
-    if (batch && m->zh == zh) {
-      int src = co_send_sync(m, zh, batch->path ? batch->path : "/");
+    if (batch.first && m->zh == zh) {
+      const zkr__op_t *first = ZKR__OP_OF(batch.first, co_link);
+      int src = co_send_sync(m, zh, first->path ? first->path : "/");
       if (src == ZOK) m->co_inflight++;
-      for (zkr__op_t *op = batch, *n; op; op = n) {
-        n = op->co_next;
-        op->co_next = NULL;
+      /* Failed ones are listed newest first, as they always were. */
+      for (zkr__queue_link_t *l; (l = zkr__queue_pop(&batch));) {
+        zkr__op_t *op = ZKR__OP_OF(l, co_link);
         int with_watch = op->watch && !op->watch_unbound;
-        if (src != ZOK || send_request(op, zh, with_watch) != ZOK) {
-          op->co_next = failed;
-          failed = op;
-        }
+        if (src != ZOK || send_request(op, zh, with_watch) != ZOK)
+          zkr__queue_push_front(&failed, &op->co_link);
       }
-      batch = NULL;
     }
   }
   pthread_mutex_unlock(&m->co_mu);
   pthread_rwlock_unlock(&m->zh_lock);
-  /* Refused: completed here, once (nothing else has them). */
-  while (failed) {
-    zkr__op_t *n = failed->co_next;
-    failed->co_next = NULL;
-    if (out_take(failed)) zkr__op_complete_error(failed, ZCONNECTIONLOSS);
-    failed = n;
+  /* Refused: completed here, once (nothing else has them).  A batch left
+   * in `batch` went with its zhandle (see above), as before. */
+  for (zkr__queue_link_t *l; (l = zkr__queue_pop(&failed));) {
+    zkr__op_t *op = ZKR__OP_OF(l, co_link);
+    if (out_take(op)) zkr__op_complete_error(op, ZCONNECTIONLOSS);
   }
-  (void)batch;
 }
 
 /* op's zhandle was closed while it waited for a sync: off the queue. */
@@ -229,17 +217,8 @@ static void co_unqueue(zkr__op_t *op) {
   zkr__member_t *m = &op->z->members[op->member];
   pthread_mutex_lock(&m->co_mu);
   if (op->co_waiting) {
-    zkr__op_t **p = &m->co_head, *prev = NULL;
-    while (*p && *p != op) {
-      prev = *p;
-      p = &(*p)->co_next;
-    }
-    if (*p) {
-      *p = op->co_next;
-      if (m->co_tail == op) m->co_tail = prev;
-    }
+    zkr__queue_remove(&m->co_q, &op->co_link);
     op->co_waiting = 0;
-    op->co_next = NULL;
   }
   pthread_mutex_unlock(&m->co_mu);
 }
@@ -253,16 +232,14 @@ static int co_dispatch(zkr__op_t *op, zkr__member_t *m, zhandle_t *zh, int with_
     /* A new zhandle: whatever waited for the old one's sync goes with it. */
     m->co_zh = zh;
     m->co_inflight = 0;
-    m->co_head = m->co_tail = NULL;
+    for (zkr__queue_link_t *l; (l = zkr__queue_pop(&m->co_q));)
+      ZKR__OP_OF(l, co_link)->co_waiting = 0;
   }
   /* Reads wait only behind a full pipeline; once some wait, the next
    * completion sends them all, so a newcomer joins them. */
-  if (m->co_head || m->co_inflight >= op->z->opts.sync_coalesce_depth) {
-    op->co_next = NULL;
+  if (!zkr__queue_empty(&m->co_q) || m->co_inflight >= op->z->opts.sync_coalesce_depth) {
     op->co_waiting = 1;
-    if (m->co_tail) m->co_tail->co_next = op;
-    else m->co_head = op;
-    m->co_tail = op;
+    zkr__queue_push(&m->co_q, &op->co_link);
     m->coalesced++;
     rc = ZOK;
   } else {

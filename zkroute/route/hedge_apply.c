@@ -45,7 +45,7 @@ struct zkr__hedger {
   double *marks;            /* each window's mark */
   double delay_ms;          /* the hedge delay now */
   zkr__hedge_budget_t budget;
-  zkr__op_t *head, *tail; /* by hedge_at_ns */
+  zkr__queue_t q; /* by hedge_at_ns */
   uint64_t eligible, sent, won, capped, no_member, discarded;
 };
 
@@ -54,23 +54,14 @@ struct zkr__hedger {
 /* Inserted from the tail: the delay changes slowly, so a new entry almost
  * always goes last. */
 static void enqueue(struct zkr__hedger *h, zkr__op_t *op) {
-  zkr__op_t *after = h->tail;
-  while (after && after->hedge_at_ns > op->hedge_at_ns) after = after->hq_prev;
-  op->hq_prev = after;
-  op->hq_next = after ? after->hq_next : h->head;
-  if (op->hq_next) op->hq_next->hq_prev = op;
-  else h->tail = op;
-  if (after) after->hq_next = op;
-  else h->head = op;
+  zkr__queue_link_t *after = h->q.last;
+  while (after && ZKR__OP_OF(after, hq_link)->hedge_at_ns > op->hedge_at_ns) after = after->prev;
+  zkr__queue_insert_after(&h->q, after, &op->hq_link);
   op->h_queued = 1;
 }
 
 static void dequeue(struct zkr__hedger *h, zkr__op_t *op) {
-  if (op->hq_prev) op->hq_prev->hq_next = op->hq_next;
-  else h->head = op->hq_next;
-  if (op->hq_next) op->hq_next->hq_prev = op->hq_prev;
-  else h->tail = op->hq_prev;
-  op->hq_prev = op->hq_next = NULL;
+  zkr__queue_remove(&h->q, &op->hq_link);
   op->h_queued = 0;
 }
 
@@ -84,7 +75,7 @@ static int unref(zkr__op_t *p) { return --p->h_refs == 0; }
  * none is queued. */
 static uint64_t send_due_locked(zkr_t *z, struct zkr__hedger *h) {
   for (;;) {
-    zkr__op_t *p = h->head;
+    zkr__op_t *p = ZKR__OP_OF(h->q.first, hq_link);
     if (h->stop || !p) return UINT64_MAX;
     if (p->hedge_at_ns > zkr__now_ns()) return p->hedge_at_ns;
     /* The queue's hold on p is now this thread's. */
@@ -271,7 +262,7 @@ void zkr__hedge_apply_sent(zkr__op_t *op) {
   if (op->h_attempts > 0 && !h->stop) {
     op->hedge_at_ns = op->start_ns + (uint64_t)(h->delay_ms * 1e6);
     enqueue(h, op);
-    if (h->head == op) pthread_cond_signal(&h->cv);
+    if (h->q.first == &op->hq_link) pthread_cond_signal(&h->cv);
   } else {
     last = unref(op);
   }

@@ -188,19 +188,10 @@ static int try_send(zkr_t *z, zkr__op_t *op) {
 static void park(zkr_t *z, zkr__op_t *op) {
   op->start_ns = zkr__now_ns();
   op->parked = 1;
-  op->next = NULL;
-  if (z->gate_tail) z->gate_tail->next = op;
-  else z->gate_head = op;
-  z->gate_tail = op;
+  zkr__queue_push(&z->gate_q, &op->gate_link);
 }
 
-static zkr__op_t *pop(zkr_t *z) {
-  zkr__op_t *op = z->gate_head;
-  z->gate_head = op->next;
-  if (!z->gate_head) z->gate_tail = NULL;
-  op->next = NULL;
-  return op;
-}
+static zkr__op_t *pop(zkr_t *z) { return ZKR__OP_OF(zkr__queue_pop(&z->gate_q), gate_link); }
 
 /* Completion's share (completion.c): the write's paths leave the
  * in-flight set, and a gated write whose outcome is unknown raises the
@@ -341,12 +332,13 @@ int zkr__route(zkr__op_t *op) {
   pthread_mutex_lock(&z->gate_mu);
   if (z->closing) {
     rc = ZKR_ECLOSING;
-  } else if (op->is_write && !z->gate_head && z->gate_inflight == 0 && writes_fenced(z)) {
+  } else if (op->is_write && zkr__queue_empty(&z->gate_q) && z->gate_inflight == 0 &&
+             writes_fenced(z)) {
     /* Accepted and failed, as a stock session fails a write it cannot
      * send: its completion comes, with ZCONNECTIONLOSS. */
     zkr__op_complete_error(op, ZCONNECTIONLOSS);
     rc = ZOK;
-  } else if (op->gated && (z->gate_head || (op->is_write && writes_fenced(z)))) {
+  } else if (op->gated && (!zkr__queue_empty(&z->gate_q) || (op->is_write && writes_fenced(z)))) {
     /* Behind earlier parked writes (FIFO), or fenced behind gated ones in
      * flight: it fails once they completed (zkr__gate_flush). */
     park(z, op);
@@ -382,7 +374,7 @@ void zkr__gate_adopt_leader(zkr_t *z) {
       z->opts.policy == ZKR_POLICY_STICKY)
     return;
   pthread_mutex_lock(&z->gate_mu);
-  if (z->gate_inflight == 0 && !z->gate_head && !z->closing) {
+  if (z->gate_inflight == 0 && zkr__queue_empty(&z->gate_q) && !z->closing) {
     int target = zkr__policy_write_member(z);
     if (target >= 0) z->gate_cur = target;
   }
@@ -415,17 +407,15 @@ static int hopeless(zkr_t *z, const zkr__op_t *op) {
  * completes its requests in issue order, failures too. */
 void zkr__gate_flush(zkr_t *z) {
   pthread_mutex_lock(&z->gate_mu);
-  while (z->gate_head) {
-    int rc = hopeless(z, z->gate_head);
+  while (!zkr__queue_empty(&z->gate_q)) {
+    int rc = hopeless(z, ZKR__OP_OF(z->gate_q.first, gate_link));
     if (rc != ZOK && z->gate_inflight > 0) break;
     /* Out of the queue before it is sent: once ZooKeeper has it, its
      * completion may run on another thread and free it. */
     zkr__op_t *op = pop(z);
     if (rc == ZOK) rc = try_send(z, op);
     if (rc == PARK) {
-      op->next = z->gate_head;
-      z->gate_head = op;
-      if (!z->gate_tail) z->gate_tail = op;
+      zkr__queue_push_front(&z->gate_q, &op->gate_link);
       break;
     }
     if (rc != ZOK) zkr__op_complete_error(op, rc);
@@ -447,7 +437,7 @@ void zkr__gate_close(zkr_t *z) {
  * parked operations go to the new one. */
 void zkr__gate_done(zkr_t *z) {
   pthread_mutex_lock(&z->gate_mu);
-  int flush = --z->gate_inflight == 0 && z->gate_head;
+  int flush = --z->gate_inflight == 0 && !zkr__queue_empty(&z->gate_q);
   pthread_mutex_unlock(&z->gate_mu);
   if (flush) zkr__gate_flush(z);
 }
@@ -457,7 +447,8 @@ void zkr__gate_done(zkr_t *z) {
  * Completed under the gate, in order, like any failure of a parked one. */
 void zkr__gate_expire(zkr_t *z, uint64_t older_than_ns) {
   pthread_mutex_lock(&z->gate_mu);
-  while (z->gate_inflight == 0 && z->gate_head && z->gate_head->start_ns < older_than_ns)
+  while (z->gate_inflight == 0 && !zkr__queue_empty(&z->gate_q) &&
+         ZKR__OP_OF(z->gate_q.first, gate_link)->start_ns < older_than_ns)
     zkr__op_complete_error(pop(z), ZCONNECTIONLOSS);
   pthread_mutex_unlock(&z->gate_mu);
 }

@@ -82,7 +82,7 @@ zkr__op_t *zkr__api_path_op(zkr_t *z, zkr__op_type_t type, const char *path, con
     *rc = ZKR_ENOMEM;
   } else {
     op->data = data;
-    op->direct = direct;
+    zkr__op_set(op, ZKR__OP_F_DIRECT, direct);
   }
   return op;
 }

@@ -22,7 +22,7 @@ static int read_held(zkr_t *z, zkr__op_type_t type, const char *path, int watch,
   op->cb.v = (void_completion_t)cb; /* all members of the union are pointers */
   /* zkr_async: its completion comes after those of everything issued
    * before it (barrier.c). */
-  op->barrier = type == ZKR__OP_SYNC;
+  zkr__op_set(op, ZKR__OP_F_BARRIER, type == ZKR__OP_SYNC);
   if (watch || watcher) {
     int kind = type == ZKR__OP_EXISTS ? ZKR__WATCH_EXIST
                : type == ZKR__OP_GET  ? ZKR__WATCH_DATA
@@ -38,7 +38,7 @@ static int read_held(zkr_t *z, zkr__op_type_t type, const char *path, int watch,
     zkr__watch_pair(z, &watcher, &wctx);
     int pin_ok = !zkr__inflight_contains(z->inflight, path);
     if ((op->watch = zkr__watch_find(z, kind, path, watcher, wctx, pin_ok, &armed_on, &old))) {
-      op->watch_reused = 1;
+      zkr__op_set(op, ZKR__OP_F_WATCH_REUSED, 1);
       op->pin = armed_on;
     } else if (!(op->watch = zkr__watch_new(z, watcher, wctx, kind, path))) {
       if (old) zkr__watch_reuse_done(old, 0, -1, NULL, NULL);

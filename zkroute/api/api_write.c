@@ -23,14 +23,14 @@ static int create_held(zkr_t *z, const char *path, const char *value, int valuel
   if (rc != ZOK) return rc;
   zkr__op_t *op = zkr__op_new(z, ZKR__OP_CREATE, path);
   if (!op) return ZKR_ENOMEM;
-  op->is_write = 1;
-  op->owner_op = zkr__mode_ephemeral(mode);
+  zkr__op_set(op, ZKR__OP_F_WRITE, 1);
+  zkr__op_set(op, ZKR__OP_F_OWNER, zkr__mode_ephemeral(mode));
   op->mode = mode;
   op->ttl = ttl;
-  op->create2 = create2;
+  zkr__op_set(op, ZKR__OP_F_CREATE2, create2);
   op->valuelen = valuelen;
   op->data = data;
-  op->direct = direct;
+  zkr__op_set(op, ZKR__OP_F_DIRECT, direct);
   if (create2) {
     op->shape = ZKR__CB_STRING_STAT;
     op->cb.string_stat = (string_stat_completion_t)cb;
@@ -86,7 +86,7 @@ static int adelete_held(zkr_t *z, const char *path, int version, void_completion
   int rc;
   zkr__op_t *op = zkr__api_path_op(z, ZKR__OP_DELETE, path, data, direct, &rc);
   if (!op) return rc;
-  op->is_write = 1;
+  zkr__op_set(op, ZKR__OP_F_WRITE, 1);
   op->version = version;
   op->cb.v = completion;
   return zkr__api_submit(op);
@@ -109,7 +109,7 @@ static int aset_held(zkr_t *z, const char *path, const char *buffer, int buflen,
   if (rc != ZOK) return rc;
   zkr__op_t *op = zkr__api_path_op(z, ZKR__OP_SET, path, data, direct, &rc);
   if (!op) return rc;
-  op->is_write = 1;
+  zkr__op_set(op, ZKR__OP_F_WRITE, 1);
   op->version = version;
   op->valuelen = buflen;
   op->cb.stat = completion;
@@ -137,7 +137,7 @@ static int aset_acl_held(zkr_t *z, const char *path, int version, struct ACL_vec
   if (rc != ZOK) return rc;
   zkr__op_t *op = zkr__api_path_op(z, ZKR__OP_SET_ACL, path, data, direct, &rc);
   if (!op) return rc;
-  op->is_write = 1;
+  zkr__op_set(op, ZKR__OP_F_WRITE, 1);
   op->version = version;
   op->cb.v = completion;
   if ((rc = zkr__op_copy_acl(op, acl)) != ZOK) {
@@ -206,13 +206,13 @@ static int amulti_held(zkr_t *z, int count, const zoo_op_t *ops, zoo_op_result_t
   if ((rc = zkr__api_check_size(z, bytes, 0, 0)) != ZOK) return rc;
   zkr__op_t *op = zkr__op_new(z, ZKR__OP_MULTI, NULL);
   if (!op) return ZKR_ENOMEM;
-  op->is_write = writes > 0;
+  zkr__op_set(op, ZKR__OP_F_WRITE, writes > 0);
   /* A multi that creates an ephemeral node is session-scoped as a whole. */
-  op->owner_op = ephemeral;
+  zkr__op_set(op, ZKR__OP_F_OWNER, ephemeral);
   op->multi_results = results;
   op->cb.v = completion;
   op->data = data;
-  op->direct = direct;
+  zkr__op_set(op, ZKR__OP_F_DIRECT, direct);
   if ((rc = zkr__op_copy_multi(op, count, ops)) != ZOK) {
     zkr__op_free(op);
     return rc;
@@ -246,11 +246,11 @@ static int reconfig_held(zkr_t *z, const char *joining, const char *leaving, con
   if (!joining && !leaving && !members) return ZBADARGUMENTS;
   zkr__op_t *op = zkr__op_new(z, ZKR__OP_RECONFIG, "/zookeeper/config");
   if (!op) return ZKR_ENOMEM;
-  op->is_write = 1;
+  zkr__op_set(op, ZKR__OP_F_WRITE, 1);
   op->ttl = version; /* the config version it must apply to */
   op->cb.data = cb;
   op->data = data;
-  op->direct = direct;
+  zkr__op_set(op, ZKR__OP_F_DIRECT, direct);
   op->joining = dup_or_null(joining, &rc);
   op->leaving = dup_or_null(leaving, &rc);
   op->members = dup_or_null(members, &rc);

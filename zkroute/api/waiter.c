@@ -1,5 +1,5 @@
 /* The blocking calls: each is its asynchronous call plus a waiter.  The
- * waiter's completion is zkroute's own (op->direct): it runs on the thread
+ * waiter's completion is zkroute's own (zkr__op_has(op, ZKR__OP_F_DIRECT)): it runs on the thread
  * that got the reply - a member session's completion thread, or whichever
  * thread completed the operation with an error - and never on the
  * delivery thread, so a blocking call made from inside a callback works,

@@ -212,7 +212,7 @@ static int connection_trouble(int rc) {
 void zkr__member_op_done(zkr__op_t *op, int rc) {
   zkr__member_t *m = &op->z->members[op->member];
   if (rc != ZOK && !zkr__latency_server_answered(rc) && rc != ZCLOSING) m->errors++;
-  if (connection_trouble(rc) && op->is_write) zkr__kick_monitor(op->z);
+  if (connection_trouble(rc) && zkr__op_has(op, ZKR__OP_F_WRITE)) zkr__kick_monitor(op->z);
 }
 
 void zkr__member_sample(zkr__member_t *m, uint64_t now_ns, double ms) {

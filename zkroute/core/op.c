@@ -96,7 +96,7 @@ int zkr__strings_copy(struct String_vector *dst, const struct String_vector *src
 }
 
 int zkr__op_copy_acl(zkr__op_t *op, const struct ACL_vector *acl) {
-  op->has_acl = acl != NULL;
+  zkr__op_set(op, ZKR__OP_F_HAS_ACL, acl != NULL);
   return acl ? zkr__acl_copy(&op->acl, acl) : ZOK;
 }
 
@@ -182,7 +182,7 @@ static void free_multi(zkr__op_t *op) {
 
 void zkr__op_free(zkr__op_t *op) {
   if (!op) return;
-  if (op->watch && !op->watch_reused) zkr__watch_discard(op->watch);
+  if (op->watch && !zkr__op_has(op, ZKR__OP_F_WATCH_REUSED)) zkr__watch_discard(op->watch);
   else if (op->watch) zkr__watch_reuse_done(op->watch, 0, -1, NULL, NULL);
   for (int i = 0; i < op->n_inflight; i++) free(op->inflight[i]);
   free(op->inflight);
@@ -192,7 +192,7 @@ void zkr__op_free(zkr__op_t *op) {
   free(op->joining);
   free(op->leaving);
   free(op->members);
-  if (op->has_acl) zkr__acl_free(&op->acl);
+  if (zkr__op_has(op, ZKR__OP_F_HAS_ACL)) zkr__acl_free(&op->acl);
   if (op->multi_ops) free_multi(op);
   free(op);
 }

@@ -153,7 +153,7 @@ static int read_blocked_locked(zkr_t *z, const zkr__op_t *op, int rc, const stru
  * no record blocks it. */
 int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r, void (*keep)(zkr__op_t *)) {
   zkr_t *z = op->z;
-  if (op->is_write || !op->path || (r->rc != ZOK && r->rc != ZNONODE)) return 0;
+  if (zkr__op_has(op, ZKR__OP_F_WRITE) || !op->path || (r->rc != ZOK && r->rc != ZNONODE)) return 0;
   /* The list is read under its lock only (an unlocked look at watch_list
    * raced with the watcher thread's unlink: ThreadSanitizer). */
   pthread_mutex_lock(&z->watch_mu);
@@ -497,7 +497,8 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
   int armed = (rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE)) && !op->watch_unbound;
   const struct Stat *st = rc == ZOK ? stat : NULL;
   op->watch_id = armed ? op->watch->id : 0;
-  if (op->watch_reused) zkr__watch_reuse_done(op->watch, armed, op->member, op->zh, st);
+  if (zkr__op_has(op, ZKR__OP_F_WATCH_REUSED))
+    zkr__watch_reuse_done(op->watch, armed, op->member, op->zh, st);
   else if (armed) zkr__watch_armed(op->watch, op->member, op->zh, st);
   else zkr__watch_discard(op->watch);
   op->watch = NULL;

@@ -28,7 +28,9 @@ static void unlink_locked(zkr_t *z, zkr__op_t *op) {
 
 /* Ready barriers at the head, unlinked, in order: the caller hands them
  * on outside the lock. */
-static int ready(const zkr__op_t *op) { return (op->barrier && op->b_ready) || op->held; }
+static int ready(const zkr__op_t *op) {
+  return (zkr__op_has(op, ZKR__OP_F_BARRIER) && op->b_ready) || op->held;
+}
 
 static zkr__op_t *first_locked(const zkr_t *z) { return ZKR__OP_OF(z->ord_q.first, ord_link); }
 
@@ -74,11 +76,11 @@ static void hand_on_ready(zkr__queue_t *ready) {
   for (zkr__queue_link_t *l; (l = zkr__queue_pop(ready));) {
     zkr__op_t *op = ZKR__OP_OF(l, ord_link);
     int end = ended_rc(op->z);
-    if (end && op->barrier) {
+    if (end && zkr__op_has(op, ZKR__OP_F_BARRIER)) {
       free(op->b_path);
       op->b_path = NULL;
       hand_on_barrier(op, end, NULL);
-    } else if (op->barrier) {
+    } else if (zkr__op_has(op, ZKR__OP_F_BARRIER)) {
       hand_on_barrier(op, op->b_rc, op->b_path);
     } else {
       if (end) {

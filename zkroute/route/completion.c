@@ -80,7 +80,7 @@ void zkr__op_hand_on(zkr__op_t *op, const zkr__result_t *r) {
   int dipped = 0;
   if (op->app && (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT) && op->member >= 0)
     dipped = zkr__hooks_session_dip(z, op->member);
-  if (op->direct) zkr__deliver_call(op->shape, op->cb, op->data, r);
+  if (zkr__op_has(op, ZKR__OP_F_DIRECT)) zkr__deliver_call(op->shape, op->cb, op->data, r);
   else zkr__deliver_result(z, op->shape, op->cb, op->data, r);
   if (op->app) zkr__order_done(op);
   if (op->member >= 0) zkr__hooks_session_dip_check(z, op->member, dipped);
@@ -99,7 +99,7 @@ static void complete(zkr__op_t *a, zkr__result_t *r) {
   zkr_t *z = a->z;
   /* Hedged reads are never gated (router.c). */
   int gated = a->gated && a->member >= 0;
-  if (a->barrier) {
+  if (zkr__op_has(a, ZKR__OP_F_BARRIER)) {
     zkr__order_barrier(a, r); /* hands it on and frees it, now or later */
   } else if (!a->h_armed && a->app && zkr__watch_hold_read(a, r, NULL)) {
     /* (h_armed first: it is fixed at dispatch, while a hedged read's
@@ -111,7 +111,7 @@ static void complete(zkr__op_t *a, zkr__result_t *r) {
      * (barrier.c hands it on, and frees it). */
   } else {
     zkr__op_t *op = zkr__hedge_apply_claim(a, r->rc);
-    if (op && !op->probe) {
+    if (op && !zkr__op_has(op, ZKR__OP_F_PROBE)) {
       /* A hedged read's winning reply is held as any other: op, the
        * primary, is kept by one more hold until it is resumed, taken
        * under the registry's lock (no resume can run before it) and only
@@ -119,7 +119,7 @@ static void complete(zkr__op_t *a, zkr__result_t *r) {
       if (!(op->h_armed && op->app && zkr__watch_hold_read(op, r, zkr__hedge_apply_ref)))
         zkr__op_hand_on(op, r);
     }
-    if (a->is_hedge || a->h_armed) zkr__hedge_apply_release(a);
+    if (zkr__op_has(a, ZKR__OP_F_HEDGE) || a->h_armed) zkr__hedge_apply_release(a);
     else zkr__op_free(a);
   }
   if (gated) zkr__gate_done(z);

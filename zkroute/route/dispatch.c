@@ -64,7 +64,7 @@ void zkr__out_remove(zkr__op_t *op) {
  * member sync first in `session` consistency (needs_sync). */
 void zkr__dispatch_op_done(zkr__op_t *op) {
   zkr__out_remove(op);
-  if (op->is_write) op->z->write_epoch++;
+  if (zkr__op_has(op, ZKR__OP_F_WRITE)) op->z->write_epoch++;
 }
 
 /* After every member session was closed no ZooKeeper completion can run
@@ -122,8 +122,8 @@ static void pre_sync_done(int rc, const char *value, const void *data) {
  * handle's last write.  A watch re-armed after its session was lost is
  * synced too, by watch_rearm.c. */
 static int needs_sync(const zkr__op_t *op, const zkr__member_t *m, zhandle_t *zh) {
-  if (op->probe || op->resync) return 1;
-  if (op->is_write || op->ordered || op->type == ZKR__OP_SYNC) return 0;
+  if (zkr__op_has(op, ZKR__OP_F_PROBE) || op->resync) return 1;
+  if (zkr__op_has(op, ZKR__OP_F_WRITE) || op->ordered || op->type == ZKR__OP_SYNC) return 0;
   switch (op->z->opts.consistency) {
   case ZKR_CONSISTENCY_LINEARIZABLE: return 1;
   case ZKR_CONSISTENCY_SESSION:
@@ -148,7 +148,7 @@ static void co_sync_done(int rc, const char *value, const void *data);
 /* Plain reads share syncs; probes (which measure a sync+read), ordered
  * reads and session-mode reads keep their own. */
 static int coalescable(const zkr__op_t *op) {
-  return op->z->opts.sync_coalesce == 1 && !op->probe && !op->resync &&
+  return op->z->opts.sync_coalesce == 1 && !zkr__op_has(op, ZKR__OP_F_PROBE) && !op->resync &&
          op->z->opts.consistency == ZKR_CONSISTENCY_LINEARIZABLE;
 }
 
@@ -255,12 +255,12 @@ static int co_dispatch(zkr__op_t *op, zkr__member_t *m, zhandle_t *zh, int with_
 
 static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch) {
   const char *p = op->path;
-  const struct ACL_vector *acl = op->has_acl ? &op->acl : NULL;
+  const struct ACL_vector *acl = zkr__op_has(op, ZKR__OP_F_HAS_ACL) ? &op->acl : NULL;
   watcher_fn wf = with_watch ? zkr__watch_trampoline : NULL;
   void *wc = with_watch ? op->watch : NULL;
   switch (op->type) {
   case ZKR__OP_CREATE:
-    if (op->create2)
+    if (zkr__op_has(op, ZKR__OP_F_CREATE2))
       return zkr__zk->zoo_acreate2_ttl(zh, p, op->value, op->valuelen, acl, op->mode, op->ttl,
                                        zkr__op_done_string_stat, op);
     return zkr__zk->zoo_acreate_ttl(zh, p, op->value, op->valuelen, acl, op->mode, op->ttl,
@@ -301,9 +301,10 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
    * included (it_history under ASan: a read's completion freed it before
    * session_last was set through it). */
   zkr_t *z = op->z;
-  int is_write = op->is_write;
-  int is_read = !is_write && op->type != ZKR__OP_SYNC && !op->probe && !op->is_hedge;
-  int is_hedge = op->is_hedge;
+  int is_write = zkr__op_has(op, ZKR__OP_F_WRITE);
+  int is_read = !is_write && op->type != ZKR__OP_SYNC && !zkr__op_has(op, ZKR__OP_F_PROBE) &&
+                !zkr__op_has(op, ZKR__OP_F_HEDGE);
+  int is_hedge = zkr__op_has(op, ZKR__OP_F_HEDGE);
   /* A hedgeable read is held by its reply and by its entry in the hedge
    * queue (hedge_apply.c): its completion cannot free it while it is queued. */
   int hedged = op->hedge_ok && z->hedger;
@@ -323,7 +324,8 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
     /* A watch set again by a pinned read registers on the session that
      * holds it; if that session was replaced meanwhile, the record is
      * being re-armed elsewhere and this read only reads. */
-    int with_watch = op->watch && (!op->watch_reused || zkr__watch_reuse_bound(op->watch, zh));
+    int with_watch = op->watch && (!zkr__op_has(op, ZKR__OP_F_WATCH_REUSED) ||
+                                   zkr__watch_reuse_bound(op->watch, zh));
     op->watch_unbound = op->watch && !with_watch;
     /* Listed before ZooKeeper has it: its completion may run at once. */
     out_add(op);
@@ -374,7 +376,7 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
 int zkr__probe(zkr__member_t *m) {
   zkr__op_t *op = zkr__op_new(m->z, ZKR__OP_EXISTS, "/");
   if (!op) return ZKR_ENOMEM;
-  op->probe = 1;
+  zkr__op_set(op, ZKR__OP_F_PROBE, 1);
   int rc = zkr__op_dispatch(op, m);
   if (rc != ZOK) zkr__op_free(op);
   return rc;

@@ -41,8 +41,10 @@ static void unlock_all(zkr_t *z, size_t n) {
  * sample of an application read (the sync+read pair) the server answered. */
 void zkr__health_apply_op_done(zkr__op_t *op, int rc, uint64_t now, double ms) {
   zkr__member_t *m = &op->z->members[op->member];
-  if (op->probe) zkr__health_apply_probe_result(m, now, ms, rc == ZOK || rc == ZNONODE);
-  else if (!op->is_write && op->type != ZKR__OP_SYNC && zkr__latency_server_answered(rc))
+  if (zkr__op_has(op, ZKR__OP_F_PROBE))
+    zkr__health_apply_probe_result(m, now, ms, rc == ZOK || rc == ZNONODE);
+  else if (!zkr__op_has(op, ZKR__OP_F_WRITE) && op->type != ZKR__OP_SYNC &&
+           zkr__latency_server_answered(rc))
     zkr__member_sample(m, now, ms);
   zkr__latency_op_done(op, rc, ms); /* the histograms: reads and writes */
 }

@@ -57,12 +57,12 @@ static void enqueue(struct zkr__hedger *h, zkr__op_t *op) {
   zkr__queue_link_t *after = h->q.last;
   while (after && ZKR__OP_OF(after, hq_link)->hedge_at_ns > op->hedge_at_ns) after = after->prev;
   zkr__queue_insert_after(&h->q, after, &op->hq_link);
-  op->h_queued = 1;
+  op->h_flags |= ZKR__OP_H_QUEUED;
 }
 
 static void dequeue(struct zkr__hedger *h, zkr__op_t *op) {
   zkr__queue_remove(&h->q, &op->hq_link);
-  op->h_queued = 0;
+  op->h_flags &= ~ZKR__OP_H_QUEUED;
 }
 
 /* ---- the hedge thread ---- */
@@ -85,7 +85,7 @@ static uint64_t send_due_locked(zkr_t *z, struct zkr__hedger *h) {
     zkr__op_t *s = target >= 0 ? zkr__op_new(z, p->type, p->path) : NULL;
     pthread_mutex_lock(&h->mu);
     int drop = 1;
-    if (p->h_delivered || p->h_attempts == 0) {
+    if ((p->h_flags & ZKR__OP_H_DELIVERED) || p->h_attempts == 0) {
       /* answered while the target was picked */
     } else if (target < 0) {
       h->no_member++;
@@ -102,7 +102,7 @@ static uint64_t send_due_locked(zkr_t *z, struct zkr__hedger *h) {
       pthread_mutex_lock(&h->mu);
       continue;
     }
-    s->is_hedge = 1;
+    zkr__op_set(s, ZKR__OP_F_HEDGE, 1);
     s->primary = p;
     p->h_attempts++;
     h->sent++;
@@ -114,8 +114,8 @@ static uint64_t send_due_locked(zkr_t *z, struct zkr__hedger *h) {
      * error was held back for it, that error is the read's outcome. */
     h->sent--;
     p->h_attempts--;
-    int deliver = p->h_attempts == 0 && !p->h_delivered;
-    if (deliver) p->h_delivered = 1;
+    int deliver = p->h_attempts == 0 && !(p->h_flags & ZKR__OP_H_DELIVERED);
+    if (deliver) p->h_flags |= ZKR__OP_H_DELIVERED;
     int drc = p->h_deferred_rc;
     pthread_mutex_unlock(&h->mu);
     zkr__op_free(s);
@@ -232,8 +232,9 @@ void zkr__hedge_apply_free(zkr_t *z) {
  * not deduplicate them.  Nor while a read selector is installed.  A multi of checks is not hedged either: both
  * requests would write the caller's one results array. */
 int zkr__hedge_apply_eligible(const zkr__op_t *op) {
-  if (!op->z->hedger || op->is_write || op->ordered || op->gated || op->pin >= 0 || op->watch ||
-      op->probe || op->is_hedge)
+  if (!op->z->hedger || zkr__op_has(op, ZKR__OP_F_WRITE) || op->ordered || op->gated ||
+      op->pin >= 0 || op->watch || zkr__op_has(op, ZKR__OP_F_PROBE) ||
+      zkr__op_has(op, ZKR__OP_F_HEDGE))
     return 0;
   /* Session consistency reads stick to one member: a reply from another
    * could run ahead of the next read there (monotonic reads). */
@@ -293,25 +294,25 @@ void zkr__hedge_apply_sample(zkr_t *z, int member, double ms) {
  * completion the application gets now (the primary), or NULL when this
  * reply is discarded.  Plain operations return themselves. */
 zkr__op_t *zkr__hedge_apply_claim(zkr__op_t *a, int rc) {
-  zkr__op_t *p = a->is_hedge ? a->primary : a;
+  zkr__op_t *p = zkr__op_has(a, ZKR__OP_F_HEDGE) ? a->primary : a;
   if (!p->h_armed) return a;
   struct zkr__hedger *h = a->z->hedger;
   zkr__op_t *winner = NULL;
   pthread_mutex_lock(&h->mu);
   p->h_attempts--;
-  if (!a->is_hedge && p->h_queued) {
+  if (!zkr__op_has(a, ZKR__OP_F_HEDGE) && (p->h_flags & ZKR__OP_H_QUEUED)) {
     dequeue(h, p); /* answered before its hedge was due */
     unref(p);      /* never the last: this reply still holds it */
   }
-  if (p->h_delivered) {
+  if ((p->h_flags & ZKR__OP_H_DELIVERED)) {
     h->discarded++;
   } else if (!zkr__latency_server_answered(rc) && p->h_attempts > 0) {
     p->h_deferred_rc = rc;
     h->discarded++;
   } else {
-    p->h_delivered = 1;
+    p->h_flags |= ZKR__OP_H_DELIVERED;
     winner = p;
-    if (a->is_hedge) h->won++;
+    if (zkr__op_has(a, ZKR__OP_F_HEDGE)) h->won++;
   }
   pthread_mutex_unlock(&h->mu);
   return winner;
@@ -332,7 +333,7 @@ void zkr__hedge_apply_ref(zkr__op_t *p) {
 void zkr__hedge_apply_release(zkr__op_t *a) {
   /* Read before the unref: once this reply's hold on the primary is
    * dropped another thread may free it, and a may be the primary. */
-  int is_hedge = a->is_hedge;
+  int is_hedge = zkr__op_has(a, ZKR__OP_F_HEDGE);
   zkr__op_t *p = is_hedge ? a->primary : a;
   struct zkr__hedger *h = a->z->hedger;
   pthread_mutex_lock(&h->mu);

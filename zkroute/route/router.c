@@ -101,7 +101,7 @@ enum { PARK = 1 };
  * session-scoped write (none yet, or not connected: it waits), else the
  * write member the policy names. */
 static int gate_target(zkr_t *z, const zkr__op_t *op) {
-  if (!op->owner_op) return zkr__policy_write_member(z);
+  if (!zkr__op_has(op, ZKR__OP_F_OWNER)) return zkr__policy_write_member(z);
   int o = z->owner;
   return o >= 0 && zkr__member_holds_session(&z->members[o]) ? o : -1;
 }
@@ -153,10 +153,11 @@ static int try_send(zkr_t *z, zkr__op_t *op) {
   /* Nothing completes before the virtual session is established. */
   if (!z->established) return PARK;
   if (!op->gated) {
-    target = op->is_write ? zkr__policy_write_member(z) : zkr__policy_read_member(z);
+    target =
+        zkr__op_has(op, ZKR__OP_F_WRITE) ? zkr__policy_write_member(z) : zkr__policy_read_member(z);
     if (target < 0) return PARK;
     /* Counted before it is sent: its completion may run at once. */
-    int counted = !op->is_write && zkr__router_fifo(z);
+    int counted = !zkr__op_has(op, ZKR__OP_F_WRITE) && zkr__router_fifo(z);
     if (counted) {
       op->fifo_read = 1;
       z->reads_out++;
@@ -170,10 +171,11 @@ static int try_send(zkr_t *z, zkr__op_t *op) {
   }
   target = gate_target(z, op);
   /* Only read-only servers answer: a write is refused, as they refuse it. */
-  if (target < 0 && op->is_write && z->vstate == ZOO_READONLY_STATE) return ZNOTREADONLY;
+  if (target < 0 && zkr__op_has(op, ZKR__OP_F_WRITE) && z->vstate == ZOO_READONLY_STATE)
+    return ZNOTREADONLY;
   if (target < 0 || fenced(z, target)) return PARK;
   /* FIFO: a write waits for the reads issued before it. */
-  if (op->is_write && z->reads_out > 0 && zkr__router_fifo(z)) return PARK;
+  if (zkr__op_has(op, ZKR__OP_F_WRITE) && z->reads_out > 0 && zkr__router_fifo(z)) return PARK;
   if (z->gate_cur != target) {
     if (z->gate_inflight > 0) return PARK; /* old session still draining */
     z->gate_cur = target;
@@ -204,7 +206,8 @@ void zkr__router_op_done(zkr__op_t *op, int rc) {
     op->fifo_read = op->fifo_write = 0;
     zkr__router_fifo_done(z, w);
   }
-  if (!op->is_write || !op->gated || !op->zh || (rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT))
+  if (!zkr__op_has(op, ZKR__OP_F_WRITE) || !op->gated || !op->zh ||
+      (rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT))
     return;
   /* The session's id, if the member learned it for this zhandle. */
   zkr__member_t *m = &z->members[op->member];
@@ -294,10 +297,10 @@ int zkr__route(zkr__op_t *op) {
    * no write gate, so their writes keep no order across members. */
   int rr = z->opts.policy == ZKR_POLICY_ROUND_ROBIN || z->opts.policy == ZKR_POLICY_BOLTZMANN;
   int rc;
-  if (op->is_write) {
+  if (zkr__op_has(op, ZKR__OP_F_WRITE)) {
     if ((rc = track_write(op)) != ZOK) goto undo;
     /* Session-scoped writes go to the owner whatever the policy. */
-    op->gated = !rr || op->owner_op;
+    op->gated = !rr || zkr__op_has(op, ZKR__OP_F_OWNER);
     if (zkr__router_fifo(z)) {
       op->fifo_write = 1;
       z->writes_out++;
@@ -332,13 +335,14 @@ int zkr__route(zkr__op_t *op) {
   pthread_mutex_lock(&z->gate_mu);
   if (z->closing) {
     rc = ZKR_ECLOSING;
-  } else if (op->is_write && zkr__queue_empty(&z->gate_q) && z->gate_inflight == 0 &&
-             writes_fenced(z)) {
+  } else if (zkr__op_has(op, ZKR__OP_F_WRITE) && zkr__queue_empty(&z->gate_q) &&
+             z->gate_inflight == 0 && writes_fenced(z)) {
     /* Accepted and failed, as a stock session fails a write it cannot
      * send: its completion comes, with ZCONNECTIONLOSS. */
     zkr__op_complete_error(op, ZCONNECTIONLOSS);
     rc = ZOK;
-  } else if (op->gated && (!zkr__queue_empty(&z->gate_q) || (op->is_write && writes_fenced(z)))) {
+  } else if (op->gated && (!zkr__queue_empty(&z->gate_q) ||
+                           (zkr__op_has(op, ZKR__OP_F_WRITE) && writes_fenced(z)))) {
     /* Behind earlier parked writes (FIFO), or fenced behind gated ones in
      * flight: it fails once they completed (zkr__gate_flush). */
     park(z, op);
@@ -394,7 +398,7 @@ static int hopeless(zkr_t *z, const zkr__op_t *op) {
   if (z->closing) return ZCLOSING;
   if (z->expired) return ZSESSIONEXPIRED;
   if (z->auth_failed) return ZAUTHFAILED;
-  if (op->is_write && writes_fenced(z)) return ZCONNECTIONLOSS;
+  if (zkr__op_has(op, ZKR__OP_F_WRITE) && writes_fenced(z)) return ZCONNECTIONLOSS;
   return ZOK;
 }
 

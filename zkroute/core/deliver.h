@@ -5,6 +5,11 @@
 
 #include "core/handle.h"
 
+/* Lock notes (table in core/handle.h).  Queuing takes delivery's mu
+ * alone, under any lock of the table; the delivery thread runs each
+ * callback with no library lock held.  zkr__deliver_session takes ctx_mu,
+ * then queues. */
+
 int zkr__deliver_start(struct zkr *z);
 void zkr__deliver_stop(struct zkr *z);
 void zkr__deliver_drain(struct zkr *z); /* stepped runtime (runtime.h) */

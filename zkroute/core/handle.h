@@ -3,7 +3,54 @@
  * (member.h) and the operations (op.h) - and the small inline helpers
  * (base.h).  handle.c creates and closes it.  Each part's functions are in
  * the part's own header; internal.h includes them all.  Nothing here is
- * exported (-fvisibility=hidden; only ZKR_API functions are visible). */
+ * exported (-fvisibility=hidden; only ZKR_API functions are visible).
+ *
+ * LOCK ORDER - every mutex and rwlock of the library, in the order a
+ * thread may take them: a thread holding one takes only locks further
+ * down.  Locks on one line are never held together.  Taken from the code
+ * and checked against the nestings a recording of every unit test and 300
+ * simulator seeds saw (docs/architecture.md, "Locks").
+ *
+ *   per handle (struct zkr, its members, its parts)
+ *    1 state_mu        the virtual session's state (zkr__session_*)
+ *      auth_mu         credentials (zkr__auth_*; zkr_lock_auth holds it
+ *                      for the application)
+ *      gate_mu         the write gate and the fence (zkr__gate_*,
+ *                      zkr__route): sends, parks and completes failed
+ *                      operations under it
+ *    2 sel_lock        rwlock, the read selector (zkr__selector_*)
+ *    3 m->zh_lock      rwlock, one member's zhandle; read-held around
+ *                      every zoo_* call on it, write-held to swap it.  One
+ *                      member's at a time
+ *    4 m->co_mu        one member's sync coalescing (the co_ queue)
+ *    5 watch_mu        watch records and held reads (zkr__watch_*)
+ *      order_mu        issue order (zkr__order_*)
+ *      out_mu          outstanding operations (zkr__out_*, dispatch)
+ *    6 hedger's mu     hedge queue and primaries' h_ fields
+ *      m->health_mu    one member's health; zkr__health_apply_* takes
+ *                      every member's at once, in slot order
+ *      inflight's mu   in-flight write paths (model/inflight.c)
+ *      ans_mu          credential answers queued for the monitor
+ *      membership's mu /zookeeper/config read state
+ *      mon_mu          the monitor's wake-up (zkr__kick_monitor)
+ *      a waiter's mu   one blocking call (api/waiter.c)
+ *    7 delivery's mu   the callback queue (zkr__deliver_*)
+ *      ctx_mu          the application's watcher and context
+ *
+ *   per process
+ *      metrics life_mu, then metrics mu (the metrics endpoint)
+ *      env rec_mu, then plain_mu (the drop-in's statistics records)
+ *      preload reg_lock (the interposer's handle registry)
+ *   Each is taken alone, or only around its own list; rec_mu and
+ *   life_mu and reg_lock are also held across fork by their atfork
+ *   handlers.
+ *
+ * ZooKeeper's own locks come after all of these: zoo_* is called with
+ * m->zh_lock read-held, and auth_mu, gate_mu or m->co_mu may be held too.  No library lock is held while an application callback runs
+ * (the delivery thread calls them unlocked); the waiter's completion runs
+ * on ZooKeeper's thread, taking only its own mu.  "@locks" in a prototype's
+ * comment says which of these the function takes (or needs held); see the
+ * route/ and core/ headers. */
 #ifndef ZKR_HANDLE_H
 #define ZKR_HANDLE_H
 

@@ -3,6 +3,9 @@
 #ifndef ZKR_KICK_H
 #define ZKR_KICK_H
 
+/* Lock notes: zkr__kick_monitor takes mon_mu alone, for the signal;
+ * callable under any other lock. */
+
 struct zkr;
 
 /* Makes the monitor turn now rather than at its next poll (a stepped

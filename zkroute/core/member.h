@@ -13,6 +13,12 @@
 #include "model/queue.h"
 #include "zkroute.h"
 
+/* Lock notes (table in core/handle.h).  zkr__member_open, _detach and
+ * _close write-hold m->zh_lock; zkr__member_watcher (ZooKeeper's watcher
+ * thread) read- and write-holds it, then takes m->health_mu, and calls
+ * up (hooks.h: gate_mu, state_mu) with neither held; _maybe_join,
+ * _in_pool and _sample take m->health_mu alone. */
+
 struct zkr;
 struct zkr__op;
 

@@ -5,6 +5,11 @@
 
 #include "core/handle.h"
 
+/* Lock notes (table in core/handle.h).  zkr__selector_pick read-holds
+ * sel_lock while the application's selector runs (possibly under
+ * gate_mu), taking m->health_mu inside it; zkr_set_read_selector
+ * write-holds it. */
+
 int zkr__selector_init(struct zkr *z); /* zones option -> members */
 int zkr__selector_pick(struct zkr *z); /* member, or -1: default policy */
 extern _Thread_local int zkr__in_selector;

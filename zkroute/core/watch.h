@@ -7,6 +7,15 @@
 
 #include "core/handle.h"
 
+/* Lock notes (table in core/handle.h).  "_locked": the caller holds
+ * watch_mu.  The others take watch_mu themselves and nothing inside it
+ * but the hedger's mu (a held read's reference) and delivery's mu (an
+ * event queued); they call no zoo_* under it.  zkr__watch_pair takes
+ * ctx_mu alone.  zkr__watch_trampoline is ZooKeeper's watcher thread;
+ * zkr__watch_rearm_from and zkr__watch_retry_lost (the monitor) read-hold
+ * m->zh_lock around each re-arming read, and take watch_mu, order_mu,
+ * ctx_mu or a waiter's mu inside it. */
+
 enum { ZKR__WATCH_DATA, ZKR__WATCH_EXIST, ZKR__WATCH_CHILD };
 
 enum {

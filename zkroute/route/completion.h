@@ -6,6 +6,15 @@
 
 #include "core/handle.h"
 
+/* Lock notes (table in core/handle.h).  The hub of route/: the
+ * zkr__op_done_* are ZooKeeper's completions and run on its completion
+ * thread with no library lock held.  A completion takes, one at a time
+ * and none inside another: hedger's mu, watch_mu, gate_mu (then as
+ * zkr__route), order_mu, out_mu, inflight's mu, m->health_mu, state_mu
+ * (the session dip), and delivery's mu to queue the application's
+ * callback, which runs later on the delivery thread, unlocked.
+ * zkr__op_complete_error runs the same stages, also with gate_mu held
+ * (a parked operation that failed): hence gate_mu's place first. */
 void zkr__op_complete_error(zkr__op_t *op, int rc);
 void zkr__op_call_user_error(zkr__op_t *op, int rc);
 void zkr__op_done_void(int rc, const void *data);

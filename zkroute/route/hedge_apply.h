@@ -6,6 +6,12 @@
 
 #include "core/handle.h"
 
+/* Lock notes (table in core/handle.h): every function here that takes
+ * the hedger's mu takes nothing inside it; _sent runs with gate_mu and
+ * m->zh_lock possibly held, _claim/_ref/_release on a completion's
+ * thread, possibly with watch_mu held (_ref), _step on the hedge thread
+ * or a stepped runtime with nothing held.  @locks hedger's mu: _stop,
+ * _sent, _sample, _claim, _ref, _release, _stats, _step. */
 int zkr__hedge_apply_new(struct zkr *z);   /* ZOK, ZKR_ENOMEM or ZKR_ETHREAD */
 void zkr__hedge_apply_stop(struct zkr *z); /* joins its thread; queue stays */
 void zkr__hedge_apply_free(struct zkr *z);

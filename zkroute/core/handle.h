@@ -41,9 +41,10 @@
  *      metrics life_mu, then metrics mu (the metrics endpoint)
  *      env rec_mu, then plain_mu (the drop-in's statistics records)
  *      preload reg_lock (the interposer's handle registry)
- *   Each is taken alone, or only around its own list; rec_mu and
- *   life_mu and reg_lock are also held across fork by their atfork
- *   handlers.
+ *   Each is taken alone, or only around its own list (plain_mu also
+ *   around the stock zookeeper_init of ZKROUTE=off); rec_mu, life_mu and
+ *   reg_lock are also held across fork by their atfork handlers.
+ *   scripts/lock-order.sh prints the nestings a run really performs.
  *
  * ZooKeeper's own locks come after all of these: zoo_* is called with
  * m->zh_lock read-held, and auth_mu, gate_mu or m->co_mu may be held too.  No library lock is held while an application callback runs

@@ -7,7 +7,7 @@
 
 #include "core/deliver.h"
 #include "core/handle.h"
-#include "route/hedge_apply.h"
+#include "route/hedger.h"
 #include "session/monitor.h"
 
 static uint64_t monotonic_ns(void) {

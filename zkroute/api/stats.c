@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/handle.h"
-#include "route/hedge_apply.h"
+#include "route/hedger.h"
 #include "core/latency.h"
 #include "core/log.h"
 #include "session/membership.h"

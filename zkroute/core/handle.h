@@ -130,7 +130,7 @@ struct zkr {
   /* Monotonic reads across leader changes (DESIGN.md section 3, rule 5):
    * the highest zxid in any reply the handle had (completion.c), and the
    * highest epoch a srvr answer showed for a member with a working session
-   * (srvr_apply.c).  A member whose srvr epoch is below either serves no
+   * (poller.c).  A member whose srvr epoch is below either serves no
    * read (policy.c). */
   _Atomic int64_t hwm_zxid;
   _Atomic uint32_t srvr_epoch;
@@ -249,7 +249,7 @@ struct zkr {
 
   int reg_slot; /* its slot in the registry (registry.c), -1 none */
 
-  /* Hedged reads (hedge_apply.c); NULL when hedging is off. */
+  /* Hedged reads (hedger.c); NULL when hedging is off. */
   struct zkr__hedger *hedger;
   /* Membership that follows /zookeeper/config (membership.c). */
   struct zkr__membership *ms;

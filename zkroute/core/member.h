@@ -89,7 +89,7 @@ typedef struct zkr__member {
    * the last sync sent on this member's session. */
   _Atomic uint64_t synced_epoch;
   zhandle_t *_Atomic synced_zh;
-  _Atomic uint64_t hedges;      /* hedge requests sent to it (hedge_apply.c) */
+  _Atomic uint64_t hedges;      /* hedge requests sent to it (hedger.c) */
   _Atomic int outstanding;      /* operations sent and not completed */
   _Atomic uint64_t progress_ns; /* last completion, or start of being busy */
   uint64_t nudged_ns;           /* last nudge (monitor) */

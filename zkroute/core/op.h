@@ -177,7 +177,7 @@ typedef struct zkr__op {
   char *b_path;
   zkr__queue_link_t ord_link; /* the handle's issue order, while app */
 
-  /* Hedged reads (hedge_apply.c).  A hedgeable read is the primary: it carries
+  /* Hedged reads (hedger.c).  A hedgeable read is the primary: it carries
    * the application's completion, which runs once, with the first reply of
    * either request.  Its hedge is an op of its own (ZKR__OP_F_HEDGE,
    * primary set) sent to another member, with no completion of its own.

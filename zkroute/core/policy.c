@@ -218,7 +218,7 @@ static int place_read(zkr_t *z) {
   return m >= 0 ? m : zkr__policy_readonly_member(z);
 }
 
-/* The target of a hedge (hedge_apply.c): a member of the read pool other than
+/* The target of a hedge (hedger.c): a member of the read pool other than
  * exclude, drawn uniformly at random - not the fastest other member, so that
  * a fault shared by a zone and its fastest path does not catch both
  * requests every time.  -1 when the pool has no other member: a hedge does

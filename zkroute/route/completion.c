@@ -16,8 +16,8 @@
 #include "core/deliver.h"
 #include "route/dispatch.h"
 #include "core/handle.h"
-#include "route/health_apply.h"
-#include "route/hedge_apply.h"
+#include "route/pool.h"
+#include "route/hedger.h"
 #include "core/kick.h"
 #include "route/router.h"
 #include "core/watch.h"
@@ -89,7 +89,7 @@ void zkr__op_hand_on(zkr__op_t *op, const zkr__result_t *r) {
 /* The start of every completion: `a` is the request that completed, op
  * the operation whose application completion this reply runs, or NULL when
  * the reply is discarded (the other request of a hedged read won; see
- * hedge_apply.c).  A barrier (zkr_async, never hedged) belongs to
+ * hedger.c).  A barrier (zkr_async, never hedged) belongs to
  * barrier.c from here on.  Last, for every operation that passed the write
  * gate - a barrier too - the gate is released: only after the completion
  * was handed on, so that a write it lets go to another session cannot have
@@ -197,7 +197,7 @@ void zkr__op_complete_error(zkr__op_t *op, int rc) {
 
 /* Hands on the application's completion of a read with rc and no result,
  * nothing else: for a hedged read whose held-back error became its outcome
- * (hedge_apply.c) after both requests' own bookkeeping was done. */
+ * (hedger.c) after both requests' own bookkeeping was done. */
 void zkr__op_call_user_error(zkr__op_t *op, int rc) {
   zkr__result_t r = {.rc = rc, .value_len = -1};
   zkr__op_hand_on(op, &r);

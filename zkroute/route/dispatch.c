@@ -29,7 +29,7 @@
 #include "route/completion.h"
 #include "route/dispatch.h"
 #include "core/handle.h"
-#include "route/hedge_apply.h"
+#include "route/hedger.h"
 #include "core/watch.h"
 #include "zk/zkapi.h"
 
@@ -306,7 +306,7 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
                 !zkr__op_has(op, ZKR__OP_F_HEDGE);
   int is_hedge = zkr__op_has(op, ZKR__OP_F_HEDGE);
   /* A hedgeable read is held by its reply and by its entry in the hedge
-   * queue (hedge_apply.c): its completion cannot free it while it is queued. */
+   * queue (hedger.c): its completion cannot free it while it is queued. */
   int hedged = op->hedge_ok && z->hedger;
   if (hedged) {
     op->h_armed = 1;

@@ -18,7 +18,7 @@
  *   (the write it follows completed, so the sync's server sees it).  Every
  *   other read is a sync+read on the member the policy picks.
  * - A read that is neither pinned nor ordered, has no watch and runs under
- *   hybrid may be hedged (hedge_apply.c): its dispatch queues it for a second
+ *   hybrid may be hedged (hedger.c): its dispatch queues it for a second
  *   sync+read on another pool member if no reply comes in time.
  * - A write whose outcome is unknown (ZCONNECTIONLOSS, ZOPERATIONTIMEOUT)
  *   raises the fence: a late copy of it, still in its session's socket, a
@@ -35,7 +35,7 @@
 #include "route/completion.h"
 #include "route/dispatch.h"
 #include "core/handle.h"
-#include "route/hedge_apply.h"
+#include "route/hedger.h"
 #include "model/inflight.h"
 #include "core/policy.h"
 #include "route/router.h"

@@ -22,11 +22,11 @@
  * zkr_set_servers replaces the names followed with its list's.
  *
  * This file: the members admitted, retired and settled, the monitor's
- * turn, zkr_set_servers.  dynconfig_apply.c reads and applies the
- * configuration, resolve_apply.c the names' re-resolution.
+ * turn, zkr_set_servers.  ensemble.c reads and applies the
+ * configuration, hostnames.c the names' re-resolution.
  *
  * Threads: the monitor thread does everything here except the two
- * ZooKeeper callbacks (dynconfig_apply.c), which run on a member's
+ * ZooKeeper callbacks (ensemble.c), which run on a member's
  * completion thread, only store what they got under ms->mu and kick the
  * monitor. */
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* The membership's parts (membership.c, dynconfig_apply.c,
- * resolve_apply.c): their shared state and the steps they share. */
+/* The membership's parts (membership.c, ensemble.c,
+ * hostnames.c): their shared state and the steps they share. */
 #ifndef ZKR_MEMBERSHIP_H
 #define ZKR_MEMBERSHIP_H
 
@@ -46,8 +46,8 @@ void zkr__membership_retire(zkr_t *z, zkr__member_t *m);
 void zkr__membership_admit(zkr_t *z, const zkr__host_t *h, const zkr__config_server_t *s);
 /* The members become the hosts v[0..n) stand for. */
 void zkr__membership_become(zkr_t *z, const zkr__host_t *v, size_t n);
-/* The monitor's turns: the configuration (dynconfig_apply.c), the names
- * (resolve_apply.c). */
+/* The monitor's turns: the configuration (ensemble.c), the names
+ * (hostnames.c). */
 void zkr__dynconfig_turn(zkr_t *z);
 void zkr__resolve_turn(zkr_t *z);
 

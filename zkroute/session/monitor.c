@@ -2,7 +2,7 @@
  * (at once when kicked, e.g. when the write session disconnects; every
  * idle_poll_ms while the handle is idle and the picture settled, so that a
  * fleet of idle handles does not keep the servers busy), which
- * names the leader (srvr_apply.c), and does the periodic housekeeping: the owner's
+ * names the leader (poller.c), and does the periodic housekeeping: the owner's
  * rescue and the carriers' re-creation (rescue.c), watches to re-arm
  * (watch_rearm.c), the virtual session's tick (session.c), health
  * evaluation, and expiring operations parked longer than the session
@@ -13,14 +13,14 @@
 #include "core/auth.h"
 #include "session/carriers.h"
 #include "core/handle.h"
-#include "route/health_apply.h"
+#include "route/pool.h"
 #include "session/membership.h"
 #include "session/monitor.h"
 #include "session/rescue.h"
 #include "core/runtime.h"
 #include "route/router.h"
 #include "session/session.h"
-#include "session/srvr_apply.h"
+#include "session/poller.h"
 #include "core/watch.h"
 #include "zk/zkapi.h"
 

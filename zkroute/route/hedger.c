@@ -30,7 +30,7 @@
 #include "route/dispatch.h"
 #include "core/handle.h"
 #include "model/hedge.h"
-#include "route/hedge_apply.h"
+#include "route/hedger.h"
 #include "core/latency.h"
 #include "core/policy.h"
 #include "core/runtime.h"

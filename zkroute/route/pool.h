@@ -1,8 +1,8 @@
 /* The health model (health.h, pure) applied to the members
- * (health_apply.c): the monitor's health turn, probes' results, latency
+ * (pool.c): the monitor's health turn, probes' results, latency
  * samples of completed reads, the model's configuration from the options. */
-#ifndef ZKR_HEALTH_APPLY_H
-#define ZKR_HEALTH_APPLY_H
+#ifndef ZKR_POOL_H
+#define ZKR_POOL_H
 
 #include "core/handle.h"
 

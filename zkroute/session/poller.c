@@ -11,7 +11,7 @@
 #include "core/runtime.h"
 #include "session/session.h"
 #include "model/srvr.h"
-#include "session/srvr_apply.h"
+#include "session/poller.h"
 #include "zk/zkapi.h"
 
 typedef struct {

@@ -6,7 +6,7 @@
 #include "route/completion.h"
 #include "route/dispatch.h"
 #include "core/handle.h"
-#include "route/health_apply.h"
+#include "route/pool.h"
 #include "core/latency.h"
 #include "core/policy.h"
 

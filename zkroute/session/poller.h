@@ -1,7 +1,7 @@
-/* The srvr poll of every member and the leader it names (srvr_apply.c;
+/* The srvr poll of every member and the leader it names (poller.c;
  * srvr.h is the parser and the TCP query). */
-#ifndef ZKR_SRVR_APPLY_H
-#define ZKR_SRVR_APPLY_H
+#ifndef ZKR_POLLER_H
+#define ZKR_POLLER_H
 
 #include "core/handle.h"
 

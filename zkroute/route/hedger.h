@@ -1,8 +1,8 @@
-/* Hedged reads applied (hedge_apply.c; hedge.h is the pure delay and
+/* Hedged reads applied (hedger.c; hedge.h is the pure delay and
  * cap): the hedger's thread and queue, sending the second request,
  * claiming the first reply, the statistics. */
-#ifndef ZKR_HEDGE_APPLY_H
-#define ZKR_HEDGE_APPLY_H
+#ifndef ZKR_HEDGER_H
+#define ZKR_HEDGER_H
 
 #include "core/handle.h"
 

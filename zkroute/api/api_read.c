@@ -17,7 +17,7 @@
 static int read_held(zkr_t *z, zkr__op_type_t type, const char *path, int watch, watcher_fn watcher,
                      void *wctx, void *cb, const void *data, int direct) {
   int rc;
-  zkr__op_t *op = zkr__api_path_op(z, type, path, data, direct, &rc);
+  zkr__op_t *op = zkr__api_check_path_op(z, type, path, data, direct, &rc);
   if (!op) return rc;
   op->cb.v = (void_completion_t)cb; /* all members of the union are pointers */
   /* zkr_async: its completion comes after those of everything issued
@@ -51,17 +51,17 @@ static int read_held(zkr_t *z, zkr__op_type_t type, const char *path, int watch,
       op->watch->supersedes = old;
     }
   }
-  return zkr__api_submit(op);
+  return zkr__api_check_submit(op);
 }
 
-int zkr__read(zkr_t *z, zkr__op_type_t type, const char *path, int watch, watcher_fn watcher,
-              void *wctx, void *cb, const void *data, int direct) {
+int zkr__api_read(zkr_t *z, zkr__op_type_t type, const char *path, int watch, watcher_fn watcher,
+                  void *wctx, void *cb, const void *data, int direct) {
   ZKR__HELD(z, read_held(z, type, path, watch, watcher, wctx, cb, data, direct));
 }
 
 static int read_common(zkr_t *z, zkr__op_type_t type, const char *path, int watch,
                        watcher_fn watcher, void *wctx, void *cb, const void *data) {
-  return zkr__read(z, type, path, watch, watcher, wctx, cb, data, 0);
+  return zkr__api_read(z, type, path, watch, watcher, wctx, cb, data, 0);
 }
 
 int zkr_aexists(zkr_t *z, const char *path, int watch, stat_completion_t completion,

@@ -32,7 +32,7 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
   pthread_mutex_lock(&z->gate_mu);
   s->write_member = z->gate_cur;
   pthread_mutex_unlock(&z->gate_mu);
-  zkr__hedge_apply_stats(z, s);
+  zkr__hedger_stats(z, s);
   int o = z->owner;
   s->owner = -1;
   if (o >= 0) {

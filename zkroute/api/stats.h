@@ -17,9 +17,10 @@ typedef struct zkr__sb {
   int oom; /* an allocation failed: the content is incomplete */
 } zkr__sb_t;
 
-void zkr__sb_printf(zkr__sb_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void zkr__stats_json_printf(zkr__sb_t *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Appends s as a JSON string literal, quotes included. */
-void zkr__sb_json_str(zkr__sb_t *b, const char *s);
+void zkr__stats_json_str(zkr__sb_t *b, const char *s);
 
 /* Appends the JSON of s (vs: the virtual session's state) to b. */
 void zkr__stats_json_write(zkr__sb_t *b, const zkr_stats_t *s, int vs);

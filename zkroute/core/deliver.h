@@ -23,11 +23,11 @@ void zkr__deliver_watch(struct zkr *z, watcher_fn fn, void *ctx, int type, int s
                         const char *path);
 void zkr__deliver_session(struct zkr *z, int state);
 /* A reply kept beyond its completion (barrier.c): a copy, its view, and
- * freeing it.  zkr__reply_copy returns NULL when out of memory. */
+ * freeing it.  zkr__deliver_reply_copy returns NULL when out of memory. */
 struct zkr__reply;
-struct zkr__reply *zkr__reply_copy(zkr__cb_shape_t shape, const zkr__result_t *r);
-zkr__result_t zkr__reply_view(const struct zkr__reply *k);
-void zkr__reply_free(struct zkr__reply *k);
+struct zkr__reply *zkr__deliver_reply_copy(zkr__cb_shape_t shape, const zkr__result_t *r);
+zkr__result_t zkr__deliver_reply_view(const struct zkr__reply *k);
+void zkr__deliver_reply_free(struct zkr__reply *k);
 /* The handle whose delivery thread this is, or NULL. */
 extern _Thread_local struct zkr *zkr__delivering;
 

@@ -16,7 +16,7 @@
  *      auth_mu         credentials (zkr__auth_*; zkr_lock_auth holds it
  *                      for the application)
  *      gate_mu         the write gate and the fence (zkr__gate_*,
- *                      zkr__route): sends, parks and completes failed
+ *                      zkr__router_route): sends, parks and completes failed
  *                      operations under it
  *    2 sel_lock        rwlock, the read selector (zkr__selector_*)
  *    3 m->zh_lock      rwlock, one member's zhandle; read-held around

@@ -1,6 +1,6 @@
 /* Latency histograms: each reply a server gave to a read or a write of a
  * member counts once in that member's histogram, from the completion path
- * (zkr__health_apply_op_done), with two relaxed atomic additions and no
+ * (zkr__pool_op_done), with two relaxed atomic additions and no
  * lock; zkr_stats() copies them.  The buckets are ZKR_LATENCY_BOUNDS_MS,
  * 0.5 ms to 10 s: ZooKeeper's replies take from about half a millisecond
  * on loopback to the session timeout when a server hangs. */

@@ -180,7 +180,7 @@ int zkr__member_setup(zkr_t *z, size_t i, const zkr__host_t *host) {
   m->server_id = -1;
   m->hosted_on = (int)i;
   zkr__health_init(&m->health, zkr__now_ns());
-  zkr__host_format(&m->host, NULL, m->address, sizeof m->address);
+  zkr__hosts_format(&m->host, NULL, m->address, sizeof m->address);
   size_t len = sizeof m->address + (z->hosts.chroot ? strlen(z->hosts.chroot) : 0);
   /* libzookeeper_mt 3.8 splits "host:port" at the last ':' and cannot
    * resolve "[::1]": its connect string takes an IPv6 address bare. */
@@ -188,7 +188,7 @@ int zkr__member_setup(zkr_t *z, size_t i, const zkr__host_t *host) {
   bare.ipv6 = 0;
   free(m->connect);
   if (!(m->connect = malloc(len))) return ZKR_ENOMEM;
-  zkr__host_format(&bare, z->hosts.chroot, m->connect, len);
+  zkr__hosts_format(&bare, z->hosts.chroot, m->connect, len);
   return ZOK;
 }
 

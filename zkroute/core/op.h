@@ -64,7 +64,7 @@ typedef union {
 } zkr__cb_t;
 
 /* What an operation is (zkr__op_t.flags).  Set by the thread that builds
- * the operation, before it is listed or sent (zkr__api_submit, the
+ * the operation, before it is listed or sent (zkr__api_check_submit, the
  * hedger's and the prober's sends), and never written after: no lock
  * guards them because none is needed, which is also why these - and only
  * these - may share a word. */
@@ -100,7 +100,7 @@ typedef struct zkr__op {
   struct zkr *z;
   zkr__op_type_t type;
   unsigned flags; /* ZKR__OP_F_*: fixed before it is shared */
-  /* Set by the routing thread in zkr__route before the send or park (no
+  /* Set by the routing thread in zkr__router_route before the send or park (no
    * lock; the send hands them on), read by the completion after. */
   int ordered; /* a read that must follow an in-flight write */
   int gated;   /* goes through the write gate (FIFO on the write session) */
@@ -183,7 +183,7 @@ typedef struct zkr__op {
    * primary set) sent to another member, with no completion of its own.
    * The h_ fields of the primary are guarded by the hedger's mutex once it
    * is sent. */
-  int hedge_ok; /* primary: may be hedged (set in zkr__route, no lock) */
+  int hedge_ok; /* primary: may be hedged (set in zkr__router_route, no lock) */
   int h_armed;  /* primary sent with hedging armed (set before the send,
                    cleared by the sender if the send failed; no lock) */
   struct zkr__op *primary;
@@ -221,9 +221,9 @@ zkr__op_t *zkr__op_new(struct zkr *z, zkr__op_type_t type, const char *path);
 void zkr__op_free(zkr__op_t *op);
 int zkr__op_copy_acl(zkr__op_t *op, const struct ACL_vector *acl);
 int zkr__op_copy_multi(zkr__op_t *op, int count, const zoo_op_t *ops);
-int zkr__acl_copy(struct ACL_vector *dst, const struct ACL_vector *src);
-void zkr__acl_free(struct ACL_vector *v);
-int zkr__strings_copy(struct String_vector *dst, const struct String_vector *src);
-int zkr__mode_ephemeral(int mode);
+int zkr__op_acl_copy(struct ACL_vector *dst, const struct ACL_vector *src);
+void zkr__op_acl_free(struct ACL_vector *v);
+int zkr__op_strings_copy(struct String_vector *dst, const struct String_vector *src);
+int zkr__op_mode_ephemeral(int mode);
 
 #endif

@@ -162,7 +162,7 @@ int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r, void (*keep)(zkr
   if (held) {
     if (keep) keep(op);
     op->held_ns = zkr__now_ns();
-    op->kept = zkr__reply_copy(op->shape, r);
+    op->kept = zkr__deliver_reply_copy(op->shape, r);
     zkr__queue_push_front(&z->wf_held, &op->wf_link); /* newest first */
     z->wf_count++;
   }
@@ -186,7 +186,7 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
   ZKR__QUEUE_FOREACH_SAFE(l, n, &z->wf_held) {
     zkr__op_t *op = ZKR__OP_OF(l, wf_link);
     zkr__result_t r = {.rc = ZKR_ENOMEM, .value_len = -1};
-    if (op->kept) r = zkr__reply_view(op->kept);
+    if (op->kept) r = zkr__deliver_reply_view(op->kept);
     if (all || !op->kept || !read_blocked_locked(z, op, r.rc, r.stat)) {
       zkr__queue_remove(&z->wf_held, &op->wf_link);
       zkr__queue_push(&ready, &op->wf_link);
@@ -203,7 +203,7 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
     while (!zkr__queue_empty(&ready) && n_ids < sizeof ids / sizeof ids[0]) {
       zkr__op_t *op = ZKR__OP_OF(zkr__queue_pop(&ready), wf_link);
       if (ended) {
-        zkr__reply_free(op->kept);
+        zkr__deliver_reply_free(op->kept);
         op->kept = NULL;
         op->kept_rc = ended;
       }

@@ -12,7 +12,7 @@
  * but the hedger's mu (a held read's reference) and delivery's mu (an
  * event queued); they call no zoo_* under it.  zkr__watch_pair takes
  * ctx_mu alone.  zkr__watch_trampoline is ZooKeeper's watcher thread;
- * zkr__watch_rearm_from and zkr__watch_retry_lost (the monitor) read-hold
+ * zkr__watch_rearm_from and zkr__watch_rearm_retry_lost (the monitor) read-hold
  * m->zh_lock around each re-arming read, and take watch_mu, order_mu,
  * ctx_mu or a waiter's mu inside it. */
 
@@ -110,15 +110,15 @@ int zkr__watch_session_watchers(struct zkr *z, watcher_fn *fns, void **ctxs, int
 /* watch_rearm.c */
 void zkr__watch_rearm_from(struct zkr *z, int slot, zhandle_t *old);
 
-void zkr__watch_retry_lost(struct zkr *z, uint64_t now_ns);
+void zkr__watch_rearm_retry_lost(struct zkr *z, uint64_t now_ns);
 
 /* watch_remove.c */
-int zkr__remove_watches(struct zkr *z, const char *path, ZooWatcherType wtype, int all,
-                        watcher_fn watcher, void *ctx, int local, void_completion_t cb,
-                        const void *data, int direct);
+int zkr__watch_remove_watches(struct zkr *z, const char *path, ZooWatcherType wtype, int all,
+                              watcher_fn watcher, void *ctx, int local, void_completion_t cb,
+                              const void *data, int direct);
 
 void zkr__watch_remove_dropped(struct zkr *z, zhandle_t *zh);
 
-void zkr__watch_removed_gc(struct zkr *z, uint64_t now_ns);
+void zkr__watch_remove_gc(struct zkr *z, uint64_t now_ns);
 
 #endif

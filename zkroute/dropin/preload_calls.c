@@ -10,7 +10,7 @@
 
 zkr__pl_real_t zkr__pl_real;
 
-int zkr__pl_resolve(zkr__zk_t *table) {
+int zkr__preload_calls_resolve(zkr__zk_t *table) {
   int missing = 0;
 #define RESOLVE(name)                                                                              \
   *(void **)&zkr__pl_real.name = dlsym(RTLD_NEXT, #name);                                          \
@@ -26,7 +26,7 @@ int zkr__pl_resolve(zkr__zk_t *table) {
 
 #define WRAP(ret, name, params, args, zkr_fn, zargs)                                               \
   PL_EXPORT ret name params {                                                                      \
-    zkr_t *z_ = zkr__pl_routed(zh);                                                                \
+    zkr_t *z_ = zkr__preload_routed(zh);                                                           \
     if (!z_) return REAL(name) args;                                                               \
     return zkr_fn zargs;                                                                           \
   }
@@ -35,7 +35,7 @@ int zkr__pl_resolve(zkr__zk_t *table) {
  * use too, so the call acts as the program expects. */
 #define PASS(ret, name, params, args, rv)                                                          \
   PL_EXPORT ret name params {                                                                      \
-    zkr__pl_init();                                                                                \
+    zkr__preload_init();                                                                           \
     rv REAL(name) args;                                                                            \
   }
 #define PASS_N_G(rv, ret, name, params, args) PASS(ret, name, params, args, rv)

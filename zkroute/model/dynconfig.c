@@ -179,7 +179,7 @@ static int parse_line(const char *p, const char *end, zkr__config_t *out, int *h
   return 0;
 }
 
-int zkr__config_parse(const char *buf, size_t len, zkr__config_t *out) {
+int zkr__dynconfig_parse(const char *buf, size_t len, zkr__config_t *out) {
   if (!out || (!buf && len > 0)) return ZBADARGUMENTS;
   out->n = 0;
   out->version = -1;

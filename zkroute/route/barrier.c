@@ -44,7 +44,7 @@ static void pop_ready_locked(zkr_t *z, zkr__queue_t *out) {
 
 static void hand_on_barrier(zkr__op_t *b, int rc, const char *path) {
   zkr__result_t r = {.rc = rc, .value = path, .value_len = -1};
-  zkr__op_hand_on(b, &r); /* b->app is 0: not listed any more */
+  zkr__completion_hand_on(b, &r); /* b->app is 0: not listed any more */
   zkr__op_free(b);
 }
 
@@ -52,9 +52,9 @@ static void hand_on_barrier(zkr__op_t *b, int rc, const char *path) {
  * none could be kept), then op goes. */
 static void hand_on_held(zkr__op_t *op) {
   zkr__result_t r = {.rc = op->kept_rc ? op->kept_rc : ZKR_ENOMEM, .value_len = -1};
-  if (op->kept) r = zkr__reply_view(op->kept);
-  zkr__op_hand_on(op, &r); /* op->app is 0: not listed any more */
-  zkr__reply_free(op->kept);
+  if (op->kept) r = zkr__deliver_reply_view(op->kept);
+  zkr__completion_hand_on(op, &r); /* op->app is 0: not listed any more */
+  zkr__deliver_reply_free(op->kept);
   op->kept = NULL;
   zkr__op_free(op);
 }
@@ -84,7 +84,7 @@ static void hand_on_ready(zkr__queue_t *ready) {
       hand_on_barrier(op, op->b_rc, op->b_path);
     } else {
       if (end) {
-        zkr__reply_free(op->kept);
+        zkr__deliver_reply_free(op->kept);
         op->kept = NULL;
         op->kept_rc = end;
       }
@@ -94,7 +94,7 @@ static void hand_on_ready(zkr__queue_t *ready) {
 }
 
 /* op was accepted: it is issued now. */
-void zkr__order_add(zkr__op_t *op) {
+void zkr__barrier_add(zkr__op_t *op) {
   zkr_t *z = op->z;
   pthread_mutex_lock(&z->order_mu);
   op->app = 1;
@@ -104,7 +104,7 @@ void zkr__order_add(zkr__op_t *op) {
 
 /* op's completion was handed on (or op was refused and will have none):
  * barriers it held up may go. */
-void zkr__order_done(zkr__op_t *op) {
+void zkr__barrier_done(zkr__op_t *op) {
   zkr_t *z = op->z;
   pthread_mutex_lock(&z->order_mu);
   zkr__queue_t ready = {0};
@@ -117,21 +117,21 @@ void zkr__order_done(zkr__op_t *op) {
   hand_on_ready(&ready);
 }
 
-void zkr__order_cancel(zkr__op_t *op) { zkr__order_done(op); }
+void zkr__barrier_cancel(zkr__op_t *op) { zkr__barrier_done(op); }
 
 /* Consistency `session`: the reply of op came (r, already through
  * op_finish).  Returns 0 when op is the oldest operation listed: the
  * caller hands it on now.  Otherwise a copy of r is kept, op belongs to
  * this file from here on, and it is handed on - then freed - by whichever
  * thread hands on the last operation before it; returns 1. */
-int zkr__order_hold(zkr__op_t *op, const zkr__result_t *r) {
+int zkr__barrier_hold(zkr__op_t *op, const zkr__result_t *r) {
   zkr_t *z = op->z;
   pthread_mutex_lock(&z->order_mu);
   if (!op->app || first_locked(z) == op) {
     pthread_mutex_unlock(&z->order_mu);
     return 0;
   }
-  op->kept = zkr__reply_copy(op->shape, r);
+  op->kept = zkr__deliver_reply_copy(op->shape, r);
   op->held = 1;
   pthread_mutex_unlock(&z->order_mu);
   return 1;
@@ -139,7 +139,7 @@ int zkr__order_hold(zkr__op_t *op, const zkr__result_t *r) {
 
 /* The reply of barrier b came (r, already through op_finish).  b is handed
  * on now if nothing before it is listed, else when the last of those is. */
-void zkr__order_barrier(zkr__op_t *b, const zkr__result_t *r) {
+void zkr__barrier_reply(zkr__op_t *b, const zkr__result_t *r) {
   zkr_t *z = b->z;
   pthread_mutex_lock(&z->order_mu);
   if (!b->app || first_locked(z) == b) {

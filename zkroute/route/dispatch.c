@@ -52,7 +52,7 @@ static void unlink_locked(zkr_t *z, zkr__op_t *op) {
   z->members[op->member].progress_ns = zkr__now_ns();
 }
 
-void zkr__out_remove(zkr__op_t *op) {
+void zkr__dispatch_out_remove(zkr__op_t *op) {
   zkr_t *z = op->z;
   pthread_mutex_lock(&z->out_mu);
   if (op->outstanding) unlink_locked(z, op);
@@ -63,14 +63,14 @@ void zkr__out_remove(zkr__op_t *op) {
  * write done (applied, refused or unknown) makes the next read of any
  * member sync first in `session` consistency (needs_sync). */
 void zkr__dispatch_op_done(zkr__op_t *op) {
-  zkr__out_remove(op);
+  zkr__dispatch_out_remove(op);
   if (zkr__op_has(op, ZKR__OP_F_WRITE)) op->z->write_epoch++;
 }
 
 /* After every member session was closed no ZooKeeper completion can run
  * any more; the operations still listed were dropped by zookeeper_close and
  * get their one completion here. */
-void zkr__op_complete_abandoned(zkr_t *z) { zkr__op_complete_dropped(z, NULL); }
+void zkr__dispatch_complete_abandoned(zkr_t *z) { zkr__dispatch_complete_dropped(z, NULL); }
 
 static void co_unqueue(zkr__op_t *op);
 
@@ -80,7 +80,7 @@ static void co_unqueue(zkr__op_t *op);
  * come, and get their one completion here, as ZCLOSING, which
  * completion.c turns into what the application must see (ZCLOSING only
  * when the handle itself closes). */
-void zkr__op_complete_dropped(zkr_t *z, zhandle_t *zh) {
+void zkr__dispatch_complete_dropped(zkr_t *z, zhandle_t *zh) {
   zkr__queue_t list = {0};
   pthread_mutex_lock(&z->out_mu);
   ZKR__QUEUE_FOREACH_SAFE(l, n, &z->out_q) {
@@ -93,7 +93,7 @@ void zkr__op_complete_dropped(zkr_t *z, zhandle_t *zh) {
   for (zkr__queue_link_t *l; (l = zkr__queue_pop(&list));) {
     zkr__op_t *op = ZKR__OP_OF(l, out_link);
     co_unqueue(op);
-    zkr__op_complete_error(op, ZCLOSING);
+    zkr__completion_error(op, ZCLOSING);
   }
 }
 
@@ -187,7 +187,7 @@ static void co_sync_done(int rc, const char *value, const void *data) {
     ZKR__QUEUE_FOREACH(l, &batch) ZKR__OP_OF(l, co_link)->co_waiting = 0;
     if (m->co_inflight > 0) m->co_inflight--;
     /* Only while zh is still the member's: otherwise the waiting reads go
-     * with it (zkr__op_complete_dropped). */
+     * with it (zkr__dispatch_complete_dropped). */
     if (batch.first && m->zh == zh) {
       const zkr__op_t *first = ZKR__OP_OF(batch.first, co_link);
       int src = co_send_sync(m, zh, first->path ? first->path : "/");
@@ -207,7 +207,7 @@ static void co_sync_done(int rc, const char *value, const void *data) {
    * in `batch` went with its zhandle (see above), as before. */
   for (zkr__queue_link_t *l; (l = zkr__queue_pop(&failed));) {
     zkr__op_t *op = ZKR__OP_OF(l, co_link);
-    if (out_take(op)) zkr__op_complete_error(op, ZCONNECTIONLOSS);
+    if (out_take(op)) zkr__completion_error(op, ZCONNECTIONLOSS);
   }
 }
 
@@ -262,31 +262,31 @@ static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch) {
   case ZKR__OP_CREATE:
     if (zkr__op_has(op, ZKR__OP_F_CREATE2))
       return zkr__zk->zoo_acreate2_ttl(zh, p, op->value, op->valuelen, acl, op->mode, op->ttl,
-                                       zkr__op_done_string_stat, op);
+                                       zkr__completion_string_stat, op);
     return zkr__zk->zoo_acreate_ttl(zh, p, op->value, op->valuelen, acl, op->mode, op->ttl,
-                                    zkr__op_done_string, op);
-  case ZKR__OP_DELETE: return zkr__zk->zoo_adelete(zh, p, op->version, zkr__op_done_void, op);
+                                    zkr__completion_string, op);
+  case ZKR__OP_DELETE: return zkr__zk->zoo_adelete(zh, p, op->version, zkr__completion_void, op);
   case ZKR__OP_SET:
-    return zkr__zk->zoo_aset(zh, p, op->value, op->valuelen, op->version, zkr__op_done_stat, op);
+    return zkr__zk->zoo_aset(zh, p, op->value, op->valuelen, op->version, zkr__completion_stat, op);
   case ZKR__OP_SET_ACL:
-    return zkr__zk->zoo_aset_acl(zh, p, op->version, &op->acl, zkr__op_done_void, op);
+    return zkr__zk->zoo_aset_acl(zh, p, op->version, &op->acl, zkr__completion_void, op);
   case ZKR__OP_MULTI:
     return zkr__zk->zoo_amulti(zh, op->multi_count, op->multi_ops, op->multi_results,
-                               zkr__op_done_void, op);
-  case ZKR__OP_EXISTS: return zkr__zk->zoo_awexists(zh, p, wf, wc, zkr__op_done_stat, op);
-  case ZKR__OP_GET: return zkr__zk->zoo_awget(zh, p, wf, wc, zkr__op_done_data, op);
+                               zkr__completion_void, op);
+  case ZKR__OP_EXISTS: return zkr__zk->zoo_awexists(zh, p, wf, wc, zkr__completion_stat, op);
+  case ZKR__OP_GET: return zkr__zk->zoo_awget(zh, p, wf, wc, zkr__completion_data, op);
   case ZKR__OP_GET_CHILDREN:
     /* Sent as get_children2: the Stat lets a child watch be re-armed with
      * a comparison (watch_rearm.c); the application gets no Stat. */
-    return zkr__zk->zoo_awget_children2(zh, p, wf, wc, zkr__op_done_strings, op);
+    return zkr__zk->zoo_awget_children2(zh, p, wf, wc, zkr__completion_strings, op);
   case ZKR__OP_GET_CHILDREN2:
-    return zkr__zk->zoo_awget_children2(zh, p, wf, wc, zkr__op_done_strings_stat, op);
-  case ZKR__OP_GET_ACL: return zkr__zk->zoo_aget_acl(zh, p, zkr__op_done_acl, op);
-  case ZKR__OP_SYNC: return zkr__zk->zoo_async(zh, p, zkr__op_done_string, op);
+    return zkr__zk->zoo_awget_children2(zh, p, wf, wc, zkr__completion_strings_stat, op);
+  case ZKR__OP_GET_ACL: return zkr__zk->zoo_aget_acl(zh, p, zkr__completion_acl, op);
+  case ZKR__OP_SYNC: return zkr__zk->zoo_async(zh, p, zkr__completion_string, op);
   case ZKR__OP_RECONFIG:
     if (!zkr__zk->zoo_areconfig) return ZUNIMPLEMENTED;
     return zkr__zk->zoo_areconfig(zh, op->joining, op->leaving, op->members, op->ttl,
-                                  zkr__op_done_data, op);
+                                  zkr__completion_data, op);
   }
   return ZBADARGUMENTS;
 }
@@ -294,7 +294,7 @@ static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch) {
 /* Hands op to member m.  Returns ZOK (the completion will run) or the
  * error zoo_a* returned (it will not; op still belongs to the caller and is
  * on no list). */
-int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
+int zkr__dispatch(zkr__op_t *op, zkr__member_t *m) {
   int rc;
   /* Read before sending: once ZooKeeper has op, its completion may run on
    * another thread and free it before send_request even returns - op->z
@@ -354,14 +354,14 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
     }
     /* Unlisted while zh cannot be closed (the read lock is held), so a
      * refused request is never also completed as dropped. */
-    if (rc != ZOK) zkr__out_remove(op);
+    if (rc != ZOK) zkr__dispatch_out_remove(op);
   }
   pthread_rwlock_unlock(&m->zh_lock);
   if (rc == ZOK) {
     if (is_write) m->writes++;
     else if (is_read) m->reads++;
     else if (is_hedge) m->hedges++;
-    if (hedged) zkr__hedge_apply_sent(op);
+    if (hedged) zkr__hedger_sent(op);
   } else {
     op->member = -1;
     op->zh = NULL;
@@ -372,12 +372,12 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
 }
 
 /* Sends a health probe, a sync+exists of "/" on m's own session; its
- * completion goes to zkr__health_apply_probe_result.  Returns ZOK or the error. */
-int zkr__probe(zkr__member_t *m) {
+ * completion goes to zkr__pool_probe_result.  Returns ZOK or the error. */
+int zkr__dispatch_probe(zkr__member_t *m) {
   zkr__op_t *op = zkr__op_new(m->z, ZKR__OP_EXISTS, "/");
   if (!op) return ZKR_ENOMEM;
   zkr__op_set(op, ZKR__OP_F_PROBE, 1);
-  int rc = zkr__op_dispatch(op, m);
+  int rc = zkr__dispatch(op, m);
   if (rc != ZOK) zkr__op_free(op);
   return rc;
 }

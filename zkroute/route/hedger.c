@@ -18,7 +18,7 @@
  * in the queue (handed to its hedge when one is sent) and its hedge's
  * completion.  The last holder frees it; a hedge op frees itself.
  *
- * Threads: zkr__hedge_apply_sent runs on the thread that dispatched the read,
+ * Threads: zkr__hedger_sent runs on the thread that dispatched the read,
  * claim and release on ZooKeeper's completion threads, the hedge thread
  * sends hedges.  Lock order: gate_mu (the router dispatches under it) before
  * the hedger's mutex; the hedger never holds its mutex while dispatching,
@@ -107,7 +107,7 @@ static uint64_t send_due_locked(zkr_t *z, struct zkr__hedger *h) {
     p->h_attempts++;
     h->sent++;
     pthread_mutex_unlock(&h->mu);
-    int rc = zkr__op_dispatch(s, &z->members[target]);
+    int rc = zkr__dispatch(s, &z->members[target]);
     pthread_mutex_lock(&h->mu);
     if (rc == ZOK) continue;
     /* Not sent: its completion will not run.  If the first request's
@@ -121,7 +121,7 @@ static uint64_t send_due_locked(zkr_t *z, struct zkr__hedger *h) {
     zkr__op_free(s);
     /* The queue entry's hold keeps p alive through the callback: the
      * first request's reply may be releasing its own hold meanwhile. */
-    if (deliver) zkr__op_call_user_error(p, drc);
+    if (deliver) zkr__completion_call_user_error(p, drc);
     pthread_mutex_lock(&h->mu);
     if (unref(p)) {
       pthread_mutex_unlock(&h->mu);
@@ -151,7 +151,7 @@ static void *hedger_main(void *arg) {
 
 /* A stepped runtime's turn (runtime.h): the hedges due now, and when the
  * next one is due. */
-uint64_t zkr__hedge_apply_step(zkr_t *z) {
+uint64_t zkr__hedger_step(zkr_t *z) {
   struct zkr__hedger *h = z->hedger;
   if (!h || h->started) return UINT64_MAX;
   pthread_mutex_lock(&h->mu);
@@ -162,7 +162,7 @@ uint64_t zkr__hedge_apply_step(zkr_t *z) {
 
 /* ---- life ---- */
 
-int zkr__hedge_apply_new(zkr_t *z) {
+int zkr__hedger_new(zkr_t *z) {
   z->hedger = NULL;
   if (z->opts.hedge < 0 || z->opts.policy != ZKR_POLICY_HYBRID) return ZOK;
   struct zkr__hedger *h = calloc(1, sizeof *h);
@@ -201,7 +201,7 @@ int zkr__hedge_apply_new(zkr_t *z) {
 
 /* Reads still queued keep their entry: their own completion (ZCLOSING at
  * the latest) removes it. */
-void zkr__hedge_apply_stop(zkr_t *z) {
+void zkr__hedger_stop(zkr_t *z) {
   struct zkr__hedger *h = z->hedger;
   if (!h) return;
   pthread_mutex_lock(&h->mu);
@@ -212,7 +212,7 @@ void zkr__hedge_apply_stop(zkr_t *z) {
   h->started = 0;
 }
 
-void zkr__hedge_apply_free(zkr_t *z) {
+void zkr__hedger_free(zkr_t *z) {
   struct zkr__hedger *h = z->hedger;
   if (!h) return;
   pthread_mutex_destroy(&h->mu);
@@ -231,7 +231,7 @@ void zkr__hedge_apply_free(zkr_t *z) {
  * session, where FIFO order is the point).  Writes never: ZooKeeper does
  * not deduplicate them.  Nor while a read selector is installed.  A multi of checks is not hedged either: both
  * requests would write the caller's one results array. */
-int zkr__hedge_apply_eligible(const zkr__op_t *op) {
+int zkr__hedger_eligible(const zkr__op_t *op) {
   if (!op->z->hedger || zkr__op_has(op, ZKR__OP_F_WRITE) || op->ordered || op->gated ||
       op->pin >= 0 || op->watch || zkr__op_has(op, ZKR__OP_F_PROBE) ||
       zkr__op_has(op, ZKR__OP_F_HEDGE))
@@ -254,7 +254,7 @@ int zkr__hedge_apply_eligible(const zkr__op_t *op) {
 
 /* The primary was handed to ZooKeeper (h_refs 2: its reply and the queue
  * entry it gets here).  Its completion may already have run. */
-void zkr__hedge_apply_sent(zkr__op_t *op) {
+void zkr__hedger_sent(zkr__op_t *op) {
   struct zkr__hedger *h = op->z->hedger;
   int last = 0;
   pthread_mutex_lock(&h->mu);
@@ -274,12 +274,11 @@ void zkr__hedge_apply_sent(zkr__op_t *op) {
 /* Completion's share (completion.c): the hedge delay follows the first
  * requests of hedgeable reads, per member: what a read costs without a
  * hedge. */
-void zkr__hedge_apply_op_done(zkr__op_t *op, int rc, double ms) {
-  if (op->h_armed && zkr__latency_server_answered(rc))
-    zkr__hedge_apply_sample(op->z, op->member, ms);
+void zkr__hedger_op_done(zkr__op_t *op, int rc, double ms) {
+  if (op->h_armed && zkr__latency_server_answered(rc)) zkr__hedger_sample(op->z, op->member, ms);
 }
 
-void zkr__hedge_apply_sample(zkr_t *z, int member, double ms) {
+void zkr__hedger_sample(zkr_t *z, int member, double ms) {
   struct zkr__hedger *h = z->hedger;
   if (member < 0 || (size_t)member >= z->n) return;
   pthread_mutex_lock(&h->mu);
@@ -293,7 +292,7 @@ void zkr__hedge_apply_sample(zkr_t *z, int member, double ms) {
 /* A reply of a hedgeable read (either request) came: returns the op whose
  * completion the application gets now (the primary), or NULL when this
  * reply is discarded.  Plain operations return themselves. */
-zkr__op_t *zkr__hedge_apply_claim(zkr__op_t *a, int rc) {
+zkr__op_t *zkr__hedger_claim(zkr__op_t *a, int rc) {
   zkr__op_t *p = zkr__op_has(a, ZKR__OP_F_HEDGE) ? a->primary : a;
   if (!p->h_armed) return a;
   struct zkr__hedger *h = a->z->hedger;
@@ -320,9 +319,9 @@ zkr__op_t *zkr__hedge_apply_claim(zkr__op_t *a, int rc) {
 
 /* One more hold on the primary p (the application's operation), by a
  * read held until a watch's event came (watch.c, under its registry lock;
- * nothing here takes that lock); zkr__op_resume drops it
- * with zkr__hedge_apply_release(p). */
-void zkr__hedge_apply_ref(zkr__op_t *p) {
+ * nothing here takes that lock); zkr__completion_resume drops it
+ * with zkr__hedger_release(p). */
+void zkr__hedger_ref(zkr__op_t *p) {
   struct zkr__hedger *h = p->z->hedger;
   pthread_mutex_lock(&h->mu);
   p->h_refs++;
@@ -330,7 +329,7 @@ void zkr__hedge_apply_ref(zkr__op_t *p) {
 }
 
 /* After the completion: drops this reply's hold. */
-void zkr__hedge_apply_release(zkr__op_t *a) {
+void zkr__hedger_release(zkr__op_t *a) {
   /* Read before the unref: once this reply's hold on the primary is
    * dropped another thread may free it, and a may be the primary. */
   int is_hedge = zkr__op_has(a, ZKR__OP_F_HEDGE);
@@ -343,7 +342,7 @@ void zkr__hedge_apply_release(zkr__op_t *a) {
   if (last) zkr__op_free(p);
 }
 
-void zkr__hedge_apply_stats(zkr_t *z, zkr_stats_t *s) {
+void zkr__hedger_stats(zkr_t *z, zkr_stats_t *s) {
   struct zkr__hedger *h = z->hedger;
   s->hedging = h != NULL;
   s->hedge_delay_ms = -1;

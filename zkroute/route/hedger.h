@@ -12,18 +12,18 @@
  * thread, possibly with watch_mu held (_ref), _step on the hedge thread
  * or a stepped runtime with nothing held.  @locks hedger's mu: _stop,
  * _sent, _sample, _claim, _ref, _release, _stats, _step. */
-int zkr__hedge_apply_new(struct zkr *z);   /* ZOK, ZKR_ENOMEM or ZKR_ETHREAD */
-void zkr__hedge_apply_stop(struct zkr *z); /* joins its thread; queue stays */
-void zkr__hedge_apply_free(struct zkr *z);
-int zkr__hedge_apply_eligible(const zkr__op_t *op);
-void zkr__hedge_apply_sent(zkr__op_t *op);
-void zkr__hedge_apply_sample(struct zkr *z, int member, double ms);
-void zkr__hedge_apply_op_done(zkr__op_t *op, int rc, double ms);
-zkr__op_t *zkr__hedge_apply_claim(zkr__op_t *op, int rc);
-/* One more hold on the primary p, dropped by zkr__hedge_apply_release(p). */
-void zkr__hedge_apply_ref(zkr__op_t *p);
-void zkr__hedge_apply_release(zkr__op_t *op);
-void zkr__hedge_apply_stats(struct zkr *z, zkr_stats_t *s);
-uint64_t zkr__hedge_apply_step(struct zkr *z); /* stepped runtime (runtime.h) */
+int zkr__hedger_new(struct zkr *z);   /* ZOK, ZKR_ENOMEM or ZKR_ETHREAD */
+void zkr__hedger_stop(struct zkr *z); /* joins its thread; queue stays */
+void zkr__hedger_free(struct zkr *z);
+int zkr__hedger_eligible(const zkr__op_t *op);
+void zkr__hedger_sent(zkr__op_t *op);
+void zkr__hedger_sample(struct zkr *z, int member, double ms);
+void zkr__hedger_op_done(zkr__op_t *op, int rc, double ms);
+zkr__op_t *zkr__hedger_claim(zkr__op_t *op, int rc);
+/* One more hold on the primary p, dropped by zkr__hedger_release(p). */
+void zkr__hedger_ref(zkr__op_t *p);
+void zkr__hedger_release(zkr__op_t *op);
+void zkr__hedger_stats(struct zkr *z, zkr_stats_t *s);
+uint64_t zkr__hedger_step(struct zkr *z); /* stepped runtime (runtime.h) */
 
 #endif

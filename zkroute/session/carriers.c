@@ -100,7 +100,7 @@ void zkr__carriers_tick(zkr_t *z, uint64_t now) {
     m->parked = 1;
     if (!zh) continue;
     zkr__zk->zookeeper_close(zh);
-    zkr__op_complete_dropped(z, zh);
+    zkr__dispatch_complete_dropped(z, zh);
     zkr__watch_rearm_from(z, (int)i, zh);
     pthread_mutex_lock(&m->health_mu);
     zkr__health_set_usable(&m->health, 0, zkr__now_ns());

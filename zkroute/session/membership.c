@@ -52,7 +52,7 @@ int zkr__membership_new(zkr_t *z) {
   ms->version = -1;
   ms->follows = z->opts.follow_config == 1 && zkr__zk->zoo_awgetconfig ? CFG_UNKNOWN : CFG_OFF;
   ms->dns_want = calloc(ZKR__HOSTS_MAX_MEMBERS, sizeof *ms->dns_want);
-  if (ms->dns_want) ms->dns = zkr__dns_new(&z->hosts);
+  if (ms->dns_want) ms->dns = zkr__resolve_new(&z->hosts);
   z->ms = ms;
   return ZOK;
 }
@@ -63,7 +63,7 @@ void zkr__membership_free(zkr_t *z) {
   pthread_mutex_destroy(&ms->mu);
   if (ms->want) zkr__hosts_free(ms->want);
   free(ms->want);
-  zkr__dns_free(ms->dns);
+  zkr__resolve_free(ms->dns);
   free(ms->dns_want);
   free(ms->buf);
   free(ms);
@@ -73,7 +73,7 @@ void zkr__membership_free(zkr_t *z) {
 int zkr__membership_find(zkr_t *z, const zkr__host_t *h) {
   size_t n = z->n;
   for (size_t i = 0; i < n; i++)
-    if (zkr__host_equal(&z->members[i].host, h)) return (int)i;
+    if (zkr__hosts_equal(&z->members[i].host, h)) return (int)i;
   return -1;
 }
 
@@ -86,7 +86,7 @@ void zkr__membership_retire(zkr_t *z, zkr__member_t *m) {
   pthread_mutex_unlock(&m->health_mu);
   zkr__session_update(z);
   /* Writes parked behind it may go to the new write session. */
-  zkr__gate_flush(z);
+  zkr__router_gate_flush(z);
   z->ms->removed++;
 }
 
@@ -142,7 +142,7 @@ void zkr__membership_become(zkr_t *z, const zkr__host_t *v, size_t nv) {
     zkr__member_t *m = &z->members[i];
     int listed = 0;
     if (m->retired) continue;
-    for (size_t k = 0; k < nv && !listed; k++) listed = zkr__host_equal(&m->host, &v[k]);
+    for (size_t k = 0; k < nv && !listed; k++) listed = zkr__hosts_equal(&m->host, &v[k]);
     if (!listed) zkr__membership_retire(z, m);
   }
   /* New members' roles, and a leader that may have changed. */
@@ -162,7 +162,7 @@ static void settle_retired(zkr_t *z) {
     if (!zh) continue;
     zkr__zk->zookeeper_close(zh);
     /* Anything sent to it in the meantime: outcome unknown. */
-    zkr__op_complete_dropped(z, zh);
+    zkr__dispatch_complete_dropped(z, zh);
     zkr__watch_rearm_from(z, (int)i, zh);
   }
 }
@@ -177,13 +177,13 @@ void zkr__membership_tick(zkr_t *z) {
   if (want) {
     zkr__membership_become(z, want->v, want->n);
     /* Its names are the ones followed from now on. */
-    zkr__dns_free(ms->dns);
-    ms->dns = ms->dns_want ? zkr__dns_new(want) : NULL;
+    zkr__resolve_free(ms->dns);
+    ms->dns = ms->dns_want ? zkr__resolve_new(want) : NULL;
     zkr__hosts_free(want);
     free(want);
   }
-  zkr__resolve_turn(z);
-  if (ms->follows != CFG_OFF) zkr__dynconfig_turn(z);
+  zkr__hostnames_turn(z);
+  if (ms->follows != CFG_OFF) zkr__ensemble_turn(z);
   settle_retired(z);
 }
 

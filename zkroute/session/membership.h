@@ -48,7 +48,7 @@ void zkr__membership_admit(zkr_t *z, const zkr__host_t *h, const zkr__config_ser
 void zkr__membership_become(zkr_t *z, const zkr__host_t *v, size_t n);
 /* The monitor's turns: the configuration (ensemble.c), the names
  * (hostnames.c). */
-void zkr__dynconfig_turn(zkr_t *z);
-void zkr__resolve_turn(zkr_t *z);
+void zkr__ensemble_turn(zkr_t *z);
+void zkr__hostnames_turn(zkr_t *z);
 
 #endif

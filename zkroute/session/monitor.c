@@ -60,12 +60,12 @@ static void housekeeping(zkr_t *z) {
   zkr__session_tick(z);
   zkr__rescue_tick(z, now);
   zkr__carriers_tick(z, now);
-  zkr__watch_retry_lost(z, now);
+  zkr__watch_rearm_retry_lost(z, now);
   zkr__watch_hold_tick(z);
-  zkr__health_apply_tick(z, now);
+  zkr__pool_tick(z, now);
   zkr__log_tick(z, now); /* lines the storm limit dropped */
-  zkr__gate_expire(z, zkr__before(now, (uint64_t)z->recv_timeout * 1000000u));
-  zkr__gate_fence_tick(z, now);
+  zkr__router_gate_expire(z, zkr__before(now, (uint64_t)z->recv_timeout * 1000000u));
+  zkr__router_gate_fence_tick(z, now);
 }
 
 /* One turn of the monitor: a srvr poll when kicked or due, then the
@@ -75,7 +75,7 @@ static uint64_t turn(zkr_t *z, int kicked) {
   uint64_t now = zkr__now_ns();
   if (kicked || now >= z->mon_next_poll) {
     uint64_t ops = z->app_ops;
-    int settled = zkr__srvr_poll_members(z);
+    int settled = zkr__poller_poll_members(z);
     /* Idle: nothing submitted since the last poll, nothing in flight or
      * waiting, and the last two polls settled.  A session event kicks
      * the monitor as before; the next operation does too (api_check.c). */

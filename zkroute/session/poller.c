@@ -32,7 +32,7 @@ static void *poll_one(void *arg) {
  * and never answers.  Returns 1 when the picture is settled - a leader,
  * every member that is not retired answering, none suspect or without its
  * session (parked ones aside) - so the monitor may poll at the idle rate. */
-int zkr__srvr_poll_members(zkr_t *z) {
+int zkr__poller_poll_members(zkr_t *z) {
   poll_t polls[ZKR_MAX_MEMBERS];
   pthread_t threads[ZKR_MAX_MEMBERS];
   int started[ZKR_MAX_MEMBERS];
@@ -105,9 +105,9 @@ int zkr__srvr_poll_members(zkr_t *z) {
                      best_epoch);
     z->last_leader = best;
   }
-  zkr__gate_adopt_leader(z);
+  zkr__router_gate_adopt_leader(z);
   /* A new leader (or a write session back) may let parked writes go. */
-  zkr__gate_flush(z);
+  zkr__router_gate_flush(z);
   int settled = best >= 0;
   for (size_t i = 0; i < z->n && settled; i++) {
     zkr__member_t *m = &z->members[i];

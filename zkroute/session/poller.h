@@ -7,6 +7,6 @@
 
 /* Returns 1 when the picture is settled (the monitor may poll at the
  * idle rate then). */
-int zkr__srvr_poll_members(struct zkr *z);
+int zkr__poller_poll_members(struct zkr *z);
 
 #endif

@@ -104,7 +104,7 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
                  z->members[m->hosted_on].suspect ? "server_silent" : "unreachable");
   /* What was in flight on it has an unknown outcome; its watches go
    * elsewhere.  Only then are new sessions opened. */
-  zkr__op_complete_dropped(z, old);
+  zkr__dispatch_complete_dropped(z, old);
   zkr__watch_rearm_from(z, m->index, old);
   if (m != os) {
     /* From its member to the owner slot: the member gets a fresh carrier
@@ -130,8 +130,8 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
     pthread_rwlock_rdlock(&os->zh_lock);
     zhandle_t *nz = os->zh;
     pthread_rwlock_unlock(&os->zh_lock);
-    zkr__gate_fence_moved(z, old, nz, os->index);
-    if (zkr__member_connected(os)) zkr__gate_session_event(z, nz, ZOO_CONNECTED_STATE);
+    zkr__router_gate_fence_moved(z, old, nz, os->index);
+    if (zkr__member_connected(os)) zkr__router_gate_session_event(z, nz, ZOO_CONNECTED_STATE);
   }
   zkr__session_update(z);
 }
@@ -155,7 +155,7 @@ static void mover_watcher(zhandle_t *zh, int type, int state, const char *path, 
   (void)path;
   zkr_t *z = ((zkr__member_t *)ctx)->z;
   if (type != ZOO_SESSION_EVENT || z->closing) return;
-  zkr__gate_session_event(z, zh, state);
+  zkr__router_gate_session_event(z, zh, state);
   if (state != ZOO_CONNECTING_STATE && state != ZOO_ASSOCIATING_STATE) zkr__kick_monitor(z);
 }
 
@@ -170,13 +170,13 @@ void zkr__rescue_mover_close(zkr_t *z) {
 static void fence_move(zkr_t *z, uint64_t now) {
   int slot;
   clientid_t cid;
-  zhandle_t *f = zkr__gate_fence(z, &slot, &cid);
+  zhandle_t *f = zkr__router_gate_fence(z, &slot, &cid);
   if (z->mover) {
     /* Its session event may have come before the fence moved to it. */
     int s = zkr__zk->zoo_state(z->mover);
     if (f == z->mover && s != ZOO_CONNECTING_STATE && s != ZOO_ASSOCIATING_STATE)
-      zkr__gate_session_event(z, z->mover, s);
-    f = zkr__gate_fence(z, &slot, &cid);
+      zkr__router_gate_session_event(z, z->mover, s);
+    f = zkr__router_gate_fence(z, &slot, &cid);
     uint64_t bound = (uint64_t)z->recv_timeout * 1000000u;
     if (f != z->mover || zkr__since(now, z->mover_ns) > bound) zkr__rescue_mover_close(z);
     return;
@@ -206,7 +206,7 @@ static void fence_move(zkr_t *z, uint64_t now) {
   if (zkr__zk->zoo_set_servers_resolution_delay) zkr__zk->zoo_set_servers_resolution_delay(mv, -1);
   z->mover = mv;
   z->mover_ns = now;
-  zkr__gate_fence_moved(z, f, mv, slot);
+  zkr__router_gate_fence_moved(z, f, mv, slot);
 }
 
 /* Replaces carrier m's session: its zhandle is closed (only if it is not
@@ -222,7 +222,7 @@ int zkr__rescue_carrier_replace(zkr__member_t *m, int reopen) {
   zkr__log_event(z, ZOO_LOG_LEVEL_WARN, "carrier_recreated", m->index, "reason=%s",
                  m->expired ? "expired" : "unreachable_with_watches");
   zkr__zk->zookeeper_close(old);
-  zkr__op_complete_dropped(z, old);
+  zkr__dispatch_complete_dropped(z, old);
   zkr__watch_rearm_from(z, m->index, old);
   if (reopen) m->reopen = zkr__member_open(m, m->index, NULL) != ZOK;
   return 1;
@@ -261,7 +261,7 @@ void zkr__rescue_close_expired(zkr_t *z) {
     zhandle_t *zh = zkr__member_detach(m, 0);
     if (!zh) continue;
     zkr__zk->zookeeper_close(zh);
-    zkr__op_complete_dropped(z, zh);
+    zkr__dispatch_complete_dropped(z, zh);
   }
-  zkr__gate_flush(z);
+  zkr__router_gate_flush(z);
 }

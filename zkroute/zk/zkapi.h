@@ -50,7 +50,7 @@ extern const zkr__zk_t *zkr__zk;
 /* Replaces the table (NULL: back to the real functions).  Call before any
  * handle exists: handles in use keep calling through whichever table is in
  * force at each call. */
-void zkr__zk_use(const zkr__zk_t *table);
+void zkr__zkapi_use(const zkr__zk_t *table);
 
 /* The table of the real functions as this library was linked. */
 extern const zkr__zk_t zkr__zk_real;

@@ -1,4 +1,4 @@
-/* api_check.c, for the calls (api_write.c, api_read.c): the argument
+/* zkr__api_check_*, for the calls (zkr__api_write_*, zkr__api_read_*): the argument
  * checks, the one-path operation and the hand-over to the router. */
 #ifndef ZKR_API_H
 #define ZKR_API_H
@@ -20,7 +20,7 @@ int zkr__api_check_submit(zkr__op_t *op);
 zkr__op_t *zkr__api_check_path_op(zkr_t *z, zkr__op_type_t type, const char *path, const void *data,
                                   int direct, int *rc);
 
-/* Exposed for the blocking calls (waiter.c): each returns ZOK (the
+/* Exposed for the blocking calls (waiter_wait): each returns ZOK (the
  * completion will run once) or the error (it will not). */
 int zkr__api_write_create(struct zkr *z, const char *path, const char *value, int valuelen,
                           const struct ACL_vector *acl, int mode, int64_t ttl, int create2,

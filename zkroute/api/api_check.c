@@ -1,7 +1,7 @@
 /* The checks every zkr_ call makes before anything is built (handle,
  * path, value, ACL, request size), the one-path operation they share, and
- * the hand-over to the router through the issue order.  api_write.c and
- * api_read.c are the calls; the blocking calls (waiter.c) are those plus a
+ * the hand-over to the router through the issue order.  zkr__api_write_* and
+ * zkr__api_read_* are the calls; the blocking calls (waiter_wait) are those plus a
  * waiter, so both share one routing, ordering, statistics and close path. */
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +55,7 @@ int zkr__api_check_size(zkr_t *z, size_t path_len, int valuelen, size_t acl) {
   return total > limit ? ZKR_ETOOBIG : ZOK;
 }
 
-/* Every application operation enters the issue order (barrier.c) before
+/* Every application operation enters the issue order (zkr__barrier_*) before
  * it can complete, and leaves it if the router refuses it. */
 int zkr__api_check_submit(zkr__op_t *op) {
   zkr_t *z = op->z;

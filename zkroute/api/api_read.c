@@ -1,6 +1,6 @@
 /* The zkr_ mirrors of the asynchronous zoo_ reads: exists, get,
  * get_children(2), get_acl (each with the global watcher or an explicit
- * one) and zkr_async, the barrier - checked (api_check.c), built into an
+ * one) and zkr_async, the barrier - checked (zkr__api_check_*), built into an
  * operation and handed to the router. */
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +21,7 @@ static int read_held(zkr_t *z, zkr__op_type_t type, const char *path, int watch,
   if (!op) return rc;
   op->cb.v = (void_completion_t)cb; /* all members of the union are pointers */
   /* zkr_async: its completion comes after those of everything issued
-   * before it (barrier.c). */
+   * before it (zkr__barrier_*). */
   zkr__op_set(op, ZKR__OP_F_BARRIER, type == ZKR__OP_SYNC);
   if (watch || watcher) {
     int kind = type == ZKR__OP_EXISTS ? ZKR__WATCH_EXIST
@@ -32,7 +32,7 @@ static int read_held(zkr_t *z, zkr__op_type_t type, const char *path, int watch,
      * read goes to the member that holds it, with the same record, and
      * ZooKeeper merges the two.  Not while a write of this handle to the
      * path is in flight: read-your-writes sends that read to the write
-     * session (router.c), where a second registration it must be. */
+     * session (zkr__router_*), where a second registration it must be. */
     int armed_on = -1;
     zkr__watch_t *old = NULL;
     zkr__watch_pair(z, &watcher, &wctx);

@@ -1,7 +1,7 @@
 /* The zkr_ mirrors of the asynchronous zoo_ writes: create (plain, TTL,
  * with stat), delete, set, set_acl, multi and reconfig - checked
- * (api_check.c), built into an operation and handed to the router.  The
- * _held forms take a `direct` flag: the blocking calls (waiter.c) complete
+ * (zkr__api_check_*), built into an operation and handed to the router.  The
+ * _held forms take a `direct` flag: the blocking calls (waiter_wait) complete
  * on the caller's waiter instead of the delivery thread. */
 #include <stdlib.h>
 #include <string.h>

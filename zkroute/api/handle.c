@@ -2,7 +2,7 @@
  * slots and the owner slot, the delivery, hedge and monitor threads, one
  * session per member), zkr_close takes it down so that every outstanding
  * completion fires exactly once, and destroy frees it once no call is
- * inside it any more (registry.c). */
+ * inside it any more (zkr__registry_*). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +76,7 @@ static void close_now(zkr_t *z) {
    * with their first request (ZCLOSING at the latest). */
   zkr__hedger_stop(z);
   /* Parked operations never reached a server: ZCLOSING now - after the
-   * gated ones in flight, which were issued before them (router.c). */
+   * gated ones in flight, which were issued before them (zkr__router_*). */
   zkr__router_gate_flush(z);
   for (size_t i = 0; z->members && i <= z->cap; i++) zkr__member_close(&z->members[i]);
   /* No ZooKeeper thread runs any more: what zookeeper_close dropped gets
@@ -180,11 +180,11 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout
   z->flags = flags;
   int rc = zkr__options_resolve(opts, &z->opts);
   if (rc == ZOK) rc = zkr__hosts_parse(host, &z->hosts);
-  /* One member per address a name resolves to, as stock (resolve.c). */
+  /* One member per address a name resolves to, as stock (zkr__resolve_*). */
   if (rc == ZOK) rc = zkr__hosts_expand(&z->hosts, zkr__zk->resolve);
   if (rc == ZOK && !(z->inflight = zkr__inflight_new())) rc = ZKR_ENOMEM;
   /* Member slots, then the owner slot.  Members can be added later (by
-   * /zookeeper/config or zkr_set_servers, membership.c), and no slot may
+   * /zookeeper/config or zkr_set_servers, zkr__membership_*), and no slot may
    * ever move: every slot up to ZKR_MAX_MEMBERS is made now. */
   if (rc == ZOK) {
     z->cap = ZKR_MAX_MEMBERS;

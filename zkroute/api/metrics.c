@@ -61,7 +61,7 @@ static int listen_fd = -1;
 /* ---- the page: every listed handle's statistics ---- */
 
 /* The Prometheus text of every listed handle, malloc'd (*len bytes), or
- * NULL.  Each handle is held (registry.c) while its statistics are taken,
+ * NULL.  Each handle is held (zkr__registry_*) while its statistics are taken,
  * so a zkr_close() meanwhile waits for that, and no more. */
 static char *scrape(size_t *len) {
   pthread_mutex_lock(&mu);

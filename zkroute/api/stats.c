@@ -18,7 +18,7 @@
 static int stats_held(zkr_t *z, zkr_stats_t **out) {
   if (!out) return ZBADARGUMENTS;
   *out = NULL;
-  size_t n = z->n; /* once: membership.c may add a member meanwhile */
+  size_t n = z->n; /* once: zkr__membership_* may add a member meanwhile */
   zkr_stats_t *s = calloc(1, sizeof *s + n * sizeof s->members[0]);
   if (!s) return ZKR_ENOMEM;
   s->n_members = (int)n;

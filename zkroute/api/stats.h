@@ -1,6 +1,6 @@
-/* The statistics writers' internal side (stats_json.c, stats_prom.c):
+/* The statistics writers' internal side (zkr__stats_json_*, zkr__stats_prom_*):
  * both write a zkr_stats() snapshot by expanding the schema of
- * stats_schema.h; the metrics endpoint (metrics.c) writes the Prometheus
+ * stats_schema.h; the metrics endpoint (zkr__metrics_*) writes the Prometheus
  * text of several handles at once.  Both write into the growable string
  * declared here, which the environment's stats records use too. */
 #ifndef ZKR_STATS_H
@@ -10,7 +10,7 @@
 
 #include "zkroute.h"
 
-/* ---- a growable string for JSON (stats_json.c) ---- */
+/* ---- a growable string for JSON (zkr__stats_json_*) ---- */
 typedef struct zkr__sb {
   char *p;
   size_t len, cap;

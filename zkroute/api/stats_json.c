@@ -2,7 +2,7 @@
  * (ZKROUTE_STATS records and `zkroute status --json` are it), written by
  * expanding the one schema of stats_schema.h, which docs/stats.md
  * documents field by field; and the small string builder it and the
- * Prometheus writer (stats_prom.c) are made with. */
+ * Prometheus writer (zkr__stats_prom_*) are made with. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * of stats_schema.h, as zkr_stats_json() is: a field that becomes a metric
  * says so there, with its name and HELP line, and nothing here names a
  * field.  Each metric family is written once, with the samples of every
- * handle given (the metrics endpoint, metrics.c, passes all of its
+ * handle given (the metrics endpoint, zkr__metrics_*, passes all of its
  * handles); every sample has a label handle, member metrics member and
  * role.  Also zkr_metric_info(), the list of metrics from the same schema,
  * which `zkroute metrics` prints for docs/stats.md. */

@@ -1,4 +1,4 @@
-/* Credentials (auth.c): recorded once, replayed on every member session. */
+/* Credentials (zkr__auth_*): recorded once, replayed on every member session. */
 #ifndef ZKR_AUTH_H
 #define ZKR_AUTH_H
 

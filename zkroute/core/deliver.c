@@ -6,7 +6,7 @@
  * between callbacks without locks; unlike a zkroute that ran callbacks on
  * its member sessions' completion threads, a callback may block - on the
  * application's own mutex, or in a blocking zkr_ call, whose reply is
- * handed to its waiter by a member's thread (waiter.c) - without stopping
+ * handed to its waiter by a member's thread (waiter_wait) - without stopping
  * any ZooKeeper thread: nothing zkroute needs to make progress ever waits
  * for a callback.
  *
@@ -262,7 +262,7 @@ static event_t *result_event(zkr__cb_shape_t shape, const zkr__result_t *r) {
   return e;
 }
 
-/* A reply kept beyond its completion (barrier.c holds one back until the
+/* A reply kept beyond its completion (zkr__barrier_* holds one back until the
  * operations before it were handed on): the same copy an event holds.
  * NULL when out of memory. */
 struct zkr__reply *zkr__deliver_reply_copy(zkr__cb_shape_t shape, const zkr__result_t *r) {

@@ -1,4 +1,4 @@
-/* The handle's callback thread (deliver.c): every application callback
+/* The handle's callback thread (zkr__deliver_*): every application callback
  * runs there, one at a time, in order. */
 #ifndef ZKR_DELIVER_H
 #define ZKR_DELIVER_H
@@ -22,7 +22,7 @@ void zkr__deliver_call(zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
 void zkr__deliver_watch(struct zkr *z, watcher_fn fn, void *ctx, int type, int state,
                         const char *path);
 void zkr__deliver_session(struct zkr *z, int state);
-/* A reply kept beyond its completion (barrier.c): a copy, its view, and
+/* A reply kept beyond its completion (zkr__barrier_*): a copy, its view, and
  * freeing it.  zkr__deliver_reply_copy returns NULL when out of memory. */
 struct zkr__reply;
 struct zkr__reply *zkr__deliver_reply_copy(zkr__cb_shape_t shape, const zkr__result_t *r);

@@ -1,4 +1,4 @@
-/* The monitor's doorbell (kick.c): any layer may ring it, from any
+/* The monitor's doorbell (zkr__kick_*): any layer may ring it, from any
  * thread, so that the monitor thread turns at once. */
 #ifndef ZKR_KICK_H
 #define ZKR_KICK_H

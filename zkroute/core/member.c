@@ -3,7 +3,7 @@
  * watcher sees it, its health record and its counters.  The slots
  * members[0..n) are the ensemble's members; members[cap] is the owner
  * slot, which holds the owner session once a rescue re-attached it away
- * from the member whose session it first was (rescue.c). */
+ * from the member whose session it first was (zkr__rescue_*). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +76,7 @@ int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
  * connected is left in place and NULL returned: closing it would end the
  * session (zookeeper_close sends close-session on a connected handle), so
  * the check is made here, under the slot's write lock, right before.  With
- * ZKR__KEEP_ASSOCIATING, so is one that is associating (rescue.c). */
+ * ZKR__KEEP_ASSOCIATING, so is one that is associating (zkr__rescue_*). */
 zhandle_t *zkr__member_detach(zkr__member_t *m, int only_if_down) {
   pthread_rwlock_wrlock(&m->zh_lock);
   zhandle_t *zh = m->zh;
@@ -165,7 +165,7 @@ int zkr__member_holds_session(const zkr__member_t *m) {
 }
 
 /* An observer (srvr said so, or /zookeeper/config did) serves reads and
- * syncs and never takes a write directly (policy.c). */
+ * syncs and never takes a write directly (zkr__policy_*). */
 int zkr__member_observer(const zkr__member_t *m) {
   return m->role == ZKR_ROLE_OBSERVER || m->cfg_observer;
 }
@@ -206,7 +206,7 @@ static int connection_trouble(int rc) {
          rc == ZSESSIONMOVED;
 }
 
-/* Completion's share (completion.c): a request that failed without a
+/* Completion's share (zkr__completion_*): a request that failed without a
  * server's answer counts as the member's error, and a write's connection
  * trouble asks the monitor for a srvr poll at once (DESIGN.md section 5). */
 void zkr__member_op_done(zkr__op_t *op, int rc) {

@@ -1,4 +1,4 @@
-/* The operation object (op.c): one application call from the API to its
+/* The operation object (zkr__op_*): one application call from the API to its
  * completion, its copied arguments, and the copiers of ACLs, child lists
  * and multi ops. */
 #ifndef ZKR_OP_H
@@ -83,7 +83,7 @@ enum {
 };
 
 /* A hedged primary's state (zkr__op_t.h_flags): under the hedger's mutex
- * only (zkr__hedge_apply_*). */
+ * only (zkr__hedger_*). */
 enum {
   ZKR__OP_H_DELIVERED = 1u << 0, /* the application's completion ran or is running */
   ZKR__OP_H_QUEUED = 1u << 1     /* waits in the hedger's queue */
@@ -107,7 +107,7 @@ typedef struct zkr__op {
   /* Under gate_mu. */
   int parked;    /* waited in the gate's queue */
   int resync;    /* an ordered read sent on another session than the writes
-                 it follows: needs a sync before it (zkr__gate_*) */
+                 it follows: needs a sync before it (zkr__router_gate_*) */
   int err;       /* why a parked operation could not be sent */
   int member;    /* member slot it was dispatched to, -1 not yet */
   zhandle_t *zh; /* the member's handle it was sent on */
@@ -143,31 +143,31 @@ typedef struct zkr__op {
   zkr__cb_shape_t shape;
   zkr__cb_t cb;
   const void *data;
-  /* The completion is zkroute's own blocking-call waiter (waiter.c): it
+  /* The completion is zkroute's own blocking-call waiter (waiter_wait): it
    * runs on the thread that got the reply, never on the delivery thread,
    * so a blocking call made from a callback completes (stock
    * libzookeeper_mt finishes synchronous calls on its I/O thread too):
    * ZKR__OP_F_DIRECT. */
 
-  zkr__queue_link_t co_link; /* its member's coalescing queue (dispatch.c) */
+  zkr__queue_link_t co_link; /* its member's coalescing queue (zkr__dispatch_*) */
   int co_waiting;            /* ... waits in it for the next sync: under the
                                 member's co_mu, but co_unqueue looks at it
                                 first without the lock, so it stays an int */
 
-  /* The application's order (barrier.c): every operation the application
+  /* The application's order (zkr__barrier_*): every operation the application
    * issued, in issue order, until its completion was handed on.  A
    * barrier (zkr_async, ZKR__OP_F_BARRIER) is handed on only once every
    * operation before it was.  app, held and b_ready are written under
-   * order_mu; app is also read without it by the completion (completion.c),
+   * order_mu; app is also read without it by the completion (zkr__completion_*),
    * so they are left three ints rather than one word. */
   int app;  /* listed */
   int held; /* its completion waits for the operations before it
                (session consistency's FIFO order): kept is its reply */
   struct zkr__reply *kept;
   int kept_rc;               /* no kept reply: the result it completes with (0: ZKR_ENOMEM) */
-  zkr__queue_link_t wf_link; /* the held reads (watch.c) */
+  zkr__queue_link_t wf_link; /* the held reads (zkr__watch_*) */
   uint64_t held_ns;          /* ... since when */
-  /* Counted in reads_out / writes_out until it completes (router.c): set
+  /* Counted in reads_out / writes_out until it completes (zkr__router_*): set
    * by the routing thread (under gate_mu or not), cleared by the
    * completion - no one lock, so two ints. */
   int fifo_read;
@@ -177,7 +177,7 @@ typedef struct zkr__op {
   char *b_path;
   zkr__queue_link_t ord_link; /* the handle's issue order, while app */
 
-  /* Hedged reads (hedger.c).  A hedgeable read is the primary: it carries
+  /* Hedged reads (zkr__hedger_*).  A hedgeable read is the primary: it carries
    * the application's completion, which runs once, with the first reply of
    * either request.  Its hedge is an op of its own (ZKR__OP_F_HEDGE,
    * primary set) sent to another member, with no completion of its own.
@@ -195,7 +195,7 @@ typedef struct zkr__op {
   zkr__queue_link_t hq_link; /* the hedger's queue, while h_queued */
 
   zkr__queue_link_t gate_link; /* the write gate's queue, while parked */
-  /* Outstanding list (dispatch.c): every operation handed to ZooKeeper
+  /* Outstanding list (zkr__dispatch_*): every operation handed to ZooKeeper
    * until its completion runs, so close can complete those that
    * zookeeper_close drops (ZOOKEEPER-2894/3868). */
   zkr__queue_link_t out_link;

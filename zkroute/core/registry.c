@@ -49,7 +49,7 @@ int zkr__registry_add(zkr_t *z) {
 int zkr__registry_hold(zkr_t *z) {
   uintptr_t p = (uintptr_t)z;
   if (!z) return ZBADARGUMENTS;
-  /* From inside a read selector (selector.c), which runs in the routing
+  /* From inside a read selector (zkr__selector_*), which runs in the routing
    * critical section: any call could deadlock on it. */
   if (zkr__in_selector) return ZKR_EINCALLBACK;
   for (size_t k = 0, i = home(p); k < SLOTS; k++, i = (i + 1) & (SLOTS - 1)) {

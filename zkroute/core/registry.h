@@ -1,4 +1,4 @@
-/* Live handles (registry.c): every public call holds its handle while
+/* Live handles (zkr__registry_*): every public call holds its handle while
  * it runs, so a NULL, closed or foreign pointer gets a code, not a crash. */
 #ifndef ZKR_REGISTRY_H
 #define ZKR_REGISTRY_H

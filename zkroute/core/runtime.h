@@ -1,4 +1,4 @@
-/* The runtime (runtime.c): where the library's time and background loops
+/* The runtime (zkr__runtime_*): where the library's time and background loops
  * come from.  By default time is CLOCK_MONOTONIC and the loops - the
  * monitor, the delivery thread, the hedger - run on threads of their own.
  * A simulator (tests/sim, DESIGN.md section 10) replaces both: time is the

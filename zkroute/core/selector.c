@@ -47,7 +47,7 @@ static int label_named(zkr_t *z, const char *addr, const char *label, size_t len
 }
 
 /* Gives each member its label from the zones option (syntax already
- * checked by options.c).  Returns ZOK or a ZKR_EZONES_* code. */
+ * checked by zkr__options_*).  Returns ZOK or a ZKR_EZONES_* code. */
 static int zones_apply(zkr_t *z) {
   const char *s = z->opts.zones;
   char addr[ZKR__HOST_NAME_MAX + 16], label[32];

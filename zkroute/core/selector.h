@@ -1,4 +1,4 @@
-/* Read selectors (selector.c; docs/selectors.md): the zones option
+/* Read selectors (zkr__selector_*; docs/selectors.md): the zones option
  * applied to the members, and the application's pick of a read's member. */
 #ifndef ZKR_SELECTOR_H
 #define ZKR_SELECTOR_H

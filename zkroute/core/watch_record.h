@@ -1,4 +1,4 @@
-/* What watch.c (the registry) shares with watch_rearm.c (re-arming after
+/* What zkr__watch_* (the registry) shares with zkr__watch_rearm_* (re-arming after
  * a session was lost): the record's life under watch_mu.  Internal to
  * those two files. */
 #ifndef ZKR_WATCH_RECORD_H

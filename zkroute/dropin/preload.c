@@ -6,7 +6,7 @@
  * 3.8 (the call list of <zkroute/calls.h>), so an unmodified program
  * linked against libzookeeper_mt gets routed handles.  This file owns the
  * set-up, the registry of routed handles and the entry points with more
- * to do than a zkr_ call (gen H and P in the list); preload_calls.c
+ * to do than a zkr_ call (gen H and P in the list); zkr__preload_calls_*
  * generates the others.
  *
  * - The real functions are resolved once with dlsym(RTLD_NEXT) and the
@@ -27,7 +27,7 @@
  *   frees the record when zookeeper_close finishes later on a helper
  *   thread (a close from inside a callback).
  * - A program that runs ZooKeeper's event loop itself (libzookeeper_st, or
- *   calls to zookeeper_interest/zookeeper_process: preload_detect.c) gets
+ *   calls to zookeeper_interest/zookeeper_process: zkr__preload_detect_*) gets
  *   stock handles only, said in one line.
  * - The registry lock is held across fork() and fresh in the child
  *   (pthread_atfork), so a child's first zookeeper_init never waits for a
@@ -181,7 +181,7 @@ static void pl_watcher(zhandle_t *zh, int type, int state, const char *path, voi
 /* ---- set-up: real functions, the library's table ---- */
 
 /* The library creates member sessions through this: ctx is the member
- * (member.c), whose handle's context is the pl_handle_t holding the log
+ * (zkr__member_*), whose handle's context is the pl_handle_t holding the log
  * callback that zookeeper_init2 or zoo_set_log_callback gave. */
 static zhandle_t *tbl_init(const char *host, watcher_fn fn, int recv_timeout,
                            const clientid_t *clientid, void *ctx, int flags) {

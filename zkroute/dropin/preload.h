@@ -1,7 +1,7 @@
-/* Internals of the LD_PRELOAD interposer shared by its files: preload.c
+/* Internals of the LD_PRELOAD interposer shared by its files: zkr__preload_*
  * (set-up, the registry of routed handles, the entry points written by
- * hand), preload_calls.c (the real functions and the entry points
- * generated from <zkroute/calls.h>) and preload_detect.c.  Nothing here is
+ * hand), zkr__preload_calls_* (the real functions and the entry points
+ * generated from <zkroute/calls.h>) and zkr__preload_detect_*.  Nothing here is
  * exported. */
 #ifndef ZKR_PRELOAD_H
 #define ZKR_PRELOAD_H
@@ -44,7 +44,7 @@ void zkr__preload_init(void);
 zkr_t *zkr__preload_routed(const void *zh);
 
 /* Why the process must keep the stock client because it runs ZooKeeper's
- * event loop itself (preload_detect.c), or NULL.  real_init is the real
+ * event loop itself (zkr__preload_detect_*), or NULL.  real_init is the real
  * zookeeper_init the interposer found; buf holds the text when needed. */
 const char *zkr__preload_detect_event_loop_reason(void *real_init, char *buf, size_t len);
 

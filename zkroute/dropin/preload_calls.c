@@ -2,7 +2,7 @@
  * <zkroute/calls.h>, the real functions and their dlsym, and every entry
  * point that either hands a routed handle to its zkr_ call or passes the
  * call on to libzookeeper_mt.  The entry points with more to do are
- * written in preload.c (gen P and H in the list). */
+ * written in zkr__preload_* (gen P and H in the list). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 

@@ -1,6 +1,6 @@
 /* Parser of /zookeeper/config (see dynconfig.h): strict, because the bytes
  * come from the network and a misread server list would open sessions to
- * the wrong places.  Addresses go through the host list parser (hosts.c),
+ * the wrong places.  Addresses go through the host list parser (zkr__hosts_*),
  * so a name or port means exactly what it means in a connect string. */
 #include "model/dynconfig.h"
 

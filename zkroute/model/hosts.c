@@ -263,7 +263,7 @@ int zkr__hosts_expand(zkr__hostlist_t *l, zkr__resolve_fn resolve) {
       names++;
       m = 0;
       if (resolve(e->name, e->port, got, ZKR__HOSTS_MAX_MEMBERS + 1, &m) != ZOK)
-        m = 0; /* as stock: skipped; resolve.c tries again later */
+        m = 0; /* as stock: skipped; zkr__resolve_* tries again later */
     }
     for (size_t j = 0; j < m && rc == ZOK; j++) {
       int dup = 0;

@@ -1,7 +1,7 @@
 /* Host list parser: "h1:2181,h2:2181,[::1]:2181/chroot" -> entries +
  * chroot, and the expansion of the entries into member addresses through
  * a resolver function the caller passes in.  Pure code, no I/O: names are
- * resolved only by that function (the library's is resolve.c's). */
+ * resolved only by that function (the library's is zkr__resolve_addrinfo). */
 #ifndef ZKR_HOSTS_H
 #define ZKR_HOSTS_H
 
@@ -29,7 +29,7 @@ typedef struct zkr__hostlist {
   char *chroot; /* malloc'd, NULL when there is none (or it was "/") */
   /* Set by zkr__hosts_expand: the entries as parsed (malloc'd), and how
    * many of them are names the resolver was asked about (re-resolved
-   * later by resolve.c). */
+   * later by zkr__resolve_*). */
   zkr__host_t *entries;
   size_t n_entries;
   size_t n_names;

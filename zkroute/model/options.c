@@ -3,7 +3,7 @@
  * environment variables, and the resolution of zero fields to defaults.
  * Also the words: the names of every enum value (policies, consistency
  * modes, roles, session states) and the switch words, which the setter,
- * the environment (env.c), the statistics (stats_json.c) and the CLI read
+ * the environment (zkr__env_*), the statistics (zkr__stats_json_*) and the CLI read
  * from here. */
 #include <errno.h>
 #include <limits.h>
@@ -363,7 +363,7 @@ int zkr__options_resolve(const zkr_options_t *in, zkr_options_t *out) {
     char *field = (char *)&o + t->offset;
     if (t->kind == OPT_ADDR) {
       /* Not refused here: a bad address is one line on stderr when the
-       * handle starts (metrics.c), and the handle runs on. */
+       * handle starts (zkr__metrics_*), and the handle runs on. */
       field[(size_t)t->max - 1] = '\0';
     } else if (t->kind == OPT_ZONES || t->kind == OPT_ZONE) {
       if (!text_ok(t->kind, field, (size_t)t->max)) return ZKR_EOPTION_VALUE;

@@ -1,4 +1,4 @@
-/* The options table's internal side (options.c): resolution of zero
+/* The options table's internal side (zkr__options_*): resolution of zero
  * fields to defaults, the switch words, the zones option's syntax. */
 #ifndef ZKR_OPTIONS_H
 #define ZKR_OPTIONS_H

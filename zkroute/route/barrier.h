@@ -1,4 +1,4 @@
-/* The application's issue order (barrier.c): every operation it issued
+/* The application's issue order (zkr__barrier_*): every operation it issued
  * until its completion was handed on, and zkr_async as a barrier. */
 #ifndef ZKR_BARRIER_H
 #define ZKR_BARRIER_H

@@ -89,26 +89,26 @@ void zkr__completion_hand_on(zkr__op_t *op, const zkr__result_t *r) {
 /* The start of every completion: `a` is the request that completed, op
  * the operation whose application completion this reply runs, or NULL when
  * the reply is discarded (the other request of a hedged read won; see
- * hedger.c).  A barrier (zkr_async, never hedged) belongs to
- * barrier.c from here on.  Last, for every operation that passed the write
+ * zkr__hedger_*).  A barrier (zkr_async, never hedged) belongs to
+ * zkr__barrier_* from here on.  Last, for every operation that passed the write
  * gate - a barrier too - the gate is released: only after the completion
  * was handed on, so that a write it lets go to another session cannot have
  * its completion handed on before this one's. */
 static void complete(zkr__op_t *a, zkr__result_t *r) {
   r->rc = op_finish(a, r->rc, r->stat);
   zkr_t *z = a->z;
-  /* Hedged reads are never gated (router.c). */
+  /* Hedged reads are never gated (zkr__router_*). */
   int gated = a->gated && a->member >= 0;
   if (zkr__op_has(a, ZKR__OP_F_BARRIER)) {
     zkr__barrier_reply(a, r); /* hands it on and frees it, now or later */
   } else if (!a->h_armed && a->app && zkr__watch_hold_read(a, r, NULL)) {
     /* (h_armed first: it is fixed at dispatch, while a hedged read's
-     * winning reply, on another thread, clears app - barrier.c.) */
+     * winning reply, on another thread, clears app - zkr__barrier_*.) */
     /* Its reply shows a change a watch has not fired for yet: the event
-     * comes first (watch.c resumes it, zkr__completion_resume). */
+     * comes first (zkr__watch_* resumes it, zkr__completion_resume). */
   } else if (!a->h_armed && zkr__router_fifo(z) && a->app && zkr__barrier_hold(a, r)) {
     /* Consistency `session`: held back behind operations issued before it
-     * (barrier.c hands it on, and frees it). */
+     * (zkr__barrier_* hands it on, and frees it). */
   } else {
     zkr__op_t *op = zkr__hedger_claim(a, r->rc);
     if (op && !zkr__op_has(op, ZKR__OP_F_PROBE)) {
@@ -125,7 +125,7 @@ static void complete(zkr__op_t *a, zkr__result_t *r) {
   if (gated) zkr__router_gate_done(z);
 }
 
-/* A read held until a watch's event came (watch.c): its kept reply is
+/* A read held until a watch's event came (zkr__watch_*): its kept reply is
  * handed on now - behind the operations before it in consistency
  * `session` - and op goes. */
 void zkr__completion_resume(zkr__op_t *op) {
@@ -197,7 +197,7 @@ void zkr__completion_error(zkr__op_t *op, int rc) {
 
 /* Hands on the application's completion of a read with rc and no result,
  * nothing else: for a hedged read whose held-back error became its outcome
- * (hedger.c) after both requests' own bookkeeping was done. */
+ * (zkr__hedger_*) after both requests' own bookkeeping was done. */
 void zkr__completion_call_user_error(zkr__op_t *op, int rc) {
   zkr__result_t r = {.rc = rc, .value_len = -1};
   zkr__completion_hand_on(op, &r);

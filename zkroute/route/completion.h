@@ -1,4 +1,4 @@
-/* Replies (completion.c): the completion trampolines every request
+/* Replies (zkr__completion_*): the completion trampolines every request
  * zkroute sends names, op_finish's per-part hooks, and the hand-on of the
  * application's completion (to a waiter, or the delivery thread). */
 #ifndef ZKR_COMPLETION_H
@@ -7,8 +7,9 @@
 #include "core/handle.h"
 
 /* Lock notes (table in core/handle.h).  The hub of route/: the
- * zkr__op_done_* are ZooKeeper's completions and run on its completion
- * thread with no library lock held.  A completion takes, one at a time
+ * zkr__completion_void, _stat, _data, ... (one per reply shape) are
+ * ZooKeeper's completions and run on its completion thread with no
+ * library lock held.  A completion takes, one at a time
  * and none inside another: hedger's mu, watch_mu, gate_mu (then as
  * zkr__router_route), order_mu, out_mu, inflight's mu, m->health_mu, state_mu
  * (the session dip), and delivery's mu to queue the application's

@@ -17,7 +17,7 @@
  *
  * Consistency `session`: a read syncs only when its member's session last
  * synced before one of the handle's writes completed, or never synced on
- * this zhandle (the reads stick to one member: policy.c).
+ * this zhandle (the reads stick to one member: zkr__policy_*).
  *
  * Every operation handed over - waiting for a sync included - is on the
  * outstanding list until its completion runs, so a zhandle closed under it
@@ -59,7 +59,7 @@ void zkr__dispatch_out_remove(zkr__op_t *op) {
   pthread_mutex_unlock(&z->out_mu);
 }
 
-/* Completion's share (completion.c): op leaves the outstanding list, and a
+/* Completion's share (zkr__completion_*): op leaves the outstanding list, and a
  * write done (applied, refused or unknown) makes the next read of any
  * member sync first in `session` consistency (needs_sync). */
 void zkr__dispatch_op_done(zkr__op_t *op) {
@@ -78,7 +78,7 @@ static void co_unqueue(zkr__op_t *op);
  * operations still listed as sent on zh (all of them when zh is NULL) were
  * dropped (ZOOKEEPER-2894/3868) or were waiting for a sync that will not
  * come, and get their one completion here, as ZCLOSING, which
- * completion.c turns into what the application must see (ZCLOSING only
+ * zkr__completion_* turns into what the application must see (ZCLOSING only
  * when the handle itself closes). */
 void zkr__dispatch_complete_dropped(zkr_t *z, zhandle_t *zh) {
   zkr__queue_t list = {0};
@@ -117,10 +117,10 @@ static void pre_sync_done(int rc, const char *value, const void *data) {
 }
 
 /* Linearizable reads, probes, and ordered reads sent on another session
- * than the writes they follow (router.c) are synced first; in `session`
+ * than the writes they follow (zkr__router_*) are synced first; in `session`
  * consistency, reads whose member's session has not synced since the
  * handle's last write.  A watch re-armed after its session was lost is
- * synced too, by watch_rearm.c. */
+ * synced too, by zkr__watch_rearm_*. */
 static int needs_sync(const zkr__op_t *op, const zkr__member_t *m, zhandle_t *zh) {
   if (zkr__op_has(op, ZKR__OP_F_PROBE) || op->resync) return 1;
   if (zkr__op_has(op, ZKR__OP_F_WRITE) || op->ordered || op->type == ZKR__OP_SYNC) return 0;
@@ -277,7 +277,7 @@ static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch) {
   case ZKR__OP_GET: return zkr__zk->zoo_awget(zh, p, wf, wc, zkr__completion_data, op);
   case ZKR__OP_GET_CHILDREN:
     /* Sent as get_children2: the Stat lets a child watch be re-armed with
-     * a comparison (watch_rearm.c); the application gets no Stat. */
+     * a comparison (zkr__watch_rearm_*); the application gets no Stat. */
     return zkr__zk->zoo_awget_children2(zh, p, wf, wc, zkr__completion_strings, op);
   case ZKR__OP_GET_CHILDREN2:
     return zkr__zk->zoo_awget_children2(zh, p, wf, wc, zkr__completion_strings_stat, op);
@@ -306,7 +306,7 @@ int zkr__dispatch(zkr__op_t *op, zkr__member_t *m) {
                 !zkr__op_has(op, ZKR__OP_F_HEDGE);
   int is_hedge = zkr__op_has(op, ZKR__OP_F_HEDGE);
   /* A hedgeable read is held by its reply and by its entry in the hedge
-   * queue (hedger.c): its completion cannot free it while it is queued. */
+   * queue (zkr__hedger_*): its completion cannot free it while it is queued. */
   int hedged = op->hedge_ok && z->hedger;
   if (hedged) {
     op->h_armed = 1;

@@ -1,4 +1,4 @@
-/* Handing an operation to a member session (dispatch.c): the pipelined
+/* Handing an operation to a member session (zkr__dispatch_*): the pipelined
  * pre-sync and its coalescing, the send, the outstanding list that close
  * completes, probes, and completion's share (outstanding list, write
  * epoch). */

@@ -1,17 +1,17 @@
 /* Hedged reads, applied (DESIGN.md section 7; docs/hedging.md; the pure
- * delay and cap are in hedge.c).  Owns the hedger: a queue of sent reads
+ * delay and cap are in zkr__hedge_*).  Owns the hedger: a queue of sent reads
  * that may be hedged, ordered by the time their hedge is due, and one
  * thread that sends the hedge of each read still unanswered at that time.
  *
  * A hedge is a second sync+read of the same path on another member of the
- * read pool, drawn at random (policy.c), so that a fault that slows the
+ * read pool, drawn at random (zkr__policy_*), so that a fault that slows the
  * first member's zone is unlikely to slow the second.  The read's two
  * requests race; the first reply wins and runs the application's
  * completion, once; the other reply is discarded when it comes.  "First
  * reply" means the first reply from a server: an error of the client
  * library (connection loss, timeout, closing) while the other request is
  * still pending is held back, and delivered only if the other one fails
- * too.  Both replies are health samples of their member (completion.c).
+ * too.  Both replies are health samples of their member (zkr__completion_*).
  *
  * Lifetime.  The primary op is shared by up to three holders, counted in
  * h_refs under the hedger's mutex: its own request's completion, its entry
@@ -171,7 +171,7 @@ int zkr__hedger_new(zkr_t *z) {
   h->cfg.percentile = z->opts.hedge_percentile;
   h->cfg.max_pct = z->opts.hedge_max_pct;
   h->cfg.burst = z->opts.hedge_burst;
-  /* One per member slot: membership (membership.c) may fill slots up to
+  /* One per member slot: membership (zkr__membership_*) may fill slots up to
    * cap while the handle lives. */
   h->win = calloc(z->cap, sizeof *h->win);
   h->marks = calloc(z->cap, sizeof *h->marks);
@@ -271,7 +271,7 @@ void zkr__hedger_sent(zkr__op_t *op) {
   if (last) zkr__op_free(op);
 }
 
-/* Completion's share (completion.c): the hedge delay follows the first
+/* Completion's share (zkr__completion_*): the hedge delay follows the first
  * requests of hedgeable reads, per member: what a read costs without a
  * hedge. */
 void zkr__hedger_op_done(zkr__op_t *op, int rc, double ms) {
@@ -318,7 +318,7 @@ zkr__op_t *zkr__hedger_claim(zkr__op_t *a, int rc) {
 }
 
 /* One more hold on the primary p (the application's operation), by a
- * read held until a watch's event came (watch.c, under its registry lock;
+ * read held until a watch's event came (zkr__watch_*, under its registry lock;
  * nothing here takes that lock); zkr__completion_resume drops it
  * with zkr__hedger_release(p). */
 void zkr__hedger_ref(zkr__op_t *p) {

@@ -1,4 +1,4 @@
-/* Hedged reads applied (hedger.c; hedge.h is the pure delay and
+/* Hedged reads applied (zkr__hedger_*; hedge.h is the pure delay and
  * cap): the hedger's thread and queue, sending the second request,
  * claiming the first reply, the statistics. */
 #ifndef ZKR_HEDGER_H

@@ -1,4 +1,4 @@
-/* The read pool: applies the health model (health.c) to the members.  The
+/* The read pool: applies the health model (zkr__health_*) to the members.  The
  * monitor calls zkr__pool_tick every tick: it re-evaluates the pool of
  * read candidates and sends the sync+exists probes of ejected members. */
 #include <stdlib.h>
@@ -26,7 +26,7 @@ void zkr__pool_cfg(zkr__health_cfg_t *c, const zkr_options_t *o) {
 }
 
 /* Locks the health of members [0, n) and returns n: the member count is
- * read once, since membership.c may add a member meanwhile. */
+ * read once, since zkr__membership_* may add a member meanwhile. */
 static size_t lock_all(zkr_t *z) {
   size_t n = z->n;
   for (size_t i = 0; i < n; i++) pthread_mutex_lock(&z->members[i].health_mu);
@@ -37,7 +37,7 @@ static void unlock_all(zkr_t *z, size_t n) {
   for (size_t i = n; i-- > 0;) pthread_mutex_unlock(&z->members[i].health_mu);
 }
 
-/* Completion's share (completion.c): a probe's result, or the latency
+/* Completion's share (zkr__completion_*): a probe's result, or the latency
  * sample of an application read (the sync+read pair) the server answered. */
 void zkr__pool_op_done(zkr__op_t *op, int rc, uint64_t now, double ms) {
   zkr__member_t *m = &op->z->members[op->member];

@@ -1,5 +1,5 @@
 /* The health model (health.h, pure) applied to the members
- * (pool.c): the monitor's health turn, probes' results, latency
+ * (zkr__pool_*): the monitor's health turn, probes' results, latency
  * samples of completed reads, the model's configuration from the options. */
 #ifndef ZKR_POOL_H
 #define ZKR_POOL_H

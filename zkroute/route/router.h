@@ -1,4 +1,4 @@
-/* The router (router.c; DESIGN.md sections 2, 3): an operation's
+/* The router (zkr__router_*; DESIGN.md sections 2, 3): an operation's
  * classification and ordering, the write gate (one write session at a
  * time, FIFO), and completion's share (the in-flight paths). */
 #ifndef ZKR_ROUTER_H

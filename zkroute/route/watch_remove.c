@@ -1,4 +1,4 @@
-/* Removing watches (zoo_remove_watches and friends, issue 12): through the
+/* Removing watches (zoo_remove_watches and friends): through the
  * watch registry, on the member session that holds each watch, with the
  * stock return codes.
  *
@@ -49,7 +49,7 @@ typedef struct {
   void_completion_t cb;
   const void *data;
   int direct;
-  /* Its place in the handle's issue order (barrier.c): a zkr_async issued
+  /* Its place in the handle's issue order (zkr__barrier_*): a zkr_async issued
    * after it completes after it, as on one stock session. */
   zkr__op_t *order;
   int pending; /* requests in flight + 1 while sending; under watch_mu */
@@ -277,7 +277,7 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
       w->reuses++;
       here[nh++] = w;
     } else if (w->state == ZKR__W_REARMING) {
-      w->removing = 1; /* its re-arm drops what it set (watch_rearm.c) */
+      w->removing = 1; /* its re-arm drops what it set (zkr__watch_rearm_*) */
     } else {
       zkr__watch_remove_locked(z, w); /* lost or fired: on no server */
     }

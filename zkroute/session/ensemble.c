@@ -1,10 +1,10 @@
 /* The ensemble's configuration applied (DESIGN.md section 7;
  * docs/membership.md): the monitor reads /zookeeper/config with a sync
  * first, on the same session, pipelined, keeps a watch on it, and makes
- * the members the configuration's servers (membership.c admits and
+ * the members the configuration's servers (zkr__membership_* admits and
  * retires).  Followed only when the first configuration read names every
  * member of the connect string as a server's client address.  The parser
- * is dynconfig.c. */
+ * is zkr__dynconfig_*. */
 #include <stdlib.h>
 #include <string.h>
 

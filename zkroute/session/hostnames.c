@@ -1,5 +1,5 @@
 /* The connect string's host names followed (docs/dropin.md "Host
- * names"): resolve.c re-resolves them every resolve_ms on a thread of its
+ * names"): zkr__resolve_* re-resolves them every resolve_ms on a thread of its
  * own; here, on the monitor's turn, the members become what they stand for
  * now.  Rounds run while the configuration is not followed: when it is,
  * it names the servers itself (and a name may stand for a load balancer

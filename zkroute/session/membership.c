@@ -4,9 +4,9 @@
  * servers opens a member session for each new server and retires the
  * members that left.  A retired member takes no new operation at once;
  * its session closes when nothing is in flight on it, and its watches are
- * re-armed elsewhere (watch_rearm.c).  The owner session is never closed
+ * re-armed elsewhere (zkr__watch_rearm_*).  The owner session is never closed
  * for this: it stays where it is until it loses its connection, and is
- * then re-attached to a live server like any stranded owner (rescue.c).
+ * then re-attached to a live server like any stranded owner (zkr__rescue_*).
  * docs/membership.md.
  *
  * The configuration is followed only when it describes the servers the
@@ -15,18 +15,18 @@
  * DNS names where the config has addresses, no client addresses in the
  * config) the handle keeps its members and only reports the version.
  *
- * The connect string's host names are followed too (resolve.c re-resolves
+ * The connect string's host names are followed too (zkr__resolve_* re-resolves
  * them every resolve_ms): an address a name gains becomes a member, one it
  * loses is retired, as the stock client re-resolves its host list.  While
  * the configuration is followed it decides alone; DNS applies otherwise.
  * zkr_set_servers replaces the names followed with its list's.
  *
  * This file: the members admitted, retired and settled, the monitor's
- * turn, zkr_set_servers.  ensemble.c reads and applies the
- * configuration, hostnames.c the names' re-resolution.
+ * turn, zkr_set_servers.  zkr__ensemble_* reads and applies the
+ * configuration, zkr__hostnames_* the names' re-resolution.
  *
  * Threads: the monitor thread does everything here except the two
- * ZooKeeper callbacks (ensemble.c), which run on a member's
+ * ZooKeeper callbacks (zkr__ensemble_*), which run on a member's
  * completion thread, only store what they got under ms->mu and kick the
  * monitor. */
 #include <stdlib.h>
@@ -134,7 +134,7 @@ void zkr__membership_admit(zkr_t *z, const zkr__host_t *h, const zkr__config_ser
  * handle is never left without a member.  A retired member holding the
  * application's session keeps it, and its session-scoped writes, until
  * its server drops it (then the rescue moves it to a member that is not
- * retired, rescue.c). */
+ * retired, zkr__rescue_*). */
 void zkr__membership_become(zkr_t *z, const zkr__host_t *v, size_t nv) {
   size_t n = z->n;
   for (size_t k = 0; k < nv; k++) zkr__membership_admit(z, &v[k], NULL);

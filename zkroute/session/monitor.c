@@ -2,9 +2,9 @@
  * (at once when kicked, e.g. when the write session disconnects; every
  * idle_poll_ms while the handle is idle and the picture settled, so that a
  * fleet of idle handles does not keep the servers busy), which
- * names the leader (poller.c), and does the periodic housekeeping: the owner's
- * rescue and the carriers' re-creation (rescue.c), watches to re-arm
- * (watch_rearm.c), the virtual session's tick (session.c), health
+ * names the leader (zkr__poller_*), and does the periodic housekeeping: the owner's
+ * rescue and the carriers' re-creation (zkr__rescue_*), watches to re-arm
+ * (zkr__watch_rearm_*), the virtual session's tick (zkr__session_*), health
  * evaluation, and expiring operations parked longer than the session
  * timeout. */
 #include <errno.h>
@@ -78,7 +78,7 @@ static uint64_t turn(zkr_t *z, int kicked) {
     int settled = zkr__poller_poll_members(z);
     /* Idle: nothing submitted since the last poll, nothing in flight or
      * waiting, and the last two polls settled.  A session event kicks
-     * the monitor as before; the next operation does too (api_check.c). */
+     * the monitor as before; the next operation does too (zkr__api_check_*). */
     int idle = settled && ops == z->mon_last_ops && z->mon_settled > 0 &&
                z->opts.idle_poll_ms > z->opts.leader_poll_ms;
     z->mon_settled = settled ? z->mon_settled + 1 : 0;

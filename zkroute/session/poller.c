@@ -2,7 +2,7 @@
  * short-lived thread each, so a hung member delays the verdict by one srvr
  * timeout, not one per hung member); roles, zxids and the suspect flag of
  * each member from the replies; the leader by highest epoch.  The monitor
- * thread (monitor.c) calls it every leader_poll_ms. */
+ * thread (zkr__monitor_*) calls it every leader_poll_ms. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -78,7 +78,7 @@ int zkr__poller_poll_members(zkr_t *z) {
     }
     m->role = r->role;
     m->zxid = r->has_zxid ? r->zxid : -1;
-    /* The epoch floor of reads (policy.c) counts only servers the handle
+    /* The epoch floor of reads (zkr__policy_*) counts only servers the handle
      * has a working session with: srvr is untrusted input, and a server
      * that only claims a high epoch must not take every member out of the
      * read pool. */

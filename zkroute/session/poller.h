@@ -1,4 +1,4 @@
-/* The srvr poll of every member and the leader it names (poller.c;
+/* The srvr poll of every member and the leader it names (zkr__poller_*;
  * srvr.h is the parser and the TCP query). */
 #ifndef ZKR_POLLER_H
 #define ZKR_POLLER_H

@@ -15,7 +15,7 @@
  *   unreachable while it holds watches is replaced too, so that its watches
  *   live on elsewhere instead of waiting for its server.  Either way its
  *   watches are re-armed on a live session, with a sync first and a
- *   comparison that delivers any event they missed (watch_rearm.c).
+ *   comparison that delivers any event they missed (zkr__watch_rearm_*).
  * - Once the owner expired, every member session is closed: nothing of the
  *   virtual session may outlive it. */
 #include <stdlib.h>
@@ -124,7 +124,7 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
     os->down_since_ns = now;
   } else {
     /* A write of the session whose outcome is unknown fences the write
-     * gate (router.c): the session re-attached on another server refuses
+     * gate (zkr__router_*): the session re-attached on another server refuses
      * the old connection's late requests, so the fence falls when the new
      * zhandle connects - checked here too, in case it already did. */
     pthread_rwlock_rdlock(&os->zh_lock);
@@ -138,7 +138,7 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
 
 /* ---- moving a fenced carrier's session ----
  * A write whose outcome is unknown on a carrier's session fences the
- * write gate (router.c) until that session reconnects, expires or the
+ * write gate (zkr__router_*) until that session reconnects, expires or the
  * servers must have expired it.  A carrier whose server went away cannot
  * reconnect (its zhandle names that one server) and would hold the gate
  * for longer than the session timeout.  The mover resumes that session on
@@ -235,7 +235,7 @@ void zkr__rescue_tick(zkr_t *z, uint64_t now) {
   size_t n = z->n;
   for (size_t i = 0; i < n && !z->mon_stop; i++) {
     zkr__member_t *m = &z->members[i];
-    if ((int)i == z->owner || m->retired) continue; /* membership.c: retired */
+    if ((int)i == z->owner || m->retired) continue; /* zkr__membership_*: retired */
     if (m->reopen) {
       /* Its new session could not be opened (zookeeper_init failed):
        * again, until it can. */
@@ -251,7 +251,7 @@ void zkr__rescue_tick(zkr_t *z, uint64_t now) {
 
 /* The owner expired: the virtual session is over.  Every member session
  * closes, so no carrier outlives it on a server; what was in flight
- * completes with ZSESSIONEXPIRED, parked operations too (router.c). */
+ * completes with ZSESSIONEXPIRED, parked operations too (zkr__router_*). */
 void zkr__rescue_close_expired(zkr_t *z) {
   z->carriers_closed = 1;
   zkr__rescue_mover_close(z);

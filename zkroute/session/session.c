@@ -179,7 +179,7 @@ void zkr__session_tick(zkr_t *z) {
   if (z->expired && z->wf_count) zkr__watch_done(z, NULL);
 }
 
-/* The session-level calls below enter through the registry (registry.c)
+/* The session-level calls below enter through the registry (zkr__registry_*)
  * too: on NULL or a closed handle they return what they return for NULL. */
 
 int zkr_state(zkr_t *z) {

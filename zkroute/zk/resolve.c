@@ -8,7 +8,7 @@
  * timeout, never the monitor a leader poll.  The round owns copies of the
  * names and its results; it and the handle each hold a reference, and the
  * last one to let go frees it, so closing a handle never waits for DNS.
- * The monitor (membership.c) picks the results up on its next turn and
+ * The monitor (zkr__membership_*) picks the results up on its next turn and
  * adds or retires members.  A name that fails to resolve keeps the
  * addresses it had: a DNS hiccup must not take members away. */
 #define _GNU_SOURCE

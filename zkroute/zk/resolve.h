@@ -1,4 +1,4 @@
-/* Name resolution of the connect string (resolve.c): the resolver the
+/* Name resolution of the connect string (zkr__resolve_*): the resolver the
  * library uses (getaddrinfo, with stock libzookeeper_mt's hints), and the
  * periodic re-resolution of the connect string's host names, run off the
  * monitor thread so that a slow DNS never delays a leader poll. */

@@ -58,49 +58,30 @@ static void released(const void *lk) {
       return;
     }
 }
-#define REAL(name, ...)                                                                            \
-  static int (*r_##name)(__VA_ARGS__);                                                             \
-  if (!r_##name) r_##name = dlsym(RTLD_NEXT, #name)
-int pthread_mutex_lock(pthread_mutex_t *m) {
-  REAL(pthread_mutex_lock, pthread_mutex_t *);
-  int rc = r_pthread_mutex_lock(m);
-  if (!rc) acquired(m, (uintptr_t)__builtin_return_address(0), 1);
-  return rc;
-}
-int pthread_mutex_trylock(pthread_mutex_t *m) {
-  REAL(pthread_mutex_trylock, pthread_mutex_t *);
-  int rc = r_pthread_mutex_trylock(m);
-  if (!rc) acquired(m, (uintptr_t)__builtin_return_address(0), 0);
-  return rc;
-}
-int pthread_mutex_unlock(pthread_mutex_t *m) {
-  REAL(pthread_mutex_unlock, pthread_mutex_t *);
-  released(m);
-  return r_pthread_mutex_unlock(m);
-}
-int pthread_rwlock_rdlock(pthread_rwlock_t *m) {
-  REAL(pthread_rwlock_rdlock, pthread_rwlock_t *);
-  int rc = r_pthread_rwlock_rdlock(m);
-  if (!rc) acquired(m, (uintptr_t)__builtin_return_address(0), 1);
-  return rc;
-}
-int pthread_rwlock_wrlock(pthread_rwlock_t *m) {
-  REAL(pthread_rwlock_wrlock, pthread_rwlock_t *);
-  int rc = r_pthread_rwlock_wrlock(m);
-  if (!rc) acquired(m, (uintptr_t)__builtin_return_address(0), 1);
-  return rc;
-}
-int pthread_rwlock_tryrdlock(pthread_rwlock_t *m) {
-  REAL(pthread_rwlock_tryrdlock, pthread_rwlock_t *);
-  int rc = r_pthread_rwlock_tryrdlock(m);
-  if (!rc) acquired(m, (uintptr_t)__builtin_return_address(0), 0);
-  return rc;
-}
-int pthread_rwlock_unlock(pthread_rwlock_t *m) {
-  REAL(pthread_rwlock_unlock, pthread_rwlock_t *);
-  released(m);
-  return r_pthread_rwlock_unlock(m);
-}
+/* One wrapper per call: the real one, then the bookkeeping.  edges 0:
+ * a trylock, which cannot wait, so it orders nothing. */
+#define LOCK_WRAPPER(name, type, edges)                                                            \
+  int name(type *m) {                                                                              \
+    static int (*real)(type *);                                                                    \
+    if (!real) real = (int (*)(type *))dlsym(RTLD_NEXT, #name);                                    \
+    int rc = real(m);                                                                              \
+    if (!rc) acquired(m, (uintptr_t)__builtin_return_address(0), edges);                           \
+    return rc;                                                                                     \
+  }
+#define UNLOCK_WRAPPER(name, type)                                                                 \
+  int name(type *m) {                                                                              \
+    static int (*real)(type *);                                                                    \
+    if (!real) real = (int (*)(type *))dlsym(RTLD_NEXT, #name);                                    \
+    released(m);                                                                                   \
+    return real(m);                                                                                \
+  }
+LOCK_WRAPPER(pthread_mutex_lock, pthread_mutex_t, 1)
+LOCK_WRAPPER(pthread_mutex_trylock, pthread_mutex_t, 0)
+UNLOCK_WRAPPER(pthread_mutex_unlock, pthread_mutex_t)
+LOCK_WRAPPER(pthread_rwlock_rdlock, pthread_rwlock_t, 1)
+LOCK_WRAPPER(pthread_rwlock_wrlock, pthread_rwlock_t, 1)
+LOCK_WRAPPER(pthread_rwlock_tryrdlock, pthread_rwlock_t, 0)
+UNLOCK_WRAPPER(pthread_rwlock_unlock, pthread_rwlock_t)
 static void site(FILE *f, uintptr_t a) {
   Dl_info di;
   if (dladdr((void *)a, &di) && di.dli_fname)

@@ -3,9 +3,9 @@
 # comment), and every whole-word occurrence of old - an identifier, or a
 # file name such as hedge_apply.h inside route/hedge_apply.h - becomes new
 # in every file git tracks (but debian/, docs/bench/, the dated
-# docs/benchmarks-log.md, and the maps themselves).  Re-runnable: a tree already renamed is left as it is, so a
-# branch made before the rename can run the same maps over its own
-# changes when it merges:
+# docs/benchmarks-log.md, this script and the maps).  Re-runnable: a
+# tree already renamed is left as it is, so a branch made before the
+# rename can run the same maps over its own changes when it merges:
 #
 #   scripts/rename.sh scripts/rename-files.txt scripts/rename-map.txt
 #
@@ -25,6 +25,6 @@ for map in "$@"; do
     printf 's/\\b%s\\b/%s/g\n' "$q" "$(printf '%s' "$new" | sed 's/[\/&]/\\&/g')" >>"$prog"
   done <"$map"
 done
-git ls-files -z | grep -zvE '^(debian|docs/bench)/|^docs/benchmarks-log\.md$|^scripts/rename-[a-z]+\.txt$' |
+git ls-files -z | grep -zvE '^(debian|docs/bench)/|^docs/benchmarks-log\.md$|^scripts/rename(-[a-z]+\.txt|\.sh)$' |
   xargs -0 grep -lIZ -E "$(awk '!/^(#|$)/ {print $1}' "$@" | sed 's/[.]/\\./g' | paste -sd'|')" 2>/dev/null |
   xargs -0 -r sed -i -E -f "$prog"

@@ -8,6 +8,10 @@
  *   data; child: child; deleted: child, exist, data; each table in the
  *   order its pairs were set, a pair once), and each must be called once,
  *   in that order; a watcher called with no registration is a violation;
+ *   the pairs taken are those the event's change fires: on one session
+ *   that is every pair set, while through several a pair whose read saw
+ *   the change may be set before an older read's, and waits for the next
+ *   change (change_for);
  * - a session event goes to the global watcher and every registered pair,
  *   each once per transition;
  * - nothing after EXPIRED (or AUTH_FAILED): no watcher call, no answer from
@@ -139,6 +143,28 @@ static int changed(lmap_t *m, const went_t *w, uint64_t t) {
   return 0;
 }
 
+/* The zxid of the change an event of type reports to entry w: the first
+ * committed change after the state w's read saw that fires w's table with
+ * that type (a set for CHANGED, a deletion of the node for DELETED, a
+ * child created or deleted - or the node deleted - for CHILD).  INT64_MAX
+ * when it cannot be told (an exists watch on a missing node: any
+ * creation; no such change yet). */
+static int64_t change_for(lmap_t *m, const went_t *w, int type) {
+  size_t j = slot(m, w->path);
+  int64_t best = INT64_MAX;
+  if (!m->key[j] || w->table == T_EXIST) return best;
+  for (int i = 0; i < m->n[j]; i++) {
+    const lent_t *e = &m->v[j][i];
+    if (e->zxid <= w->point || e->zxid >= best) continue;
+    int fits = type == ZOO_CHANGED_EVENT   ? !e->child && e->kind == H_SET
+               : type == ZOO_DELETED_EVENT ? !e->child && e->kind == H_DELETE
+               : type == ZOO_CHILD_EVENT   ? e->child || e->kind == H_DELETE
+                                           : 0;
+    if (fits) best = e->zxid;
+  }
+  return best;
+}
+
 /* The node exists after every change committed at or before t. */
 static int exists_at(lmap_t *m, const char *path, uint64_t t) {
   size_t j = slot(m, path);
@@ -180,8 +206,13 @@ static int listed(const went_t *l, int n, int pair) {
   return 0;
 }
 
-/* Stock's delivery list for (path, type), taken out of the tables. */
-static int take(tabs_t *t, const char *path, int type, went_t *out) {
+/* Stock's delivery list for (path, type), taken out of the tables: the
+ * pairs the change at zxid cz fires.  On one stock session every pair in
+ * the tables was set before the change (its read's reply came before the
+ * event); through several sessions a read that saw a state at or after cz
+ * may complete - set its pair - before an older read's pair, and the
+ * change does not fire it: it stays in the table for the next one. */
+static int take(tabs_t *t, const char *path, int type, int64_t cz, went_t *out) {
   went_t node[64], exist[64], child[64];
   int nn = 0, ne = 0, nc = 0;
   int want[3] = {type != ZOO_CHILD_EVENT, type != ZOO_CHILD_EVENT,
@@ -189,7 +220,7 @@ static int take(tabs_t *t, const char *path, int type, went_t *out) {
   int j = 0;
   for (int i = 0; i < t->n; i++) {
     went_t *w = &t->e[i];
-    if (strcmp(w->path, path) || !want[w->table]) {
+    if (strcmp(w->path, path) || !want[w->table] || (w->table != T_EXIST && w->point >= cz)) {
       t->e[j++] = *w;
       continue;
     }
@@ -372,7 +403,8 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
       snprintf(gr->path, sizeof gr->path, "%s", ev->path);
       gr->type = ev->wtype;
       gr->e = malloc((size_t)(t.n + 1) * sizeof *gr->e);
-      gr->n = take(&t, ev->path, ev->wtype, gr->e);
+      gr->n = take(&t, ev->path, ev->wtype,
+                   own >= 0 ? change_for(m, &t.e[own], ev->wtype) : INT64_MAX, gr->e);
     }
     if (gr->next < gr->n && gr->e[gr->next].pair == ev->pair) {
       gr->next++;

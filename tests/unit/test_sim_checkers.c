@@ -298,6 +298,47 @@ START_TEST(watch_order_caught) {
 }
 END_TEST
 
+/* Through several sessions a read that saw the change can complete -
+ * set its pair - before an older read's: pair 1 is set at mzxid 6 before
+ * pair 0 at mzxid 5.  The change at 6 fires pair 0 only; pair 1 fires for
+ * the next one.  Not an order violation; the same calls with both set at
+ * 5 are one (watch_order_caught). */
+START_TEST(watch_order_is_among_the_pairs_the_change_fires) {
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  hop_t *old = inv(H_GET, "/g0/k0", NULL);
+  old->pair = 0;
+  txn(6, H_SET, "/g0/k0", "b", 1);
+  hop_t *newer = inv(H_GET, "/g0/k0", NULL);
+  newer->pair = 1;
+  cmp(newer, ZOK, 1, 1, 6);
+  cmp(old, ZOK, 1, 0, 5);
+  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  txn(7, H_SET, "/g0/k0", "c", 2);
+  watch(1, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  close_at_end();
+  check_watch(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCH], 0);
+  /* Pair 1 called for the change at 6, which its read already saw: an
+   * event with nothing changed after its state. */
+  setup();
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  old = inv(H_GET, "/g0/k0", NULL);
+  old->pair = 0;
+  txn(6, H_SET, "/g0/k0", "b", 1);
+  newer = inv(H_GET, "/g0/k0", NULL);
+  newer->pair = 1;
+  cmp(newer, ZOK, 1, 1, 6);
+  cmp(old, ZOK, 1, 0, 5);
+  watch(1, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  close_at_end();
+  check_watch(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCH], 1);
+}
+END_TEST
+
 START_TEST(watch_session_events_to_all) {
   connected();
   txn(5, H_CREATE, "/g0/k0", "a", 0);
@@ -452,6 +493,7 @@ int main(void) {
       {"once", once_near_miss},
       {"watch", watch_once_and_order},
       {"watch", watch_order_caught},
+      {"watch", watch_order_is_among_the_pairs_the_change_fires},
       {"watch", watch_session_events_to_all},
       {"watch", watch_nothing_after_expired},
       {"watch", watch_lost_and_spurious},

@@ -51,7 +51,6 @@ zkr__watch_t *zkr__watch_new(zkr_t *z, watcher_fn fn, void *ctx, int kind, const
   w->ctx = ctx;
   w->kind = kind;
   w->member = -1;
-  w->ppzxid = -1;
   pthread_mutex_lock(&z->watch_mu);
   w->id = ++z->watch_ids;
   w->next = z->watch_list;
@@ -136,16 +135,44 @@ void zkr__watch_free_list(zkr__watch_t *gone) {
 /* Whether w will fire for the change a read's answer (rc, st) shows. */
 static int pending_change(const zkr__watch_t *w, int rc, const struct Stat *st);
 
-/* Under watch_mu.  A read is held at most rescue_ms: a watch that has not
- * fired by then (its server behind, or following a deposed leader) makes
- * the event late, and the read must not wait for it as well. */
+static int shows_change(const zkr__watch_t *w, int rc, const struct Stat *st);
+
+/* Under watch_mu.  A record whose event came but waits its turn (for the
+ * read that armed it, or a pair set before it) blocks as one still
+ * waiting: the application gets that event before the data. */
 static int read_blocked_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st) {
   if (z->closing || z->expired) return 0;
-  if (op->held_ns && zkr__since(zkr__now_ns(), op->held_ns) >= (uint64_t)z->rescue_ms * 1000000u)
-    return 0;
   for (zkr__watch_t *w = z->watch_list; w; w = w->next)
-    if (strcmp(w->path, op->path) == 0 && pending_change(w, rc, st)) return 1;
+    if (strcmp(w->path, op->path) == 0 &&
+        (pending_change(w, rc, st) || (w->fire && shows_change(w, rc, st))))
+      return 1;
   return 0;
+}
+
+/* Under watch_mu.  A read is held at most rescue_ms: a watch that has not
+ * fired by then (its server behind, or following a deposed leader) would
+ * make the read wait as long as that server.  The event is made from what
+ * the read saw instead, as a re-arm makes the one it missed: each record
+ * the read waits for gets it now, in its place in the path's order, and
+ * its registration's own event is swallowed when it comes.  The read is
+ * handed on after those events. */
+static int hold_over(const zkr_t *z, const zkr__op_t *op) {
+  return op->held_ns && zkr__since(zkr__now_ns(), op->held_ns) >= (uint64_t)z->rescue_ms * 1000000u;
+}
+
+static void make_late_events_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st,
+                                    zkr__watch_t **gone) {
+  for (;;) {
+    zkr__watch_t *w = z->watch_list;
+    while (w && !(strcmp(w->path, op->path) == 0 && pending_change(w, rc, st))) w = w->next;
+    int event = w ? zkr__watch_missed(w, rc, st) : 0;
+    if (!event) return;
+    if (w->state == ZKR__W_ARMED || w->state == ZKR__W_REARMING)
+      zkr__watch_set_state_locked(z, w, ZKR__W_CONSUMED);
+    else zkr__watch_set_state_locked(z, w, ZKR__W_HELD); /* lost: nothing to swallow */
+    z->watch_missed_events++;
+    zkr__watch_fire_locked(z, w, event, 1, gone);
+  }
 }
 
 /* Completion's test for an application read (completion.c): 1 when its
@@ -163,7 +190,9 @@ int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r, void (*keep)(zkr
     if (keep) keep(op);
     op->held_ns = zkr__now_ns();
     op->kept = zkr__deliver_reply_copy(op->shape, r);
-    zkr__queue_push_front(&z->wf_held, &op->wf_link); /* newest first */
+    /* In the order they were held, which is the order they are handed on
+     * in when one event releases several. */
+    zkr__queue_push(&z->wf_held, &op->wf_link);
     z->wf_count++;
   }
   pthread_mutex_unlock(&z->watch_mu);
@@ -183,36 +212,56 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
    * completes what is outstanding then, not with the data their event
    * should have come before. */
   int ended = all ? ZCLOSING : zkr__handle_ended_rc(z);
-  ZKR__QUEUE_FOREACH_SAFE(l, n, &z->wf_held) {
+  zkr__watch_t *made_gone = NULL;
+  /* The records the released reads armed: their events wait until the
+   * reads were handed on (resuming), and they take their places in the
+   * path's order in the order the reads are handed on in - the
+   * application sees a pair set when its read completes, so reads of the
+   * path that completed while this one was held were set before it
+   * (stock's table keeps the order completions registered them in). */
+  size_t cap = (size_t)z->wf_count, n_ids = 0;
+  uint64_t *ids = malloc((cap ? cap : 1) * sizeof *ids);
+  ZKR__QUEUE_FOREACH_SAFE(l, next, &z->wf_held) {
     zkr__op_t *op = ZKR__OP_OF(l, wf_link);
     zkr__result_t r = {.rc = ZKR_ENOMEM, .value_len = -1};
     if (op->kept) r = zkr__deliver_reply_view(op->kept);
-    if (all || !op->kept || !read_blocked_locked(z, op, r.rc, r.stat)) {
+    int over = !all && op->kept && hold_over(z, op);
+    if (over && !z->closing && !z->expired)
+      make_late_events_locked(z, op, r.rc, r.stat, &made_gone);
+    zkr__watch_t *own = op->watch_id && !ended ? zkr__watch_by_id_locked(z, op->watch_id) : NULL;
+    int release = all || !op->kept || over || !read_blocked_locked(z, op, r.rc, r.stat);
+    if (release && own && (!ids || n_ids == cap)) release = all; /* out of memory: next turn */
+    if (release) {
+      if (own && ids && n_ids < cap) {
+        ids[n_ids++] = op->watch_id;
+        own->resuming++;
+        if (own->state != ZKR__W_FIRED) own->seq = ++z->watch_seq;
+      }
       zkr__queue_remove(&z->wf_held, &op->wf_link);
       zkr__queue_push(&ready, &op->wf_link);
       z->wf_count--;
     }
   }
   pthread_mutex_unlock(&z->watch_mu);
-  /* In batches: the reads, then the events of the records they armed,
-   * which waited for them (read_held_locked). */
-  int released = 0;
-  while (!zkr__queue_empty(&ready)) {
-    uint64_t ids[16];
-    size_t n_ids = 0;
-    while (!zkr__queue_empty(&ready) && n_ids < sizeof ids / sizeof ids[0]) {
-      zkr__op_t *op = ZKR__OP_OF(zkr__queue_pop(&ready), wf_link);
-      if (ended) {
-        zkr__deliver_reply_free(op->kept);
-        op->kept = NULL;
-        op->kept_rc = ended;
-      }
-      if (op->watch_id && !ended) ids[n_ids++] = op->watch_id;
-      zkr__hooks_resume(op);
+  zkr__watch_free_list(made_gone);
+  /* The reads, then the events of the records they armed. */
+  for (zkr__queue_link_t *l; (l = zkr__queue_pop(&ready));) {
+    zkr__op_t *op = ZKR__OP_OF(l, wf_link);
+    if (ended) {
+      zkr__deliver_reply_free(op->kept);
+      op->kept = NULL;
+      op->kept_rc = ended;
     }
-    if (!n_ids) continue;
+    zkr__hooks_resume(op);
+  }
+  int released = 0;
+  if (n_ids) {
     zkr__watch_t *gone2 = NULL;
     pthread_mutex_lock(&z->watch_mu);
+    for (size_t i = 0; i < n_ids; i++) {
+      zkr__watch_t *w = zkr__watch_by_id_locked(z, ids[i]);
+      if (w) w->resuming--;
+    }
     for (size_t i = 0; i < n_ids; i++) {
       zkr__watch_t *w = zkr__watch_by_id_locked(z, ids[i]);
       if (w && w->fire) {
@@ -223,6 +272,7 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
     pthread_mutex_unlock(&z->watch_mu);
     zkr__watch_free_list(gone2);
   }
+  free(ids);
   /* Those events may unblock other held reads. */
   if (released) done_with(z, NULL, 0);
 }
@@ -369,6 +419,7 @@ static void consume_twins(zkr_t *z, const zkr__watch_t *f, int type, zkr__watch_
 /* Whether the read that armed w is held (for an event of another record):
  * w's event waits for that read's completion (done_with). */
 static int read_held_locked(const zkr_t *z, const zkr__watch_t *w) {
+  if (w->resuming) return 1;
   ZKR__QUEUE_FOREACH(l, &z->wf_held)
   if (ZKR__OP_OF(l, wf_link)->watch_id == w->id) return 1;
   return 0;
@@ -439,14 +490,19 @@ void zkr__watch_arm_locked(zkr_t *z, zkr__watch_t *w, int member, zhandle_t *zh,
   if (!w->seq) w->seq = ++z->watch_seq;
 }
 
-static int pending_change(const zkr__watch_t *w, int rc, const struct Stat *st) {
-  if (!waiting(w)) return 0;
+/* Whether a read's answer (rc, st) shows a change after the state w's
+ * read saw, of the kind w's watch fires for. */
+static int shows_change(const zkr__watch_t *w, int rc, const struct Stat *st) {
   int exists = rc == ZOK;
   if (w->kind == ZKR__WATCH_EXIST && !w->existed) return exists; /* created */
   if (!exists) return 1;                                         /* deleted */
   if (!st) return 0;
   if (w->kind == ZKR__WATCH_CHILD) return st->pzxid > w->pzxid;
   return st->mzxid > w->mzxid;
+}
+
+static int pending_change(const zkr__watch_t *w, int rc, const struct Stat *st) {
+  return waiting(w) && shows_change(w, rc, st);
 }
 
 /* The event w's watch missed, between the state it remembers and the one
@@ -504,60 +560,14 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
   op->watch = NULL;
 }
 
-typedef struct {
-  zkr_t *z;
-  uint64_t id;
-} parent_ask_t;
-
-/* The parent's answer; the record is looked up by id, since it may be
- * gone by then (its zhandle closed before answering drops this too). */
-static void parent_done(int rc, const struct Stat *stat, const void *data) {
-  parent_ask_t *a = (parent_ask_t *)data;
-  zkr_t *z = a->z;
-  pthread_mutex_lock(&z->watch_mu);
-  zkr__watch_t *w = zkr__watch_by_id_locked(z, a->id);
-  if (w && rc == ZOK && stat && w->ppzxid < 0 && w->state == ZKR__W_ARMED) w->ppzxid = stat->pzxid;
-  pthread_mutex_unlock(&z->watch_mu);
-  free(a);
-}
-
-/* The parent of path, or 0 when it has none (the root). */
-int zkr__watch_parent(const char *path, char *out, size_t cap) {
-  const char *slash = strrchr(path, '/');
-  if (!slash || path[1] == '\0') return 0;
-  size_t len = slash == path ? 1 : (size_t)(slash - path);
-  if (len >= cap) return 0;
-  memcpy(out, path, len);
-  out[len] = '\0';
-  return 1;
-}
-
-/* An exists watch on a missing node learns its parent's pzxid on the same
- * session, right after: a re-arm compares it, so that a node created and
- * deleted again while the watch's session was lost is not missed
- * (watch_rearm.c).  Sent on zh's own completion thread, where zh cannot be
- * closed under the call. */
-static void learn_parent(zkr_t *z, uint64_t id, const char *parent, zhandle_t *zh) {
-  parent_ask_t *a = malloc(sizeof *a);
-  if (!a) return;
-  a->z = z;
-  a->id = id;
-  if (zkr__zk->zoo_awexists(zh, parent, NULL, NULL, parent_done, a) != ZOK) free(a);
-}
-
 void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct Stat *stat) {
   zkr_t *z = w->z;
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
   zkr__watch_arm_locked(z, w, member, zh, stat);
   if (w->supersedes) supersede_locked(z, w, stat, &gone);
-  char parent[strlen(w->path) + 1];
-  int ask =
-      w->kind == ZKR__WATCH_EXIST && !stat && zkr__watch_parent(w->path, parent, sizeof parent);
-  uint64_t id = w->id;
   pthread_mutex_unlock(&z->watch_mu);
   zkr__watch_done(z, gone);
-  if (ask) learn_parent(z, id, parent, zh);
 }
 
 /* The read failed and ZooKeeper did not register the watch. */
@@ -639,7 +649,17 @@ void zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member, zhandle_t *zh
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
   w->reuses--;
-  if (w->state == ZKR__W_FIRED) {
+  if (w->state == ZKR__W_CONSUMED && armed && !w->fire && !w->swallow && w->zh == zh) {
+    /* Its event was made and delivered (another pair's event came first,
+     * or a re-arm's), and the server's own is still to come: that server
+     * answered this read before it applied the change, and the watch the
+     * read set is the one still registered.  For the application the read
+     * set the pair again after the event, so the coming event is its
+     * own: the record is armed again, at the end of the order, and the
+     * event is delivered, not swallowed. */
+    w->seq = 0;
+    zkr__watch_arm_locked(z, w, member, zh, stat);
+  } else if (w->state == ZKR__W_FIRED) {
     if (armed) {
       w->seq = 0;
       zkr__watch_arm_locked(z, w, member, zh, stat);
@@ -704,8 +724,12 @@ int zkr__watch_session_watchers(zkr_t *z, watcher_fn *fns, void **ctxs, int cap)
   for (zkr__watch_t *w = z->watch_list; w; w = w->next) k += registered(w);
   pair_t *v = k ? malloc(k * sizeof *v) : NULL;
   size_t n = 0;
+  /* A record whose read is held has not been set in the application's
+   * eyes: stock registers a watch when its read's completion is
+   * processed, and a session event before that does not reach it. */
   for (zkr__watch_t *w = z->watch_list; v && w; w = w->next)
-    if (registered(w)) v[n++] = (pair_t){(uintptr_t)w->fn, (uintptr_t)w->ctx};
+    if (registered(w) && !read_held_locked(z, w))
+      v[n++] = (pair_t){(uintptr_t)w->fn, (uintptr_t)w->ctx};
   pthread_mutex_unlock(&z->watch_mu);
   if (!v) return 0;
   qsort(v, n, sizeof *v, pair_cmp);

@@ -64,6 +64,8 @@ struct zkr__watch {
                                     that this read sets again (held by
                                     reuses), NULL none */
   int removing;                  /* a removal is on its way (zkr__watch_remove_*) */
+  int resuming;                  /* the read that armed it is being handed on
+                                    (its event waits), under watch_mu */
   uint64_t removed_ns;
   struct zkr__watch *prev, *next;
 };

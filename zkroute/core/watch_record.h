@@ -20,8 +20,6 @@ void zkr__watch_free_list(zkr__watch_t *gone);
 /* The event w's watch missed between its remembered state and stat (rc:
  * the read's answer), 0 none. */
 int zkr__watch_missed(const zkr__watch_t *w, int rc, const struct Stat *stat);
-/* The parent of path into out (cap bytes); 0 when it has none. */
-int zkr__watch_parent(const char *path, char *out, size_t cap);
 void zkr__watch_arm_locked(struct zkr *z, zkr__watch_t *w, int member, zhandle_t *zh,
                            const struct Stat *stat);
 void zkr__watch_deliver_locked(zkr__watch_t *w, int type);

@@ -5,11 +5,12 @@
  * Each record is set again on a live session: a sync first, pipelined on
  * the same session, so that a lagging server cannot answer from before the
  * loss, then the read that sets the watch.  If the node changed since the
- * watch was set (existence, mzxid, pzxid; for an exists watch on a missing
- * node, the parent's pzxid: a node created and deleted again), the
- * application gets the event it missed, once, in its place in the order
- * of the path's watchers, and the new registration is kept only to swallow
- * the server's own event.  A re-arm that fails is retried by the monitor
+ * watch was set (existence, mzxid, pzxid), the application gets the event
+ * it missed, once, in its place in the order of the path's watchers, and
+ * the new registration is kept only to swallow the server's own event.  An
+ * exists watch on a node still missing gets none, as stock's SetWatches
+ * gives none: a node created and deleted again meanwhile leaves no trace
+ * to tell it from a sibling's change (docs/decisions.md).  A re-arm that fails is retried by the monitor
  * until one succeeds or the handle closes: a watch is never dropped
  * silently, and one the application removed is never set again. */
 #include <stdlib.h>
@@ -24,17 +25,11 @@
 #define RETRY_MS 200
 
 /* One re-arm on its way: the record by id (it may be gone when the answer
- * comes), the zhandle it went to, and - for an exists watch on a missing
- * node with a known parent state - the watched read's answer until the
- * parent's comes. */
+ * comes) and the zhandle it went to. */
 typedef struct {
   zkr_t *z;
   uint64_t id;
   zhandle_t *zh;
-  int parent; /* a parent read follows the watched one */
-  int rc;     /* the watched read's answer, when parent */
-  struct Stat st;
-  int has_st;
 } rearm_t;
 
 /* Under watch_mu. */
@@ -46,9 +41,8 @@ static void lose_locked(zkr_t *z, zkr__watch_t *w) {
   w->zh = NULL;
 }
 
-/* The re-arm's outcome: rc and st the watched read's answer; pp the
- * parent's pzxid (-1 none asked or it failed). */
-static void rearmed(rearm_t *a, int rc, const struct Stat *st, int64_t pp) {
+/* The re-arm's outcome: rc and st the watched read's answer. */
+static void rearmed(rearm_t *a, int rc, const struct Stat *st) {
   zkr_t *z = a->z;
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
@@ -88,9 +82,6 @@ static void rearmed(rearm_t *a, int rc, const struct Stat *st, int64_t pp) {
     return;
   }
   int event = zkr__watch_missed(w, rc, st);
-  if (!event && w->kind == ZKR__WATCH_EXIST && !w->existed && w->ppzxid >= 0 && pp >= 0 &&
-      pp != w->ppzxid)
-    event = ZOO_CREATED_EVENT; /* created (and deleted) meanwhile */
   if (!set) {
     /* A data or child watch on a node that is gone: no watch was set, and
      * the deletion is the application's event. */
@@ -98,7 +89,6 @@ static void rearmed(rearm_t *a, int rc, const struct Stat *st, int64_t pp) {
   } else if (event) {
     zkr__watch_set_state_locked(z, w, ZKR__W_CONSUMED);
   } else {
-    if (pp >= 0) w->ppzxid = pp;
     zkr__watch_set_state_locked(z, w, ZKR__W_ARMED);
   }
   if (event) {
@@ -120,17 +110,8 @@ static void rearmed(rearm_t *a, int rc, const struct Stat *st, int64_t pp) {
 }
 
 static void watched_done(rearm_t *a, int rc, const struct Stat *st) {
-  if (a->parent && (rc == ZOK || rc == ZNONODE)) {
-    /* The parent's answer comes next, on the same session. */
-    a->rc = rc;
-    a->has_st = st != NULL;
-    if (st) a->st = *st;
-    return;
-  }
-  int parent = a->parent;
-  rearmed(a, rc, st, -1);
-  if (!parent) free(a);
-  else a->parent = -1; /* the parent's answer frees it */
+  rearmed(a, rc, st);
+  free(a);
 }
 
 static void rearm_stat(int rc, const struct Stat *st, const void *data) {
@@ -147,12 +128,6 @@ static void rearm_children(int rc, const struct String_vector *s, const struct S
                            const void *data) {
   (void)s;
   watched_done((rearm_t *)data, rc, st);
-}
-
-static void rearm_parent(int rc, const struct Stat *st, const void *data) {
-  rearm_t *a = (rearm_t *)data;
-  if (a->parent > 0) rearmed(a, a->rc, a->has_st ? &a->st : NULL, rc == ZOK && st ? st->pzxid : -1);
-  free(a);
 }
 
 static void sync_done(int rc, const char *value, const void *data) {
@@ -180,11 +155,9 @@ static void send_rearm(zkr_t *z, uint64_t id, int exclude) {
   w->member = t;
   w->zh = zh;
   size_t len = strlen(w->path);
-  char path[len + 1], parent[len + 1];
+  char path[len + 1];
   memcpy(path, w->path, len + 1);
   int kind = w->kind;
-  int ask_parent = kind == ZKR__WATCH_EXIST && !w->existed && w->ppzxid >= 0 &&
-                   zkr__watch_parent(path, parent, sizeof parent);
   pthread_mutex_unlock(&z->watch_mu);
   rearm_t *a = calloc(1, sizeof *a);
   int rc = ZINVALIDSTATE;
@@ -192,15 +165,11 @@ static void send_rearm(zkr_t *z, uint64_t id, int exclude) {
     a->z = z;
     a->id = id;
     a->zh = zh;
-    a->parent = ask_parent;
     if (kind == ZKR__WATCH_DATA)
       rc = zkr__zk->zoo_awget(zh, path, zkr__watch_trampoline, w, rearm_data, a);
     else if (kind == ZKR__WATCH_CHILD)
       rc = zkr__zk->zoo_awget_children2(zh, path, zkr__watch_trampoline, w, rearm_children, a);
     else rc = zkr__zk->zoo_awexists(zh, path, zkr__watch_trampoline, w, rearm_stat, a);
-    if (rc == ZOK && ask_parent &&
-        zkr__zk->zoo_awexists(zh, parent, NULL, NULL, rearm_parent, a) != ZOK)
-      a->parent = 0; /* the watched read's answer decides alone */
   }
   if (m) pthread_rwlock_unlock(&m->zh_lock);
   z->watch_rearms++;

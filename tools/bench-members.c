@@ -10,7 +10,7 @@
 #include "bench.h"
 
 void member_addr(const cfg_t *c, int i, char *buf, size_t n) {
-  zkr__host_format(&c->hl.v[i], NULL, buf, n);
+  zkr__hosts_format(&c->hl.v[i], NULL, buf, n);
 }
 
 /* srvr of every member, in order; r[i].role is ZKR_ROLE_UNREACHABLE when

@@ -249,7 +249,7 @@ static int open_client(run_t *r, int *oracle_member) {
       return 0;
     }
     *oracle_member = l;
-    zkr__host_format(&c->hl.v[l], c->hl.chroot, connect, sizeof connect);
+    zkr__hosts_format(&c->hl.v[l], c->hl.chroot, connect, sizeof connect);
   }
   atomic_store(&r->zh_state, 0);
   r->zh = zookeeper_init(connect, plain_watcher, RECV_TIMEOUT_MS, NULL, r, 0);

@@ -6,7 +6,7 @@
  * - the host list parser, so that a tool reads HOSTS exactly as the
  *   library does and numbers the members as zkr_stats() does:
  *   zkr__hostlist_t, zkr__host_t, zkr__hosts_parse, zkr__hosts_free,
- *   zkr__host_format, ZKR__HOSTS_MAX_MEMBERS and ZKR__HOSTS_MAX_LEN
+ *   zkr__hosts_format, ZKR__HOSTS_MAX_MEMBERS and ZKR__HOSTS_MAX_LEN
  *   (zkroute-bench, zkroute-fleet);
  * - the srvr client, which finds the leader and reads each server's
  *   counters around a trial, outside any handle: zkr__srvr_fetch and

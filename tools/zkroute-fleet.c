@@ -797,7 +797,7 @@ static void report(FILE *o, const cfg_t *c, const result_t *res, const char *com
   fputs(" |\n", o);
   for (size_t m = 0; m < c->hl.n; m++) {
     char addr[300];
-    zkr__host_format(&c->hl.v[m], NULL, addr, sizeof addr);
+    zkr__hosts_format(&c->hl.v[m], NULL, addr, sizeof addr);
     fprintf(o, "| %s%s%s%s", addr, c->npids ? " (" : "", c->npids ? c->pid_names[m] : "",
             c->npids ? ")" : "");
     for (int v = 0; v < c->nvar; v++) {

@@ -42,12 +42,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!buf) return 0;
   memcpy(buf, data, size);
   static zkr__config_t a, b;
-  int rc = zkr__config_parse(buf, size, &a);
+  int rc = zkr__dynconfig_parse(buf, size, &a);
   check(rc, &a);
-  if (zkr__config_parse(buf, size, &b) != rc || a.n != b.n || a.version != b.version) abort();
+  if (zkr__dynconfig_parse(buf, size, &b) != rc || a.n != b.n || a.version != b.version) abort();
   for (size_t i = 0; i < a.n; i++)
-    if (a.v[i].id != b.v[i].id || !zkr__host_equal(&a.v[i].client, &b.v[i].client)) abort();
-  if (size) check(zkr__config_parse(buf, (size_t)data[0] % size, &b), &b);
+    if (a.v[i].id != b.v[i].id || !zkr__hosts_equal(&a.v[i].client, &b.v[i].client)) abort();
+  if (size) check(zkr__dynconfig_parse(buf, (size_t)data[0] % size, &b), &b);
   free(buf);
   return 0;
 }

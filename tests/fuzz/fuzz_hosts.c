@@ -7,7 +7,7 @@
  *   non-empty name of allowed characters (no white space, no ':' unless
  *   IPv6) and a port in 1..65535, no two alike (duplicates are merged),
  *   and a chroot that is NULL or a valid absolute path;
- * - formatting the members back (zkr__host_format) and parsing the result
+ * - formatting the members back (zkr__hosts_format) and parsing the result
  *   gives the same list: what zkroute prints, it reads back; so does the
  *   bare form libzookeeper_mt is given ("::1:2181");
  * - expanding the list through a fake resolver (names whose first letter
@@ -50,7 +50,7 @@ static void check_list(const zkr__hostlist_t *l) {
     for (const char *c = h->name; *c; c++)
       if (*c == ' ' || *c == '\t' || *c == '\n' || *c == '\r' || *c == '\v' || *c == '\f') abort();
     for (size_t j = 0; j < i; j++)
-      if (zkr__host_equal(&l->v[j], h)) abort();
+      if (zkr__hosts_equal(&l->v[j], h)) abort();
   }
   if (l->chroot && (l->chroot[0] != '/' || strcmp(l->chroot, "/") == 0)) abort();
 }
@@ -89,7 +89,7 @@ static void check_expand(const zkr__hostlist_t *parsed, const char *s) {
     for (size_t i = 0; i < l.n; i++) {
       if (l.v[i].entry < 0 || (size_t)l.v[i].entry >= l.n_entries) abort();
       for (size_t j = 0; j < i; j++)
-        if (zkr__host_equal(&l.v[i], &l.v[j])) abort();
+        if (zkr__hosts_equal(&l.v[i], &l.v[j])) abort();
     }
   } else if ((rc != ZKR_EHOSTS_UNRESOLVED && rc != ZKR_EHOSTS_TOO_MANY) || l.entries ||
              l.n != parsed->n) {
@@ -107,7 +107,7 @@ static void check_bare(const zkr__hostlist_t *l) {
     zkr__host_t bare = l->v[i];
     bare.ipv6 = 0;
     if (i) *p++ = ',';
-    int n = zkr__host_format(&bare, i + 1 == l->n ? l->chroot : NULL, p, cap - (size_t)(p - out));
+    int n = zkr__hosts_format(&bare, i + 1 == l->n ? l->chroot : NULL, p, cap - (size_t)(p - out));
     if (n < 0) abort();
     p += n;
   }
@@ -136,7 +136,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *out = malloc(cap), *p = out;
     for (size_t i = 0; i < l.n; i++) {
       if (i) *p++ = ',';
-      int n = zkr__host_format(&l.v[i], i + 1 == l.n ? l.chroot : NULL, p, cap - (size_t)(p - out));
+      int n =
+          zkr__hosts_format(&l.v[i], i + 1 == l.n ? l.chroot : NULL, p, cap - (size_t)(p - out));
       if (n < 0) abort();
       p += n;
     }

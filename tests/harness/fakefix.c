@@ -207,7 +207,7 @@ static void fx_defer(void (*fn)(void *), void *arg) { fn(arg); }
 static const zkr__runtime_t fx_runtime = {
     .now_ns = fx_now, .stepped = 1, .run_until = fx_run_until, .defer = fx_defer};
 
-uint64_t step(void) { return zkr__step(z); }
+uint64_t step(void) { return zkr__runtime_step(z); }
 
 void advance_ms(int ms) { fx_clock_ns += (uint64_t)ms * 1000000u; }
 

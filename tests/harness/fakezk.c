@@ -483,7 +483,7 @@ void fake_install_dns(void) {
   pthread_mutex_unlock(&dns_mu);
   dns_table = fake_table;
   dns_table.resolve = f_resolve;
-  zkr__zk_use(&dns_table);
+  zkr__zkapi_use(&dns_table);
 }
 
 void fake_set_dns(const char *name, const char *addrs, int delay_ms) {
@@ -518,10 +518,10 @@ void fake_install(void) {
   fail_kind = hook_kind = sent_kind = 0;
   init_hook_fn = NULL;
   pthread_mutex_unlock(&mu);
-  zkr__zk_use(&fake_table);
+  zkr__zkapi_use(&fake_table);
 }
 
-void fake_uninstall(void) { zkr__zk_use(NULL); }
+void fake_uninstall(void) { zkr__zkapi_use(NULL); }
 
 void fake_set_role(int n, int role, int64_t zxid) {
   pthread_mutex_lock(&mu);

@@ -46,7 +46,7 @@ typedef struct fake_req {
   int taken; /* returned by fake_wait already */
 } fake_req_t;
 
-/* Installs the fake table (zkr__zk_use) and resets every fake.  Member
+/* Installs the fake table (zkr__zkapi_use) and resets every fake.  Member
  * host names are "fakeN" (N from 1): "fake1:2181,fake2:2181,fake3:2181". */
 void fake_install(void);
 void fake_uninstall(void);

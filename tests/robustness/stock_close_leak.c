@@ -11,7 +11,7 @@
  * completion entries and buffers as lost.
  *
  * With `watch`, the requests are zoo_awgetconfig() with a watcher, as
- * zkroute's configuration read (dynconfig_apply.c) sends it: a dropped
+ * zkroute's configuration read (ensemble.c) sends it: a dropped
  * request then also leaks its watch registration (32 bytes) and that
  * registration's copy of the path (18 bytes).  In the Debian build both
  * are allocated inline in zoo_awgetconfig (create_watcher_registration is

@@ -1,10 +1,10 @@
 /* Routed mode: the library under test between the workload and the
  * simulated ensemble.  The simulated libzookeeper_mt (client.c) becomes the
- * library's function table (zkr__zk_use), the world's clock and loop its
+ * library's function table (zkr__zkapi_use), the world's clock and loop its
  * runtime (zkr__runtime_use: stepped, no library thread), and the
  * workload's calls go to zkr_* through a table shaped like the zkapi one,
  * so the workload is the same in both modes.  After every world event the
- * driver steps each open zkr_t (zkr__step) and wakes it again at the time
+ * driver steps each open zkr_t (zkr__runtime_step) and wakes it again at the time
  * it asks for. */
 #include "routed.h"
 
@@ -67,7 +67,7 @@ static void step_all(void) {
   for (int i = 0; i < nz; i++) {
     zkr_t *z = open_z[i];
     if (!z) continue;
-    uint64_t next = zkr__step(z);
+    uint64_t next = zkr__runtime_step(z);
     if (next != UINT64_MAX && i < nz && open_z[i] == z) {
       uint64_t t = next > clock_base ? next - clock_base : 0;
       if (t <= sim_w->now) t = sim_w->now + 1;
@@ -228,7 +228,7 @@ const zkr__zk_t *routed_begin(int session) {
    * way, so the other draws of a seed stay as they were. */
   uint64_t up = sim_range(1, 100000);
   clock_base = up <= 2000 ? up * 2 * SIM_MS : up * 1000000000ULL;
-  zkr__zk_use(cli_table());
+  zkr__zkapi_use(cli_table());
   zkr__runtime_use(&rt);
   sim_after_event = step_all;
   return &app;
@@ -242,5 +242,5 @@ void routed_end(void) {
     }
   sim_after_event = NULL;
   zkr__runtime_use(NULL);
-  zkr__zk_use(NULL);
+  zkr__zkapi_use(NULL);
 }

@@ -8,7 +8,7 @@
 #include "model/dynconfig.h"
 #include "zkroute.h"
 
-static int parse(const char *s, zkr__config_t *c) { return zkr__config_parse(s, strlen(s), c); }
+static int parse(const char *s, zkr__config_t *c) { return zkr__dynconfig_parse(s, strlen(s), c); }
 
 START_TEST(real_reply) {
   /* What a 3 voters + 1 observer ensemble of ensemble.sh serves. */
@@ -68,11 +68,11 @@ START_TEST(multi_address_and_groups) {
   ck_assert_str_eq(c.v[0].quorum.name, "h1");
   ck_assert_int_eq(c.version, 0xab);
   /* Empty input: no servers, no version. */
-  ck_assert_int_eq(zkr__config_parse("", 0, &c), ZOK);
+  ck_assert_int_eq(zkr__dynconfig_parse("", 0, &c), ZOK);
   ck_assert_uint_eq(c.n, 0);
-  ck_assert_int_eq(zkr__config_parse(NULL, 0, &c), ZOK);
-  ck_assert_int_eq(zkr__config_parse(NULL, 1, &c), ZBADARGUMENTS);
-  ck_assert_int_eq(zkr__config_parse("x", 1, NULL), ZBADARGUMENTS);
+  ck_assert_int_eq(zkr__dynconfig_parse(NULL, 0, &c), ZOK);
+  ck_assert_int_eq(zkr__dynconfig_parse(NULL, 1, &c), ZBADARGUMENTS);
+  ck_assert_int_eq(zkr__dynconfig_parse("x", 1, NULL), ZBADARGUMENTS);
 }
 END_TEST
 
@@ -127,20 +127,20 @@ END_TEST
 START_TEST(limits) {
   zkr__config_t c;
   /* A NUL byte inside, 64 servers, 65, and the length cap. */
-  ck_assert_int_eq(zkr__config_parse("version=1\0", 10, &c), ZKR_ECONFIG);
+  ck_assert_int_eq(zkr__dynconfig_parse("version=1\0", 10, &c), ZKR_ECONFIG);
   char *s = malloc(ZKR__CONFIG_MAX_LEN + 2);
   size_t len = 0;
   for (int i = 1; i <= 65; i++) {
     len += (size_t)sprintf(s + len, "server.%d=h%d:2888:3888;2181\n", i, i);
     if (i == 64) {
-      ck_assert_int_eq(zkr__config_parse(s, len, &c), ZOK);
+      ck_assert_int_eq(zkr__dynconfig_parse(s, len, &c), ZOK);
       ck_assert_uint_eq(c.n, 64);
     }
   }
-  ck_assert_int_eq(zkr__config_parse(s, len, &c), ZKR_ECONFIG);
+  ck_assert_int_eq(zkr__dynconfig_parse(s, len, &c), ZKR_ECONFIG);
   memset(s, '\n', ZKR__CONFIG_MAX_LEN + 1);
-  ck_assert_int_eq(zkr__config_parse(s, ZKR__CONFIG_MAX_LEN, &c), ZOK);
-  ck_assert_int_eq(zkr__config_parse(s, ZKR__CONFIG_MAX_LEN + 1, &c), ZKR_ECONFIG);
+  ck_assert_int_eq(zkr__dynconfig_parse(s, ZKR__CONFIG_MAX_LEN, &c), ZOK);
+  ck_assert_int_eq(zkr__dynconfig_parse(s, ZKR__CONFIG_MAX_LEN + 1, &c), ZKR_ECONFIG);
   free(s);
 }
 END_TEST
@@ -149,8 +149,8 @@ START_TEST(same_host) {
   zkr__host_t a = {.name = "Host.example", .port = 2181};
   zkr__host_t b = {.name = "host.EXAMPLE", .port = 2181};
   zkr__host_t d = {.name = "host.example", .port = 2182};
-  ck_assert(zkr__host_equal(&a, &b));
-  ck_assert(!zkr__host_equal(&a, &d));
+  ck_assert(zkr__hosts_equal(&a, &b));
+  ck_assert(!zkr__hosts_equal(&a, &d));
 }
 END_TEST
 

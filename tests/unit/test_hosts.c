@@ -401,18 +401,18 @@ START_TEST(test_format) {
   zkr__host_t v6 = {.name = "fe80::1%eth0", .port = 2182, .ipv6 = 1};
   char buf[64];
 
-  ck_assert_int_eq(zkr__host_format(&h, NULL, buf, sizeof buf), 7);
+  ck_assert_int_eq(zkr__hosts_format(&h, NULL, buf, sizeof buf), 7);
   ck_assert_str_eq(buf, "h1:2181");
-  ck_assert_int_eq(zkr__host_format(&h, "/app", buf, sizeof buf), 11);
+  ck_assert_int_eq(zkr__hosts_format(&h, "/app", buf, sizeof buf), 11);
   ck_assert_str_eq(buf, "h1:2181/app");
-  ck_assert_int_eq(zkr__host_format(&v6, "/a", buf, sizeof buf), 21);
+  ck_assert_int_eq(zkr__hosts_format(&v6, "/a", buf, sizeof buf), 21);
   ck_assert_str_eq(buf, "[fe80::1%eth0]:2182/a");
   /* The NUL needs a byte too. */
-  ck_assert_int_eq(zkr__host_format(&h, "/app", buf, 12), 11);
-  ck_assert_int_eq(zkr__host_format(&h, "/app", buf, 11), -1);
-  ck_assert_int_eq(zkr__host_format(&h, NULL, buf, 0), -1);
-  ck_assert_int_eq(zkr__host_format(NULL, NULL, buf, sizeof buf), -1);
-  ck_assert_int_eq(zkr__host_format(&h, NULL, NULL, 10), -1);
+  ck_assert_int_eq(zkr__hosts_format(&h, "/app", buf, 12), 11);
+  ck_assert_int_eq(zkr__hosts_format(&h, "/app", buf, 11), -1);
+  ck_assert_int_eq(zkr__hosts_format(&h, NULL, buf, 0), -1);
+  ck_assert_int_eq(zkr__hosts_format(NULL, NULL, buf, sizeof buf), -1);
+  ck_assert_int_eq(zkr__hosts_format(&h, NULL, NULL, 10), -1);
 }
 END_TEST
 
@@ -426,7 +426,7 @@ START_TEST(test_round_trip) {
   ck_assert_int_eq(zkr__hosts_parse("h1:2181,[::1]:2182,[fe80::1%eth0]:2183/ch", &l), ZOK);
   ck_assert_uint_eq(l.n, 3);
   for (size_t i = 0; i < l.n; i++) {
-    ck_assert_int_eq(zkr__host_format(&l.v[i], l.chroot, buf, sizeof buf), (int)strlen(want[i]));
+    ck_assert_int_eq(zkr__hosts_format(&l.v[i], l.chroot, buf, sizeof buf), (int)strlen(want[i]));
     ck_assert_str_eq(buf, want[i]);
   }
   zkr__hosts_free(&l);
@@ -562,10 +562,10 @@ START_TEST(test_literal) {
   zkr__host_t a = {.name = "10.0.0.1"}, b = {.name = "::1", .ipv6 = 1}, c = {.name = "127.1"},
               d = {.name = "zk1"};
 
-  ck_assert_int_eq(zkr__host_literal(&a), 1);
-  ck_assert_int_eq(zkr__host_literal(&b), 1);
-  ck_assert_int_eq(zkr__host_literal(&c), 0); /* inet_aton's form: a name */
-  ck_assert_int_eq(zkr__host_literal(&d), 0);
+  ck_assert_int_eq(zkr__hosts_literal(&a), 1);
+  ck_assert_int_eq(zkr__hosts_literal(&b), 1);
+  ck_assert_int_eq(zkr__hosts_literal(&c), 0); /* inet_aton's form: a name */
+  ck_assert_int_eq(zkr__hosts_literal(&d), 0);
 }
 END_TEST
 

@@ -158,7 +158,7 @@ static void members_text(const zkr__hostlist_t *l, char *buf, size_t len) {
     int n;
 
     if (i) buf[off++] = ',';
-    n = zkr__host_format(&l->v[i], NULL, buf + off, len - off);
+    n = zkr__hosts_format(&l->v[i], NULL, buf + off, len - off);
     ck_assert_int_ge(n, 0);
     off += (size_t)n;
   }

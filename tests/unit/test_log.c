@@ -217,7 +217,7 @@ START_TEST(leader_change_is_logged) {
            z->serial);
   int i = find(want, 3000);
   ck_assert_int_ge(i, 0);
-  ck_assert_ptr_nonnull(strstr(seen[i], ":ZOO_INFO@zkr__srvr_poll_members@"));
+  ck_assert_ptr_nonnull(strstr(seen[i], ":ZOO_INFO@zkr__poller_poll_members@"));
   zkr_close(z);
 }
 END_TEST

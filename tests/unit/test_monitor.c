@@ -1,5 +1,5 @@
 /* Server-less unit tests of the monitor's poll rate (monitor.c,
- * srvr_apply.c): a handle polls srvr every leader_poll_ms while it works
+ * poller.c): a handle polls srvr every leader_poll_ms while it works
  * or while the picture is unsettled, every idle_poll_ms while it is idle,
  * and the first operation after an idle spell polls at once.  The fake
  * ZooKeeper of tests/harness/fakezk.c answers srvr from its role table;

@@ -1,7 +1,7 @@
 /* Server-less unit tests of the stepped runtime (zkroute/core/runtime.h), the
  * seam the simulator drives the library through: time is the test's, the
- * library starts no thread of its own, callbacks run inside zkr__step on
- * the caller's thread, the monitor turns when zkr__step says it is due,
+ * library starts no thread of its own, callbacks run inside zkr__runtime_step on
+ * the caller's thread, the monitor turns when zkr__runtime_step says it is due,
  * and a blocking call runs the world until its reply came.  The fake
  * ZooKeeper (tests/harness/fakezk.h) answers on this thread too. */
 #include <check.h>
@@ -82,32 +82,32 @@ START_TEST(stepped_runs_on_callers_thread) {
   ck_assert_int_eq(threads_now(), before);
   /* The first step polls srvr and asks to be stepped again at the next
    * tick (the monitor's 50 ms) or poll (20 ms here). */
-  uint64_t next = zkr__step(z);
+  uint64_t next = zkr__runtime_step(z);
   ck_assert_uint_gt(next, world_ns);
   ck_assert_uint_le(next, world_ns + 50000000ull);
   ck_assert_int_eq(stat_leader(), 0);
   for (int i = 1; i <= 3; i++) fake_connect(h[i], 0);
   /* Connected, but the application hears of it only inside a step. */
   ck_assert_int_eq(ev_matching(EV_SESSION, 100), 0);
-  zkr__step(z);
+  zkr__runtime_step(z);
   int e = ev_find(0, EV_SESSION, 100);
   ck_assert_int_ge(e, 0);
   ck_assert_int_eq(ev_at(e).state, ZOO_CONNECTED_STATE);
   ck_assert_int_eq(off_thread, 0);
-  /* Nothing is due before the time zkr__step gave. */
-  next = zkr__step(z);
+  /* Nothing is due before the time zkr__runtime_step gave. */
+  next = zkr__runtime_step(z);
   world_ns = next - 1;
   int polls = 0;
   zkr_stats_t *s;
   ck_assert_int_eq(zkr_stats(z, &s), ZOK);
   polls = (int)s->members[0].srvr_polls;
   zkr_stats_free(s);
-  zkr__step(z);
+  zkr__runtime_step(z);
   ck_assert_int_eq(zkr_stats(z, &s), ZOK);
   ck_assert_int_eq((int)s->members[0].srvr_polls, polls);
   zkr_stats_free(s);
   world_ns = next + 30000000ull;
-  zkr__step(z);
+  zkr__runtime_step(z);
   ck_assert_int_eq(zkr_stats(z, &s), ZOK);
   ck_assert_int_gt((int)s->members[0].srvr_polls, polls);
   zkr_stats_free(s);
@@ -119,9 +119,9 @@ END_TEST
  * returns it; an asynchronous completion waits for the next step. */
 START_TEST(stepped_blocking_call_runs_the_world) {
   open_stepped();
-  zkr__step(z);
+  zkr__runtime_step(z);
   for (int i = 1; i <= 3; i++) fake_connect(h[i], 0);
-  zkr__step(z);
+  zkr__runtime_step(z);
   runs = 0;
   char buf[8];
   int len = sizeof buf;
@@ -135,7 +135,7 @@ START_TEST(stepped_blocking_call_runs_the_world) {
   ck_assert_ptr_nonnull(r);
   fake_reply(r, ZOK, 8, 8, "c");
   ck_assert_int_eq(ev_matching(EV_DONE, 5), 0);
-  zkr__step(z);
+  zkr__runtime_step(z);
   ck_assert_int_eq(ev_matching(EV_DONE, 5), 1);
   close_stepped();
 }
@@ -150,15 +150,15 @@ static void close_in_callback(int rc, const struct Stat *s, const void *d) {
 
 START_TEST(stepped_close_from_callback_is_deferred) {
   open_stepped();
-  zkr__step(z);
+  zkr__runtime_step(z);
   for (int i = 1; i <= 3; i++) fake_connect(h[i], 0);
-  zkr__step(z);
+  zkr__runtime_step(z);
   deferred_fn = NULL;
   ck_assert_int_eq(zkr_aexists(z, "/d", 0, close_in_callback, (void *)6), ZOK);
   fake_req_t *r = fake_peek(NULL, FK_EXISTS, "/d");
   ck_assert_ptr_nonnull(r);
   fake_reply(r, ZOK, 9, 9, NULL);
-  zkr__step(z);
+  zkr__runtime_step(z);
   ck_assert_int_eq(ev_matching(EV_DONE, 6), 1);
   ck_assert_ptr_nonnull(deferred_fn);
   deferred_fn(deferred_arg); /* the world runs the close */

@@ -1,7 +1,7 @@
 /* The checks every zkr_ call makes before anything is built (handle,
  * path, value, ACL, request size), the one-path operation they share, and
- * the hand-over to the router through the issue order.  api_write.c and
- * api_read.c are the calls; the blocking calls (waiter.c) are those plus a
+ * the hand-over to the router through the issue order.  zkr__api_write_* and
+ * zkr__api_read_* are the calls; the blocking calls (waiter_wait) are those plus a
  * waiter, so both share one routing, ordering, statistics and close path. */
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +27,7 @@ int zkr__api_check_value(const char *value, int valuelen) {
   return ZOK;
 }
 
-size_t zkr__api_acl_bytes(const struct ACL_vector *acl) {
+size_t zkr__api_check_acl_bytes(const struct ACL_vector *acl) {
   size_t n = 4;
   for (int i = 0; acl && i < acl->count; i++)
     n += 4 + 4 + strlen(acl->data[i].id.scheme) + 4 + strlen(acl->data[i].id.id);
@@ -55,34 +55,34 @@ int zkr__api_check_size(zkr_t *z, size_t path_len, int valuelen, size_t acl) {
   return total > limit ? ZKR_ETOOBIG : ZOK;
 }
 
-/* Every application operation enters the issue order (barrier.c) before
+/* Every application operation enters the issue order (zkr__barrier_*) before
  * it can complete, and leaves it if the router refuses it. */
-int zkr__api_submit(zkr__op_t *op) {
+int zkr__api_check_submit(zkr__op_t *op) {
   zkr_t *z = op->z;
   z->app_ops++;
   /* The monitor polls slowly while idle: the first operation after an
    * idle spell has it poll now, so the leader and the members' state are
    * fresh again within one poll. */
   if (z->poll_idle && atomic_exchange(&z->poll_idle, 0)) zkr__kick_monitor(z);
-  zkr__order_add(op);
-  int rc = zkr__route(op);
+  zkr__barrier_add(op);
+  int rc = zkr__router_route(op);
   if (rc != ZOK) {
-    zkr__order_cancel(op);
+    zkr__barrier_cancel(op);
     zkr__op_free(op);
   }
   return rc;
 }
 
 /* An operation on one existing path: delete, set, set_acl and all reads. */
-zkr__op_t *zkr__api_path_op(zkr_t *z, zkr__op_type_t type, const char *path, const void *data,
-                            int direct, int *rc) {
+zkr__op_t *zkr__api_check_path_op(zkr_t *z, zkr__op_type_t type, const char *path, const void *data,
+                                  int direct, int *rc) {
   if ((*rc = zkr__api_check_handle(z)) != ZOK || (*rc = zkr__path_check(path)) != ZOK) return NULL;
   zkr__op_t *op = zkr__op_new(z, type, path);
   if (!op) {
     *rc = ZKR_ENOMEM;
   } else {
     op->data = data;
-    op->direct = direct;
+    zkr__op_set(op, ZKR__OP_F_DIRECT, direct);
   }
   return op;
 }

@@ -1,6 +1,6 @@
 /* The zkr_ mirrors of the asynchronous zoo_ reads: exists, get,
  * get_children(2), get_acl (each with the global watcher or an explicit
- * one) and zkr_async, the barrier - checked (api_check.c), built into an
+ * one) and zkr_async, the barrier - checked (zkr__api_check_*), built into an
  * operation and handed to the router. */
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +24,12 @@ static int pin_current(zkr_t *z, int member) {
 static int read_held(zkr_t *z, zkr__op_type_t type, const char *path, int watch, watcher_fn watcher,
                      void *wctx, void *cb, const void *data, int direct) {
   int rc;
-  zkr__op_t *op = zkr__api_path_op(z, type, path, data, direct, &rc);
+  zkr__op_t *op = zkr__api_check_path_op(z, type, path, data, direct, &rc);
   if (!op) return rc;
   op->cb.v = (void_completion_t)cb; /* all members of the union are pointers */
   /* zkr_async: its completion comes after those of everything issued
-   * before it (barrier.c). */
-  op->barrier = type == ZKR__OP_SYNC;
+   * before it (zkr__barrier_*). */
+  zkr__op_set(op, ZKR__OP_F_BARRIER, type == ZKR__OP_SYNC);
   if (watch || watcher) {
     int kind = type == ZKR__OP_EXISTS ? ZKR__WATCH_EXIST
                : type == ZKR__OP_GET  ? ZKR__WATCH_DATA
@@ -39,13 +39,13 @@ static int read_held(zkr_t *z, zkr__op_type_t type, const char *path, int watch,
      * read goes to the member that holds it, with the same record, and
      * ZooKeeper merges the two.  Not while a write of this handle to the
      * path is in flight: read-your-writes sends that read to the write
-     * session (router.c), where a second registration it must be. */
+     * session (zkr__router_*), where a second registration it must be. */
     int armed_on = -1;
     zkr__watch_t *old = NULL;
     zkr__watch_pair(z, &watcher, &wctx);
     int (*pin_ok)(zkr_t *, int) = zkr__inflight_contains(z->inflight, path) ? NULL : pin_current;
     if ((op->watch = zkr__watch_find(z, kind, path, watcher, wctx, pin_ok, &armed_on, &old))) {
-      op->watch_reused = 1;
+      zkr__op_set(op, ZKR__OP_F_WATCH_REUSED, 1);
       op->pin = armed_on;
     } else if (!(op->watch = zkr__watch_new(z, watcher, wctx, kind, path))) {
       if (old) zkr__watch_reuse_done(old, 0, -1, NULL, NULL);
@@ -58,17 +58,17 @@ static int read_held(zkr_t *z, zkr__op_type_t type, const char *path, int watch,
       op->watch->supersedes = old;
     }
   }
-  return zkr__api_submit(op);
+  return zkr__api_check_submit(op);
 }
 
-int zkr__read(zkr_t *z, zkr__op_type_t type, const char *path, int watch, watcher_fn watcher,
-              void *wctx, void *cb, const void *data, int direct) {
+int zkr__api_read(zkr_t *z, zkr__op_type_t type, const char *path, int watch, watcher_fn watcher,
+                  void *wctx, void *cb, const void *data, int direct) {
   ZKR__HELD(z, read_held(z, type, path, watch, watcher, wctx, cb, data, direct));
 }
 
 static int read_common(zkr_t *z, zkr__op_type_t type, const char *path, int watch,
                        watcher_fn watcher, void *wctx, void *cb, const void *data) {
-  return zkr__read(z, type, path, watch, watcher, wctx, cb, data, 0);
+  return zkr__api_read(z, type, path, watch, watcher, wctx, cb, data, 0);
 }
 
 int zkr_aexists(zkr_t *z, const char *path, int watch, stat_completion_t completion,

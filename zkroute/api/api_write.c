@@ -1,7 +1,7 @@
 /* The zkr_ mirrors of the asynchronous zoo_ writes: create (plain, TTL,
  * with stat), delete, set, set_acl, multi and reconfig - checked
- * (api_check.c), built into an operation and handed to the router.  The
- * _held forms take a `direct` flag: the blocking calls (waiter.c) complete
+ * (zkr__api_check_*), built into an operation and handed to the router.  The
+ * _held forms take a `direct` flag: the blocking calls (waiter_wait) complete
  * on the caller's waiter instead of the delivery thread. */
 #include <stdlib.h>
 #include <string.h>
@@ -19,18 +19,18 @@ static int create_held(zkr_t *z, const char *path, const char *value, int valuel
   if (rc == ZOK) rc = zkr__path_check_mode(path, mode & ZOO_SEQUENCE);
   if (rc == ZOK) rc = zkr__api_check_value(value, valuelen);
   if (rc == ZOK) rc = zkr__api_check_acl(acl);
-  if (rc == ZOK) rc = zkr__api_check_size(z, strlen(path), valuelen, zkr__api_acl_bytes(acl));
+  if (rc == ZOK) rc = zkr__api_check_size(z, strlen(path), valuelen, zkr__api_check_acl_bytes(acl));
   if (rc != ZOK) return rc;
   zkr__op_t *op = zkr__op_new(z, ZKR__OP_CREATE, path);
   if (!op) return ZKR_ENOMEM;
-  op->is_write = 1;
-  op->owner_op = zkr__mode_ephemeral(mode);
+  zkr__op_set(op, ZKR__OP_F_WRITE, 1);
+  zkr__op_set(op, ZKR__OP_F_OWNER, zkr__op_mode_ephemeral(mode));
   op->mode = mode;
   op->ttl = ttl;
-  op->create2 = create2;
+  zkr__op_set(op, ZKR__OP_F_CREATE2, create2);
   op->valuelen = valuelen;
   op->data = data;
-  op->direct = direct;
+  zkr__op_set(op, ZKR__OP_F_DIRECT, direct);
   if (create2) {
     op->shape = ZKR__CB_STRING_STAT;
     op->cb.string_stat = (string_stat_completion_t)cb;
@@ -43,19 +43,19 @@ static int create_held(zkr_t *z, const char *path, const char *value, int valuel
     return rc != ZOK ? rc : ZKR_ENOMEM;
   }
   if (value && valuelen > 0) memcpy(op->value, value, (size_t)valuelen);
-  return zkr__api_submit(op);
+  return zkr__api_check_submit(op);
 }
 
-int zkr__create(zkr_t *z, const char *path, const char *value, int valuelen,
-                const struct ACL_vector *acl, int mode, int64_t ttl, int create2, void *cb,
-                const void *data, int direct) {
+int zkr__api_write_create(zkr_t *z, const char *path, const char *value, int valuelen,
+                          const struct ACL_vector *acl, int mode, int64_t ttl, int create2,
+                          void *cb, const void *data, int direct) {
   ZKR__HELD(z, create_held(z, path, value, valuelen, acl, mode, ttl, create2, cb, data, direct));
 }
 
 static int create_common(zkr_t *z, const char *path, const char *value, int valuelen,
                          const struct ACL_vector *acl, int mode, int64_t ttl, int create2, void *cb,
                          const void *data) {
-  return zkr__create(z, path, value, valuelen, acl, mode, ttl, create2, cb, data, 0);
+  return zkr__api_write_create(z, path, value, valuelen, acl, mode, ttl, create2, cb, data, 0);
 }
 
 int zkr_acreate(zkr_t *z, const char *path, const char *value, int valuelen,
@@ -84,22 +84,22 @@ int zkr_acreate2_ttl(zkr_t *z, const char *path, const char *value, int valuelen
 static int adelete_held(zkr_t *z, const char *path, int version, void_completion_t completion,
                         const void *data, int direct) {
   int rc;
-  zkr__op_t *op = zkr__api_path_op(z, ZKR__OP_DELETE, path, data, direct, &rc);
+  zkr__op_t *op = zkr__api_check_path_op(z, ZKR__OP_DELETE, path, data, direct, &rc);
   if (!op) return rc;
-  op->is_write = 1;
+  zkr__op_set(op, ZKR__OP_F_WRITE, 1);
   op->version = version;
   op->cb.v = completion;
-  return zkr__api_submit(op);
+  return zkr__api_check_submit(op);
 }
 
-int zkr__delete(zkr_t *z, const char *path, int version, void_completion_t cb, const void *data,
-                int direct) {
+int zkr__api_write_delete(zkr_t *z, const char *path, int version, void_completion_t cb,
+                          const void *data, int direct) {
   ZKR__HELD(z, adelete_held(z, path, version, cb, data, direct));
 }
 
 int zkr_adelete(zkr_t *z, const char *path, int version, void_completion_t completion,
                 const void *data) {
-  return zkr__delete(z, path, version, completion, data, 0);
+  return zkr__api_write_delete(z, path, version, completion, data, 0);
 }
 
 static int aset_held(zkr_t *z, const char *path, const char *buffer, int buflen, int version,
@@ -107,9 +107,9 @@ static int aset_held(zkr_t *z, const char *path, const char *buffer, int buflen,
   int rc = zkr__api_check_value(buffer, buflen);
   if (rc == ZOK && path) rc = zkr__api_check_size(z, strlen(path), buflen, 0);
   if (rc != ZOK) return rc;
-  zkr__op_t *op = zkr__api_path_op(z, ZKR__OP_SET, path, data, direct, &rc);
+  zkr__op_t *op = zkr__api_check_path_op(z, ZKR__OP_SET, path, data, direct, &rc);
   if (!op) return rc;
-  op->is_write = 1;
+  zkr__op_set(op, ZKR__OP_F_WRITE, 1);
   op->version = version;
   op->valuelen = buflen;
   op->cb.stat = completion;
@@ -118,43 +118,43 @@ static int aset_held(zkr_t *z, const char *path, const char *buffer, int buflen,
     return ZKR_ENOMEM;
   }
   if (buffer && buflen > 0) memcpy(op->value, buffer, (size_t)buflen);
-  return zkr__api_submit(op);
+  return zkr__api_check_submit(op);
 }
 
-int zkr__set(zkr_t *z, const char *path, const char *buffer, int buflen, int version,
-             stat_completion_t cb, const void *data, int direct) {
+int zkr__api_write_set(zkr_t *z, const char *path, const char *buffer, int buflen, int version,
+                       stat_completion_t cb, const void *data, int direct) {
   ZKR__HELD(z, aset_held(z, path, buffer, buflen, version, cb, data, direct));
 }
 
 int zkr_aset(zkr_t *z, const char *path, const char *buffer, int buflen, int version,
              stat_completion_t completion, const void *data) {
-  return zkr__set(z, path, buffer, buflen, version, completion, data, 0);
+  return zkr__api_write_set(z, path, buffer, buflen, version, completion, data, 0);
 }
 
 static int aset_acl_held(zkr_t *z, const char *path, int version, struct ACL_vector *acl,
                          void_completion_t completion, const void *data, int direct) {
   int rc = zkr__api_check_acl(acl);
   if (rc != ZOK) return rc;
-  zkr__op_t *op = zkr__api_path_op(z, ZKR__OP_SET_ACL, path, data, direct, &rc);
+  zkr__op_t *op = zkr__api_check_path_op(z, ZKR__OP_SET_ACL, path, data, direct, &rc);
   if (!op) return rc;
-  op->is_write = 1;
+  zkr__op_set(op, ZKR__OP_F_WRITE, 1);
   op->version = version;
   op->cb.v = completion;
   if ((rc = zkr__op_copy_acl(op, acl)) != ZOK) {
     zkr__op_free(op);
     return rc;
   }
-  return zkr__api_submit(op);
+  return zkr__api_check_submit(op);
 }
 
-int zkr__set_acl(zkr_t *z, const char *path, int version, struct ACL_vector *acl,
-                 void_completion_t cb, const void *data, int direct) {
+int zkr__api_write_set_acl(zkr_t *z, const char *path, int version, struct ACL_vector *acl,
+                           void_completion_t cb, const void *data, int direct) {
   ZKR__HELD(z, aset_acl_held(z, path, version, acl, cb, data, direct));
 }
 
 int zkr_aset_acl(zkr_t *z, const char *path, int version, struct ACL_vector *acl,
                  void_completion_t completion, const void *data) {
-  return zkr__set_acl(z, path, version, acl, completion, data, 0);
+  return zkr__api_write_set_acl(z, path, version, acl, completion, data, 0);
 }
 
 static int amulti_held(zkr_t *z, int count, const zoo_op_t *ops, zoo_op_result_t *results,
@@ -178,9 +178,9 @@ static int amulti_held(zkr_t *z, int count, const zoo_op_t *ops, zoo_op_result_t
       if (rc == ZOK)
         bytes += 9 + 4 + strlen(o->create_op.path) + 4 +
                  (size_t)(o->create_op.datalen > 0 ? o->create_op.datalen : 0) +
-                 zkr__api_acl_bytes(o->create_op.acl) + 4 /* flags */;
+                 zkr__api_check_acl_bytes(o->create_op.acl) + 4 /* flags */;
       writes++;
-      ephemeral |= zkr__mode_ephemeral(o->create_op.flags);
+      ephemeral |= zkr__op_mode_ephemeral(o->create_op.flags);
       break;
     case ZOO_DELETE_OP:
       rc = zkr__path_check(o->delete_op.path);
@@ -206,28 +206,28 @@ static int amulti_held(zkr_t *z, int count, const zoo_op_t *ops, zoo_op_result_t
   if ((rc = zkr__api_check_size(z, bytes, 0, 0)) != ZOK) return rc;
   zkr__op_t *op = zkr__op_new(z, ZKR__OP_MULTI, NULL);
   if (!op) return ZKR_ENOMEM;
-  op->is_write = writes > 0;
+  zkr__op_set(op, ZKR__OP_F_WRITE, writes > 0);
   /* A multi that creates an ephemeral node is session-scoped as a whole. */
-  op->owner_op = ephemeral;
+  zkr__op_set(op, ZKR__OP_F_OWNER, ephemeral);
   op->multi_results = results;
   op->cb.v = completion;
   op->data = data;
-  op->direct = direct;
+  zkr__op_set(op, ZKR__OP_F_DIRECT, direct);
   if ((rc = zkr__op_copy_multi(op, count, ops)) != ZOK) {
     zkr__op_free(op);
     return rc;
   }
-  return zkr__api_submit(op);
+  return zkr__api_check_submit(op);
 }
 
-int zkr__multi(zkr_t *z, int count, const zoo_op_t *ops, zoo_op_result_t *results,
-               void_completion_t cb, const void *data, int direct) {
+int zkr__api_write_multi(zkr_t *z, int count, const zoo_op_t *ops, zoo_op_result_t *results,
+                         void_completion_t cb, const void *data, int direct) {
   ZKR__HELD(z, amulti_held(z, count, ops, results, cb, data, direct));
 }
 
 int zkr_amulti(zkr_t *z, int count, const zoo_op_t *ops, zoo_op_result_t *results,
                void_completion_t completion, const void *data) {
-  return zkr__multi(z, count, ops, results, completion, data, 0);
+  return zkr__api_write_multi(z, count, ops, results, completion, data, 0);
 }
 
 /* ---- reconfiguration: a write to the leader ---- */
@@ -246,11 +246,11 @@ static int reconfig_held(zkr_t *z, const char *joining, const char *leaving, con
   if (!joining && !leaving && !members) return ZBADARGUMENTS;
   zkr__op_t *op = zkr__op_new(z, ZKR__OP_RECONFIG, "/zookeeper/config");
   if (!op) return ZKR_ENOMEM;
-  op->is_write = 1;
+  zkr__op_set(op, ZKR__OP_F_WRITE, 1);
   op->ttl = version; /* the config version it must apply to */
   op->cb.data = cb;
   op->data = data;
-  op->direct = direct;
+  zkr__op_set(op, ZKR__OP_F_DIRECT, direct);
   op->joining = dup_or_null(joining, &rc);
   op->leaving = dup_or_null(leaving, &rc);
   op->members = dup_or_null(members, &rc);
@@ -258,15 +258,15 @@ static int reconfig_held(zkr_t *z, const char *joining, const char *leaving, con
     zkr__op_free(op);
     return rc;
   }
-  return zkr__api_submit(op);
+  return zkr__api_check_submit(op);
 }
 
-int zkr__reconfig(zkr_t *z, const char *joining, const char *leaving, const char *members,
-                  int64_t version, data_completion_t cb, const void *data, int direct) {
+int zkr__api_write_reconfig(zkr_t *z, const char *joining, const char *leaving, const char *members,
+                            int64_t version, data_completion_t cb, const void *data, int direct) {
   ZKR__HELD(z, reconfig_held(z, joining, leaving, members, version, cb, data, direct));
 }
 
 int zkr_areconfig(zkr_t *z, const char *joining, const char *leaving, const char *members,
                   int64_t version, data_completion_t completion, const void *data) {
-  return zkr__reconfig(z, joining, leaving, members, version, completion, data, 0);
+  return zkr__api_write_reconfig(z, joining, leaving, members, version, completion, data, 0);
 }

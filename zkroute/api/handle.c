@@ -2,7 +2,7 @@
  * slots and the owner slot, the delivery, hedge and monitor threads, one
  * session per member), zkr_close takes it down so that every outstanding
  * completion fires exactly once, and destroy frees it once no call is
- * inside it any more (registry.c). */
+ * inside it any more (zkr__registry_*). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +11,8 @@
 #include "core/deliver.h"
 #include "route/dispatch.h"
 #include "core/handle.h"
-#include "route/health_apply.h"
-#include "route/hedge_apply.h"
+#include "route/pool.h"
+#include "route/hedger.h"
 #include "model/inflight.h"
 #include "core/latency.h"
 #include "session/membership.h"
@@ -49,7 +49,7 @@ static void destroy(zkr_t *z) {
   zkr__watch_free_all(z);
   zkr__auth_free_all(z);
   zkr__inflight_free(z->inflight);
-  zkr__hedge_apply_free(z);
+  zkr__hedger_free(z);
   zkr__deliver_free(z);
   zkr__hosts_free(&z->hosts);
   pthread_mutex_destroy(&z->ctx_mu);
@@ -74,19 +74,19 @@ static void close_now(zkr_t *z) {
   zkr__rescue_mover_close(z); /* the monitor's, stopped now */
   /* No hedge is sent from here on; reads still waiting for theirs complete
    * with their first request (ZCLOSING at the latest). */
-  zkr__hedge_apply_stop(z);
+  zkr__hedger_stop(z);
   /* Parked operations never reached a server: ZCLOSING now - after the
-   * gated ones in flight, which were issued before them (router.c). */
-  zkr__gate_flush(z);
+   * gated ones in flight, which were issued before them (zkr__router_*). */
+  zkr__router_gate_flush(z);
   for (size_t i = 0; z->members && i <= z->cap; i++) zkr__member_close(&z->members[i]);
   /* No ZooKeeper thread runs any more: what zookeeper_close dropped gets
    * its ZCLOSING here, and nothing can have parked since (closing refuses);
    * the credentials' answers queued meanwhile are applied. */
-  zkr__op_complete_abandoned(z);
+  zkr__dispatch_complete_abandoned(z);
   zkr__auth_tick(z);
   zkr__watch_release_all_held(z);
   zkr__watch_remove_dropped(z, NULL);
-  zkr__gate_close(z);
+  zkr__router_gate_close(z);
   /* Every completion is queued: the delivery thread runs them, then ends. */
   zkr__deliver_stop(z);
   if (close_hook) close_hook(z, 1); /* no callback can run any more */
@@ -101,12 +101,12 @@ static void *close_thread(void *arg) {
 static void close_deferred(void *arg) { close_now(arg); }
 
 int zkr_close(zkr_t *z) {
-  int slot = zkr__hold(z);
+  int slot = zkr__registry_hold(z);
   if (slot < 0) return slot;
   /* One close per handle: a second one, while the first runs, is told so
    * (ZKR_ECLOSED once the first finished: the registry no longer has it). */
   int again = atomic_exchange(&z->closing, 1);
-  zkr__unhold(slot);
+  zkr__registry_unhold(slot);
   if (again) return ZKR_ECLOSING;
   if (zkr__delivering == z && zkr__rt->stepped) {
     /* The same under a stepped runtime: the close is a world event. */
@@ -180,11 +180,11 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout
   z->flags = flags;
   int rc = zkr__options_resolve(opts, &z->opts);
   if (rc == ZOK) rc = zkr__hosts_parse(host, &z->hosts);
-  /* One member per address a name resolves to, as stock (resolve.c). */
+  /* One member per address a name resolves to, as stock (zkr__resolve_*). */
   if (rc == ZOK) rc = zkr__hosts_expand(&z->hosts, zkr__zk->resolve);
   if (rc == ZOK && !(z->inflight = zkr__inflight_new())) rc = ZKR_ENOMEM;
   /* Member slots, then the owner slot.  Members can be added later (by
-   * /zookeeper/config or zkr_set_servers, membership.c), and no slot may
+   * /zookeeper/config or zkr_set_servers, zkr__membership_*), and no slot may
    * ever move: every slot up to ZKR_MAX_MEMBERS is made now. */
   if (rc == ZOK) {
     z->cap = ZKR_MAX_MEMBERS;
@@ -198,7 +198,7 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout
     return rc;
   }
   if (z->opts.seed == 0) z->opts.seed = (int)(zkr__now_ns() & 0x7fffffff);
-  zkr__health_apply_cfg(&z->hcfg, &z->opts);
+  zkr__pool_cfg(&z->hcfg, &z->opts);
   z->rescue_ms = z->opts.rescue_ms > 0 ? z->opts.rescue_ms : z->recv_timeout / 3;
   z->n = z->hosts.n;
   unsigned seed = (unsigned)z->opts.seed;
@@ -215,7 +215,7 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout
   }
   for (size_t i = 0; rc == ZOK && i < z->n; i++) rc = zkr__member_setup(z, i, &z->hosts.v[i]);
   if (rc == ZOK) rc = zkr__deliver_start(z);
-  if (rc == ZOK) rc = zkr__hedge_apply_new(z);
+  if (rc == ZOK) rc = zkr__hedger_new(z);
   if (rc == ZOK) rc = zkr__selector_init(z);
   if (rc == ZOK) rc = zkr__monitor_start(z);
   /* The connect string's members only: the monitor, already running, may

@@ -61,7 +61,7 @@ static int listen_fd = -1;
 /* ---- the page: every listed handle's statistics ---- */
 
 /* The Prometheus text of every listed handle, malloc'd (*len bytes), or
- * NULL.  Each handle is held (registry.c) while its statistics are taken,
+ * NULL.  Each handle is held (zkr__registry_*) while its statistics are taken,
  * so a zkr_close() meanwhile waits for that, and no more. */
 static char *scrape(size_t *len) {
   pthread_mutex_lock(&mu);
@@ -69,7 +69,7 @@ static char *scrape(size_t *len) {
   zkr_t **zs = malloc((n ? n : 1) * sizeof *zs);
   int *slots = malloc((n ? n : 1) * sizeof *slots);
   for (size_t i = 0; zs && slots && i < n; i++) {
-    int slot = zkr__hold(list[i]);
+    int slot = zkr__registry_hold(list[i]);
     if (slot < 0) continue;
     zs[k] = list[i];
     slots[k++] = slot;
@@ -82,7 +82,7 @@ static char *scrape(size_t *len) {
     if (zkr_stats(zs[i], &s) != ZOK) continue;
     src[m++] = (zkr__prom_src_t){.handle = zs[i]->serial, .s = s, .vs = zkr_state(zs[i])};
   }
-  for (size_t i = 0; i < k; i++) zkr__unhold(slots[i]);
+  for (size_t i = 0; i < k; i++) zkr__registry_unhold(slots[i]);
   zkr__sb_t b = {0};
   if (src) zkr__stats_prom_write(&b, src, m);
   for (size_t i = 0; i < m; i++) zkr_stats_free((zkr_stats_t *)src[i].s);

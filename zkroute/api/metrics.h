@@ -1,4 +1,4 @@
-/* The metrics endpoint (metrics.c; docs/operations.md): GET /metrics over
+/* The metrics endpoint (zkr__metrics_*; docs/operations.md): GET /metrics over
  * HTTP, the Prometheus text of every handle of the process whose metrics
  * option names an address, served by libmicrohttpd on one thread from the
  * first such handle's zkr_init to the last one's zkr_close.  Also the

@@ -1,5 +1,5 @@
 /* The runtime in force (runtime.h): the real clock and threads, or a
- * simulator's; and zkr__step, one turn of a handle's loops for a stepped
+ * simulator's; and zkr__runtime_step, one turn of a handle's loops for a stepped
  * runtime. */
 #include "core/runtime.h"
 
@@ -7,7 +7,7 @@
 
 #include "core/deliver.h"
 #include "core/handle.h"
-#include "route/hedge_apply.h"
+#include "route/hedger.h"
 #include "session/monitor.h"
 
 static uint64_t monotonic_ns(void) {
@@ -28,10 +28,10 @@ void zkr__runtime_use(const zkr__runtime_t *rt) {
 
 static uint64_t earlier(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
-uint64_t zkr__step(zkr_t *z) {
+uint64_t zkr__runtime_step(zkr_t *z) {
   zkr__deliver_drain(z);
   uint64_t next = zkr__monitor_step(z);
-  next = earlier(next, zkr__hedge_apply_step(z));
+  next = earlier(next, zkr__hedger_step(z));
   /* What the turns queued (session events, completions of what they
    * failed) runs now. */
   zkr__deliver_drain(z);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/handle.h"
-#include "route/hedge_apply.h"
+#include "route/hedger.h"
 #include "core/latency.h"
 #include "core/log.h"
 #include "session/membership.h"
@@ -18,7 +18,7 @@
 static int stats_held(zkr_t *z, zkr_stats_t **out) {
   if (!out) return ZBADARGUMENTS;
   *out = NULL;
-  size_t n = z->n; /* once: membership.c may add a member meanwhile */
+  size_t n = z->n; /* once: zkr__membership_* may add a member meanwhile */
   zkr_stats_t *s = calloc(1, sizeof *s + n * sizeof s->members[0]);
   if (!s) return ZKR_ENOMEM;
   s->n_members = (int)n;
@@ -32,7 +32,7 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
   pthread_mutex_lock(&z->gate_mu);
   s->write_member = z->gate_cur;
   pthread_mutex_unlock(&z->gate_mu);
-  zkr__hedge_apply_stats(z, s);
+  zkr__hedger_stats(z, s);
   int o = z->owner;
   s->owner = -1;
   if (o >= 0) {

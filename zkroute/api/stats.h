@@ -1,6 +1,6 @@
-/* The statistics writers' internal side (stats_json.c, stats_prom.c):
+/* The statistics writers' internal side (zkr__stats_json_*, zkr__stats_prom_*):
  * both write a zkr_stats() snapshot by expanding the schema of
- * stats_schema.h; the metrics endpoint (metrics.c) writes the Prometheus
+ * stats_schema.h; the metrics endpoint (zkr__metrics_*) writes the Prometheus
  * text of several handles at once.  Both write into the growable string
  * declared here, which the environment's stats records use too. */
 #ifndef ZKR_STATS_H
@@ -10,16 +10,17 @@
 
 #include "zkroute.h"
 
-/* ---- a growable string for JSON (stats_json.c) ---- */
+/* ---- a growable string for JSON (zkr__stats_json_*) ---- */
 typedef struct zkr__sb {
   char *p;
   size_t len, cap;
   int oom; /* an allocation failed: the content is incomplete */
 } zkr__sb_t;
 
-void zkr__sb_printf(zkr__sb_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void zkr__stats_json_printf(zkr__sb_t *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Appends s as a JSON string literal, quotes included. */
-void zkr__sb_json_str(zkr__sb_t *b, const char *s);
+void zkr__stats_json_str(zkr__sb_t *b, const char *s);
 
 /* Appends the JSON of s (vs: the virtual session's state) to b. */
 void zkr__stats_json_write(zkr__sb_t *b, const zkr_stats_t *s, int vs);

@@ -2,7 +2,7 @@
  * (ZKROUTE_STATS records and `zkroute status --json` are it), written by
  * expanding the one schema of stats_schema.h, which docs/stats.md
  * documents field by field; and the small string builder it and the
- * Prometheus writer (stats_prom.c) are made with. */
+ * Prometheus writer (zkr__stats_prom_*) are made with. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,7 +28,7 @@ static int sb_reserve(zkr__sb_t *b, size_t more) {
   return 1;
 }
 
-void zkr__sb_printf(zkr__sb_t *b, const char *fmt, ...) {
+void zkr__stats_json_printf(zkr__sb_t *b, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   int n = vsnprintf(NULL, 0, fmt, ap);
@@ -40,15 +40,15 @@ void zkr__sb_printf(zkr__sb_t *b, const char *fmt, ...) {
   b->len += (size_t)n;
 }
 
-void zkr__sb_json_str(zkr__sb_t *b, const char *s) {
-  zkr__sb_printf(b, "\"");
+void zkr__stats_json_str(zkr__sb_t *b, const char *s) {
+  zkr__stats_json_printf(b, "\"");
   for (; s && *s; s++) {
     unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') zkr__sb_printf(b, "\\%c", c);
-    else if (c < 0x20 || c == 0x7f) zkr__sb_printf(b, "\\u%04x", c);
-    else zkr__sb_printf(b, "%c", c);
+    if (c == '"' || c == '\\') zkr__stats_json_printf(b, "\\%c", c);
+    else if (c < 0x20 || c == 0x7f) zkr__stats_json_printf(b, "\\u%04x", c);
+    else zkr__stats_json_printf(b, "%c", c);
   }
-  zkr__sb_printf(b, "\"");
+  zkr__stats_json_printf(b, "\"");
 }
 
 /* One "key":value each, a comma before all but an object's first. */
@@ -58,46 +58,46 @@ typedef struct {
 } js_t;
 
 static void key(js_t *j, const char *k) {
-  zkr__sb_printf(&j->b, "%s\"%s\":", j->first ? "" : ",", k);
+  zkr__stats_json_printf(&j->b, "%s\"%s\":", j->first ? "" : ",", k);
   j->first = 0;
 }
 static void open_obj(js_t *j, const char *k) {
   if (k) key(j, k);
-  zkr__sb_printf(&j->b, "{");
+  zkr__stats_json_printf(&j->b, "{");
   j->first = 1;
 }
 static void close_obj(js_t *j) {
-  zkr__sb_printf(&j->b, "}");
+  zkr__stats_json_printf(&j->b, "}");
   j->first = 0;
 }
 static void f_int(js_t *j, const char *k, int64_t v) {
   key(j, k);
-  zkr__sb_printf(&j->b, "%" PRId64, v);
+  zkr__stats_json_printf(&j->b, "%" PRId64, v);
 }
 static void f_u64(js_t *j, const char *k, uint64_t v) {
   key(j, k);
-  zkr__sb_printf(&j->b, "%" PRIu64, v);
+  zkr__stats_json_printf(&j->b, "%" PRIu64, v);
 }
 static void f_bool(js_t *j, const char *k, int v) {
   key(j, k);
-  zkr__sb_printf(&j->b, "%s", v ? "true" : "false");
+  zkr__stats_json_printf(&j->b, "%s", v ? "true" : "false");
 }
 static void f_str(js_t *j, const char *k, const char *v) {
   key(j, k);
-  zkr__sb_json_str(&j->b, v);
+  zkr__stats_json_str(&j->b, v);
 }
 /* 64-bit identifiers as hex strings (JSON numbers lose precision above
  * 2^53); null where unknown (negative). */
 static void f_hex(js_t *j, const char *k, int64_t v, int null_if_negative) {
   key(j, k);
-  if (v < 0 && null_if_negative) zkr__sb_printf(&j->b, "null");
-  else zkr__sb_printf(&j->b, "\"0x%" PRIx64 "\"", (uint64_t)v);
+  if (v < 0 && null_if_negative) zkr__stats_json_printf(&j->b, "null");
+  else zkr__stats_json_printf(&j->b, "\"0x%" PRIx64 "\"", (uint64_t)v);
 }
 /* Milliseconds, 3 decimals; null where there is no value (negative). */
 static void f_ms(js_t *j, const char *k, double v) {
   key(j, k);
-  if (v < 0) zkr__sb_printf(&j->b, "null");
-  else zkr__sb_printf(&j->b, "%.3f", v);
+  if (v < 0) zkr__stats_json_printf(&j->b, "null");
+  else zkr__stats_json_printf(&j->b, "%.3f", v);
 }
 
 /* One writer per kind of the schema (stats_schema.h). */
@@ -114,7 +114,7 @@ static void j_STATE_NULL(js_t *j, const char *k, int v) {
     j_STATE(j, k, v);
   } else {
     key(j, k);
-    zkr__sb_printf(&j->b, "null");
+    zkr__stats_json_printf(&j->b, "null");
   }
 }
 static void j_ROLE(js_t *j, const char *k, int v) { f_str(j, k, zkr_role_name((zkr_role_t)v)); }
@@ -127,8 +127,8 @@ static void j_HIST(js_t *j, const char *k, const zkr_latency_hist_t *h) {
   open_obj(j, k);
   key(j, "counts");
   for (int b = 0; b <= ZKR_LATENCY_BUCKETS; b++)
-    zkr__sb_printf(&j->b, "%s%" PRIu64, b ? "," : "[", h->counts[b]);
-  zkr__sb_printf(&j->b, "]");
+    zkr__stats_json_printf(&j->b, "%s%" PRIu64, b ? "," : "[", h->counts[b]);
+  zkr__stats_json_printf(&j->b, "]");
   f_ms(j, "sum_ms", h->sum_ms);
   close_obj(j);
 }
@@ -143,12 +143,12 @@ static void member(js_t *j, const zkr_member_stats_t *m, int i) {
 
 static void j_MEMBERS(js_t *j, const char *k, const zkr_stats_t *s) {
   key(j, k);
-  zkr__sb_printf(&j->b, "[");
+  zkr__stats_json_printf(&j->b, "[");
   for (int i = 0; i < s->n_members; i++) {
-    if (i) zkr__sb_printf(&j->b, ",");
+    if (i) zkr__stats_json_printf(&j->b, ",");
     member(j, &s->members[i], i);
   }
-  zkr__sb_printf(&j->b, "]");
+  zkr__stats_json_printf(&j->b, "]");
 }
 
 /* The members array takes the whole snapshot, every other field its

@@ -3,7 +3,7 @@
  * of stats_schema.h, as zkr_stats_json() is: a field that becomes a metric
  * says so there, with its name and HELP line, and nothing here names a
  * field.  Each metric family is written once, with the samples of every
- * handle given (the metrics endpoint, metrics.c, passes all of its
+ * handle given (the metrics endpoint, zkr__metrics_*, passes all of its
  * handles); every sample has a label handle, member metrics member and
  * role.  Also zkr_metric_info(), the list of metrics from the same schema,
  * which `zkroute metrics` prints for docs/stats.md. */
@@ -20,15 +20,15 @@
 /* A label value: backslash, double quote and line feed escaped. */
 static void esc(zkr__sb_t *b, const char *v) {
   for (; *v; v++) {
-    if (*v == '\\') zkr__sb_printf(b, "\\\\");
-    else if (*v == '"') zkr__sb_printf(b, "\\\"");
-    else if (*v == '\n') zkr__sb_printf(b, "\\n");
-    else zkr__sb_printf(b, "%c", *v);
+    if (*v == '\\') zkr__stats_json_printf(b, "\\\\");
+    else if (*v == '"') zkr__stats_json_printf(b, "\\\"");
+    else if (*v == '\n') zkr__stats_json_printf(b, "\\n");
+    else zkr__stats_json_printf(b, "%c", *v);
   }
 }
 
 static void family(zkr__sb_t *b, const char *name, const char *type, const char *help) {
-  zkr__sb_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+  zkr__stats_json_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* The labels of a sample, without braces: of the handle, or of one of its
@@ -39,32 +39,32 @@ typedef struct {
 
 static const char *handle_labels(labels_t *l, const zkr__prom_src_t *h) {
   l->b.len = 0;
-  zkr__sb_printf(&l->b, "handle=\"%u\"", h->handle);
+  zkr__stats_json_printf(&l->b, "handle=\"%u\"", h->handle);
   return l->b.p ? l->b.p : "";
 }
 
 static const char *member_labels(labels_t *l, const zkr__prom_src_t *h,
                                  const zkr_member_stats_t *m) {
   l->b.len = 0;
-  zkr__sb_printf(&l->b, "handle=\"%u\",member=\"", h->handle);
+  zkr__stats_json_printf(&l->b, "handle=\"%u\",member=\"", h->handle);
   esc(&l->b, m->address);
-  zkr__sb_printf(&l->b, "\",role=\"%s\"", zkr_role_name(m->role));
+  zkr__stats_json_printf(&l->b, "\",role=\"%s\"", zkr_role_name(m->role));
   return l->b.p ? l->b.p : "";
 }
 
 /* Samples, one writer per kind that a counter or gauge can be. */
 static void p_INT(zkr__sb_t *b, const char *name, const char *l, int64_t v) {
-  zkr__sb_printf(b, "%s{%s} %" PRId64 "\n", name, l, v);
+  zkr__stats_json_printf(b, "%s{%s} %" PRId64 "\n", name, l, v);
 }
 static void p_COUNT(zkr__sb_t *b, const char *name, const char *l, uint64_t v) {
-  zkr__sb_printf(b, "%s{%s} %" PRIu64 "\n", name, l, v);
+  zkr__stats_json_printf(b, "%s{%s} %" PRIu64 "\n", name, l, v);
 }
 static void p_BOOL(zkr__sb_t *b, const char *name, const char *l, int v) {
-  zkr__sb_printf(b, "%s{%s} %d\n", name, l, v ? 1 : 0);
+  zkr__stats_json_printf(b, "%s{%s} %d\n", name, l, v ? 1 : 0);
 }
 /* Milliseconds become seconds; no value (negative), no sample. */
 static void p_MS(zkr__sb_t *b, const char *name, const char *l, double v) {
-  if (v >= 0) zkr__sb_printf(b, "%s{%s} %.9g\n", name, l, v / 1e3);
+  if (v >= 0) zkr__stats_json_printf(b, "%s{%s} %.9g\n", name, l, v / 1e3);
 }
 
 /* A state set: one sample per state word, 1 for the current state. */
@@ -77,9 +77,9 @@ static void p_stateset(zkr__sb_t *b, const char *name, const char *l, int state)
   for (size_t k = 0; k < sizeof states / sizeof states[0]; k++) {
     int on = *states[k] == state;
     known |= on;
-    zkr__sb_printf(b, "%s{%s,state=\"%s\"} %d\n", name, l, zkr_state_name(*states[k]), on);
+    zkr__stats_json_printf(b, "%s{%s,state=\"%s\"} %d\n", name, l, zkr_state_name(*states[k]), on);
   }
-  zkr__sb_printf(b, "%s{%s,state=\"closed\"} %d\n", name, l, !known);
+  zkr__stats_json_printf(b, "%s{%s,state=\"closed\"} %d\n", name, l, !known);
 }
 
 /* An info gauge: the value as a label, the sample 1. */
@@ -87,9 +87,9 @@ static void t_HEX(char *t, size_t len, int64_t v) { snprintf(t, len, "0x%" PRIx6
 static void t_POLICY(char *t, size_t len, int v) { snprintf(t, len, "%s", zkr_policy_name(v)); }
 static void p_info(zkr__sb_t *b, const char *name, const char *l, const char *key,
                    const char *text) {
-  zkr__sb_printf(b, "%s{%s,%s=\"", name, l, key);
+  zkr__stats_json_printf(b, "%s{%s,%s=\"", name, l, key);
   esc(b, text);
-  zkr__sb_printf(b, "\"} 1\n");
+  zkr__stats_json_printf(b, "\"} 1\n");
 }
 
 /* A histogram: cumulative buckets in seconds, the sum, the count. */
@@ -98,12 +98,13 @@ static void p_hist(zkr__sb_t *b, const char *name, const char *l, const zkr_late
   uint64_t cum = 0;
   for (int k = 0; k < ZKR_LATENCY_BUCKETS; k++) {
     cum += h->counts[k];
-    zkr__sb_printf(b, "%s_bucket{%s,le=\"%g\"} %" PRIu64 "\n", name, l, bounds_ms[k] / 1e3, cum);
+    zkr__stats_json_printf(b, "%s_bucket{%s,le=\"%g\"} %" PRIu64 "\n", name, l, bounds_ms[k] / 1e3,
+                           cum);
   }
   cum += h->counts[ZKR_LATENCY_BUCKETS];
-  zkr__sb_printf(b, "%s_bucket{%s,le=\"+Inf\"} %" PRIu64 "\n", name, l, cum);
-  zkr__sb_printf(b, "%s_sum{%s} %.9g\n", name, l, h->sum_ms / 1e3);
-  zkr__sb_printf(b, "%s_count{%s} %" PRIu64 "\n", name, l, cum);
+  zkr__stats_json_printf(b, "%s_bucket{%s,le=\"+Inf\"} %" PRIu64 "\n", name, l, cum);
+  zkr__stats_json_printf(b, "%s_sum{%s} %.9g\n", name, l, h->sum_ms / 1e3);
+  zkr__stats_json_printf(b, "%s_count{%s} %" PRIu64 "\n", name, l, cum);
 }
 
 /* Every sample of one family: the handle's fields (TOP) or every member of

@@ -1,5 +1,5 @@
 /* The blocking calls: each is its asynchronous call plus a waiter.  The
- * waiter's completion is zkroute's own (op->direct): it runs on the thread
+ * waiter's completion is zkroute's own (zkr__op_has(op, ZKR__OP_F_DIRECT)): it runs on the thread
  * that got the reply - a member session's completion thread, or whichever
  * thread completed the operation with an error - and never on the
  * delivery thread, so a blocking call made from inside a callback works,
@@ -106,7 +106,7 @@ static void sync_data(int rc, const char *value, int len, const struct Stat *sta
 
 static void sync_strings(int rc, const struct String_vector *strings, const void *data) {
   waiter_t *w = (waiter_t *)data;
-  if (rc == ZOK && (rc = zkr__strings_copy(w->strings, strings)) != ZOK)
+  if (rc == ZOK && (rc = zkr__op_strings_copy(w->strings, strings)) != ZOK)
     deallocate_String_vector(w->strings);
   waiter_signal(w, rc);
 }
@@ -114,7 +114,7 @@ static void sync_strings(int rc, const struct String_vector *strings, const void
 static void sync_strings_stat(int rc, const struct String_vector *strings, const struct Stat *stat,
                               const void *data) {
   waiter_t *w = (waiter_t *)data;
-  if (rc == ZOK && (rc = zkr__strings_copy(w->strings, strings)) != ZOK)
+  if (rc == ZOK && (rc = zkr__op_strings_copy(w->strings, strings)) != ZOK)
     deallocate_String_vector(w->strings);
   copy_stat(w, rc, stat);
   waiter_signal(w, rc);
@@ -140,8 +140,8 @@ static void sync_acl(int rc, struct ACL_vector *acl, struct Stat *stat, const vo
   waiter_t *w = (waiter_t *)data;
   /* The caller owns the copy and frees it with deallocate_ACL_vector. */
   if (rc == ZOK && acl) {
-    rc = zkr__acl_copy(w->acl, acl);
-    if (rc != ZOK) zkr__acl_free(w->acl);
+    rc = zkr__op_acl_copy(w->acl, acl);
+    if (rc != ZOK) zkr__op_acl_free(w->acl);
   } else if (rc == ZOK) {
     w->acl->count = 0;
     w->acl->data = NULL;
@@ -181,14 +181,14 @@ int zkr_create2_ttl(zkr_t *z, const char *path, const char *value, int valuelen,
   w.buf = path_buffer;
   w.buflen = &path_buffer_len;
   w.stat = stat;
-  return waiter_wait(
-      &w, z,
-      zkr__create(z, path, value, valuelen, acl, mode, ttl, 1, (void *)sync_string_stat, &w, 1));
+  return waiter_wait(&w, z,
+                     zkr__api_write_create(z, path, value, valuelen, acl, mode, ttl, 1,
+                                           (void *)sync_string_stat, &w, 1));
 }
 
 int zkr_delete(zkr_t *z, const char *path, int version) {
   SYNC_PRELUDE(z);
-  return waiter_wait(&w, z, zkr__delete(z, path, version, sync_void, &w, 1));
+  return waiter_wait(&w, z, zkr__api_write_delete(z, path, version, sync_void, &w, 1));
 }
 
 int zkr_set(zkr_t *z, const char *path, const char *buffer, int buflen, int version) {
@@ -199,25 +199,25 @@ int zkr_set2(zkr_t *z, const char *path, const char *buffer, int buflen, int ver
              struct Stat *stat) {
   SYNC_PRELUDE(z);
   w.stat = stat;
-  return waiter_wait(&w, z, zkr__set(z, path, buffer, buflen, version, sync_stat, &w, 1));
+  return waiter_wait(&w, z, zkr__api_write_set(z, path, buffer, buflen, version, sync_stat, &w, 1));
 }
 
 int zkr_set_acl(zkr_t *z, const char *path, int version, const struct ACL_vector *acl) {
   SYNC_PRELUDE(z);
-  return waiter_wait(&w, z,
-                     zkr__set_acl(z, path, version, (struct ACL_vector *)acl, sync_void, &w, 1));
+  return waiter_wait(
+      &w, z, zkr__api_write_set_acl(z, path, version, (struct ACL_vector *)acl, sync_void, &w, 1));
 }
 
 int zkr_multi(zkr_t *z, int count, const zoo_op_t *ops, zoo_op_result_t *results) {
   SYNC_PRELUDE(z);
-  return waiter_wait(&w, z, zkr__multi(z, count, ops, results, sync_void, &w, 1));
+  return waiter_wait(&w, z, zkr__api_write_multi(z, count, ops, results, sync_void, &w, 1));
 }
 
 int zkr_exists(zkr_t *z, const char *path, int watch, struct Stat *stat) {
   SYNC_PRELUDE(z);
   w.stat = stat;
   return waiter_wait(
-      &w, z, zkr__read(z, ZKR__OP_EXISTS, path, watch, NULL, NULL, (void *)sync_stat, &w, 1));
+      &w, z, zkr__api_read(z, ZKR__OP_EXISTS, path, watch, NULL, NULL, (void *)sync_stat, &w, 1));
 }
 
 int zkr_wexists(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx,
@@ -225,7 +225,8 @@ int zkr_wexists(zkr_t *z, const char *path, watcher_fn watcher, void *watcherCtx
   SYNC_PRELUDE(z);
   w.stat = stat;
   return waiter_wait(
-      &w, z, zkr__read(z, ZKR__OP_EXISTS, path, 0, watcher, watcherCtx, (void *)sync_stat, &w, 1));
+      &w, z,
+      zkr__api_read(z, ZKR__OP_EXISTS, path, 0, watcher, watcherCtx, (void *)sync_stat, &w, 1));
 }
 
 static int get_common(zkr_t *z, const char *path, int watch, watcher_fn watcher, void *wctx,
@@ -236,7 +237,7 @@ static int get_common(zkr_t *z, const char *path, int watch, watcher_fn watcher,
   w.buflen = buffer_len;
   w.stat = stat;
   return waiter_wait(
-      &w, z, zkr__read(z, ZKR__OP_GET, path, watch, watcher, wctx, (void *)sync_data, &w, 1));
+      &w, z, zkr__api_read(z, ZKR__OP_GET, path, watch, watcher, wctx, (void *)sync_data, &w, 1));
 }
 
 int zkr_get(zkr_t *z, const char *path, int watch, char *buffer, int *buffer_len,
@@ -257,7 +258,7 @@ static int children_common(zkr_t *z, const char *path, int watch, watcher_fn wat
   w.stat = stat;
   zkr__op_type_t type = stat ? ZKR__OP_GET_CHILDREN2 : ZKR__OP_GET_CHILDREN;
   void *cb = stat ? (void *)sync_strings_stat : (void *)sync_strings;
-  return waiter_wait(&w, z, zkr__read(z, type, path, watch, watcher, wctx, cb, &w, 1));
+  return waiter_wait(&w, z, zkr__api_read(z, type, path, watch, watcher, wctx, cb, &w, 1));
 }
 
 int zkr_get_children(zkr_t *z, const char *path, int watch, struct String_vector *strings) {
@@ -284,8 +285,8 @@ int zkr_get_acl(zkr_t *z, const char *path, struct ACL_vector *acl, struct Stat 
   SYNC_PRELUDE(z);
   w.acl = acl;
   w.stat = stat;
-  return waiter_wait(&w, z,
-                     zkr__read(z, ZKR__OP_GET_ACL, path, 0, NULL, NULL, (void *)sync_acl, &w, 1));
+  return waiter_wait(
+      &w, z, zkr__api_read(z, ZKR__OP_GET_ACL, path, 0, NULL, NULL, (void *)sync_acl, &w, 1));
 }
 
 int zkr_reconfig(zkr_t *z, const char *joining, const char *leaving, const char *members,
@@ -295,18 +296,20 @@ int zkr_reconfig(zkr_t *z, const char *joining, const char *leaving, const char 
   w.buf = buffer;
   w.buflen = buffer_len;
   w.stat = stat;
-  return waiter_wait(&w, z, zkr__reconfig(z, joining, leaving, members, version, sync_data, &w, 1));
+  return waiter_wait(
+      &w, z, zkr__api_write_reconfig(z, joining, leaving, members, version, sync_data, &w, 1));
 }
 
 int zkr_remove_watches(zkr_t *z, const char *path, ZooWatcherType wtype, watcher_fn watcher,
                        void *watcherCtx, int local) {
   SYNC_PRELUDE(z);
   return waiter_wait(
-      &w, z, zkr__remove_watches(z, path, wtype, 0, watcher, watcherCtx, local, sync_void, &w, 1));
+      &w, z,
+      zkr__watch_remove_watches(z, path, wtype, 0, watcher, watcherCtx, local, sync_void, &w, 1));
 }
 
 int zkr_remove_all_watches(zkr_t *z, const char *path, ZooWatcherType wtype, int local) {
   SYNC_PRELUDE(z);
-  return waiter_wait(&w, z,
-                     zkr__remove_watches(z, path, wtype, 1, NULL, NULL, local, sync_void, &w, 1));
+  return waiter_wait(
+      &w, z, zkr__watch_remove_watches(z, path, wtype, 1, NULL, NULL, local, sync_void, &w, 1));
 }

@@ -333,17 +333,17 @@ int zkr_add_auth(zkr_t *z, const char *scheme, const char *cert, int certLen,
 /* The credential list's lock, for the application (zoo_lock_auth's
  * mirror): replays and zkr_add_auth wait while it holds it. */
 int zkr_lock_auth(zkr_t *z) {
-  int slot = zkr__hold(z);
+  int slot = zkr__registry_hold(z);
   if (slot < 0) return slot;
   pthread_mutex_lock(&z->auth_mu);
-  zkr__unhold(slot);
+  zkr__registry_unhold(slot);
   return ZOK;
 }
 
 int zkr_unlock_auth(zkr_t *z) {
-  int slot = zkr__hold(z);
+  int slot = zkr__registry_hold(z);
   if (slot < 0) return slot;
   pthread_mutex_unlock(&z->auth_mu);
-  zkr__unhold(slot);
+  zkr__registry_unhold(slot);
   return ZOK;
 }

@@ -6,7 +6,7 @@
  * between callbacks without locks; unlike a zkroute that ran callbacks on
  * its member sessions' completion threads, a callback may block - on the
  * application's own mutex, or in a blocking zkr_ call, whose reply is
- * handed to its waiter by a member's thread (waiter.c) - without stopping
+ * handed to its waiter by a member's thread (waiter_wait) - without stopping
  * any ZooKeeper thread: nothing zkroute needs to make progress ever waits
  * for a callback.
  *
@@ -74,7 +74,7 @@ static void push(zkr_t *z, event_t *e) {
 static void free_event(event_t *e);
 
 /* Calls a completion of the given shape with r, on this thread: the
- * application's (run), or zkroute's own waiters' (zkr__op_hand_on). */
+ * application's (run), or zkroute's own waiters' (zkr__completion_hand_on). */
 void zkr__deliver_call(zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
                        const zkr__result_t *r) {
   int rc = r->rc;
@@ -115,13 +115,13 @@ static void run(zkr_t *z, event_t *e) {
     if (e->wfn && !z->closing) e->wfn(zkr_as_zh(z), e->type, e->state, e->bytes, e->wctx);
     return;
   }
-  zkr__result_t r = zkr__reply_view((struct zkr__reply *)e);
+  zkr__result_t r = zkr__deliver_reply_view((struct zkr__reply *)e);
   zkr__deliver_call(e->shape, e->cb, e->data, &r);
 }
 
 static void free_event(event_t *e) {
   if (e->has_strings) deallocate_String_vector(&e->strings);
-  if (e->has_acl) zkr__acl_free(&e->acl);
+  if (e->has_acl) zkr__op_acl_free(&e->acl);
   free(e);
 }
 
@@ -245,15 +245,15 @@ static event_t *result_event(zkr__cb_shape_t shape, const zkr__result_t *r) {
   int rc = ZOK;
   if (r->strings) {
     e->has_strings = 1;
-    rc = zkr__strings_copy(&e->strings, r->strings);
+    rc = zkr__op_strings_copy(&e->strings, r->strings);
   }
   if (rc == ZOK && r->acl) {
     e->has_acl = 1;
-    rc = zkr__acl_copy(&e->acl, r->acl);
+    rc = zkr__op_acl_copy(&e->acl, r->acl);
   }
   if (rc != ZOK) {
     if (e->has_strings) deallocate_String_vector(&e->strings);
-    if (e->has_acl) zkr__acl_free(&e->acl);
+    if (e->has_acl) zkr__op_acl_free(&e->acl);
     memset(e, 0, sizeof *e);
     e->kind = EV_RESULT;
     e->shape = shape;
@@ -262,15 +262,15 @@ static event_t *result_event(zkr__cb_shape_t shape, const zkr__result_t *r) {
   return e;
 }
 
-/* A reply kept beyond its completion (barrier.c holds one back until the
+/* A reply kept beyond its completion (zkr__barrier_* holds one back until the
  * operations before it were handed on): the same copy an event holds.
  * NULL when out of memory. */
-struct zkr__reply *zkr__reply_copy(zkr__cb_shape_t shape, const zkr__result_t *r) {
+struct zkr__reply *zkr__deliver_reply_copy(zkr__cb_shape_t shape, const zkr__result_t *r) {
   return (struct zkr__reply *)result_event(shape, r);
 }
 
-/* The kept reply, as a result valid until zkr__reply_free. */
-zkr__result_t zkr__reply_view(const struct zkr__reply *k) {
+/* The kept reply, as a result valid until zkr__deliver_reply_free. */
+zkr__result_t zkr__deliver_reply_view(const struct zkr__reply *k) {
   const event_t *e = (const event_t *)k;
   zkr__result_t r = {
       .rc = e->rc,
@@ -283,7 +283,7 @@ zkr__result_t zkr__reply_view(const struct zkr__reply *k) {
   return r;
 }
 
-void zkr__reply_free(struct zkr__reply *k) {
+void zkr__deliver_reply_free(struct zkr__reply *k) {
   if (k) free_event((event_t *)k);
 }
 

@@ -1,9 +1,57 @@
 /* The handle (struct zkr, what zkr_t names): every part's state of one
  * routed handle, with the structures every part shares - the members
  * (member.h) and the operations (op.h) - and the small inline helpers
- * (base.h).  handle.c creates and closes it.  Each part's functions are in
+ * (base.h).  zkr__handle_* creates and closes it.  Each part's functions are in
  * the part's own header; internal.h includes them all.  Nothing here is
- * exported (-fvisibility=hidden; only ZKR_API functions are visible). */
+ * exported (-fvisibility=hidden; only ZKR_API functions are visible).
+ *
+ * LOCK ORDER - every mutex and rwlock of the library, in the order a
+ * thread may take them: a thread holding one takes only locks further
+ * down.  Locks on one line are never held together.  Taken from the code
+ * and checked against the nestings a recording of every unit test and 300
+ * simulator seeds saw (docs/architecture.md, "Locks").
+ *
+ *   per handle (struct zkr, its members, its parts)
+ *    1 state_mu        the virtual session's state (zkr__session_*)
+ *      auth_mu         credentials (zkr__auth_*; zkr_lock_auth holds it
+ *                      for the application)
+ *      gate_mu         the write gate and the fence (zkr__router_gate_*,
+ *                      zkr__router_route): sends, parks and completes failed
+ *                      operations under it
+ *    2 sel_lock        rwlock, the read selector (zkr__selector_*)
+ *    3 m->zh_lock      rwlock, one member's zhandle; read-held around
+ *                      every zoo_* call on it, write-held to swap it.  One
+ *                      member's at a time
+ *    4 m->co_mu        one member's sync coalescing (the co_ queue)
+ *    5 watch_mu        watch records and held reads (zkr__watch_*)
+ *      order_mu        issue order (zkr__barrier_*)
+ *      out_mu          outstanding operations (zkr__dispatch_out_remove, dispatch)
+ *    6 hedger's mu     hedge queue and primaries' h_ fields
+ *      m->health_mu    one member's health; zkr__pool_* takes
+ *                      every member's at once, in slot order
+ *      inflight's mu   in-flight write paths (zkr__inflight_*)
+ *      ans_mu          credential answers queued for the monitor
+ *      membership's mu /zookeeper/config read state
+ *      mon_mu          the monitor's wake-up (zkr__kick_monitor)
+ *      a waiter's mu   one blocking call (waiter_wait)
+ *    7 delivery's mu   the callback queue (zkr__deliver_*)
+ *      ctx_mu          the application's watcher and context
+ *
+ *   per process
+ *      metrics life_mu, then metrics mu (the metrics endpoint)
+ *      env rec_mu, then plain_mu (the drop-in's statistics records)
+ *      preload reg_lock (the interposer's handle registry)
+ *   Each is taken alone, or only around its own list (plain_mu also
+ *   around the stock zookeeper_init of ZKROUTE=off); rec_mu, life_mu and
+ *   reg_lock are also held across fork by their atfork handlers.
+ *   scripts/lock-order.sh prints the nestings a run really performs.
+ *
+ * ZooKeeper's own locks come after all of these: zoo_* is called with
+ * m->zh_lock read-held, and auth_mu, gate_mu or m->co_mu may be held too.  No library lock is held while an application callback runs
+ * (the delivery thread calls them unlocked); the waiter's completion runs
+ * on ZooKeeper's thread, taking only its own mu.  "@locks" in a prototype's
+ * comment says which of these the function takes (or needs held); see the
+ * route/ and core/ headers. */
 #ifndef ZKR_HANDLE_H
 #define ZKR_HANDLE_H
 
@@ -28,7 +76,7 @@ struct zkr {
   zkr_options_t opts;
   zkr__health_cfg_t hcfg;
   zkr__hostlist_t hosts;
-  /* Members live in members[0..n); n only grows (membership.c adds a
+  /* Members live in members[0..n); n only grows (zkr__membership_* adds a
    * member by filling slot n, then publishing n + 1), up to cap.
    * members[cap] is the owner slot (see owner below).  No slot ever
    * moves, so an index stays valid for the life of the handle. */
@@ -45,7 +93,7 @@ struct zkr {
   watcher_fn watcher;
   void *context;
 
-  /* The virtual session (session.c; DESIGN.md section 4).  The owner
+  /* The virtual session (zkr__session_*; DESIGN.md section 4).  The owner
    * session is the application's session: its slot is a member's while it
    * lives on that member's server (it carries that member's reads and
    * writes too), and the owner slot members[cap] once a rescue re-attached
@@ -56,12 +104,12 @@ struct zkr {
   int owner_told; /* monitor: what waited for the owner was told */
   /* The virtual session was established (CONNECTED or READ-ONLY once, its
    * event queued): until then no operation is sent, so none completes
-   * before it, as with stock (router.c).  est_told: the monitor let the
+   * before it, as with stock (zkr__router_*).  est_told: the monitor let the
    * held operations go. */
   _Atomic int established;
   int est_told;
   /* Since when the owner session is not connected, 0 while it is
-   * (session.c): two thirds of its timeout later a stock session may be
+   * (zkr__session_*): two thirds of its timeout later a stock session may be
    * gone, and writes are fenced (DESIGN.md section 4). */
   _Atomic uint64_t owner_down_ns;
   clientid_t owner_id;
@@ -77,32 +125,32 @@ struct zkr {
    * CONNECTING before its ZCONNECTIONLOSS completions). */
   _Atomic uint64_t dip;
 
-  /* Leader knowledge (monitor.c). */
+  /* Leader knowledge (zkr__monitor_*). */
   _Atomic int leader; /* member index, -1 unknown */
   /* Monotonic reads across leader changes (DESIGN.md section 3, rule 5):
-   * the highest zxid in any reply the handle had (completion.c), and the
+   * the highest zxid in any reply the handle had (zkr__completion_*), and the
    * highest epoch a srvr answer showed for a member with a working session
-   * (srvr_apply.c).  A member whose srvr epoch is below either serves no
-   * read (policy.c). */
+   * (zkr__poller_*).  A member whose srvr epoch is below either serves no
+   * read (zkr__policy_*). */
   _Atomic int64_t hwm_zxid;
   _Atomic uint32_t srvr_epoch;
   _Atomic uint64_t leader_changes;
   int last_leader; /* last known leader, -1 none yet (monitor) */
 
-  /* Write gate (router.c): one write session at a time, FIFO.  The write
+  /* Write gate (zkr__router_*): one write session at a time, FIFO.  The write
    * session is the leader's for most writes and the owner's for
    * session-scoped ones: a switch between them is a change of session. */
   pthread_mutex_t gate_mu;
-  int gate_cur;      /* member slot of the write session, -1 none */
-  int gate_inflight; /* gated operations in flight on gate_cur */
-  zkr__op_t *gate_head, *gate_tail;
+  int gate_cur;        /* member slot of the write session, -1 none */
+  int gate_inflight;   /* gated operations in flight on gate_cur */
+  zkr__queue_t gate_q; /* parked operations, in issue order */
   uint64_t gate_parked_since_ns;
-  /* The fence (router.c; DESIGN.md section 3, rule 6): the zhandle on
+  /* The fence (zkr__router_*; DESIGN.md section 3, rule 6): the zhandle on
    * which a write's outcome became unknown, NULL none.  No gated
    * operation goes to any other session until that one reconnected,
    * expired, was moved, or the session timeout passed since (fence_ns).
    * Under gate_mu. */
-  /* Consistency `session`'s FIFO order (router.c): reads sent and not
+  /* Consistency `session`'s FIFO order (zkr__router_*): reads sent and not
    * completed, writes accepted and not completed. */
   _Atomic int reads_out, writes_out;
   zhandle_t *fence_zh;
@@ -110,14 +158,14 @@ struct zkr {
   clientid_t fence_cid; /* its session, when known (client_id 0: not) */
   uint64_t fence_ns;
   /* A zhandle that resumes a fenced carrier's session on another server
-   * to fence it (rescue.c; the monitor's), NULL none. */
+   * to fence it (zkr__rescue_*; the monitor's), NULL none. */
   zhandle_t *mover;
   uint64_t mover_ns;
   /* The longest session timeout a server negotiated for a member session
-   * (member.c), for the fence's bound. */
+   * (zkr__member_*), for the fence's bound. */
   _Atomic int negotiated_ms;
 
-  /* Reads (policy.c). */
+  /* Reads (zkr__policy_*). */
   _Atomic unsigned rr;
   _Atomic int session_reader;   /* consistency session: the member reads
                                    stick to, -1 none yet */
@@ -130,7 +178,7 @@ struct zkr {
   _Atomic uint64_t hedge_draws; /* counter behind the hedge target draw */
   _Atomic unsigned leader_rr;   /* hybrid's leader_read_weight counter */
 
-  /* Read selector (selector.c): sel_on says whether to look at all;
+  /* Read selector (zkr__selector_*): sel_on says whether to look at all;
    * sel_lock (read-held while the selector runs) lets a new selector
    * replace the old one only once no call of the old one is running. */
   _Atomic int sel_on;
@@ -139,78 +187,78 @@ struct zkr {
   void *sel_ctx;
   _Atomic uint64_t sel_picks, sel_fallbacks;
 
-  /* In-flight write paths (inflight.c). */
+  /* In-flight write paths (zkr__inflight_*). */
   struct zkr__inflight *inflight;
 
-  /* Auth records (auth.c).  ans_mu guards the answers queued by
+  /* Auth records (zkr__auth_*).  ans_mu guards the answers queued by
    * libzookeeper's threads for the monitor to apply. */
   pthread_mutex_t auth_mu;
   struct zkr__auth *auths;
   pthread_mutex_t ans_mu;
   struct auth_reply *auth_answers;
 
-  /* The delivery thread (deliver.c): runs every application callback. */
+  /* The delivery thread (zkr__deliver_*): runs every application callback. */
   struct zkr__deliver *dl;
 
-  /* The application's operations in issue order (barrier.c). */
+  /* The application's operations in issue order (zkr__barrier_*). */
   pthread_mutex_t order_mu;
-  zkr__op_t *ord_head, *ord_tail;
+  zkr__queue_t ord_q;
 
-  /* Operations handed to ZooKeeper, not yet completed (dispatch.c). */
+  /* Operations handed to ZooKeeper, not yet completed (zkr__dispatch_*). */
   pthread_mutex_t out_mu;
-  zkr__op_t *out_list;
+  zkr__queue_t out_q;
 
-  /* Watch registry (watch.c). */
+  /* Watch registry (zkr__watch_*). */
   pthread_mutex_t watch_mu;
   zkr__watch_t *watch_list;
-  struct zkr__rm_req *rm_list; /* removals sent, not answered (watch_remove.c) */
+  struct zkr__rm_req *rm_list; /* removals sent, not answered (zkr__watch_remove_*) */
   _Atomic int watch_lost;      /* records waiting for a re-arm retry */
   uint64_t watch_retry_ns;     /* monitor: next retry of lost records */
   _Atomic unsigned rearm_rr;
   _Atomic uint64_t watch_rearms, watch_missed_events, watch_rearm_retries;
-  uint64_t watch_seq; /* the last seq given to a record (watch.c) */
+  uint64_t watch_seq; /* the last seq given to a record (zkr__watch_*) */
   /* Reads whose reply shows a change a watch of the handle has not fired
-   * for yet: held until it did (watch.c), as a stock client sees a watch
+   * for yet: held until it did (zkr__watch_*), as a stock client sees a watch
    * event before the new data.  Under watch_mu. */
-  zkr__op_t *wf_held;
+  zkr__queue_t wf_held;
   _Atomic int wf_count;
-  uint64_t watch_ids; /* the last id given to a record (watch.c) */
+  uint64_t watch_ids; /* the last id given to a record (zkr__watch_*) */
   /* The drop-in interposer's name for the program's global pair
-   * (preload.c): maps (fn, ctx) to the pair the library knows as the
+   * (zkr__preload_*): maps (fn, ctx) to the pair the library knows as the
    * global one; NULL none. */
   void (*watch_alias)(void *arg, watcher_fn *fn, void **ctx);
   void *watch_alias_arg;
 
-  /* Monitor thread (monitor.c). */
+  /* Monitor thread (zkr__monitor_*). */
   pthread_t monitor;
   int monitor_started;
   pthread_mutex_t mon_mu;
   pthread_cond_t mon_cv;
   _Atomic int mon_stop;
   int mon_kick;
-  /* The monitor's own (monitor.c): next srvr poll, settled polls in a
+  /* The monitor's own (zkr__monitor_*): next srvr poll, settled polls in a
    * row, app_ops at the last poll; a stepped runtime's next turn. */
   uint64_t mon_next_poll;
   int mon_settled;
   uint64_t mon_last_ops;
   uint64_t mon_wake;
-  /* Idle polling (monitor.c): operations submitted (api_check.c counts
+  /* Idle polling (zkr__monitor_*): operations submitted (zkr__api_check_* counts
    * them), and whether the monitor polls at the idle rate now (the next
    * operation then kicks it). */
   _Atomic uint64_t app_ops;
   _Atomic int poll_idle;
 
-  int reg_slot; /* its slot in the registry (registry.c), -1 none */
+  int reg_slot; /* its slot in the registry (zkr__registry_*), -1 none */
 
-  /* Hedged reads (hedge_apply.c); NULL when hedging is off. */
+  /* Hedged reads (zkr__hedger_*); NULL when hedging is off. */
   struct zkr__hedger *hedger;
-  /* Membership that follows /zookeeper/config (membership.c). */
+  /* Membership that follows /zookeeper/config (zkr__membership_*). */
   struct zkr__membership *ms;
 
-  /* Operations: latency histograms, one pair per member slot (latency.c);
-   * the log lines' storm limit (log.c); the handle's number in the
+  /* Operations: latency histograms, one pair per member slot (zkr__latency_*);
+   * the log lines' storm limit (zkr__log_*); the handle's number in the
    * process and whether it is listed on the metrics endpoint
-   * (metrics.c). */
+   * (zkr__metrics_*). */
   struct zkr__member_latency *latency;
   zkr__log_t log;
   unsigned serial;

@@ -25,12 +25,12 @@ typedef struct zkr__session_hooks {
 
 /* An operation's life (route layer). */
 typedef struct zkr__route_hooks {
-  /* Sends the write gate's parked operations (zkr__gate_flush). */
+  /* Sends the write gate's parked operations (zkr__router_gate_flush). */
   void (*gate_flush)(struct zkr *z);
   /* A member zhandle's session event, for the fence
-   * (zkr__gate_session_event). */
+   * (zkr__router_gate_session_event). */
   void (*gate_session_event)(struct zkr *z, zhandle_t *zh, int state);
-  /* A read held for a watch's event is handed on (zkr__op_resume). */
+  /* A read held for a watch's event is handed on (zkr__completion_resume). */
   void (*resume)(zkr__op_t *op);
 } zkr__route_hooks_t;
 

@@ -1,7 +1,10 @@
-/* The monitor's doorbell (kick.c): any layer may ring it, from any
+/* The monitor's doorbell (zkr__kick_*): any layer may ring it, from any
  * thread, so that the monitor thread turns at once. */
 #ifndef ZKR_KICK_H
 #define ZKR_KICK_H
+
+/* Lock notes: zkr__kick_monitor takes mon_mu alone, for the signal;
+ * callable under any other lock. */
 
 struct zkr;
 

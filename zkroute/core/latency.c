@@ -1,6 +1,6 @@
 /* Latency histograms: each reply a server gave to a read or a write of a
  * member counts once in that member's histogram, from the completion path
- * (zkr__health_apply_op_done), with two relaxed atomic additions and no
+ * (zkr__pool_op_done), with two relaxed atomic additions and no
  * lock; zkr_stats() copies them.  The buckets are ZKR_LATENCY_BOUNDS_MS,
  * 0.5 ms to 10 s: ZooKeeper's replies take from about half a millisecond
  * on loopback to the session timeout when a server hangs. */
@@ -40,8 +40,10 @@ void zkr__latency_get(zkr__latency_t *h, zkr_latency_hist_t *out) {
 
 void zkr__latency_op_done(zkr__op_t *op, int rc, double ms) {
   zkr_t *z = op->z;
-  if (op->probe || op->type == ZKR__OP_SYNC || !zkr__latency_server_answered(rc) || !z->latency)
+  if (zkr__op_has(op, ZKR__OP_F_PROBE) || op->type == ZKR__OP_SYNC ||
+      !zkr__latency_server_answered(rc) || !z->latency)
     return;
   zkr__member_latency_t *l = &z->latency[op->member];
-  zkr__latency_add(op->is_write ? &l->write : &l->read, ms > 0 ? (uint64_t)(ms * 1e6) : 0);
+  zkr__latency_add(zkr__op_has(op, ZKR__OP_F_WRITE) ? &l->write : &l->read,
+                   ms > 0 ? (uint64_t)(ms * 1e6) : 0);
 }

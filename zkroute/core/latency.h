@@ -1,4 +1,4 @@
-/* Latency histograms (latency.c): per member, the replies servers gave to
+/* Latency histograms (zkr__latency_*): per member, the replies servers gave to
  * reads and to writes, counted in the buckets of ZKR_LATENCY_BOUNDS_MS,
  * for zkr_stats() and the Prometheus histograms (docs/stats.md). */
 #ifndef ZKR_LATENCY_H

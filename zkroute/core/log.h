@@ -1,4 +1,4 @@
-/* Log lines of routing state changes (log.c; docs/operations.md): one
+/* Log lines of routing state changes (zkr__log_*; docs/operations.md): one
  * key=value line per leader change, ejection, reinstatement, rescue,
  * carrier re-created, watch re-armed or lost and expiry, written through
  * ZooKeeper's own log (log_message, at ZooKeeper's levels, to the log

@@ -3,7 +3,7 @@
  * watcher sees it, its health record and its counters.  The slots
  * members[0..n) are the ensemble's members; members[cap] is the owner
  * slot, which holds the owner session once a rescue re-attached it away
- * from the member whose session it first was (rescue.c). */
+ * from the member whose session it first was (zkr__rescue_*). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +76,7 @@ int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid) {
  * connected is left in place and NULL returned: closing it would end the
  * session (zookeeper_close sends close-session on a connected handle), so
  * the check is made here, under the slot's write lock, right before.  With
- * ZKR__KEEP_ASSOCIATING, so is one that is associating (rescue.c). */
+ * ZKR__KEEP_ASSOCIATING, so is one that is associating (zkr__rescue_*). */
 zhandle_t *zkr__member_detach(zkr__member_t *m, int only_if_down) {
   pthread_rwlock_wrlock(&m->zh_lock);
   zhandle_t *zh = m->zh;
@@ -165,7 +165,7 @@ int zkr__member_holds_session(const zkr__member_t *m) {
 }
 
 /* An observer (srvr said so, or /zookeeper/config did) serves reads and
- * syncs and never takes a write directly (policy.c). */
+ * syncs and never takes a write directly (zkr__policy_*). */
 int zkr__member_observer(const zkr__member_t *m) {
   return m->role == ZKR_ROLE_OBSERVER || m->cfg_observer;
 }
@@ -181,7 +181,7 @@ int zkr__member_setup(zkr_t *z, size_t i, const zkr__host_t *host) {
   m->server_id = -1;
   m->hosted_on = (int)i;
   zkr__health_init(&m->health, zkr__now_ns());
-  zkr__host_format(&m->host, NULL, m->address, sizeof m->address);
+  zkr__hosts_format(&m->host, NULL, m->address, sizeof m->address);
   size_t len = sizeof m->address + (z->hosts.chroot ? strlen(z->hosts.chroot) : 0);
   /* libzookeeper_mt 3.8 splits "host:port" at the last ':' and cannot
    * resolve "[::1]": its connect string takes an IPv6 address bare. */
@@ -189,7 +189,7 @@ int zkr__member_setup(zkr_t *z, size_t i, const zkr__host_t *host) {
   bare.ipv6 = 0;
   free(m->connect);
   if (!(m->connect = malloc(len))) return ZKR_ENOMEM;
-  zkr__host_format(&bare, z->hosts.chroot, m->connect, len);
+  zkr__hosts_format(&bare, z->hosts.chroot, m->connect, len);
   return ZOK;
 }
 
@@ -207,13 +207,13 @@ static int connection_trouble(int rc) {
          rc == ZSESSIONMOVED;
 }
 
-/* Completion's share (completion.c): a request that failed without a
+/* Completion's share (zkr__completion_*): a request that failed without a
  * server's answer counts as the member's error, and a write's connection
  * trouble asks the monitor for a srvr poll at once (DESIGN.md section 5). */
 void zkr__member_op_done(zkr__op_t *op, int rc) {
   zkr__member_t *m = &op->z->members[op->member];
   if (rc != ZOK && !zkr__latency_server_answered(rc) && rc != ZCLOSING) m->errors++;
-  if (connection_trouble(rc) && op->is_write) zkr__kick_monitor(op->z);
+  if (connection_trouble(rc) && zkr__op_has(op, ZKR__OP_F_WRITE)) zkr__kick_monitor(op->z);
 }
 
 void zkr__member_sample(zkr__member_t *m, uint64_t now_ns, double ms) {

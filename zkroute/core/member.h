@@ -1,4 +1,4 @@
-/* One member: a ZooKeeper session pinned to one server (member.c):
+/* One member: a ZooKeeper session pinned to one server (zkr__member_*):
  * its record, opening and closing its session, its state as the pools see
  * it, and completion's share for the member (error count, monitor kick). */
 #ifndef ZKR_MEMBER_H
@@ -10,7 +10,14 @@
 
 #include "model/health.h"
 #include "model/hosts.h"
+#include "model/queue.h"
 #include "zkroute.h"
+
+/* Lock notes (table in core/handle.h).  zkr__member_open, _detach and
+ * _close write-hold m->zh_lock; zkr__member_watcher (ZooKeeper's watcher
+ * thread) read- and write-holds it, then takes m->health_mu, and calls
+ * up (hooks.h: gate_mu, state_mu) with neither held; _maybe_join,
+ * _in_pool and _sample take m->health_mu alone. */
 
 struct zkr;
 struct zkr__op;
@@ -32,7 +39,7 @@ typedef struct zkr__member {
   pthread_rwlock_t zh_lock;
   zhandle_t *zh;
   /* The session id of cid_zh, learned when it connected (under zh_lock):
-   * a fenced write's session can be moved elsewhere by it (rescue.c). */
+   * a fenced write's session can be moved elsewhere by it (zkr__rescue_*). */
   clientid_t cid;
   zhandle_t *cid_zh;
 
@@ -41,7 +48,7 @@ typedef struct zkr__member {
   _Atomic int auth_pending;            /* add_auth replies still awaited */
   _Atomic int auth_refused;            /* a credential was refused: never joins */
   _Atomic int auth_missing;            /* a credential could not be given to its
-                                          zhandle yet (auth.c retries): not joined */
+                                          zhandle yet (zkr__auth_* retries): not joined */
   _Atomic int joined;                  /* admitted to the pools (auth done) */
   _Atomic int expired;                 /* session expired; monitor re-creates it */
   _Atomic int role;                    /* zkr_role_t from srvr */
@@ -62,25 +69,25 @@ typedef struct zkr__member {
                                 in place (owner slot) */
   _Atomic uint64_t recreated; /* carrier sessions replaced by new ones */
   _Atomic int reopen;         /* its carrier could not be opened again: the
-                               monitor retries (rescue.c) */
+                               monitor retries (zkr__rescue_*) */
   _Atomic int parked;         /* no session, by the read_members cap
-                               (carriers.c) */
+                               (zkr__carriers_*) */
   uint64_t dip_ns;            /* last operation its connection loss failed
-                               while the state was dipped (session.c,
+                               while the state was dipped (zkr__session_*,
                                under state_mu) */
   int dip_pending;            /* ... counted and not yet handed on */
   _Atomic int opening;        /* zkr__member_open between zookeeper_init and
                                storing the zhandle */
 
-  /* Sync coalescing (dispatch.c), under co_mu: the session co_zh has
+  /* Sync coalescing (zkr__dispatch_*), under co_mu: the session co_zh has
    * co_inflight syncs in flight (at most sync_coalesce_depth); reads that
-   * came while it was full wait in co_head..co_tail for the next one. */
+   * came while it was full wait in co_q for the next one. */
   pthread_mutex_t co_mu;
   zhandle_t *co_zh;
   int co_inflight;
-  struct zkr__op *co_head, *co_tail;
+  zkr__queue_t co_q;
   _Atomic uint64_t coalesced; /* reads that shared a sync sent for others */
-  /* Consistency `session` (dispatch.c): the write epoch and zhandle of
+  /* Consistency `session` (zkr__dispatch_*): the write epoch and zhandle of
    * the last sync sent on this member's session (synced_zh NULL again
    * when a sync failed), and, under co_mu, the highest zxid the session
    * of zhandle shown_zh has shown: a reply's Stat, or the handle's
@@ -90,13 +97,13 @@ typedef struct zkr__member {
   zhandle_t *_Atomic synced_zh;
   zhandle_t *shown_zh;
   int64_t shown_zxid;
-  _Atomic uint64_t hedges;      /* hedge requests sent to it (hedge_apply.c) */
+  _Atomic uint64_t hedges;      /* hedge requests sent to it (zkr__hedger_*) */
   _Atomic int outstanding;      /* operations sent and not completed */
   _Atomic uint64_t progress_ns; /* last completion, or start of being busy */
   uint64_t nudged_ns;           /* last nudge (monitor) */
   _Atomic uint64_t nudges;
 
-  /* Membership (membership.c). */
+  /* Membership (zkr__membership_*). */
   _Atomic int retired;       /* left /zookeeper/config: no new operation;
                                its session closes once idle */
   _Atomic int cfg_observer;  /* ":observer" in /zookeeper/config */
@@ -105,7 +112,7 @@ typedef struct zkr__member {
   pthread_mutex_t health_mu; /* guards health */
   zkr__health_t health;
 
-  char zone[32];             /* zone label (selector.c), "" none */
+  char zone[32];             /* zone label (zkr__selector_*), "" none */
   _Atomic uint64_t selected; /* reads the read selector placed here */
 } zkr__member_t;
 

@@ -47,11 +47,11 @@ zkr__op_t *zkr__op_new(zkr_t *z, zkr__op_type_t type, const char *path) {
  * bit of the mode word (ZOO_PERSISTENT_WITH_TTL is 5) but are persistent
  * nodes, and containers are persistent too: none of them belongs to a
  * session. */
-int zkr__mode_ephemeral(int mode) {
+int zkr__op_mode_ephemeral(int mode) {
   return mode == ZOO_EPHEMERAL || mode == ZOO_EPHEMERAL_SEQUENTIAL;
 }
 
-void zkr__acl_free(struct ACL_vector *v) {
+void zkr__op_acl_free(struct ACL_vector *v) {
   for (int i = 0; i < v->count; i++) {
     free(v->data[i].id.scheme);
     free(v->data[i].id.id);
@@ -62,7 +62,7 @@ void zkr__acl_free(struct ACL_vector *v) {
 }
 
 /* Deep copy; on failure *dst holds what was copied (free it). */
-int zkr__acl_copy(struct ACL_vector *dst, const struct ACL_vector *src) {
+int zkr__op_acl_copy(struct ACL_vector *dst, const struct ACL_vector *src) {
   dst->count = 0;
   dst->data = NULL;
   if (src->count < 0 || (src->count > 0 && !src->data)) return ZINVALIDACL;
@@ -83,7 +83,7 @@ int zkr__acl_copy(struct ACL_vector *dst, const struct ACL_vector *src) {
 
 /* Deep copy (malloc'd, as deallocate_String_vector frees); on failure *dst
  * holds what was copied. */
-int zkr__strings_copy(struct String_vector *dst, const struct String_vector *src) {
+int zkr__op_strings_copy(struct String_vector *dst, const struct String_vector *src) {
   dst->count = 0;
   dst->data = NULL;
   if (!src || src->count <= 0) return ZOK;
@@ -96,8 +96,8 @@ int zkr__strings_copy(struct String_vector *dst, const struct String_vector *src
 }
 
 int zkr__op_copy_acl(zkr__op_t *op, const struct ACL_vector *acl) {
-  op->has_acl = acl != NULL;
-  return acl ? zkr__acl_copy(&op->acl, acl) : ZOK;
+  zkr__op_set(op, ZKR__OP_F_HAS_ACL, acl != NULL);
+  return acl ? zkr__op_acl_copy(&op->acl, acl) : ZOK;
 }
 
 static char *dup_bytes(const char *p, int len) {
@@ -130,7 +130,7 @@ int zkr__op_copy_multi(zkr__op_t *op, int count, const zoo_op_t *ops) {
         struct ACL_vector *a = calloc(1, sizeof *a);
         d->create_op.acl = a;
         if (!a) return ZKR_ENOMEM;
-        int rc = zkr__acl_copy(a, s->create_op.acl);
+        int rc = zkr__op_acl_copy(a, s->create_op.acl);
         if (rc != ZOK) return rc;
       }
       break;
@@ -165,7 +165,7 @@ static void free_multi(zkr__op_t *op) {
       free((char *)d->create_op.path);
       free((char *)d->create_op.data);
       if (d->create_op.acl) {
-        zkr__acl_free((struct ACL_vector *)d->create_op.acl);
+        zkr__op_acl_free((struct ACL_vector *)d->create_op.acl);
         free((struct ACL_vector *)d->create_op.acl);
       }
       break;
@@ -182,7 +182,7 @@ static void free_multi(zkr__op_t *op) {
 
 void zkr__op_free(zkr__op_t *op) {
   if (!op) return;
-  if (op->watch && !op->watch_reused) zkr__watch_discard(op->watch);
+  if (op->watch && !zkr__op_has(op, ZKR__OP_F_WATCH_REUSED)) zkr__watch_discard(op->watch);
   else if (op->watch) zkr__watch_reuse_done(op->watch, 0, -1, NULL, NULL);
   for (int i = 0; i < op->n_inflight; i++) free(op->inflight[i]);
   free(op->inflight);
@@ -192,7 +192,7 @@ void zkr__op_free(zkr__op_t *op) {
   free(op->joining);
   free(op->leaving);
   free(op->members);
-  if (op->has_acl) zkr__acl_free(&op->acl);
+  if (zkr__op_has(op, ZKR__OP_F_HAS_ACL)) zkr__op_acl_free(&op->acl);
   if (op->multi_ops) free_multi(op);
   free(op);
 }

@@ -1,5 +1,5 @@
 /* Policies: which member serves the next read or write (DESIGN.md section
- * 7).  A read selector installed by the application (selector.c) is asked
+ * 7).  A read selector installed by the application (zkr__selector_*) is asked
  * first; its fallback is the policy.  hybrid sends writes to the leader and
  * rotates reads over the read pool (usable, healthy followers and
  * observers; with leader_read_weight the leader takes that share of the
@@ -117,7 +117,7 @@ static int sticky(zkr_t *z) {
 
 /* boltzmann: every operation, read or write, goes to a usable member drawn
  * with probability proportional to exp(-(ewma - best) / T), where ewma is
- * the member's sync+read latency EWMA (health.c), best the lowest EWMA of
+ * the member's sync+read latency EWMA (zkr__health_*), best the lowest EWMA of
  * the candidates and T the boltzmann_temperature option in ms.  A member
  * with no sample yet counts at the mean of those that have one (all equal
  * when none has), so a new member is neither shunned nor flooded.  It
@@ -182,7 +182,7 @@ int zkr__policy_read_member(zkr_t *z) {
   if (z->opts.consistency != ZKR_CONSISTENCY_SESSION) return place_read(z);
   /* Session consistency: reads stick to one member while it stays in the
    * read pool (or usable, for policies that ignore the pool), as a stock
-   * session reads from its one server; a switch syncs (dispatch.c). */
+   * session reads from its one server; a switch syncs (zkr__dispatch_*). */
   int r = z->session_reader;
   if (r >= 0 && (size_t)r < z->n &&
       (z->opts.policy == ZKR_POLICY_HYBRID ? keep_read_pool(z, r) : keep_readable(z, r)))
@@ -221,7 +221,7 @@ static int place_read(zkr_t *z) {
   return m >= 0 ? m : zkr__policy_readonly_member(z);
 }
 
-/* The target of a hedge (hedge_apply.c): a member of the read pool other than
+/* The target of a hedge (zkr__hedger_*): a member of the read pool other than
  * exclude, drawn uniformly at random - not the fastest other member, so that
  * a fault shared by a zone and its fastest path does not catch both
  * requests every time.  -1 when the pool has no other member: a hedge does
@@ -236,7 +236,7 @@ int zkr__policy_hedge_member(zkr_t *z, int exclude) {
   return cand[r % (uint64_t)n];
 }
 
-/* Called with the write gate held (router.c), so gate_cur is stable.
+/* Called with the write gate held (zkr__router_*), so gate_cur is stable.
  * Whatever the policy, an observer never gets a write: another usable
  * member does, or the write waits (parked) until one is. */
 int zkr__policy_write_member(zkr_t *z) {
@@ -264,7 +264,7 @@ static int rotate_except(zkr_t *z, int (*keep)(zkr_t *, int), int exclude,
   return cand[atomic_fetch_add(counter, 1) % (unsigned)n];
 }
 
-/* Where a watch whose session was lost is set again (watch_rearm.c): a
+/* Where a watch whose session was lost is set again (zkr__watch_rearm_*): a
  * member of the read pool other than exclude, in turn, else any usable
  * member; -1 when none is. */
 int zkr__policy_any_member(zkr_t *z, int exclude) {

@@ -1,4 +1,4 @@
-/* Which member serves an operation (policy.c; DESIGN.md section 7): the
+/* Which member serves an operation (zkr__policy_*; DESIGN.md section 7): the
  * read pool's candidates and the member each policy picks for reads,
  * writes, hedges and read-only fallbacks. */
 #ifndef ZKR_POLICY_H

@@ -46,10 +46,10 @@ int zkr__registry_add(zkr_t *z) {
   return -1;
 }
 
-int zkr__hold(zkr_t *z) {
+int zkr__registry_hold(zkr_t *z) {
   uintptr_t p = (uintptr_t)z;
   if (!z) return ZBADARGUMENTS;
-  /* From inside a read selector (selector.c), which runs in the routing
+  /* From inside a read selector (zkr__selector_*), which runs in the routing
    * critical section: any call could deadlock on it. */
   if (zkr__in_selector) return ZKR_EINCALLBACK;
   for (size_t k = 0, i = home(p); k < SLOTS; k++, i = (i + 1) & (SLOTS - 1)) {
@@ -67,7 +67,7 @@ int zkr__hold(zkr_t *z) {
   return ZKR_ECLOSED;
 }
 
-void zkr__unhold(int slot) { atomic_fetch_sub(&slots[slot].inside, 1); }
+void zkr__registry_unhold(int slot) { atomic_fetch_sub(&slots[slot].inside, 1); }
 
 /* Called by the close path just before the handle's memory is freed: from
  * then on lookups fail, and the calls still inside (a getter, or a call

@@ -1,9 +1,9 @@
-/* The runtime (runtime.c): where the library's time and background loops
+/* The runtime (zkr__runtime_*): where the library's time and background loops
  * come from.  By default time is CLOCK_MONOTONIC and the loops - the
  * monitor, the delivery thread, the hedger - run on threads of their own.
  * A simulator (tests/sim, DESIGN.md section 10) replaces both: time is the
  * simulated world's, the library starts no thread, and the driver steps
- * each handle's loops with zkr__step, so that one seed replays one world.
+ * each handle's loops with zkr__runtime_step, so that one seed replays one world.
  * Nothing here is exported. */
 #ifndef ZKR_RUNTIME_H
 #define ZKR_RUNTIME_H
@@ -15,8 +15,8 @@ struct zkr;
 typedef struct zkr__runtime {
   /* Monotonic time in ns. */
   uint64_t (*now_ns)(void);
-  /* Set: no library thread.  The driver calls zkr__step for each handle
-   * when the world changed and when zkr__step asked to be called again. */
+  /* Set: no library thread.  The driver calls zkr__runtime_step for each handle
+   * when the world changed and when zkr__runtime_step asked to be called again. */
   int stepped;
   /* Stepped: a blocking zkr_ call waits by running the world until
    * done(arg) is nonzero (the world's events complete it). */
@@ -39,6 +39,6 @@ void zkr__runtime_use(const zkr__runtime_t *rt);
  * something happens to it).  Not re-entered: a step asked for inside a
  * callback that blocks (run_until) runs what is due but the callbacks,
  * which run one at a time, as on the delivery thread. */
-uint64_t zkr__step(struct zkr *z);
+uint64_t zkr__runtime_step(struct zkr *z);
 
 #endif

@@ -23,9 +23,9 @@ _Thread_local int zkr__in_selector;
  * addresses as numbers, as the host list's own duplicate check does. */
 static int names_member(zkr_t *z, size_t i, const zkr__host_t *e) {
   const zkr__host_t *h = &z->members[i].host;
-  if (zkr__host_equal(h, e)) return 1;
+  if (zkr__hosts_equal(h, e)) return 1;
   return h->entry >= 0 && (size_t)h->entry < z->hosts.n_entries &&
-         zkr__host_equal(&z->hosts.entries[h->entry], e);
+         zkr__hosts_equal(&z->hosts.entries[h->entry], e);
 }
 
 /* Labels every member that addr ("host:port" as in a host list) names.
@@ -47,13 +47,13 @@ static int label_named(zkr_t *z, const char *addr, const char *label, size_t len
 }
 
 /* Gives each member its label from the zones option (syntax already
- * checked by options.c).  Returns ZOK or a ZKR_EZONES_* code. */
+ * checked by zkr__options_*).  Returns ZOK or a ZKR_EZONES_* code. */
 static int zones_apply(zkr_t *z) {
   const char *s = z->opts.zones;
   char addr[ZKR__HOST_NAME_MAX + 16], label[32];
   size_t k = 0;
   int r;
-  while ((r = zkr__zones_next(&s, addr, sizeof addr, label, sizeof label)) == 1) {
+  while ((r = zkr__options_zones_next(&s, addr, sizeof addr, label, sizeof label)) == 1) {
     if (addr[0]) {
       int rc = label_named(z, addr, label, sizeof label);
       if (rc != ZOK) return rc;
@@ -85,7 +85,7 @@ static int set_held(zkr_t *z, zkr_read_selector_fn fn, void *ctx) {
 }
 
 int zkr_set_read_selector(zkr_t *z, zkr_read_selector_fn fn, void *ctx) {
-  /* zkr__hold refuses calls from inside a selector (ZKR_EINCALLBACK): the
+  /* zkr__registry_hold refuses calls from inside a selector (ZKR_EINCALLBACK): the
    * write lock would wait for this very call to end. */
   ZKR__HELD(z, set_held(z, fn, ctx));
 }

@@ -180,7 +180,7 @@ static void make_late_events_locked(zkr_t *z, const zkr__op_t *op, int rc, const
  * no record blocks it. */
 int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r, void (*keep)(zkr__op_t *)) {
   zkr_t *z = op->z;
-  if (op->is_write || !op->path || (r->rc != ZOK && r->rc != ZNONODE)) return 0;
+  if (zkr__op_has(op, ZKR__OP_F_WRITE) || !op->path || (r->rc != ZOK && r->rc != ZNONODE)) return 0;
   /* The list is read under its lock only (an unlocked look at watch_list
    * raced with the watcher thread's unlink: ThreadSanitizer). */
   pthread_mutex_lock(&z->watch_mu);
@@ -189,13 +189,10 @@ int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r, void (*keep)(zkr
   if (held) {
     if (keep) keep(op);
     op->held_ns = zkr__now_ns();
-    op->kept = zkr__reply_copy(op->shape, r);
+    op->kept = zkr__deliver_reply_copy(op->shape, r);
     /* In the order they were held, which is the order they are handed on
      * in when one event releases several. */
-    op->wf_next = NULL;
-    zkr__op_t **tail = &z->wf_held;
-    while (*tail) tail = &(*tail)->wf_next;
-    *tail = op;
+    zkr__queue_push(&z->wf_held, &op->wf_link);
     z->wf_count++;
   }
   pthread_mutex_unlock(&z->watch_mu);
@@ -208,7 +205,7 @@ int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r, void (*keep)(zkr
 static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
   zkr__watch_free_list(gone);
   if (!z->wf_count) return;
-  zkr__op_t *ready = NULL, **tail = &ready;
+  zkr__queue_t ready = {0};
   pthread_mutex_lock(&z->watch_mu);
   /* Reads released because the session ended (or the handle closes) are
    * still outstanding for the application: they complete as stock
@@ -224,10 +221,10 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
    * (stock's table keeps the order completions registered them in). */
   size_t cap = (size_t)z->wf_count, n_ids = 0;
   uint64_t *ids = malloc((cap ? cap : 1) * sizeof *ids);
-  for (zkr__op_t **p = &z->wf_held; *p;) {
-    zkr__op_t *op = *p;
+  ZKR__QUEUE_FOREACH_SAFE(l, next, &z->wf_held) {
+    zkr__op_t *op = ZKR__OP_OF(l, wf_link);
     zkr__result_t r = {.rc = ZKR_ENOMEM, .value_len = -1};
-    if (op->kept) r = zkr__reply_view(op->kept);
+    if (op->kept) r = zkr__deliver_reply_view(op->kept);
     int over = !all && op->kept && hold_over(z, op);
     if (over && !z->closing && !z->expired)
       make_late_events_locked(z, op, r.rc, r.stat, &made_gone);
@@ -240,28 +237,22 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
         own->resuming++;
         if (own->state != ZKR__W_FIRED) own->seq = ++z->watch_seq;
       }
-      *p = op->wf_next;
-      op->wf_next = NULL;
-      *tail = op;
-      tail = &op->wf_next;
+      zkr__queue_remove(&z->wf_held, &op->wf_link);
+      zkr__queue_push(&ready, &op->wf_link);
       z->wf_count--;
-    } else {
-      p = &op->wf_next;
     }
   }
   pthread_mutex_unlock(&z->watch_mu);
   zkr__watch_free_list(made_gone);
   /* The reads, then the events of the records they armed. */
-  while (ready) {
-    zkr__op_t *n = ready->wf_next;
-    ready->wf_next = NULL;
+  for (zkr__queue_link_t *l; (l = zkr__queue_pop(&ready));) {
+    zkr__op_t *op = ZKR__OP_OF(l, wf_link);
     if (ended) {
-      zkr__reply_free(ready->kept);
-      ready->kept = NULL;
-      ready->kept_rc = ended;
+      zkr__deliver_reply_free(op->kept);
+      op->kept = NULL;
+      op->kept_rc = ended;
     }
-    zkr__hooks_resume(ready);
-    ready = n;
+    zkr__hooks_resume(op);
   }
   int released = 0;
   if (n_ids) {
@@ -429,8 +420,8 @@ static void consume_twins(zkr_t *z, const zkr__watch_t *f, int type, zkr__watch_
  * w's event waits for that read's completion (done_with). */
 static int read_held_locked(const zkr_t *z, const zkr__watch_t *w) {
   if (w->resuming || w->read_pending) return 1;
-  for (const zkr__op_t *op = z->wf_held; op; op = op->wf_next)
-    if (op->watch_id == w->id) return 1;
+  ZKR__QUEUE_FOREACH(l, &z->wf_held)
+  if (ZKR__OP_OF(l, wf_link)->watch_id == w->id) return 1;
   return 0;
 }
 
@@ -562,7 +553,8 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
   int armed = (rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE)) && !op->watch_unbound;
   const struct Stat *st = rc == ZOK ? stat : NULL;
   op->watch_id = armed ? op->watch->id : 0;
-  if (op->watch_reused) zkr__watch_reuse_done(op->watch, armed, op->member, op->zh, st);
+  if (zkr__op_has(op, ZKR__OP_F_WATCH_REUSED))
+    zkr__watch_reuse_done(op->watch, armed, op->member, op->zh, st);
   else if (armed) zkr__watch_armed(op->watch, op->member, op->zh, st);
   else zkr__watch_discard(op->watch);
   op->watch = NULL;

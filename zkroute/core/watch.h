@@ -1,4 +1,4 @@
-/* The watch registry (watch.c, watch_rearm.c, watch_remove.c): the
+/* The watch registry (zkr__watch_*, zkr__watch_rearm_*, zkr__watch_remove_*): the
  * record of every watch the application set, what other parts call -
  * arming from a read's completion, re-arming after a lost session,
  * removal.  watch_record.h is what the three files share under watch_mu. */
@@ -7,23 +7,32 @@
 
 #include "core/handle.h"
 
+/* Lock notes (table in core/handle.h).  "_locked": the caller holds
+ * watch_mu.  The others take watch_mu themselves and nothing inside it
+ * but the hedger's mu (a held read's reference) and delivery's mu (an
+ * event queued); they call no zoo_* under it.  zkr__watch_pair takes
+ * ctx_mu alone.  zkr__watch_trampoline is ZooKeeper's watcher thread;
+ * zkr__watch_rearm_from and zkr__watch_rearm_retry_lost (the monitor) read-hold
+ * m->zh_lock around each re-arming read, and take watch_mu, order_mu,
+ * ctx_mu or a waiter's mu inside it. */
+
 enum { ZKR__WATCH_DATA, ZKR__WATCH_EXIST, ZKR__WATCH_CHILD };
 
 enum {
   ZKR__W_PENDING,  /* the read that sets it is in flight */
   ZKR__W_ARMED,    /* live on member's session zh */
-  ZKR__W_REARMING, /* being set again on another session (watch_rearm.c) */
+  ZKR__W_REARMING, /* being set again on another session (zkr__watch_rearm_*) */
   ZKR__W_LOST,     /* its session is gone and no re-arm got through yet:
                        the monitor retries until one does */
   ZKR__W_HELD,     /* its event came (fire) and waits for the watchers of
-                       the path set before it (watch.c's ordering); no
+                       the path set before it (the registry's ordering, zkr__watch_*); no
                        registration is left on any server */
   ZKR__W_CONSUMED, /* its event was made here (a re-arm or a read that set
                        the pair again saw the change); the registration it
                        still has on zh is swallowed when it fires */
   ZKR__W_FIRED,    /* over (event delivered) while reads that set it
                        again are in flight: kept for them */
-  ZKR__W_REMOVED   /* removed by the application (watch_remove.c): never
+  ZKR__W_REMOVED   /* removed by the application (zkr__watch_remove_*): never
                        called again; freed a while later, once no event
                        ZooKeeper may have collected before can still
                        reach it */
@@ -43,8 +52,10 @@ struct zkr__watch {
   int reuses;                    /* reads in flight that set it again, under watch_mu */
   int existed;                   /* the node as the arming read saw it */
   int64_t mzxid, pzxid, czxid;   /* czxid: which incarnation of the node it saw */
+  int64_t ppzxid;                /* an exists watch on a missing node: its parent's pzxid
+                     once learned on the same session, -1 unknown */
   uint64_t id;                   /* unique in the handle: answers that may outlive the
-                     record find it by this (watch.c, watch_rearm.c) */
+                     record find it by this (zkr__watch_*, zkr__watch_rearm_*) */
   uint64_t seq;                  /* the order in which the pair was set (first armed),
                      which is the order its watchers fire in; 0 not yet */
   int fire;                      /* the event that came for it and waits its turn, 0 none */
@@ -52,7 +63,7 @@ struct zkr__watch {
   struct zkr__watch *supersedes; /* PENDING: the record of the same pair
                                     that this read sets again (held by
                                     reuses), NULL none */
-  int removing;                  /* a removal is on its way (watch_remove.c) */
+  int removing;                  /* a removal is on its way (zkr__watch_remove_*) */
   int read_pending;              /* the read that armed it has not been handed on
                                     to the application: its events wait */
   int resuming;                  /* the read that armed it is being handed on
@@ -91,7 +102,7 @@ void zkr__watch_trampoline(zhandle_t *zh, int type, int state, const char *path,
 
 void zkr__watch_free_all(struct zkr *z);
 
-/* The watch event before the new data (watch.c): a read held, and the
+/* The watch event before the new data (zkr__watch_*): a read held, and the
  * hand-on of those nothing blocks any more after records changed. */
 /* keep: called under the registry's lock when op is held (a hedged
  * read's extra hold, taken before any resume can run), or NULL. */
@@ -104,18 +115,18 @@ void zkr__watch_stats(struct zkr *z, zkr_stats_t *s);
 
 int zkr__watch_session_watchers(struct zkr *z, watcher_fn *fns, void **ctxs, int cap);
 
-/* watch_rearm.c */
+/* zkr__watch_rearm_* */
 void zkr__watch_rearm_from(struct zkr *z, int slot, zhandle_t *old);
 
-void zkr__watch_retry_lost(struct zkr *z, uint64_t now_ns);
+void zkr__watch_rearm_retry_lost(struct zkr *z, uint64_t now_ns);
 
-/* watch_remove.c */
-int zkr__remove_watches(struct zkr *z, const char *path, ZooWatcherType wtype, int all,
-                        watcher_fn watcher, void *ctx, int local, void_completion_t cb,
-                        const void *data, int direct);
+/* zkr__watch_remove_* */
+int zkr__watch_remove_watches(struct zkr *z, const char *path, ZooWatcherType wtype, int all,
+                              watcher_fn watcher, void *ctx, int local, void_completion_t cb,
+                              const void *data, int direct);
 
 void zkr__watch_remove_dropped(struct zkr *z, zhandle_t *zh);
 
-void zkr__watch_removed_gc(struct zkr *z, uint64_t now_ns);
+void zkr__watch_remove_gc(struct zkr *z, uint64_t now_ns);
 
 #endif

@@ -1,4 +1,4 @@
-/* What watch.c (the registry) shares with watch_rearm.c (re-arming after
+/* What zkr__watch_* (the registry) shares with zkr__watch_rearm_* (re-arming after
  * a session was lost): the record's life under watch_mu.  Internal to
  * those two files. */
 #ifndef ZKR_WATCH_RECORD_H
@@ -25,7 +25,8 @@ void zkr__watch_arm_locked(struct zkr *z, zkr__watch_t *w, int member, zhandle_t
 void zkr__watch_deliver_locked(zkr__watch_t *w, int type);
 void zkr__watch_remove_locked(struct zkr *z, zkr__watch_t *w);
 /* Drops the registration of w on zhandle zh on the client only. */
-void zkr__watch_unregister(struct zkr *z, zkr__watch_t *w, int slot, zhandle_t *zh, int own_thread);
+void zkr__watch_remove_unregister(struct zkr *z, zkr__watch_t *w, int slot, zhandle_t *zh,
+                                  int own_thread);
 /* Outside watch_mu, once the record is out of the registry. */
 void zkr__watch_free_record(zkr__watch_t *w);
 

@@ -3,7 +3,7 @@
  * the arguments of the zoo_ call it stands for (or returns another type)
  * fails here, not in a program that includes <zkroute/compat.h>.  Its
  * generated adapters come from <zkroute/calls.h>; the interposer's are
- * checked the same way in preload_calls.c.  No code. */
+ * checked the same way in zkr__preload_calls_*.  No code. */
 #include "zkroute.h"
 
 #include "model/strict.h"

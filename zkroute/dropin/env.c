@@ -59,13 +59,13 @@ static void env_read(void) {
   env.opts = o;
   const char *v = getenv("ZKROUTE");
   if (v && *v) {
-    int w = zkr__switch_word(v);
+    int w = zkr__options_switch_word(v);
     if (w < 0) env.off = 1;
     else if (w == 0) zkr__log_note("ignoring ZKROUTE=%s: expected on or off; routing stays on", v);
   }
   v = getenv("ZKROUTE_VERBOSE");
   if (v && *v) {
-    int w = zkr__switch_word(v);
+    int w = zkr__options_switch_word(v);
     if (w > 0) env.verbose = 1;
     else if (w == 0) zkr__log_note("ignoring ZKROUTE_VERBOSE=%s: expected on or off", v);
   }
@@ -132,12 +132,12 @@ static void write_record(zkr_t *z, const stats_rec_t *r, const char *reason) {
   struct timeval tv;
   gettimeofday(&tv, NULL);
   zkr__sb_t b = {0};
-  zkr__sb_printf(&b, "{\"schema\":1,\"pid\":%d,\"program\":", (int)getpid());
-  zkr__sb_json_str(&b, program_invocation_short_name);
-  zkr__sb_printf(&b, ",\"handle\":%u,\"hosts\":", r->seq);
-  zkr__sb_json_str(&b, r->hosts);
-  zkr__sb_printf(&b, ",\"reason\":\"%s\",\"unix_ms\":%lld,\"stats\":%s}\n", reason,
-                 (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000, js);
+  zkr__stats_json_printf(&b, "{\"schema\":1,\"pid\":%d,\"program\":", (int)getpid());
+  zkr__stats_json_str(&b, program_invocation_short_name);
+  zkr__stats_json_printf(&b, ",\"handle\":%u,\"hosts\":", r->seq);
+  zkr__stats_json_str(&b, r->hosts);
+  zkr__stats_json_printf(&b, ",\"reason\":\"%s\",\"unix_ms\":%lld,\"stats\":%s}\n", reason,
+                         (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000, js);
   free(js);
   if (b.oom) {
     free(b.p);

@@ -1,5 +1,5 @@
 /* Configuration from the environment, shared by the LD_PRELOAD interposer
- * (preload.c) and the compat header's zkr_init_env(): the ZKROUTE_*
+ * (zkr__preload_*) and the compat header's zkr_init_env(): the ZKROUTE_*
  * variables read once per process, handles created from them, and the
  * ZKROUTE_STATS records written when such a handle closes or the process
  * exits.  The JSON those records hold is written with the string builder

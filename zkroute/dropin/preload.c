@@ -6,7 +6,7 @@
  * 3.8 (the call list of <zkroute/calls.h>), so an unmodified program
  * linked against libzookeeper_mt gets routed handles.  This file owns the
  * set-up, the registry of routed handles and the entry points with more
- * to do than a zkr_ call (gen H and P in the list); preload_calls.c
+ * to do than a zkr_ call (gen H and P in the list); zkr__preload_calls_*
  * generates the others.
  *
  * - The real functions are resolved once with dlsym(RTLD_NEXT) and the
@@ -27,7 +27,7 @@
  *   frees the record when zookeeper_close finishes later on a helper
  *   thread (a close from inside a callback).
  * - A program that runs ZooKeeper's event loop itself (libzookeeper_st, or
- *   calls to zookeeper_interest/zookeeper_process: preload_detect.c) gets
+ *   calls to zookeeper_interest/zookeeper_process: zkr__preload_detect_*) gets
  *   stock handles only, said in one line.
  * - The registry lock is held across fork() and fresh in the child
  *   (pthread_atfork), so a child's first zookeeper_init never waits for a
@@ -57,7 +57,7 @@ static int pl_missing;    /* some real function could not be resolved */
 static int pl_libzkroute; /* libzkroute.so is in the process already */
 static zkr__zk_t pl_table;
 
-void zkr__pl_absent(const char *name) {
+void zkr__preload_absent(const char *name) {
   zkr__log_note("libzookeeper_mt has no %s: cannot continue", name);
   abort();
 }
@@ -181,7 +181,7 @@ static void pl_watcher(zhandle_t *zh, int type, int state, const char *path, voi
 /* ---- set-up: real functions, the library's table ---- */
 
 /* The library creates member sessions through this: ctx is the member
- * (member.c), whose handle's context is the pl_handle_t holding the log
+ * (zkr__member_*), whose handle's context is the pl_handle_t holding the log
  * callback that zookeeper_init2 or zoo_set_log_callback gave. */
 static zhandle_t *tbl_init(const char *host, watcher_fn fn, int recv_timeout,
                            const clientid_t *clientid, void *ctx, int flags) {
@@ -196,26 +196,26 @@ static void pl_setup(void) {
   /* The table's ZooKeeper fields become the real functions: the member
    * sessions' calls never come back through the entry points. */
   pl_table = zkr__zk_real;
-  pl_missing = zkr__pl_resolve(&pl_table);
+  pl_missing = zkr__preload_calls_resolve(&pl_table);
   /* zkr_init is hidden in this library: if it resolves, the program linked
    * libzkroute itself and its handles must not be routed twice. */
   pl_libzkroute = dlsym(RTLD_DEFAULT, "zkr_init") != NULL;
   if (pl_missing) return;
   pl_table.zookeeper_init = tbl_init;
-  zkr__zk_use(&pl_table);
+  zkr__zkapi_use(&pl_table);
   zkr__env_destroy_hook = pl_destroyed;
 }
 
 __attribute__((constructor)) static void pl_ctor(void) { pthread_once(&pl_once, pl_setup); }
 
-void zkr__pl_init(void) { pthread_once(&pl_once, pl_setup); }
+void zkr__preload_init(void) { pthread_once(&pl_once, pl_setup); }
 
 static pl_handle_t *routed(const void *zh) {
-  zkr__pl_init();
+  zkr__preload_init();
   return lookup(zh);
 }
 
-zkr_t *zkr__pl_routed(const void *zh) {
+zkr_t *zkr__preload_routed(const void *zh) {
   pl_handle_t *h = routed(zh);
   return h ? h->z : NULL;
 }
@@ -229,8 +229,8 @@ static const char *loop_reason;
 static char loop_buf[512];
 
 static void loop_check(void) {
-  loop_reason =
-      zkr__pl_event_loop_reason(*(void **)&zkr__pl_real.zookeeper_init, loop_buf, sizeof loop_buf);
+  loop_reason = zkr__preload_detect_event_loop_reason(*(void **)&zkr__pl_real.zookeeper_init,
+                                                      loop_buf, sizeof loop_buf);
 }
 
 /* Why a new handle goes to the stock client, or NULL to route it. */
@@ -275,7 +275,7 @@ static void pl_alias(void *arg, watcher_fn *fn, void **ctx) { pl_watcher_name(ar
 static zhandle_t *do_init(const char *host, watcher_fn fn, int recv_timeout,
                           const clientid_t *clientid, void *context, int flags,
                           log_callback_fn log_cb) {
-  zkr__pl_init();
+  zkr__preload_init();
   int warn;
   const char *why = pass_reason(host, flags, &warn);
   if (!why) {
@@ -429,7 +429,7 @@ PL_EXPORT int zoo_remove_watches(zhandle_t *zh, const char *path, ZooWatcherType
 
 /* zkroute's own codes (-1000 and below) get their text; others ZooKeeper's. */
 PL_EXPORT const char *zerror(int c) {
-  zkr__pl_init();
+  zkr__preload_init();
   if (c <= -1000 && c > -2000 && strncmp(zkr_err_name(c), "ZKR_", 4) == 0) return zkr_strerror(c);
   return REAL(zerror)(c);
 }

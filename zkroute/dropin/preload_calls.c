@@ -2,7 +2,7 @@
  * <zkroute/calls.h>, the real functions and their dlsym, and every entry
  * point that either hands a routed handle to its zkr_ call or passes the
  * call on to libzookeeper_mt.  The entry points with more to do are
- * written in preload.c (gen P and H in the list). */
+ * written in zkr__preload_* (gen P and H in the list). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 
@@ -10,7 +10,7 @@
 
 zkr__pl_real_t zkr__pl_real;
 
-int zkr__pl_resolve(zkr__zk_t *table) {
+int zkr__preload_calls_resolve(zkr__zk_t *table) {
   int missing = 0;
 #define RESOLVE(name)                                                                              \
   *(void **)&zkr__pl_real.name = dlsym(RTLD_NEXT, #name);                                          \
@@ -26,7 +26,7 @@ int zkr__pl_resolve(zkr__zk_t *table) {
 
 #define WRAP(ret, name, params, args, zkr_fn, zargs)                                               \
   PL_EXPORT ret name params {                                                                      \
-    zkr_t *z_ = zkr__pl_routed(zh);                                                                \
+    zkr_t *z_ = zkr__preload_routed(zh);                                                           \
     if (!z_) return REAL(name) args;                                                               \
     return zkr_fn zargs;                                                                           \
   }
@@ -35,7 +35,7 @@ int zkr__pl_resolve(zkr__zk_t *table) {
  * use too, so the call acts as the program expects. */
 #define PASS(ret, name, params, args, rv)                                                          \
   PL_EXPORT ret name params {                                                                      \
-    zkr__pl_init();                                                                                \
+    zkr__preload_init();                                                                           \
     rv REAL(name) args;                                                                            \
   }
 #define PASS_N_G(rv, ret, name, params, args) PASS(ret, name, params, args, rv)

@@ -109,7 +109,7 @@ static int object_cb(struct dl_phdr_info *info, size_t size, void *data) {
   return 0;
 }
 
-const char *zkr__pl_event_loop_reason(void *real_init, char *buf, size_t len) {
+const char *zkr__preload_detect_event_loop_reason(void *real_init, char *buf, size_t len) {
   Dl_info di;
   if (real_init && dladdr(real_init, &di) && di.dli_fname &&
       strncmp(base_name(di.dli_fname), "libzookeeper_st", 15) == 0)

@@ -27,7 +27,7 @@ static inline uint64_t zkr__since(uint64_t now, uint64_t then) {
 static inline uint64_t zkr__before(uint64_t now, uint64_t d) { return now > d ? now - d : 0; }
 
 /* ---- random numbers: splitmix64, a bijective 64-bit mix of a counter
- * or seed (policy.c's draws, the hedge target, selector.c's p2c) ---- */
+ * or seed (zkr__policy_* draws, the hedge target, zkr_selector_p2c) ---- */
 static inline uint64_t zkr__mix64(uint64_t x) {
   x += 0x9E3779B97F4A7C15ULL;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;

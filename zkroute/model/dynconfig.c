@@ -1,6 +1,6 @@
 /* Parser of /zookeeper/config (see dynconfig.h): strict, because the bytes
  * come from the network and a misread server list would open sessions to
- * the wrong places.  Addresses go through the host list parser (hosts.c),
+ * the wrong places.  Addresses go through the host list parser (zkr__hosts_*),
  * so a name or port means exactly what it means in a connect string. */
 #include "model/dynconfig.h"
 
@@ -179,7 +179,7 @@ static int parse_line(const char *p, const char *end, zkr__config_t *out, int *h
   return 0;
 }
 
-int zkr__config_parse(const char *buf, size_t len, zkr__config_t *out) {
+int zkr__dynconfig_parse(const char *buf, size_t len, zkr__config_t *out) {
   if (!out || (!buf && len > 0)) return ZBADARGUMENTS;
   out->n = 0;
   out->version = -1;

@@ -41,6 +41,6 @@ typedef struct zkr__config {
  * ZKR__CONFIG_MAX_LEN bytes is refused.  Returns ZOK and fills *out, or
  * ZKR_ECONFIG (out->n is then 0), or ZBADARGUMENTS for a NULL out (or NULL
  * buf with len > 0). */
-int zkr__config_parse(const char *buf, size_t len, zkr__config_t *out);
+int zkr__dynconfig_parse(const char *buf, size_t len, zkr__config_t *out);
 
 #endif

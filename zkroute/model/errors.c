@@ -1,6 +1,6 @@
 /* Names and texts: zkr_strerror() and zkr_err_name() for every code,
  * ZooKeeper's and zkroute's (generated from ZKR_ERRNO_MAP).  The names of
- * roles, policies and states are options.c's words. */
+ * roles, policies and states are the words of the options table (zkr__options_*). */
 #include "zkroute.h"
 
 const char *zkr_strerror(int code) {

@@ -1,5 +1,5 @@
 /* Hedged reads, the pure part: the adaptive delay and the load cap (see
- * hedge.h for the model; hedge_apply.c applies it to operations). */
+ * hedge.h for the model; zkr__hedger_* applies it to operations). */
 #include "model/hedge.h"
 
 #include <math.h>

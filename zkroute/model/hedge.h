@@ -1,6 +1,6 @@
 /* Hedged reads, the pure part (DESIGN.md section 7, "beyond the paper";
  * docs/hedging.md): the adaptive hedge delay and the cap on extra load.
- * No I/O, no threads, no locks (the caller, hedge_apply.c, holds its own mutex
+ * No I/O, no threads, no locks (the caller, zkr__hedger_*, holds its own mutex
  * around every call), no clock: unit tests drive it with plain numbers.
  *
  * - Delay.  For every member, the last ZKR__HEDGE_WINDOW sync+read

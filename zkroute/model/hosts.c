@@ -135,7 +135,7 @@ static int parse_entry(const char *p, const char *end, zkr__host_t *h) {
   return parse_port(colon + 1, end, &h->port);
 }
 
-int zkr__host_equal(const zkr__host_t *a, const zkr__host_t *b) {
+int zkr__hosts_equal(const zkr__host_t *a, const zkr__host_t *b) {
   struct in6_addr aa, ba;
   const char *az, *bz;
   size_t azl, bzl;
@@ -148,7 +148,7 @@ int zkr__host_equal(const zkr__host_t *a, const zkr__host_t *b) {
   return memcmp(&aa, &ba, sizeof aa) == 0 && azl == bzl && strncasecmp(az, bz, azl) == 0;
 }
 
-int zkr__host_literal(const zkr__host_t *h) {
+int zkr__hosts_literal(const zkr__host_t *h) {
   struct in_addr a;
 
   return h->ipv6 || inet_pton(AF_INET, h->name, &a) == 1;
@@ -227,7 +227,7 @@ int zkr__hosts_parse(const char *s, zkr__hostlist_t *out) {
     rc = parse_entry(es, ee, h);
     /* Stock connects to a server listed twice as to any other; one
      * session to it is enough. */
-    for (size_t i = 0; rc == ZOK && i < out->n && !dup; i++) dup = zkr__host_equal(&out->v[i], h);
+    for (size_t i = 0; rc == ZOK && i < out->n && !dup; i++) dup = zkr__hosts_equal(&out->v[i], h);
     if (rc == ZOK && !dup) out->n++;
   }
   if (rc == ZOK && slash != NULL && strcmp(slash, "/") != 0) {
@@ -257,19 +257,19 @@ int zkr__hosts_expand(zkr__hostlist_t *l, zkr__resolve_fn resolve) {
     const zkr__host_t *e = &l->v[k];
     size_t m = 1;
 
-    if (resolve == NULL || zkr__host_literal(e)) {
+    if (resolve == NULL || zkr__hosts_literal(e)) {
       got[0] = *e;
     } else {
       names++;
       m = 0;
       if (resolve(e->name, e->port, got, ZKR__HOSTS_MAX_MEMBERS + 1, &m) != ZOK)
-        m = 0; /* as stock: skipped; resolve.c tries again later */
+        m = 0; /* as stock: skipped; zkr__resolve_* tries again later */
     }
     for (size_t j = 0; j < m && rc == ZOK; j++) {
       int dup = 0;
 
       got[j].entry = (int)k;
-      for (size_t i = 0; i < n && !dup; i++) dup = zkr__host_equal(&v[i], &got[j]);
+      for (size_t i = 0; i < n && !dup; i++) dup = zkr__hosts_equal(&v[i], &got[j]);
       if (dup) continue;
       if (n == ZKR__HOSTS_MAX_MEMBERS) rc = ZKR_EHOSTS_TOO_MANY;
       else v[n++] = got[j];
@@ -290,7 +290,7 @@ int zkr__hosts_expand(zkr__hostlist_t *l, zkr__resolve_fn resolve) {
   return ZOK;
 }
 
-int zkr__host_format(const zkr__host_t *h, const char *chroot, char *buf, size_t len) {
+int zkr__hosts_format(const zkr__host_t *h, const char *chroot, char *buf, size_t len) {
   int n;
 
   if (h == NULL || buf == NULL) return -1;

@@ -1,7 +1,7 @@
 /* Host list parser: "h1:2181,h2:2181,[::1]:2181/chroot" -> entries +
  * chroot, and the expansion of the entries into member addresses through
  * a resolver function the caller passes in.  Pure code, no I/O: names are
- * resolved only by that function (the library's is resolve.c's). */
+ * resolved only by that function (the library's is zkr__resolve_addrinfo). */
 #ifndef ZKR_HOSTS_H
 #define ZKR_HOSTS_H
 
@@ -29,7 +29,7 @@ typedef struct zkr__hostlist {
   char *chroot; /* malloc'd, NULL when there is none (or it was "/") */
   /* Set by zkr__hosts_expand: the entries as parsed (malloc'd), and how
    * many of them are names the resolver was asked about (re-resolved
-   * later by resolve.c). */
+   * later by zkr__resolve_*). */
   zkr__host_t *entries;
   size_t n_entries;
   size_t n_names;
@@ -67,7 +67,7 @@ typedef int (*zkr__resolve_fn)(const char *name, int port, zkr__host_t *out, siz
 
 /* 1 when h is an address already (IPv6, or IPv4 in dotted-quad form): it
  * is used as written, never resolved. */
-int zkr__host_literal(const zkr__host_t *h);
+int zkr__hosts_literal(const zkr__host_t *h);
 
 /* Turns the parsed entries of l into member addresses, as the stock client
  * does: each name becomes every address resolve gives it, in resolve's
@@ -83,13 +83,13 @@ int zkr__hosts_expand(zkr__hostlist_t *l, zkr__resolve_fn resolve);
 /* 1 when a and b are the same member: same port and name ignoring case;
  * IPv6 addresses compare as numbers ("::1" = "0:0::1"), zones ignoring
  * case. */
-int zkr__host_equal(const zkr__host_t *a, const zkr__host_t *b);
+int zkr__hosts_equal(const zkr__host_t *a, const zkr__host_t *b);
 
 /* Formats one member as "name:port" or "[v6]:port", followed by chroot
  * when chroot is not NULL.  (libzookeeper_mt wants IPv6 bare: format a
  * copy with ipv6 = 0 for it.)  Returns the length written (excluding NUL)
  * or -1 when buf is too small. */
-int zkr__host_format(const zkr__host_t *h, const char *chroot, char *buf, size_t len);
+int zkr__hosts_format(const zkr__host_t *h, const char *chroot, char *buf, size_t len);
 
 /* An address to listen on (the metrics option): "IPV4:PORT" or
  * "[IPV6]:PORT", a numeric address and a port 1-65535, nothing else.

@@ -1,4 +1,4 @@
-/* The in-flight path set (inflight.c): the paths the handle's writes in
+/* The in-flight path set (zkr__inflight_*): the paths the handle's writes in
  * flight will change, one lookup per read (DESIGN.md section 3). */
 #ifndef ZKR_INFLIGHT_H
 #define ZKR_INFLIGHT_H

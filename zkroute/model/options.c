@@ -3,7 +3,7 @@
  * environment variables, and the resolution of zero fields to defaults.
  * Also the words: the names of every enum value (policies, consistency
  * modes, roles, session states) and the switch words, which the setter,
- * the environment (env.c), the statistics (stats_json.c) and the CLI read
+ * the environment (zkr__env_*), the statistics (zkr__stats_json_*) and the CLI read
  * from here. */
 #include <errno.h>
 #include <limits.h>
@@ -157,7 +157,7 @@ static const char *const role_names[] = {
 static const char *const on_words[] = {"on", "1", "yes", "true"};
 static const char *const off_words[] = {"off", "0", "no", "false"};
 
-int zkr__switch_word(const char *v) {
+int zkr__options_switch_word(const char *v) {
   for (int i = 0; v && i < N_WORDS(on_words); i++)
     if (strcasecmp(v, on_words[i]) == 0) return 1;
   for (int i = 0; v && i < N_WORDS(off_words); i++)
@@ -239,7 +239,8 @@ static int zone_label_ok(const char *l, size_t n) {
   return 1;
 }
 
-int zkr__zones_next(const char **s, char *addr, size_t addr_len, char *label, size_t label_len) {
+int zkr__options_zones_next(const char **s, char *addr, size_t addr_len, char *label,
+                            size_t label_len) {
   const char *p = *s;
   if (*p == '\0') return 0;
   const char *end = strchr(p, ',');
@@ -266,7 +267,7 @@ int zkr__zones_next(const char **s, char *addr, size_t addr_len, char *label, si
 static int zones_ok(const char *v) {
   char addr[ZKR__HOST_NAME_MAX + 16], label[32];
   int n = 0, addressed = 0, r;
-  while ((r = zkr__zones_next(&v, addr, sizeof addr, label, sizeof label)) == 1) {
+  while ((r = zkr__options_zones_next(&v, addr, sizeof addr, label, sizeof label)) == 1) {
     if (n++ == 0) addressed = addr[0] != '\0';
     else if (addressed != (addr[0] != '\0')) return 0;
   }
@@ -309,7 +310,7 @@ int zkr_options_set(zkr_options_t *opts, const char *key, const char *value) {
       memcpy(field, &iv, sizeof iv);
       return ZOK;
     case OPT_SWITCH:
-      if ((iv = zkr__switch_word(value)) == 0) return ZKR_EOPTION_VALUE;
+      if ((iv = zkr__options_switch_word(value)) == 0) return ZKR_EOPTION_VALUE;
       memcpy(field, &iv, sizeof iv);
       return ZOK;
     case OPT_ZONES:
@@ -362,7 +363,7 @@ int zkr__options_resolve(const zkr_options_t *in, zkr_options_t *out) {
     char *field = (char *)&o + t->offset;
     if (t->kind == OPT_ADDR) {
       /* Not refused here: a bad address is one line on stderr when the
-       * handle starts (metrics.c), and the handle runs on. */
+       * handle starts (zkr__metrics_*), and the handle runs on. */
       field[(size_t)t->max - 1] = '\0';
     } else if (t->kind == OPT_ZONES || t->kind == OPT_ZONE) {
       if (!text_ok(t->kind, field, (size_t)t->max)) return ZKR_EOPTION_VALUE;

@@ -1,4 +1,4 @@
-/* The options table's internal side (options.c): resolution of zero
+/* The options table's internal side (zkr__options_*): resolution of zero
  * fields to defaults, the switch words, the zones option's syntax. */
 #ifndef ZKR_OPTIONS_H
 #define ZKR_OPTIONS_H
@@ -10,11 +10,12 @@
 int zkr__options_resolve(const zkr_options_t *in, zkr_options_t *out);
 /* 1 for an on word (on, 1, yes, true; any case), -1 for an off word, 0
  * for anything else. */
-int zkr__switch_word(const char *v);
+int zkr__options_switch_word(const char *v);
 /* Splits the next entry of a zones string at *s ("addr=label" or "label",
  * comma-separated): copies the address part ("" in the positional form)
  * and the label, advances *s.  Returns 1 for an entry, 0 at the end, -1
  * for a syntax error. */
-int zkr__zones_next(const char **s, char *addr, size_t addr_len, char *label, size_t label_len);
+int zkr__options_zones_next(const char **s, char *addr, size_t addr_len, char *label,
+                            size_t label_len);
 
 #endif

@@ -1,4 +1,4 @@
-/* Znode paths (path.c): ZooKeeper's rules for the paths a call names,
+/* Znode paths (zkr__path_*): ZooKeeper's rules for the paths a call names,
  * checked before anything is built.  Pure. */
 #ifndef ZKR_PATH_H
 #define ZKR_PATH_H

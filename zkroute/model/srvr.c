@@ -1,6 +1,6 @@
 /* The `srvr` four-letter command, pure part: the capped reply buffer and
- * the parser of the reply of ZooKeeper 3.4 to 3.9 (srvr_fetch.c asks a
- * server over TCP; srvr_apply.c polls a handle's members).  The reply is untrusted input: the
+ * the parser of the reply of ZooKeeper 3.4 to 3.9 (zkr__srvr_fetch_* asks a
+ * server over TCP; zkr__poller_* polls a handle's members).  The reply is untrusted input: the
  * parser never reads past the length it is given (the text may hold NUL
  * bytes), and a reply it cannot vouch for yields an error, not a guess. */
 #include "model/srvr.h"

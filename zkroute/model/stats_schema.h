@@ -1,15 +1,15 @@
 /* The statistics schema: every field of the statistics once, in the order
  * of the JSON, with the Prometheus metric it becomes, if any.  Both
- * writers expand these lists - zkr_stats_json() (stats_json.c) and
- * zkr_stats_prometheus() (stats_prom.c) - and neither names a field
+ * writers expand these lists - zkr_stats_json() (zkr__stats_json_*) and
+ * zkr_stats_prometheus() (zkr__stats_prom_*) - and neither names a field
  * itself, so a field added here reaches both, and docs/stats.md (its
  * JSON rows checked by tests/lint/stats-doc.sh, its metric table generated
  * by `zkroute metrics`).
  *
  *   X(kind, path, key, value, mtype, metric, help)
  *
- * - kind: how the value is written in JSON (stats_json.c's j_<kind>) and
- *   read into a sample (stats_prom.c's p_<kind>): INT (int64), COUNT
+ * - kind: how the value is written in JSON (j_<kind>, beside zkr__stats_json_printf) and
+ *   read into a sample (p_<kind>, beside zkr__stats_prom_*): INT (int64), COUNT
  *   (uint64 that only grows), BOOL, MS (double; negative: null), HEX
  *   (int64 as "0x..."), HEX_NULL (negative: null), STR, STATE (a
  *   ZOO_*_STATE, written as its name), STATE_NULL (ZKR__STATE_NULL:

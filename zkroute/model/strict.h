@@ -1,6 +1,6 @@
 /* Conversion warnings as errors from here to the end of the file that
  * includes this, for the wrappers generated from <zkroute/calls.h>
- * (preload_calls.c, compat_check.c): a zkr_ call that stopped taking a
+ * (zkr__preload_calls_*, compat_check.c, which has no functions): a zkr_ call that stopped taking a
  * zoo_ call's arguments unchanged (or returning its type) is a build
  * error, not a silent conversion. */
 #ifndef ZKR_STRICT_H

@@ -22,32 +22,29 @@
 #include "core/handle.h"
 
 static void unlink_locked(zkr_t *z, zkr__op_t *op) {
-  if (op->ord_prev) op->ord_prev->ord_next = op->ord_next;
-  else z->ord_head = op->ord_next;
-  if (op->ord_next) op->ord_next->ord_prev = op->ord_prev;
-  else z->ord_tail = op->ord_prev;
-  op->ord_prev = op->ord_next = NULL;
+  zkr__queue_remove(&z->ord_q, &op->ord_link);
   op->app = 0;
 }
 
 /* Ready barriers at the head, unlinked, in order: the caller hands them
  * on outside the lock. */
-static int ready(const zkr__op_t *op) { return (op->barrier && op->b_ready) || op->held; }
+static int ready(const zkr__op_t *op) {
+  return (zkr__op_has(op, ZKR__OP_F_BARRIER) && op->b_ready) || op->held;
+}
 
-static zkr__op_t *pop_ready_locked(zkr_t *z) {
-  zkr__op_t *ready_list = NULL, **tail = &ready_list;
-  while (z->ord_head && ready(z->ord_head)) {
-    zkr__op_t *b = z->ord_head;
+static zkr__op_t *first_locked(const zkr_t *z) { return ZKR__OP_OF(z->ord_q.first, ord_link); }
+
+/* Moves them to *out (its link reused: they are off the order). */
+static void pop_ready_locked(zkr_t *z, zkr__queue_t *out) {
+  for (zkr__op_t *b; (b = first_locked(z)) && ready(b);) {
     unlink_locked(z, b);
-    *tail = b;
-    tail = &b->ord_next; /* reused as the list link from here on */
+    zkr__queue_push(out, &b->ord_link);
   }
-  return ready_list;
 }
 
 static void hand_on_barrier(zkr__op_t *b, int rc, const char *path) {
   zkr__result_t r = {.rc = rc, .value = path, .value_len = -1};
-  zkr__op_hand_on(b, &r); /* b->app is 0: not listed any more */
+  zkr__completion_hand_on(b, &r); /* b->app is 0: not listed any more */
   zkr__op_free(b);
 }
 
@@ -55,9 +52,9 @@ static void hand_on_barrier(zkr__op_t *b, int rc, const char *path) {
  * none could be kept), then op goes. */
 static void hand_on_held(zkr__op_t *op) {
   zkr__result_t r = {.rc = op->kept_rc ? op->kept_rc : ZKR_ENOMEM, .value_len = -1};
-  if (op->kept) r = zkr__reply_view(op->kept);
-  zkr__op_hand_on(op, &r); /* op->app is 0: not listed any more */
-  zkr__reply_free(op->kept);
+  if (op->kept) r = zkr__deliver_reply_view(op->kept);
+  zkr__completion_hand_on(op, &r); /* op->app is 0: not listed any more */
+  zkr__deliver_reply_free(op->kept);
   op->kept = NULL;
   zkr__op_free(op);
 }
@@ -75,72 +72,66 @@ static int ended_rc(const zkr_t *z) {
  * on a stock session they were queued behind those earlier requests, and
  * stock completes what is pending then with that end (a barrier with ZOK
  * after EXPIRED would say the session still served it). */
-static void hand_on_ready(zkr__op_t *list) {
-  while (list) {
-    zkr__op_t *n = list->ord_next;
-    list->ord_next = NULL;
-    int end = ended_rc(list->z);
-    if (end && list->barrier) {
-      free(list->b_path);
-      list->b_path = NULL;
-      hand_on_barrier(list, end, NULL);
-    } else if (list->barrier) {
-      hand_on_barrier(list, list->b_rc, list->b_path);
+static void hand_on_ready(zkr__queue_t *ready) {
+  for (zkr__queue_link_t *l; (l = zkr__queue_pop(ready));) {
+    zkr__op_t *op = ZKR__OP_OF(l, ord_link);
+    int end = ended_rc(op->z);
+    if (end && zkr__op_has(op, ZKR__OP_F_BARRIER)) {
+      free(op->b_path);
+      op->b_path = NULL;
+      hand_on_barrier(op, end, NULL);
+    } else if (zkr__op_has(op, ZKR__OP_F_BARRIER)) {
+      hand_on_barrier(op, op->b_rc, op->b_path);
     } else {
       if (end) {
-        zkr__reply_free(list->kept);
-        list->kept = NULL;
-        list->kept_rc = end;
+        zkr__deliver_reply_free(op->kept);
+        op->kept = NULL;
+        op->kept_rc = end;
       }
-      hand_on_held(list);
+      hand_on_held(op);
     }
-    list = n;
   }
 }
 
 /* op was accepted: it is issued now. */
-void zkr__order_add(zkr__op_t *op) {
+void zkr__barrier_add(zkr__op_t *op) {
   zkr_t *z = op->z;
   pthread_mutex_lock(&z->order_mu);
   op->app = 1;
-  op->ord_next = NULL;
-  op->ord_prev = z->ord_tail;
-  if (z->ord_tail) z->ord_tail->ord_next = op;
-  else z->ord_head = op;
-  z->ord_tail = op;
+  zkr__queue_push(&z->ord_q, &op->ord_link);
   pthread_mutex_unlock(&z->order_mu);
 }
 
 /* op's completion was handed on (or op was refused and will have none):
  * barriers it held up may go. */
-void zkr__order_done(zkr__op_t *op) {
+void zkr__barrier_done(zkr__op_t *op) {
   zkr_t *z = op->z;
   pthread_mutex_lock(&z->order_mu);
-  zkr__op_t *ready = NULL;
+  zkr__queue_t ready = {0};
   if (op->app) {
-    int was_head = z->ord_head == op;
+    int was_head = first_locked(z) == op;
     unlink_locked(z, op);
-    if (was_head) ready = pop_ready_locked(z);
+    if (was_head) pop_ready_locked(z, &ready);
   }
   pthread_mutex_unlock(&z->order_mu);
-  hand_on_ready(ready);
+  hand_on_ready(&ready);
 }
 
-void zkr__order_cancel(zkr__op_t *op) { zkr__order_done(op); }
+void zkr__barrier_cancel(zkr__op_t *op) { zkr__barrier_done(op); }
 
 /* Consistency `session`: the reply of op came (r, already through
  * op_finish).  Returns 0 when op is the oldest operation listed: the
  * caller hands it on now.  Otherwise a copy of r is kept, op belongs to
  * this file from here on, and it is handed on - then freed - by whichever
  * thread hands on the last operation before it; returns 1. */
-int zkr__order_hold(zkr__op_t *op, const zkr__result_t *r) {
+int zkr__barrier_hold(zkr__op_t *op, const zkr__result_t *r) {
   zkr_t *z = op->z;
   pthread_mutex_lock(&z->order_mu);
-  if (!op->app || z->ord_head == op) {
+  if (!op->app || first_locked(z) == op) {
     pthread_mutex_unlock(&z->order_mu);
     return 0;
   }
-  op->kept = zkr__reply_copy(op->shape, r);
+  op->kept = zkr__deliver_reply_copy(op->shape, r);
   op->held = 1;
   pthread_mutex_unlock(&z->order_mu);
   return 1;
@@ -148,15 +139,16 @@ int zkr__order_hold(zkr__op_t *op, const zkr__result_t *r) {
 
 /* The reply of barrier b came (r, already through op_finish).  b is handed
  * on now if nothing before it is listed, else when the last of those is. */
-void zkr__order_barrier(zkr__op_t *b, const zkr__result_t *r) {
+void zkr__barrier_reply(zkr__op_t *b, const zkr__result_t *r) {
   zkr_t *z = b->z;
   pthread_mutex_lock(&z->order_mu);
-  if (!b->app || z->ord_head == b) {
+  if (!b->app || first_locked(z) == b) {
     if (b->app) unlink_locked(z, b);
-    zkr__op_t *ready = pop_ready_locked(z);
+    zkr__queue_t ready = {0};
+    pop_ready_locked(z, &ready);
     pthread_mutex_unlock(&z->order_mu);
     hand_on_barrier(b, r->rc, r->value);
-    hand_on_ready(ready);
+    hand_on_ready(&ready);
     return;
   }
   b->b_rc = r->rc;

@@ -16,8 +16,8 @@
 #include "core/deliver.h"
 #include "route/dispatch.h"
 #include "core/handle.h"
-#include "route/health_apply.h"
-#include "route/hedge_apply.h"
+#include "route/pool.h"
+#include "route/hedger.h"
 #include "core/kick.h"
 #include "route/router.h"
 #include "core/watch.h"
@@ -61,10 +61,10 @@ static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
   if (op->member >= 0) {
     uint64_t now = zkr__now_ns();
     double ms = (double)zkr__since(now, op->start_ns) / 1e6;
-    zkr__health_apply_op_done(op, rc, now, ms); /* probe result, latency sample */
-    zkr__hedge_apply_op_done(op, rc, ms);       /* the hedge delay's sample */
-    zkr__member_op_done(op, rc);                /* error count, monitor kick */
-    zkr__watch_op_done(op, rc, stat);           /* the watch it set */
+    zkr__pool_op_done(op, rc, now, ms); /* probe result, latency sample */
+    zkr__hedger_op_done(op, rc, ms);    /* the hedge delay's sample */
+    zkr__member_op_done(op, rc);        /* error count, monitor kick */
+    zkr__watch_op_done(op, rc, stat);   /* the watch it set */
   }
   zkr__router_op_done(op, rc); /* in-flight paths, the fence */
   return rc;
@@ -74,118 +74,118 @@ static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
  * dips the virtual state (the session's dip hook, zkr__session_dip), then a
  * waiter is signalled here and anything else goes to the delivery thread;
  * then op leaves the issue order, which may hand on a barrier that waited
- * for it (zkr__order_done). */
-void zkr__op_hand_on(zkr__op_t *op, const zkr__result_t *r) {
+ * for it (zkr__barrier_done). */
+void zkr__completion_hand_on(zkr__op_t *op, const zkr__result_t *r) {
   zkr_t *z = op->z;
   int dipped = 0;
   if (op->app && (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT) && op->member >= 0)
     dipped = zkr__hooks_session_dip(z, op->member);
-  if (op->direct) zkr__deliver_call(op->shape, op->cb, op->data, r);
+  if (zkr__op_has(op, ZKR__OP_F_DIRECT)) zkr__deliver_call(op->shape, op->cb, op->data, r);
   else zkr__deliver_result(z, op->shape, op->cb, op->data, r);
   /* The watch it set is set in the application's eyes now: its events,
    * which waited, come after this completion. */
   if (op->watch_id) zkr__watch_read_handed_on(z, op->watch_id);
-  if (op->app) zkr__order_done(op);
+  if (op->app) zkr__barrier_done(op);
   if (op->member >= 0) zkr__hooks_session_dip_check(z, op->member, dipped);
 }
 
 /* The start of every completion: `a` is the request that completed, op
  * the operation whose application completion this reply runs, or NULL when
  * the reply is discarded (the other request of a hedged read won; see
- * hedge_apply.c).  A barrier (zkr_async, never hedged) belongs to
- * barrier.c from here on.  Last, for every operation that passed the write
+ * zkr__hedger_*).  A barrier (zkr_async, never hedged) belongs to
+ * zkr__barrier_* from here on.  Last, for every operation that passed the write
  * gate - a barrier too - the gate is released: only after the completion
  * was handed on, so that a write it lets go to another session cannot have
  * its completion handed on before this one's. */
 static void complete(zkr__op_t *a, zkr__result_t *r) {
   r->rc = op_finish(a, r->rc, r->stat);
   zkr_t *z = a->z;
-  /* Hedged reads are never gated (router.c). */
+  /* Hedged reads are never gated (zkr__router_*). */
   int gated = a->gated && a->member >= 0;
-  if (a->barrier) {
-    zkr__order_barrier(a, r); /* hands it on and frees it, now or later */
+  if (zkr__op_has(a, ZKR__OP_F_BARRIER)) {
+    zkr__barrier_reply(a, r); /* hands it on and frees it, now or later */
   } else if (!a->h_armed && a->app && zkr__watch_hold_read(a, r, NULL)) {
     /* (h_armed first: it is fixed at dispatch, while a hedged read's
-     * winning reply, on another thread, clears app - barrier.c.) */
+     * winning reply, on another thread, clears app - zkr__barrier_*.) */
     /* Its reply shows a change a watch has not fired for yet: the event
-     * comes first (watch.c resumes it, zkr__op_resume). */
-  } else if (!a->h_armed && zkr__router_fifo(z) && a->app && zkr__order_hold(a, r)) {
+     * comes first (zkr__watch_* resumes it, zkr__completion_resume). */
+  } else if (!a->h_armed && zkr__router_fifo(z) && a->app && zkr__barrier_hold(a, r)) {
     /* Consistency `session`: held back behind operations issued before it
-     * (barrier.c hands it on, and frees it). */
+     * (zkr__barrier_* hands it on, and frees it). */
   } else {
-    zkr__op_t *op = zkr__hedge_apply_claim(a, r->rc);
-    if (op && !op->probe) {
+    zkr__op_t *op = zkr__hedger_claim(a, r->rc);
+    if (op && !zkr__op_has(op, ZKR__OP_F_PROBE)) {
       /* A hedged read's winning reply is held as any other: op, the
        * primary, is kept by one more hold until it is resumed, taken
        * under the registry's lock (no resume can run before it) and only
        * when it is held. */
-      if (!(op->h_armed && op->app && zkr__watch_hold_read(op, r, zkr__hedge_apply_ref)))
-        zkr__op_hand_on(op, r);
+      if (!(op->h_armed && op->app && zkr__watch_hold_read(op, r, zkr__hedger_ref)))
+        zkr__completion_hand_on(op, r);
     }
-    if (a->is_hedge || a->h_armed) zkr__hedge_apply_release(a);
+    if (zkr__op_has(a, ZKR__OP_F_HEDGE) || a->h_armed) zkr__hedger_release(a);
     else zkr__op_free(a);
   }
-  if (gated) zkr__gate_done(z);
+  if (gated) zkr__router_gate_done(z);
 }
 
-/* A read held until a watch's event came (watch.c): its kept reply is
+/* A read held until a watch's event came (zkr__watch_*): its kept reply is
  * handed on now - behind the operations before it in consistency
  * `session` - and op goes. */
-void zkr__op_resume(zkr__op_t *op) {
+void zkr__completion_resume(zkr__op_t *op) {
   struct zkr__reply *k = op->kept;
   op->kept = NULL;
   zkr__result_t r = {.rc = op->kept_rc ? op->kept_rc : ZKR_ENOMEM, .value_len = -1};
-  if (k) r = zkr__reply_view(k);
+  if (k) r = zkr__deliver_reply_view(k);
   if (op->h_armed) {
     /* A hedged read (complete): its extra hold goes. */
-    zkr__op_hand_on(op, &r);
-    zkr__hedge_apply_release(op);
-  } else if (!(zkr__router_fifo(op->z) && zkr__order_hold(op, &r))) {
-    zkr__op_hand_on(op, &r);
+    zkr__completion_hand_on(op, &r);
+    zkr__hedger_release(op);
+  } else if (!(zkr__router_fifo(op->z) && zkr__barrier_hold(op, &r))) {
+    zkr__completion_hand_on(op, &r);
     zkr__op_free(op);
   }
-  zkr__reply_free(k);
+  zkr__deliver_reply_free(k);
 }
 
-void zkr__op_done_void(int rc, const void *data) {
+void zkr__completion_void(int rc, const void *data) {
   zkr__result_t r = {.rc = rc};
   complete((zkr__op_t *)data, &r);
 }
 
-void zkr__op_done_stat(int rc, const struct Stat *stat, const void *data) {
+void zkr__completion_stat(int rc, const struct Stat *stat, const void *data) {
   zkr__result_t r = {.rc = rc, .stat = stat};
   complete((zkr__op_t *)data, &r);
 }
 
-void zkr__op_done_data(int rc, const char *value, int value_len, const struct Stat *stat,
-                       const void *data) {
+void zkr__completion_data(int rc, const char *value, int value_len, const struct Stat *stat,
+                          const void *data) {
   zkr__result_t r = {.rc = rc, .value = value, .value_len = value_len, .stat = stat};
   complete((zkr__op_t *)data, &r);
 }
 
-void zkr__op_done_strings(int rc, const struct String_vector *strings, const struct Stat *stat,
-                          const void *data) {
+void zkr__completion_strings(int rc, const struct String_vector *strings, const struct Stat *stat,
+                             const void *data) {
   zkr__result_t r = {.rc = rc, .strings = strings, .stat = stat};
   complete((zkr__op_t *)data, &r);
 }
 
-void zkr__op_done_strings_stat(int rc, const struct String_vector *strings, const struct Stat *stat,
-                               const void *data) {
-  zkr__op_done_strings(rc, strings, stat, data);
+void zkr__completion_strings_stat(int rc, const struct String_vector *strings,
+                                  const struct Stat *stat, const void *data) {
+  zkr__completion_strings(rc, strings, stat, data);
 }
 
-void zkr__op_done_string(int rc, const char *value, const void *data) {
+void zkr__completion_string(int rc, const char *value, const void *data) {
   zkr__result_t r = {.rc = rc, .value = value};
   complete((zkr__op_t *)data, &r);
 }
 
-void zkr__op_done_string_stat(int rc, const char *value, const struct Stat *stat,
-                              const void *data) {
+void zkr__completion_string_stat(int rc, const char *value, const struct Stat *stat,
+                                 const void *data) {
   zkr__result_t r = {.rc = rc, .value = value, .stat = stat};
   complete((zkr__op_t *)data, &r);
 }
 
-void zkr__op_done_acl(int rc, struct ACL_vector *acl, struct Stat *stat, const void *data) {
+void zkr__completion_acl(int rc, struct ACL_vector *acl, struct Stat *stat, const void *data) {
   zkr__result_t r = {.rc = rc, .acl = acl, .stat = stat};
   complete((zkr__op_t *)data, &r);
 }
@@ -193,15 +193,15 @@ void zkr__op_done_acl(int rc, struct ACL_vector *acl, struct Stat *stat, const v
 /* Completes an operation that was accepted (the caller got ZOK) but can no
  * longer be sent, or was dropped by a closed zhandle: the application still
  * gets its one completion. */
-void zkr__op_complete_error(zkr__op_t *op, int rc) {
+void zkr__completion_error(zkr__op_t *op, int rc) {
   zkr__result_t r = {.rc = rc, .value_len = -1};
   complete(op, &r);
 }
 
 /* Hands on the application's completion of a read with rc and no result,
  * nothing else: for a hedged read whose held-back error became its outcome
- * (hedge_apply.c) after both requests' own bookkeeping was done. */
-void zkr__op_call_user_error(zkr__op_t *op, int rc) {
+ * (zkr__hedger_*) after both requests' own bookkeeping was done. */
+void zkr__completion_call_user_error(zkr__op_t *op, int rc) {
   zkr__result_t r = {.rc = rc, .value_len = -1};
-  zkr__op_hand_on(op, &r);
+  zkr__completion_hand_on(op, &r);
 }

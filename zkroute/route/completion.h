@@ -1,4 +1,4 @@
-/* Replies (completion.c): the completion trampolines every request
+/* Replies (zkr__completion_*): the completion trampolines every request
  * zkroute sends names, op_finish's per-part hooks, and the hand-on of the
  * application's completion (to a waiter, or the delivery thread). */
 #ifndef ZKR_COMPLETION_H
@@ -6,20 +6,31 @@
 
 #include "core/handle.h"
 
-void zkr__op_complete_error(zkr__op_t *op, int rc);
-void zkr__op_call_user_error(zkr__op_t *op, int rc);
-void zkr__op_done_void(int rc, const void *data);
-void zkr__op_done_stat(int rc, const struct Stat *stat, const void *data);
-void zkr__op_done_data(int rc, const char *value, int value_len, const struct Stat *stat,
-                       const void *data);
-void zkr__op_done_strings(int rc, const struct String_vector *strings, const struct Stat *stat,
+/* Lock notes (table in core/handle.h).  The hub of route/: the
+ * zkr__completion_void, _stat, _data, ... (one per reply shape) are
+ * ZooKeeper's completions and run on its completion thread with no
+ * library lock held.  A completion takes, one at a time
+ * and none inside another: hedger's mu, watch_mu, gate_mu (then as
+ * zkr__router_route), order_mu, out_mu, inflight's mu, m->health_mu, state_mu
+ * (the session dip), and delivery's mu to queue the application's
+ * callback, which runs later on the delivery thread, unlocked.
+ * zkr__completion_error runs the same stages, also with gate_mu held
+ * (a parked operation that failed): hence gate_mu's place first. */
+void zkr__completion_error(zkr__op_t *op, int rc);
+void zkr__completion_call_user_error(zkr__op_t *op, int rc);
+void zkr__completion_void(int rc, const void *data);
+void zkr__completion_stat(int rc, const struct Stat *stat, const void *data);
+void zkr__completion_data(int rc, const char *value, int value_len, const struct Stat *stat,
                           const void *data);
-void zkr__op_done_strings_stat(int rc, const struct String_vector *strings, const struct Stat *stat,
-                               const void *data);
-void zkr__op_done_string(int rc, const char *value, const void *data);
-void zkr__op_done_string_stat(int rc, const char *value, const struct Stat *stat, const void *data);
-void zkr__op_done_acl(int rc, struct ACL_vector *acl, struct Stat *stat, const void *data);
-void zkr__op_hand_on(zkr__op_t *op, const zkr__result_t *r);
-void zkr__op_resume(zkr__op_t *op);
+void zkr__completion_strings(int rc, const struct String_vector *strings, const struct Stat *stat,
+                             const void *data);
+void zkr__completion_strings_stat(int rc, const struct String_vector *strings,
+                                  const struct Stat *stat, const void *data);
+void zkr__completion_string(int rc, const char *value, const void *data);
+void zkr__completion_string_stat(int rc, const char *value, const struct Stat *stat,
+                                 const void *data);
+void zkr__completion_acl(int rc, struct ACL_vector *acl, struct Stat *stat, const void *data);
+void zkr__completion_hand_on(zkr__op_t *op, const zkr__result_t *r);
+void zkr__completion_resume(zkr__op_t *op);
 
 #endif

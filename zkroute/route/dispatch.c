@@ -36,7 +36,7 @@
 #include "route/dispatch.h"
 #include "core/handle.h"
 #include "core/latency.h"
-#include "route/hedge_apply.h"
+#include "route/hedger.h"
 #include "core/watch.h"
 #include "zk/zkapi.h"
 
@@ -45,10 +45,7 @@
 static void out_add(zkr__op_t *op) {
   zkr_t *z = op->z;
   pthread_mutex_lock(&z->out_mu);
-  op->out_prev = NULL;
-  op->out_next = z->out_list;
-  if (op->out_next) op->out_next->out_prev = op;
-  z->out_list = op;
+  zkr__queue_push(&z->out_q, &op->out_link);
   op->outstanding = 1;
   zkr__member_t *m = &z->members[op->member];
   if (m->outstanding++ == 0) m->progress_ns = zkr__now_ns();
@@ -56,15 +53,13 @@ static void out_add(zkr__op_t *op) {
 }
 
 static void unlink_locked(zkr_t *z, zkr__op_t *op) {
-  if (op->out_prev) op->out_prev->out_next = op->out_next;
-  else z->out_list = op->out_next;
-  if (op->out_next) op->out_next->out_prev = op->out_prev;
+  zkr__queue_remove(&z->out_q, &op->out_link);
   op->outstanding = 0;
   z->members[op->member].outstanding--;
   z->members[op->member].progress_ns = zkr__now_ns();
 }
 
-void zkr__out_remove(zkr__op_t *op) {
+void zkr__dispatch_out_remove(zkr__op_t *op) {
   zkr_t *z = op->z;
   pthread_mutex_lock(&z->out_mu);
   if (op->outstanding) unlink_locked(z, op);
@@ -92,7 +87,7 @@ static int64_t shown_on(zkr__member_t *m, zhandle_t *zh) {
   return x;
 }
 
-/* Completion's share (completion.c): op leaves the outstanding list; a
+/* Completion's share (zkr__completion_*): op leaves the outstanding list; a
  * reply's Stat shows what its session's server had applied (completion.c
  * raised the handle's high-water mark with it already), and a completion
  * without one - a write without a Stat (delete, create, multi, set_acl)
@@ -100,7 +95,7 @@ static int64_t shown_on(zkr__member_t *m, zhandle_t *zh) {
  * an ACL read - makes the next read of every member sync first in `session`
  * consistency (needs_sync): nothing says which zxid it stands for. */
 void zkr__dispatch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
-  zkr__out_remove(op);
+  zkr__dispatch_out_remove(op);
   /* An ACL read: no zxid records an ACL change (setACL raises aversion,
    * not mzxid). */
   if (rc == ZOK && stat && op->type != ZKR__OP_GET_ACL) {
@@ -109,7 +104,7 @@ void zkr__dispatch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
       if (stat->czxid > x) x = stat->czxid;
       shown(&op->z->members[op->member], op->zh, x);
     }
-  } else if (!op->probe) {
+  } else if (!zkr__op_has(op, ZKR__OP_F_PROBE)) {
     uint64_t was = atomic_fetch_add(&op->z->write_epoch, 1);
     /* The session that answered is not behind what its own answer stands
      * for: if it had synced after every completion before this one, it
@@ -125,7 +120,7 @@ void zkr__dispatch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
 /* After every member session was closed no ZooKeeper completion can run
  * any more; the operations still listed were dropped by zookeeper_close and
  * get their one completion here. */
-void zkr__op_complete_abandoned(zkr_t *z) { zkr__op_complete_dropped(z, NULL); }
+void zkr__dispatch_complete_abandoned(zkr_t *z) { zkr__dispatch_complete_dropped(z, NULL); }
 
 static void co_unqueue(zkr__op_t *op);
 
@@ -133,24 +128,22 @@ static void co_unqueue(zkr__op_t *op);
  * operations still listed as sent on zh (all of them when zh is NULL) were
  * dropped (ZOOKEEPER-2894/3868) or were waiting for a sync that will not
  * come, and get their one completion here, as ZCLOSING, which
- * completion.c turns into what the application must see (ZCLOSING only
+ * zkr__completion_* turns into what the application must see (ZCLOSING only
  * when the handle itself closes). */
-void zkr__op_complete_dropped(zkr_t *z, zhandle_t *zh) {
-  zkr__op_t *list = NULL;
+void zkr__dispatch_complete_dropped(zkr_t *z, zhandle_t *zh) {
+  zkr__queue_t list = {0};
   pthread_mutex_lock(&z->out_mu);
-  for (zkr__op_t *op = z->out_list, *n; op; op = n) {
-    n = op->out_next;
+  ZKR__QUEUE_FOREACH_SAFE(l, n, &z->out_q) {
+    zkr__op_t *op = ZKR__OP_OF(l, out_link);
     if (zh && op->zh != zh) continue;
     unlink_locked(z, op);
-    op->out_next = list;
-    list = op;
+    zkr__queue_push(&list, &op->out_link); /* oldest first */
   }
   pthread_mutex_unlock(&z->out_mu);
-  while (list) {
-    zkr__op_t *n = list->out_next;
-    co_unqueue(list);
-    zkr__op_complete_error(list, ZCLOSING);
-    list = n;
+  for (zkr__queue_link_t *l; (l = zkr__queue_pop(&list));) {
+    zkr__op_t *op = ZKR__OP_OF(l, out_link);
+    co_unqueue(op);
+    zkr__completion_error(op, ZCLOSING);
   }
 }
 
@@ -177,14 +170,15 @@ static void pre_sync_done(int rc, const char *value, const void *data) {
 }
 
 /* Linearizable reads, probes, and ordered reads sent on another session
- * than the writes they follow (router.c) are synced first; in `session`
+ * than the writes they follow (zkr__router_*) are synced first; in `session`
  * consistency, reads whose member's session has not shown what the
  * handle saw (below).  A watch re-armed after its session was lost is
- * synced too, by watch_rearm.c. */
+ * synced too, by zkr__watch_rearm_*. */
 static int needs_sync(const zkr__op_t *op, zkr__member_t *m, zhandle_t *zh) {
   int session = op->z->opts.consistency == ZKR_CONSISTENCY_SESSION;
-  if (op->probe || (op->resync && !session)) return 1;
-  if (op->is_write || (op->ordered && !op->resync) || op->type == ZKR__OP_SYNC) return 0;
+  if (zkr__op_has(op, ZKR__OP_F_PROBE) || (op->resync && !session)) return 1;
+  if (zkr__op_has(op, ZKR__OP_F_WRITE) || (op->ordered && !op->resync) || op->type == ZKR__OP_SYNC)
+    return 0;
   switch (op->z->opts.consistency) {
   case ZKR_CONSISTENCY_LINEARIZABLE: return 1;
   case ZKR_CONSISTENCY_SESSION:
@@ -213,7 +207,7 @@ static void co_sync_done(int rc, const char *value, const void *data);
 /* Plain reads share syncs; probes (which measure a sync+read), ordered
  * reads and session-mode reads keep their own. */
 static int coalescable(const zkr__op_t *op) {
-  return op->z->opts.sync_coalesce == 1 && !op->probe && !op->resync &&
+  return op->z->opts.sync_coalesce == 1 && !zkr__op_has(op, ZKR__OP_F_PROBE) && !op->resync &&
          op->z->opts.consistency == ZKR_CONSISTENCY_LINEARIZABLE;
 }
 
@@ -244,41 +238,36 @@ static void co_sync_done(int rc, const char *value, const void *data) {
   zkr__member_t *m = t->m;
   zhandle_t *zh = t->zh;
   free(t);
-  zkr__op_t *batch = NULL, *failed = NULL;
+  zkr__queue_t batch = {0}, failed = {0};
   pthread_rwlock_rdlock(&m->zh_lock);
   pthread_mutex_lock(&m->co_mu);
   if (m->co_zh == zh) {
-    batch = m->co_head;
-    m->co_head = m->co_tail = NULL;
-    for (zkr__op_t *op = batch; op; op = op->co_next) op->co_waiting = 0;
+    zkr__queue_move(&batch, &m->co_q);
+    ZKR__QUEUE_FOREACH(l, &batch) ZKR__OP_OF(l, co_link)->co_waiting = 0;
     if (m->co_inflight > 0) m->co_inflight--;
     /* Only while zh is still the member's: otherwise the waiting reads go
-     * with it (zkr__op_complete_dropped). */
-    if (batch && m->zh == zh) {
-      int src = co_send_sync(m, zh, batch->path ? batch->path : "/");
+     * with it (zkr__dispatch_complete_dropped). */
+    if (batch.first && m->zh == zh) {
+      const zkr__op_t *first = ZKR__OP_OF(batch.first, co_link);
+      int src = co_send_sync(m, zh, first->path ? first->path : "/");
       if (src == ZOK) m->co_inflight++;
-      for (zkr__op_t *op = batch, *n; op; op = n) {
-        n = op->co_next;
-        op->co_next = NULL;
+      /* Failed ones are listed newest first, as they always were. */
+      for (zkr__queue_link_t *l; (l = zkr__queue_pop(&batch));) {
+        zkr__op_t *op = ZKR__OP_OF(l, co_link);
         int with_watch = op->watch && !op->watch_unbound;
-        if (src != ZOK || send_request(op, zh, with_watch) != ZOK) {
-          op->co_next = failed;
-          failed = op;
-        }
+        if (src != ZOK || send_request(op, zh, with_watch) != ZOK)
+          zkr__queue_push_front(&failed, &op->co_link);
       }
-      batch = NULL;
     }
   }
   pthread_mutex_unlock(&m->co_mu);
   pthread_rwlock_unlock(&m->zh_lock);
-  /* Refused: completed here, once (nothing else has them). */
-  while (failed) {
-    zkr__op_t *n = failed->co_next;
-    failed->co_next = NULL;
-    if (out_take(failed)) zkr__op_complete_error(failed, ZCONNECTIONLOSS);
-    failed = n;
+  /* Refused: completed here, once (nothing else has them).  A batch left
+   * in `batch` went with its zhandle (see above), as before. */
+  for (zkr__queue_link_t *l; (l = zkr__queue_pop(&failed));) {
+    zkr__op_t *op = ZKR__OP_OF(l, co_link);
+    if (out_take(op)) zkr__completion_error(op, ZCONNECTIONLOSS);
   }
-  (void)batch;
 }
 
 /* op's zhandle was closed while it waited for a sync: off the queue. */
@@ -287,17 +276,8 @@ static void co_unqueue(zkr__op_t *op) {
   zkr__member_t *m = &op->z->members[op->member];
   pthread_mutex_lock(&m->co_mu);
   if (op->co_waiting) {
-    zkr__op_t **p = &m->co_head, *prev = NULL;
-    while (*p && *p != op) {
-      prev = *p;
-      p = &(*p)->co_next;
-    }
-    if (*p) {
-      *p = op->co_next;
-      if (m->co_tail == op) m->co_tail = prev;
-    }
+    zkr__queue_remove(&m->co_q, &op->co_link);
     op->co_waiting = 0;
-    op->co_next = NULL;
   }
   pthread_mutex_unlock(&m->co_mu);
 }
@@ -311,16 +291,14 @@ static int co_dispatch(zkr__op_t *op, zkr__member_t *m, zhandle_t *zh, int with_
     /* A new zhandle: whatever waited for the old one's sync goes with it. */
     m->co_zh = zh;
     m->co_inflight = 0;
-    m->co_head = m->co_tail = NULL;
+    for (zkr__queue_link_t *l; (l = zkr__queue_pop(&m->co_q));)
+      ZKR__OP_OF(l, co_link)->co_waiting = 0;
   }
   /* Reads wait only behind a full pipeline; once some wait, the next
    * completion sends them all, so a newcomer joins them. */
-  if (m->co_head || m->co_inflight >= op->z->opts.sync_coalesce_depth) {
-    op->co_next = NULL;
+  if (!zkr__queue_empty(&m->co_q) || m->co_inflight >= op->z->opts.sync_coalesce_depth) {
     op->co_waiting = 1;
-    if (m->co_tail) m->co_tail->co_next = op;
-    else m->co_head = op;
-    m->co_tail = op;
+    zkr__queue_push(&m->co_q, &op->co_link);
     m->coalesced++;
     rc = ZOK;
   } else {
@@ -336,38 +314,38 @@ static int co_dispatch(zkr__op_t *op, zkr__member_t *m, zhandle_t *zh, int with_
 
 static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch) {
   const char *p = op->path;
-  const struct ACL_vector *acl = op->has_acl ? &op->acl : NULL;
+  const struct ACL_vector *acl = zkr__op_has(op, ZKR__OP_F_HAS_ACL) ? &op->acl : NULL;
   watcher_fn wf = with_watch ? zkr__watch_trampoline : NULL;
   void *wc = with_watch ? op->watch : NULL;
   switch (op->type) {
   case ZKR__OP_CREATE:
-    if (op->create2)
+    if (zkr__op_has(op, ZKR__OP_F_CREATE2))
       return zkr__zk->zoo_acreate2_ttl(zh, p, op->value, op->valuelen, acl, op->mode, op->ttl,
-                                       zkr__op_done_string_stat, op);
+                                       zkr__completion_string_stat, op);
     return zkr__zk->zoo_acreate_ttl(zh, p, op->value, op->valuelen, acl, op->mode, op->ttl,
-                                    zkr__op_done_string, op);
-  case ZKR__OP_DELETE: return zkr__zk->zoo_adelete(zh, p, op->version, zkr__op_done_void, op);
+                                    zkr__completion_string, op);
+  case ZKR__OP_DELETE: return zkr__zk->zoo_adelete(zh, p, op->version, zkr__completion_void, op);
   case ZKR__OP_SET:
-    return zkr__zk->zoo_aset(zh, p, op->value, op->valuelen, op->version, zkr__op_done_stat, op);
+    return zkr__zk->zoo_aset(zh, p, op->value, op->valuelen, op->version, zkr__completion_stat, op);
   case ZKR__OP_SET_ACL:
-    return zkr__zk->zoo_aset_acl(zh, p, op->version, &op->acl, zkr__op_done_void, op);
+    return zkr__zk->zoo_aset_acl(zh, p, op->version, &op->acl, zkr__completion_void, op);
   case ZKR__OP_MULTI:
     return zkr__zk->zoo_amulti(zh, op->multi_count, op->multi_ops, op->multi_results,
-                               zkr__op_done_void, op);
-  case ZKR__OP_EXISTS: return zkr__zk->zoo_awexists(zh, p, wf, wc, zkr__op_done_stat, op);
-  case ZKR__OP_GET: return zkr__zk->zoo_awget(zh, p, wf, wc, zkr__op_done_data, op);
+                               zkr__completion_void, op);
+  case ZKR__OP_EXISTS: return zkr__zk->zoo_awexists(zh, p, wf, wc, zkr__completion_stat, op);
+  case ZKR__OP_GET: return zkr__zk->zoo_awget(zh, p, wf, wc, zkr__completion_data, op);
   case ZKR__OP_GET_CHILDREN:
     /* Sent as get_children2: the Stat lets a child watch be re-armed with
-     * a comparison (watch_rearm.c); the application gets no Stat. */
-    return zkr__zk->zoo_awget_children2(zh, p, wf, wc, zkr__op_done_strings, op);
+     * a comparison (zkr__watch_rearm_*); the application gets no Stat. */
+    return zkr__zk->zoo_awget_children2(zh, p, wf, wc, zkr__completion_strings, op);
   case ZKR__OP_GET_CHILDREN2:
-    return zkr__zk->zoo_awget_children2(zh, p, wf, wc, zkr__op_done_strings_stat, op);
-  case ZKR__OP_GET_ACL: return zkr__zk->zoo_aget_acl(zh, p, zkr__op_done_acl, op);
-  case ZKR__OP_SYNC: return zkr__zk->zoo_async(zh, p, zkr__op_done_string, op);
+    return zkr__zk->zoo_awget_children2(zh, p, wf, wc, zkr__completion_strings_stat, op);
+  case ZKR__OP_GET_ACL: return zkr__zk->zoo_aget_acl(zh, p, zkr__completion_acl, op);
+  case ZKR__OP_SYNC: return zkr__zk->zoo_async(zh, p, zkr__completion_string, op);
   case ZKR__OP_RECONFIG:
     if (!zkr__zk->zoo_areconfig) return ZUNIMPLEMENTED;
     return zkr__zk->zoo_areconfig(zh, op->joining, op->leaving, op->members, op->ttl,
-                                  zkr__op_done_data, op);
+                                  zkr__completion_data, op);
   }
   return ZBADARGUMENTS;
 }
@@ -375,18 +353,19 @@ static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch) {
 /* Hands op to member m.  Returns ZOK (the completion will run) or the
  * error zoo_a* returned (it will not; op still belongs to the caller and is
  * on no list). */
-int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
+int zkr__dispatch(zkr__op_t *op, zkr__member_t *m) {
   int rc;
   /* Read before sending: once ZooKeeper has op, its completion may run on
    * another thread and free it before send_request even returns - op->z
    * included (it_history under ASan: a read's completion freed it before
    * a field was set through it). */
   zkr_t *z = op->z;
-  int is_write = op->is_write;
-  int is_read = !is_write && op->type != ZKR__OP_SYNC && !op->probe && !op->is_hedge;
-  int is_hedge = op->is_hedge;
+  int is_write = zkr__op_has(op, ZKR__OP_F_WRITE);
+  int is_read = !is_write && op->type != ZKR__OP_SYNC && !zkr__op_has(op, ZKR__OP_F_PROBE) &&
+                !zkr__op_has(op, ZKR__OP_F_HEDGE);
+  int is_hedge = zkr__op_has(op, ZKR__OP_F_HEDGE);
   /* A hedgeable read is held by its reply and by its entry in the hedge
-   * queue (hedge_apply.c): its completion cannot free it while it is queued. */
+   * queue (zkr__hedger_*): its completion cannot free it while it is queued. */
   int hedged = op->hedge_ok && z->hedger;
   if (hedged) {
     op->h_armed = 1;
@@ -404,7 +383,8 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
     /* A watch set again by a pinned read registers on the session that
      * holds it; if that session was replaced meanwhile, the record is
      * being re-armed elsewhere and this read only reads. */
-    int with_watch = op->watch && (!op->watch_reused || zkr__watch_reuse_bound(op->watch, zh));
+    int with_watch = op->watch && (!zkr__op_has(op, ZKR__OP_F_WATCH_REUSED) ||
+                                   zkr__watch_reuse_bound(op->watch, zh));
     op->watch_unbound = op->watch && !with_watch;
     /* Listed before ZooKeeper has it: its completion may run at once. */
     out_add(op);
@@ -434,14 +414,14 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
     }
     /* Unlisted while zh cannot be closed (the read lock is held), so a
      * refused request is never also completed as dropped. */
-    if (rc != ZOK) zkr__out_remove(op);
+    if (rc != ZOK) zkr__dispatch_out_remove(op);
   }
   pthread_rwlock_unlock(&m->zh_lock);
   if (rc == ZOK) {
     if (is_write) m->writes++;
     else if (is_read) m->reads++;
     else if (is_hedge) m->hedges++;
-    if (hedged) zkr__hedge_apply_sent(op);
+    if (hedged) zkr__hedger_sent(op);
   } else {
     op->member = -1;
     op->zh = NULL;
@@ -452,12 +432,12 @@ int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m) {
 }
 
 /* Sends a health probe, a sync+exists of "/" on m's own session; its
- * completion goes to zkr__health_apply_probe_result.  Returns ZOK or the error. */
-int zkr__probe(zkr__member_t *m) {
+ * completion goes to zkr__pool_probe_result.  Returns ZOK or the error. */
+int zkr__dispatch_probe(zkr__member_t *m) {
   zkr__op_t *op = zkr__op_new(m->z, ZKR__OP_EXISTS, "/");
   if (!op) return ZKR_ENOMEM;
-  op->probe = 1;
-  int rc = zkr__op_dispatch(op, m);
+  zkr__op_set(op, ZKR__OP_F_PROBE, 1);
+  int rc = zkr__dispatch(op, m);
   if (rc != ZOK) zkr__op_free(op);
   return rc;
 }

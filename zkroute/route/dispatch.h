@@ -1,4 +1,4 @@
-/* Handing an operation to a member session (dispatch.c): the pipelined
+/* Handing an operation to a member session (zkr__dispatch_*): the pipelined
  * pre-sync and its coalescing, the send, the outstanding list that close
  * completes, probes, and completion's share (outstanding list, write
  * epoch). */
@@ -7,11 +7,21 @@
 
 #include "core/handle.h"
 
-int zkr__op_dispatch(zkr__op_t *op, zkr__member_t *m);
-int zkr__probe(zkr__member_t *m);
-void zkr__out_remove(zkr__op_t *op);
+/* Lock notes (table in core/handle.h). */
+
+/* The routing thread, often with gate_mu held.  @locks m->zh_lock (read),
+ * inside it m->co_mu, out_mu, watch_mu (a reused watch), and the hedger's
+ * mu after the send; calls zoo_a* with m->zh_lock read-held. */
+int zkr__dispatch(zkr__op_t *op, zkr__member_t *m);
+/* The monitor.  @locks as zkr__dispatch. */
+int zkr__dispatch_probe(zkr__member_t *m);
+/* A completion's thread.  @locks out_mu. */
+void zkr__dispatch_out_remove(zkr__op_t *op);
 void zkr__dispatch_op_done(zkr__op_t *op, int rc, const struct Stat *stat);
-void zkr__op_complete_abandoned(struct zkr *z);
-void zkr__op_complete_dropped(struct zkr *z, zhandle_t *zh);
+/* Close or the monitor, after zookeeper_close returned (no ZooKeeper
+ * thread of that zhandle runs).  @locks out_mu, then m->co_mu; completes
+ * what it took off without either. */
+void zkr__dispatch_complete_abandoned(struct zkr *z);
+void zkr__dispatch_complete_dropped(struct zkr *z, zhandle_t *zh);
 
 #endif

@@ -18,7 +18,7 @@
  *   (the write it follows completed, so the sync's server sees it).  Every
  *   other read is a sync+read on the member the policy picks.
  * - A read that is neither pinned nor ordered, has no watch and runs under
- *   hybrid may be hedged (hedge_apply.c): its dispatch queues it for a second
+ *   hybrid may be hedged (hedger.c): its dispatch queues it for a second
  *   sync+read on another pool member if no reply comes in time.
  * - A write whose outcome is unknown (ZCONNECTIONLOSS, ZOPERATIONTIMEOUT)
  *   raises the fence: a late copy of it, still in its session's socket, a
@@ -35,7 +35,7 @@
 #include "route/completion.h"
 #include "route/dispatch.h"
 #include "core/handle.h"
-#include "route/hedge_apply.h"
+#include "route/hedger.h"
 #include "model/inflight.h"
 #include "core/policy.h"
 #include "route/router.h"
@@ -101,7 +101,7 @@ enum { PARK = 1 };
  * session-scoped write (none yet, or not connected: it waits), else the
  * write member the policy names. */
 static int gate_target(zkr_t *z, const zkr__op_t *op) {
-  if (!op->owner_op) return zkr__policy_write_member(z);
+  if (!zkr__op_has(op, ZKR__OP_F_OWNER)) return zkr__policy_write_member(z);
   int o = z->owner;
   return o >= 0 && zkr__member_holds_session(&z->members[o]) ? o : -1;
 }
@@ -153,15 +153,16 @@ static int try_send(zkr_t *z, zkr__op_t *op) {
   /* Nothing completes before the virtual session is established. */
   if (!z->established) return PARK;
   if (!op->gated) {
-    target = op->is_write ? zkr__policy_write_member(z) : zkr__policy_read_member(z);
+    target =
+        zkr__op_has(op, ZKR__OP_F_WRITE) ? zkr__policy_write_member(z) : zkr__policy_read_member(z);
     if (target < 0) return PARK;
     /* Counted before it is sent: its completion may run at once. */
-    int counted = !op->is_write && zkr__router_fifo(z);
+    int counted = !zkr__op_has(op, ZKR__OP_F_WRITE) && zkr__router_fifo(z);
     if (counted) {
       op->fifo_read = 1;
       z->reads_out++;
     }
-    int rc = sent_or_park(zkr__op_dispatch(op, &z->members[target]));
+    int rc = sent_or_park(zkr__dispatch(op, &z->members[target]));
     if (rc != ZOK && counted) {
       op->fifo_read = 0;
       z->reads_out--;
@@ -170,17 +171,18 @@ static int try_send(zkr_t *z, zkr__op_t *op) {
   }
   target = gate_target(z, op);
   /* Only read-only servers answer: a write is refused, as they refuse it. */
-  if (target < 0 && op->is_write && z->vstate == ZOO_READONLY_STATE) return ZNOTREADONLY;
+  if (target < 0 && zkr__op_has(op, ZKR__OP_F_WRITE) && z->vstate == ZOO_READONLY_STATE)
+    return ZNOTREADONLY;
   if (target < 0 || fenced(z, target)) return PARK;
   /* FIFO: a write waits for the reads issued before it. */
-  if (op->is_write && z->reads_out > 0 && zkr__router_fifo(z)) return PARK;
+  if (zkr__op_has(op, ZKR__OP_F_WRITE) && z->reads_out > 0 && zkr__router_fifo(z)) return PARK;
   if (z->gate_cur != target) {
     if (z->gate_inflight > 0) return PARK; /* old session still draining */
     z->gate_cur = target;
     if (op->ordered) op->resync = 1;
   }
   if (op->ordered && op->parked) op->resync = 1;
-  int rc = sent_or_park(zkr__op_dispatch(op, &z->members[target]));
+  int rc = sent_or_park(zkr__dispatch(op, &z->members[target]));
   if (rc == ZOK) z->gate_inflight++;
   return rc;
 }
@@ -188,19 +190,10 @@ static int try_send(zkr_t *z, zkr__op_t *op) {
 static void park(zkr_t *z, zkr__op_t *op) {
   op->start_ns = zkr__now_ns();
   op->parked = 1;
-  op->next = NULL;
-  if (z->gate_tail) z->gate_tail->next = op;
-  else z->gate_head = op;
-  z->gate_tail = op;
+  zkr__queue_push(&z->gate_q, &op->gate_link);
 }
 
-static zkr__op_t *pop(zkr_t *z) {
-  zkr__op_t *op = z->gate_head;
-  z->gate_head = op->next;
-  if (!z->gate_head) z->gate_tail = NULL;
-  op->next = NULL;
-  return op;
-}
+static zkr__op_t *pop(zkr_t *z) { return ZKR__OP_OF(zkr__queue_pop(&z->gate_q), gate_link); }
 
 /* Completion's share (completion.c): the write's paths leave the
  * in-flight set, and a gated write whose outcome is unknown raises the
@@ -213,7 +206,8 @@ void zkr__router_op_done(zkr__op_t *op, int rc) {
     op->fifo_read = op->fifo_write = 0;
     zkr__router_fifo_done(z, w);
   }
-  if (!op->is_write || !op->gated || !op->zh || (rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT))
+  if (!zkr__op_has(op, ZKR__OP_F_WRITE) || !op->gated || !op->zh ||
+      (rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT))
     return;
   /* The session's id, if the member learned it for this zhandle. */
   zkr__member_t *m = &z->members[op->member];
@@ -240,7 +234,7 @@ void zkr__router_fifo_done(zkr_t *z, int write) {
     z->writes_out--;
     return;
   }
-  if (atomic_fetch_sub(&z->reads_out, 1) == 1) zkr__gate_flush(z);
+  if (atomic_fetch_sub(&z->reads_out, 1) == 1) zkr__router_gate_flush(z);
 }
 
 /* Lowers the fence if it stands on zh (any zh when zh is NULL); parked
@@ -250,13 +244,13 @@ static void fence_lower(zkr_t *z, zhandle_t *zh) {
   int was = z->fence_zh && (!zh || z->fence_zh == zh);
   if (was) z->fence_zh = NULL;
   pthread_mutex_unlock(&z->gate_mu);
-  if (was) zkr__gate_flush(z);
+  if (was) zkr__router_gate_flush(z);
 }
 
 /* A member zhandle's session event (member.c): a fenced session that
  * reconnected refuses its old connection's late requests from now on; one
  * that expired applies nothing any more. */
-void zkr__gate_session_event(zkr_t *z, zhandle_t *zh, int state) {
+void zkr__router_gate_session_event(zkr_t *z, zhandle_t *zh, int state) {
   if (state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE ||
       state == ZOO_EXPIRED_SESSION_STATE)
     fence_lower(z, zh);
@@ -265,7 +259,7 @@ void zkr__gate_session_event(zkr_t *z, zhandle_t *zh, int state) {
 /* The fenced session was re-attached elsewhere, on member slot `slot`
  * (rescue.c): the new zhandle carries the fence now; it falls when that
  * one connects. */
-void zkr__gate_fence_moved(zkr_t *z, zhandle_t *from, zhandle_t *to, int slot) {
+void zkr__router_gate_fence_moved(zkr_t *z, zhandle_t *from, zhandle_t *to, int slot) {
   pthread_mutex_lock(&z->gate_mu);
   if (z->fence_zh == from && to) {
     z->fence_zh = to;
@@ -276,7 +270,7 @@ void zkr__gate_fence_moved(zkr_t *z, zhandle_t *from, zhandle_t *to, int slot) {
 
 /* The fence's zhandle, slot and session, or NULL (for the monitor's
  * rescue). */
-zhandle_t *zkr__gate_fence(zkr_t *z, int *slot, clientid_t *cid) {
+zhandle_t *zkr__router_gate_fence(zkr_t *z, int *slot, clientid_t *cid) {
   pthread_mutex_lock(&z->gate_mu);
   zhandle_t *zh = z->fence_zh;
   *slot = z->fence_slot;
@@ -288,7 +282,7 @@ zhandle_t *zkr__gate_fence(zkr_t *z, int *slot, clientid_t *cid) {
 /* The monitor's turn: the servers have expired a session not heard from
  * for its timeout (rounded up to their tick, at most half of it), so once
  * that passed since the loss, no late copy can be applied. */
-void zkr__gate_fence_tick(zkr_t *z, uint64_t now) {
+void zkr__router_gate_fence_tick(zkr_t *z, uint64_t now) {
   pthread_mutex_lock(&z->gate_mu);
   int t = z->negotiated_ms > z->recv_timeout ? z->negotiated_ms : z->recv_timeout;
   uint64_t bound = (uint64_t)t * 3 / 2 * 1000000u;
@@ -297,16 +291,16 @@ void zkr__gate_fence_tick(zkr_t *z, uint64_t now) {
   if (over) fence_lower(z, NULL);
 }
 
-int zkr__route(zkr__op_t *op) {
+int zkr__router_route(zkr__op_t *op) {
   zkr_t *z = op->z;
   /* round_robin and boltzmann spread writes over all members on purpose:
    * no write gate, so their writes keep no order across members. */
   int rr = z->opts.policy == ZKR_POLICY_ROUND_ROBIN || z->opts.policy == ZKR_POLICY_BOLTZMANN;
   int rc;
-  if (op->is_write) {
+  if (zkr__op_has(op, ZKR__OP_F_WRITE)) {
     if ((rc = track_write(op)) != ZOK) goto undo;
     /* Session-scoped writes go to the owner whatever the policy. */
-    op->gated = !rr || op->owner_op;
+    op->gated = !rr || zkr__op_has(op, ZKR__OP_F_OWNER);
     if (zkr__router_fifo(z)) {
       op->fifo_write = 1;
       z->writes_out++;
@@ -320,13 +314,13 @@ int zkr__route(zkr__op_t *op) {
        * only when no write of this handle to the path is in flight.  Its
        * zhandle detached meanwhile: the record is being re-armed
        * elsewhere, and this read is routed as any other (it sets the watch
-       * on no other session: zkr__op_dispatch). */
+       * on no other session: zkr__dispatch). */
       int counted = zkr__router_fifo(z);
       if (counted) {
         op->fifo_read = 1;
         z->reads_out++;
       }
-      rc = zkr__op_dispatch(op, &z->members[op->pin]);
+      rc = zkr__dispatch(op, &z->members[op->pin]);
       if (rc == ZOK) return rc;
       if (counted) {
         op->fifo_read = 0;
@@ -336,19 +330,21 @@ int zkr__route(zkr__op_t *op) {
       op->pin = -1;
     }
     if (!rr && (behind || reads_inflight_path(op))) op->ordered = op->gated = 1;
-    else op->hedge_ok = zkr__hedge_apply_eligible(op);
+    else op->hedge_ok = zkr__hedger_eligible(op);
   }
   pthread_mutex_lock(&z->gate_mu);
   if (z->closing) {
     rc = ZKR_ECLOSING;
-  } else if (op->is_write && !z->gate_head && z->gate_inflight == 0 && writes_fenced(z)) {
+  } else if (zkr__op_has(op, ZKR__OP_F_WRITE) && zkr__queue_empty(&z->gate_q) &&
+             z->gate_inflight == 0 && writes_fenced(z)) {
     /* Accepted and failed, as a stock session fails a write it cannot
      * send: its completion comes, with ZCONNECTIONLOSS. */
-    zkr__op_complete_error(op, ZCONNECTIONLOSS);
+    zkr__completion_error(op, ZCONNECTIONLOSS);
     rc = ZOK;
-  } else if (op->gated && (z->gate_head || (op->is_write && writes_fenced(z)))) {
+  } else if (op->gated && (!zkr__queue_empty(&z->gate_q) ||
+                           (zkr__op_has(op, ZKR__OP_F_WRITE) && writes_fenced(z)))) {
     /* Behind earlier parked writes (FIFO), or fenced behind gated ones in
-     * flight: it fails once they completed (zkr__gate_flush). */
+     * flight: it fails once they completed (zkr__router_gate_flush). */
     park(z, op);
     rc = ZOK;
   } else {
@@ -377,12 +373,12 @@ undo:
  * sticky: asking it for a member here, on a poll that may come before its
  * member's session connected, would move it for good to whichever member
  * connected first. */
-void zkr__gate_adopt_leader(zkr_t *z) {
+void zkr__router_gate_adopt_leader(zkr_t *z) {
   if (z->opts.policy == ZKR_POLICY_ROUND_ROBIN || z->opts.policy == ZKR_POLICY_BOLTZMANN ||
       z->opts.policy == ZKR_POLICY_STICKY)
     return;
   pthread_mutex_lock(&z->gate_mu);
-  if (z->gate_inflight == 0 && !z->gate_head && !z->closing) {
+  if (z->gate_inflight == 0 && zkr__queue_empty(&z->gate_q) && !z->closing) {
     int target = zkr__policy_write_member(z);
     if (target >= 0) z->gate_cur = target;
   }
@@ -390,7 +386,7 @@ void zkr__gate_adopt_leader(zkr_t *z) {
 }
 
 /* The write session's member, -1 none; for readers outside the gate. */
-int zkr__gate_current(zkr_t *z) {
+int zkr__router_gate_current(zkr_t *z) {
   pthread_mutex_lock(&z->gate_mu);
   int w = z->gate_cur;
   pthread_mutex_unlock(&z->gate_mu);
@@ -402,7 +398,7 @@ static int hopeless(zkr_t *z, const zkr__op_t *op) {
   if (z->closing) return ZCLOSING;
   if (z->expired) return ZSESSIONEXPIRED;
   if (z->auth_failed) return ZAUTHFAILED;
-  if (op->is_write && writes_fenced(z)) return ZCONNECTIONLOSS;
+  if (zkr__op_has(op, ZKR__OP_F_WRITE) && writes_fenced(z)) return ZCONNECTIONLOSS;
   return ZOK;
 }
 
@@ -411,24 +407,22 @@ static int hopeless(zkr_t *z, const zkr__op_t *op) {
  * operation can be sent (and complete) before it.  Nor before an earlier
  * one: every gated operation in flight was issued before the parked ones
  * (once one parks, the later ones park behind it), so a failure waits
- * until they completed (zkr__gate_done flushes again), as a stock session
+ * until they completed (zkr__router_gate_done flushes again), as a stock session
  * completes its requests in issue order, failures too. */
-void zkr__gate_flush(zkr_t *z) {
+void zkr__router_gate_flush(zkr_t *z) {
   pthread_mutex_lock(&z->gate_mu);
-  while (z->gate_head) {
-    int rc = hopeless(z, z->gate_head);
+  while (!zkr__queue_empty(&z->gate_q)) {
+    int rc = hopeless(z, ZKR__OP_OF(z->gate_q.first, gate_link));
     if (rc != ZOK && z->gate_inflight > 0) break;
     /* Out of the queue before it is sent: once ZooKeeper has it, its
      * completion may run on another thread and free it. */
     zkr__op_t *op = pop(z);
     if (rc == ZOK) rc = try_send(z, op);
     if (rc == PARK) {
-      op->next = z->gate_head;
-      z->gate_head = op;
-      if (!z->gate_tail) z->gate_tail = op;
+      zkr__queue_push_front(&z->gate_q, &op->gate_link);
       break;
     }
-    if (rc != ZOK) zkr__op_complete_error(op, rc);
+    if (rc != ZOK) zkr__completion_error(op, rc);
   }
   pthread_mutex_unlock(&z->gate_mu);
 }
@@ -436,35 +430,36 @@ void zkr__gate_flush(zkr_t *z) {
 /* The handle closes and no ZooKeeper thread runs any more (every member
  * zhandle closed, what they dropped completed): nothing gated is in
  * flight, and what is still parked fails now, in order (ZCLOSING). */
-void zkr__gate_close(zkr_t *z) {
+void zkr__router_gate_close(zkr_t *z) {
   pthread_mutex_lock(&z->gate_mu);
   z->gate_inflight = 0;
   pthread_mutex_unlock(&z->gate_mu);
-  zkr__gate_flush(z);
+  zkr__router_gate_flush(z);
 }
 
 /* A gated operation completed: the last one of a draining session lets the
  * parked operations go to the new one. */
-void zkr__gate_done(zkr_t *z) {
+void zkr__router_gate_done(zkr_t *z) {
   pthread_mutex_lock(&z->gate_mu);
-  int flush = --z->gate_inflight == 0 && z->gate_head;
+  int flush = --z->gate_inflight == 0 && !zkr__queue_empty(&z->gate_q);
   pthread_mutex_unlock(&z->gate_mu);
-  if (flush) zkr__gate_flush(z);
+  if (flush) zkr__router_gate_flush(z);
 }
 
 /* Fails operations parked since before older_than_ns: no member could
  * take them within the session timeout (the stock client gives up then).
  * Completed under the gate, in order, like any failure of a parked one. */
-void zkr__gate_expire(zkr_t *z, uint64_t older_than_ns) {
+void zkr__router_gate_expire(zkr_t *z, uint64_t older_than_ns) {
   pthread_mutex_lock(&z->gate_mu);
-  while (z->gate_inflight == 0 && z->gate_head && z->gate_head->start_ns < older_than_ns)
-    zkr__op_complete_error(pop(z), ZCONNECTIONLOSS);
+  while (z->gate_inflight == 0 && !zkr__queue_empty(&z->gate_q) &&
+         ZKR__OP_OF(z->gate_q.first, gate_link)->start_ns < older_than_ns)
+    zkr__completion_error(pop(z), ZCONNECTIONLOSS);
   pthread_mutex_unlock(&z->gate_mu);
 }
 
 /* The layers below call these through the handle (hooks.h). */
 const zkr__route_hooks_t zkr__router_hooks = {
-    .gate_flush = zkr__gate_flush,
-    .gate_session_event = zkr__gate_session_event,
-    .resume = zkr__op_resume,
+    .gate_flush = zkr__router_gate_flush,
+    .gate_session_event = zkr__router_gate_session_event,
+    .resume = zkr__completion_resume,
 };

@@ -70,7 +70,7 @@ static void rearmed(rearm_t *a, int rc, const struct Stat *st) {
     /* Removed by the application while this was on its way: whatever it
      * set goes, and nothing is delivered. */
     w->removing = 0;
-    if (set) zkr__watch_unregister(z, w, w->member, w->zh, 1);
+    if (set) zkr__watch_remove_unregister(z, w, w->member, w->zh, 1);
     zkr__watch_remove_locked(z, w);
     pthread_mutex_unlock(&z->watch_mu);
     return;
@@ -232,8 +232,8 @@ void zkr__watch_rearm_from(zkr_t *z, int slot, zhandle_t *old) {
 }
 
 /* The monitor's turn: every RETRY_MS, lost records try again. */
-void zkr__watch_retry_lost(zkr_t *z, uint64_t now) {
-  zkr__watch_removed_gc(z, now);
+void zkr__watch_rearm_retry_lost(zkr_t *z, uint64_t now) {
+  zkr__watch_remove_gc(z, now);
   if (z->watch_lost <= 0 || now < z->watch_retry_ns) return;
   z->watch_retry_ns = now + (uint64_t)RETRY_MS * 1000000u;
   pthread_mutex_lock(&z->watch_mu);

@@ -1,4 +1,4 @@
-/* Removing watches (zoo_remove_watches and friends, issue 12): through the
+/* Removing watches (zoo_remove_watches and friends): through the
  * watch registry, on the member session that holds each watch, with the
  * stock return codes.
  *
@@ -49,7 +49,7 @@ typedef struct {
   void_completion_t cb;
   const void *data;
   int direct;
-  /* Its place in the handle's issue order (barrier.c): a zkr_async issued
+  /* Its place in the handle's issue order (zkr__barrier_*): a zkr_async issued
    * after it completes after it, as on one stock session. */
   zkr__op_t *order;
   int pending; /* requests in flight + 1 while sending; under watch_mu */
@@ -79,7 +79,8 @@ void zkr__watch_remove_locked(zkr_t *z, zkr__watch_t *w) {
 /* own_thread: called on zh's own completion thread, where zh cannot be
  * closed under the call (zookeeper_close joins that thread), so without
  * the slot's lock; else under it (never with watch_mu held). */
-void zkr__watch_unregister(zkr_t *z, zkr__watch_t *w, int slot, zhandle_t *zh, int own_thread) {
+void zkr__watch_remove_unregister(zkr_t *z, zkr__watch_t *w, int slot, zhandle_t *zh,
+                                  int own_thread) {
   if (!zh || slot < 0) return;
   if (own_thread) {
     zkr__zk->zoo_remove_watches(zh, w->path, type_of(w), zkr__watch_trampoline, w, 1);
@@ -112,7 +113,7 @@ static rm_call_t *call_release_locked(rm_call_t *c) { return --c->pending == 0 ?
 /* The removal call leaves the issue order: a barrier behind it may go. */
 static void leave_order(rm_call_t *c) {
   if (!c->order) return;
-  zkr__order_done(c->order);
+  zkr__barrier_done(c->order);
   zkr__op_free(c->order);
   c->order = NULL;
 }
@@ -251,7 +252,7 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
     free(c);
     return ZKR_ENOMEM;
   }
-  zkr__order_add(c->order);
+  zkr__barrier_add(c->order);
   c->z = z;
   c->cb = cb;
   c->data = data;
@@ -276,7 +277,7 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
       w->reuses++;
       here[nh++] = w;
     } else if (w->state == ZKR__W_REARMING) {
-      w->removing = 1; /* its re-arm drops what it set (watch_rearm.c) */
+      w->removing = 1; /* its re-arm drops what it set (zkr__watch_rearm_*) */
     } else {
       zkr__watch_remove_locked(z, w); /* lost or fired: on no server */
     }
@@ -295,7 +296,7 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
   }
   for (int i = 0; i < nh; i++) {
     zkr__watch_t *w = here[i];
-    zkr__watch_unregister(z, w, w->member, w->zh, 0);
+    zkr__watch_remove_unregister(z, w, w->member, w->zh, 0);
     pthread_mutex_lock(&z->watch_mu);
     w->removing = 0;
     w->reuses--;
@@ -358,7 +359,7 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
 }
 
 /* The monitor's turn: removed records old enough go. */
-void zkr__watch_removed_gc(zkr_t *z, uint64_t now) {
+void zkr__watch_remove_gc(zkr_t *z, uint64_t now) {
   uint64_t keep = (uint64_t)REMOVED_KEEP_S * 1000000000u;
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
@@ -378,19 +379,20 @@ void zkr__watch_removed_gc(zkr_t *z, uint64_t now) {
   }
 }
 
-int zkr__remove_watches(zkr_t *z, const char *path, ZooWatcherType wtype, int all,
-                        watcher_fn watcher, void *ctx, int local, void_completion_t cb,
-                        const void *data, int direct) {
+int zkr__watch_remove_watches(zkr_t *z, const char *path, ZooWatcherType wtype, int all,
+                              watcher_fn watcher, void *ctx, int local, void_completion_t cb,
+                              const void *data, int direct) {
   ZKR__HELD(z, remove_held(z, path, wtype, all, watcher, ctx, local, cb, data, direct));
 }
 
 int zkr_aremove_watches(zkr_t *z, const char *path, ZooWatcherType wtype, watcher_fn watcher,
                         void *watcherCtx, int local, void_completion_t completion,
                         const void *data) {
-  return zkr__remove_watches(z, path, wtype, 0, watcher, watcherCtx, local, completion, data, 0);
+  return zkr__watch_remove_watches(z, path, wtype, 0, watcher, watcherCtx, local, completion, data,
+                                   0);
 }
 
 int zkr_aremove_all_watches(zkr_t *z, const char *path, ZooWatcherType wtype, int local,
                             void_completion_t completion, const void *data) {
-  return zkr__remove_watches(z, path, wtype, 1, NULL, NULL, local, completion, data, 0);
+  return zkr__watch_remove_watches(z, path, wtype, 1, NULL, NULL, local, completion, data, 0);
 }

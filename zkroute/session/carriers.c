@@ -1,4 +1,4 @@
-/* The read_members cap (issue 13, fleet scale): configuration daemons run
+/* The read_members cap (fleet scale): configuration daemons run
  * by the thousand, mostly idle, and every member session costs the client
  * two threads and a socket and the servers a session with its pings.  With
  * read_members=N a handle keeps sessions only to the leader, the owner
@@ -12,7 +12,7 @@
  * or lost its session); a kept member that is no longer chosen is parked
  * once a replacement is usable and nothing is in flight on it.  Parking
  * closes the session (a carrier owns nothing but watches, which are set
- * again elsewhere, watch_rearm.c); the owner session is never parked. */
+ * again elsewhere, zkr__watch_rearm_*); the owner session is never parked. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -100,7 +100,7 @@ void zkr__carriers_tick(zkr_t *z, uint64_t now) {
     m->parked = 1;
     if (!zh) continue;
     zkr__zk->zookeeper_close(zh);
-    zkr__op_complete_dropped(z, zh);
+    zkr__dispatch_complete_dropped(z, zh);
     zkr__watch_rearm_from(z, (int)i, zh);
     pthread_mutex_lock(&m->health_mu);
     zkr__health_set_usable(&m->health, 0, zkr__now_ns());

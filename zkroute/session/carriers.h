@@ -1,4 +1,4 @@
-/* The read_members cap (carriers.c): which follower sessions a handle
+/* The read_members cap (zkr__carriers_*): which follower sessions a handle
  * keeps, re-chosen on the monitor's turn. */
 #ifndef ZKR_CARRIERS_H
 #define ZKR_CARRIERS_H

@@ -4,9 +4,9 @@
  * servers opens a member session for each new server and retires the
  * members that left.  A retired member takes no new operation at once;
  * its session closes when nothing is in flight on it, and its watches are
- * re-armed elsewhere (watch_rearm.c).  The owner session is never closed
+ * re-armed elsewhere (zkr__watch_rearm_*).  The owner session is never closed
  * for this: it stays where it is until it loses its connection, and is
- * then re-attached to a live server like any stranded owner (rescue.c).
+ * then re-attached to a live server like any stranded owner (zkr__rescue_*).
  * docs/membership.md.
  *
  * The configuration is followed only when it describes the servers the
@@ -15,18 +15,18 @@
  * DNS names where the config has addresses, no client addresses in the
  * config) the handle keeps its members and only reports the version.
  *
- * The connect string's host names are followed too (resolve.c re-resolves
+ * The connect string's host names are followed too (zkr__resolve_* re-resolves
  * them every resolve_ms): an address a name gains becomes a member, one it
  * loses is retired, as the stock client re-resolves its host list.  While
  * the configuration is followed it decides alone; DNS applies otherwise.
  * zkr_set_servers replaces the names followed with its list's.
  *
  * This file: the members admitted, retired and settled, the monitor's
- * turn, zkr_set_servers.  dynconfig_apply.c reads and applies the
- * configuration, resolve_apply.c the names' re-resolution.
+ * turn, zkr_set_servers.  zkr__ensemble_* reads and applies the
+ * configuration, zkr__hostnames_* the names' re-resolution.
  *
  * Threads: the monitor thread does everything here except the two
- * ZooKeeper callbacks (dynconfig_apply.c), which run on a member's
+ * ZooKeeper callbacks (zkr__ensemble_*), which run on a member's
  * completion thread, only store what they got under ms->mu and kick the
  * monitor. */
 #include <stdlib.h>
@@ -52,7 +52,7 @@ int zkr__membership_new(zkr_t *z) {
   ms->version = -1;
   ms->follows = z->opts.follow_config == 1 && zkr__zk->zoo_awgetconfig ? CFG_UNKNOWN : CFG_OFF;
   ms->dns_want = calloc(ZKR__HOSTS_MAX_MEMBERS, sizeof *ms->dns_want);
-  if (ms->dns_want) ms->dns = zkr__dns_new(&z->hosts);
+  if (ms->dns_want) ms->dns = zkr__resolve_new(&z->hosts);
   z->ms = ms;
   return ZOK;
 }
@@ -63,7 +63,7 @@ void zkr__membership_free(zkr_t *z) {
   pthread_mutex_destroy(&ms->mu);
   if (ms->want) zkr__hosts_free(ms->want);
   free(ms->want);
-  zkr__dns_free(ms->dns);
+  zkr__resolve_free(ms->dns);
   free(ms->dns_want);
   free(ms->buf);
   free(ms);
@@ -73,7 +73,7 @@ void zkr__membership_free(zkr_t *z) {
 int zkr__membership_find(zkr_t *z, const zkr__host_t *h) {
   size_t n = z->n;
   for (size_t i = 0; i < n; i++)
-    if (zkr__host_equal(&z->members[i].host, h)) return (int)i;
+    if (zkr__hosts_equal(&z->members[i].host, h)) return (int)i;
   return -1;
 }
 
@@ -86,7 +86,7 @@ void zkr__membership_retire(zkr_t *z, zkr__member_t *m) {
   pthread_mutex_unlock(&m->health_mu);
   zkr__session_update(z);
   /* Writes parked behind it may go to the new write session. */
-  zkr__gate_flush(z);
+  zkr__router_gate_flush(z);
   z->ms->removed++;
 }
 
@@ -134,7 +134,7 @@ void zkr__membership_admit(zkr_t *z, const zkr__host_t *h, const zkr__config_ser
  * handle is never left without a member.  A retired member holding the
  * application's session keeps it, and its session-scoped writes, until
  * its server drops it (then the rescue moves it to a member that is not
- * retired, rescue.c). */
+ * retired, zkr__rescue_*). */
 void zkr__membership_become(zkr_t *z, const zkr__host_t *v, size_t nv) {
   size_t n = z->n;
   for (size_t k = 0; k < nv; k++) zkr__membership_admit(z, &v[k], NULL);
@@ -142,7 +142,7 @@ void zkr__membership_become(zkr_t *z, const zkr__host_t *v, size_t nv) {
     zkr__member_t *m = &z->members[i];
     int listed = 0;
     if (m->retired) continue;
-    for (size_t k = 0; k < nv && !listed; k++) listed = zkr__host_equal(&m->host, &v[k]);
+    for (size_t k = 0; k < nv && !listed; k++) listed = zkr__hosts_equal(&m->host, &v[k]);
     if (!listed) zkr__membership_retire(z, m);
   }
   /* New members' roles, and a leader that may have changed. */
@@ -162,7 +162,7 @@ static void settle_retired(zkr_t *z) {
     if (!zh) continue;
     zkr__zk->zookeeper_close(zh);
     /* Anything sent to it in the meantime: outcome unknown. */
-    zkr__op_complete_dropped(z, zh);
+    zkr__dispatch_complete_dropped(z, zh);
     zkr__watch_rearm_from(z, (int)i, zh);
   }
 }
@@ -177,13 +177,13 @@ void zkr__membership_tick(zkr_t *z) {
   if (want) {
     zkr__membership_become(z, want->v, want->n);
     /* Its names are the ones followed from now on. */
-    zkr__dns_free(ms->dns);
-    ms->dns = ms->dns_want ? zkr__dns_new(want) : NULL;
+    zkr__resolve_free(ms->dns);
+    ms->dns = ms->dns_want ? zkr__resolve_new(want) : NULL;
     zkr__hosts_free(want);
     free(want);
   }
-  zkr__resolve_turn(z);
-  if (ms->follows != CFG_OFF) zkr__dynconfig_turn(z);
+  zkr__hostnames_turn(z);
+  if (ms->follows != CFG_OFF) zkr__ensemble_turn(z);
   settle_retired(z);
 }
 

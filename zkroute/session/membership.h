@@ -1,5 +1,5 @@
-/* The membership's parts (membership.c, dynconfig_apply.c,
- * resolve_apply.c): their shared state and the steps they share. */
+/* The membership's parts (zkr__membership_*, zkr__ensemble_*,
+ * zkr__hostnames_*): their shared state and the steps they share. */
 #ifndef ZKR_MEMBERSHIP_H
 #define ZKR_MEMBERSHIP_H
 
@@ -46,9 +46,9 @@ void zkr__membership_retire(zkr_t *z, zkr__member_t *m);
 void zkr__membership_admit(zkr_t *z, const zkr__host_t *h, const zkr__config_server_t *s);
 /* The members become the hosts v[0..n) stand for. */
 void zkr__membership_become(zkr_t *z, const zkr__host_t *v, size_t n);
-/* The monitor's turns: the configuration (dynconfig_apply.c), the names
- * (resolve_apply.c). */
-void zkr__dynconfig_turn(zkr_t *z);
-void zkr__resolve_turn(zkr_t *z);
+/* The monitor's turns: the configuration (zkr__ensemble_*), the names
+ * (zkr__hostnames_*). */
+void zkr__ensemble_turn(zkr_t *z);
+void zkr__hostnames_turn(zkr_t *z);
 
 #endif

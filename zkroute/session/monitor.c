@@ -2,9 +2,9 @@
  * (at once when kicked, e.g. when the write session disconnects; every
  * idle_poll_ms while the handle is idle and the picture settled, so that a
  * fleet of idle handles does not keep the servers busy), which
- * names the leader (srvr_apply.c), and does the periodic housekeeping: the owner's
- * rescue and the carriers' re-creation (rescue.c), watches to re-arm
- * (watch_rearm.c), the virtual session's tick (session.c), health
+ * names the leader (zkr__poller_*), and does the periodic housekeeping: the owner's
+ * rescue and the carriers' re-creation (zkr__rescue_*), watches to re-arm
+ * (zkr__watch_rearm_*), the virtual session's tick (zkr__session_*), health
  * evaluation, and expiring operations parked longer than the session
  * timeout. */
 #include <errno.h>
@@ -13,14 +13,14 @@
 #include "core/auth.h"
 #include "session/carriers.h"
 #include "core/handle.h"
-#include "route/health_apply.h"
+#include "route/pool.h"
 #include "session/membership.h"
 #include "session/monitor.h"
 #include "session/rescue.h"
 #include "core/runtime.h"
 #include "route/router.h"
 #include "session/session.h"
-#include "session/srvr_apply.h"
+#include "session/poller.h"
 #include "core/watch.h"
 #include "zk/zkapi.h"
 
@@ -60,12 +60,12 @@ static void housekeeping(zkr_t *z) {
   zkr__session_tick(z);
   zkr__rescue_tick(z, now);
   zkr__carriers_tick(z, now);
-  zkr__watch_retry_lost(z, now);
+  zkr__watch_rearm_retry_lost(z, now);
   zkr__watch_hold_tick(z);
-  zkr__health_apply_tick(z, now);
+  zkr__pool_tick(z, now);
   zkr__log_tick(z, now); /* lines the storm limit dropped */
-  zkr__gate_expire(z, zkr__before(now, (uint64_t)z->recv_timeout * 1000000u));
-  zkr__gate_fence_tick(z, now);
+  zkr__router_gate_expire(z, zkr__before(now, (uint64_t)z->recv_timeout * 1000000u));
+  zkr__router_gate_fence_tick(z, now);
 }
 
 /* One turn of the monitor: a srvr poll when kicked or due, then the
@@ -75,10 +75,10 @@ static uint64_t turn(zkr_t *z, int kicked) {
   uint64_t now = zkr__now_ns();
   if (kicked || now >= z->mon_next_poll) {
     uint64_t ops = z->app_ops;
-    int settled = zkr__srvr_poll_members(z);
+    int settled = zkr__poller_poll_members(z);
     /* Idle: nothing submitted since the last poll, nothing in flight or
      * waiting, and the last two polls settled.  A session event kicks
-     * the monitor as before; the next operation does too (api_check.c). */
+     * the monitor as before; the next operation does too (zkr__api_check_*). */
     int idle = settled && ops == z->mon_last_ops && z->mon_settled > 0 &&
                z->opts.idle_poll_ms > z->opts.leader_poll_ms;
     z->mon_settled = settled ? z->mon_settled + 1 : 0;

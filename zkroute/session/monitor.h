@@ -1,4 +1,4 @@
-/* The monitor thread (monitor.c): srvr polls, health, rescue, carriers
+/* The monitor thread (zkr__monitor_*): srvr polls, health, rescue, carriers
  * and membership turns; a kick (zkr__kick_monitor) makes it turn at once. */
 #ifndef ZKR_MONITOR_H
 #define ZKR_MONITOR_H

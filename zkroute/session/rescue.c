@@ -15,7 +15,7 @@
  *   unreachable while it holds watches is replaced too, so that its watches
  *   live on elsewhere instead of waiting for its server.  Either way its
  *   watches are re-armed on a live session, with a sync first and a
- *   comparison that delivers any event they missed (watch_rearm.c).
+ *   comparison that delivers any event they missed (zkr__watch_rearm_*).
  * - Once the owner expired, every member session is closed: nothing of the
  *   virtual session may outlive it. */
 #include <stdlib.h>
@@ -112,7 +112,7 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
                  z->members[m->hosted_on].suspect ? "server_silent" : "unreachable");
   /* What was in flight on it has an unknown outcome; its watches go
    * elsewhere.  Only then are new sessions opened. */
-  zkr__op_complete_dropped(z, old);
+  zkr__dispatch_complete_dropped(z, old);
   zkr__watch_rearm_from(z, m->index, old);
   if (m != os) {
     /* From its member to the owner slot: the member gets a fresh carrier
@@ -132,21 +132,21 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
     os->down_since_ns = now;
   } else {
     /* A write of the session whose outcome is unknown fences the write
-     * gate (router.c): the session re-attached on another server refuses
+     * gate (zkr__router_*): the session re-attached on another server refuses
      * the old connection's late requests, so the fence falls when the new
      * zhandle connects - checked here too, in case it already did. */
     pthread_rwlock_rdlock(&os->zh_lock);
     zhandle_t *nz = os->zh;
     pthread_rwlock_unlock(&os->zh_lock);
-    zkr__gate_fence_moved(z, old, nz, os->index);
-    if (zkr__member_connected(os)) zkr__gate_session_event(z, nz, ZOO_CONNECTED_STATE);
+    zkr__router_gate_fence_moved(z, old, nz, os->index);
+    if (zkr__member_connected(os)) zkr__router_gate_session_event(z, nz, ZOO_CONNECTED_STATE);
   }
   zkr__session_update(z);
 }
 
 /* ---- moving a fenced carrier's session ----
  * A write whose outcome is unknown on a carrier's session fences the
- * write gate (router.c) until that session reconnects, expires or the
+ * write gate (zkr__router_*) until that session reconnects, expires or the
  * servers must have expired it.  A carrier whose server went away cannot
  * reconnect (its zhandle names that one server) and would hold the gate
  * for longer than the session timeout.  The mover resumes that session on
@@ -163,7 +163,7 @@ static void mover_watcher(zhandle_t *zh, int type, int state, const char *path, 
   (void)path;
   zkr_t *z = ((zkr__member_t *)ctx)->z;
   if (type != ZOO_SESSION_EVENT || z->closing) return;
-  zkr__gate_session_event(z, zh, state);
+  zkr__router_gate_session_event(z, zh, state);
   if (state != ZOO_CONNECTING_STATE && state != ZOO_ASSOCIATING_STATE) zkr__kick_monitor(z);
 }
 
@@ -178,13 +178,13 @@ void zkr__rescue_mover_close(zkr_t *z) {
 static void fence_move(zkr_t *z, uint64_t now) {
   int slot;
   clientid_t cid;
-  zhandle_t *f = zkr__gate_fence(z, &slot, &cid);
+  zhandle_t *f = zkr__router_gate_fence(z, &slot, &cid);
   if (z->mover) {
     /* Its session event may have come before the fence moved to it. */
     int s = zkr__zk->zoo_state(z->mover);
     if (f == z->mover && s != ZOO_CONNECTING_STATE && s != ZOO_ASSOCIATING_STATE)
-      zkr__gate_session_event(z, z->mover, s);
-    f = zkr__gate_fence(z, &slot, &cid);
+      zkr__router_gate_session_event(z, z->mover, s);
+    f = zkr__router_gate_fence(z, &slot, &cid);
     uint64_t bound = (uint64_t)z->recv_timeout * 1000000u;
     if (f != z->mover || zkr__since(now, z->mover_ns) > bound) zkr__rescue_mover_close(z);
     return;
@@ -214,7 +214,7 @@ static void fence_move(zkr_t *z, uint64_t now) {
   if (zkr__zk->zoo_set_servers_resolution_delay) zkr__zk->zoo_set_servers_resolution_delay(mv, -1);
   z->mover = mv;
   z->mover_ns = now;
-  zkr__gate_fence_moved(z, f, mv, slot);
+  zkr__router_gate_fence_moved(z, f, mv, slot);
 }
 
 /* Replaces carrier m's session: its zhandle is closed (only if it is not
@@ -230,7 +230,7 @@ int zkr__rescue_carrier_replace(zkr__member_t *m, int reopen) {
   zkr__log_event(z, ZOO_LOG_LEVEL_WARN, "carrier_recreated", m->index, "reason=%s",
                  m->expired ? "expired" : "unreachable_with_watches");
   zkr__zk->zookeeper_close(old);
-  zkr__op_complete_dropped(z, old);
+  zkr__dispatch_complete_dropped(z, old);
   zkr__watch_rearm_from(z, m->index, old);
   if (reopen) m->reopen = zkr__member_open(m, m->index, NULL) != ZOK;
   return 1;
@@ -243,7 +243,7 @@ void zkr__rescue_tick(zkr_t *z, uint64_t now) {
   size_t n = z->n;
   for (size_t i = 0; i < n && !z->mon_stop; i++) {
     zkr__member_t *m = &z->members[i];
-    if ((int)i == z->owner || m->retired) continue; /* membership.c: retired */
+    if ((int)i == z->owner || m->retired) continue; /* zkr__membership_*: retired */
     if (m->reopen) {
       /* Its new session could not be opened (zookeeper_init failed):
        * again, until it can. */
@@ -259,7 +259,7 @@ void zkr__rescue_tick(zkr_t *z, uint64_t now) {
 
 /* The owner expired: the virtual session is over.  Every member session
  * closes, so no carrier outlives it on a server; what was in flight
- * completes with ZSESSIONEXPIRED, parked operations too (router.c). */
+ * completes with ZSESSIONEXPIRED, parked operations too (zkr__router_*). */
 void zkr__rescue_close_expired(zkr_t *z) {
   z->carriers_closed = 1;
   zkr__rescue_mover_close(z);
@@ -269,7 +269,7 @@ void zkr__rescue_close_expired(zkr_t *z) {
     zhandle_t *zh = zkr__member_detach(m, 0);
     if (!zh) continue;
     zkr__zk->zookeeper_close(zh);
-    zkr__op_complete_dropped(z, zh);
+    zkr__dispatch_complete_dropped(z, zh);
   }
-  zkr__gate_flush(z);
+  zkr__router_gate_flush(z);
 }

@@ -1,5 +1,5 @@
 /* The owner session re-attached and carrier sessions re-created
- * (rescue.c; docs/failover.md), on the monitor's turn. */
+ * (zkr__rescue_*; docs/failover.md), on the monitor's turn. */
 #ifndef ZKR_RESCUE_H
 #define ZKR_RESCUE_H
 

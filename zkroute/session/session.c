@@ -163,13 +163,13 @@ void zkr__session_tick(zkr_t *z) {
   if (z->owner >= 0 && !z->owner_told) {
     z->owner_told = 1;
     zkr__auth_owner_known(z);
-    zkr__gate_flush(z);
+    zkr__router_gate_flush(z);
   }
   /* Operations held back until the session was established, or that can
    * never be sent now (expired, auth failed). */
   if ((z->established && !z->est_told) || z->expired || z->auth_failed) {
     z->est_told = z->established;
-    zkr__gate_flush(z);
+    zkr__router_gate_flush(z);
   }
   uint64_t dip = z->dip;
   for (int i = 0; dip && i < 64; i++)
@@ -179,14 +179,14 @@ void zkr__session_tick(zkr_t *z) {
   if (z->expired && z->wf_count) zkr__watch_done(z, NULL);
 }
 
-/* The session-level calls below enter through the registry (registry.c)
+/* The session-level calls below enter through the registry (zkr__registry_*)
  * too: on NULL or a closed handle they return what they return for NULL. */
 
 int zkr_state(zkr_t *z) {
-  int slot = zkr__hold(z);
+  int slot = zkr__registry_hold(z);
   if (slot < 0) return 0;
   int s = z->vstate;
-  zkr__unhold(slot);
+  zkr__registry_unhold(slot);
   return s;
 }
 
@@ -195,10 +195,10 @@ static int unrecoverable_held(zkr_t *z) {
 }
 
 int zkr_is_unrecoverable(zkr_t *z) {
-  int slot = zkr__hold(z);
+  int slot = zkr__registry_hold(z);
   if (slot < 0) return slot == ZBADARGUMENTS ? slot : ZINVALIDSTATE;
   int rc = unrecoverable_held(z);
-  zkr__unhold(slot);
+  zkr__registry_unhold(slot);
   return rc;
 }
 
@@ -208,32 +208,32 @@ zhandle_t *zkr_as_zh(zkr_t *z) { return (zhandle_t *)z; }
 /* ---- context and watcher ---- */
 
 const void *zkr_get_context(zkr_t *z) {
-  int slot = zkr__hold(z);
+  int slot = zkr__registry_hold(z);
   if (slot < 0) return NULL;
   pthread_mutex_lock(&z->ctx_mu);
   void *c = z->context;
   pthread_mutex_unlock(&z->ctx_mu);
-  zkr__unhold(slot);
+  zkr__registry_unhold(slot);
   return c;
 }
 
 void zkr_set_context(zkr_t *z, void *context) {
-  int slot = zkr__hold(z);
+  int slot = zkr__registry_hold(z);
   if (slot < 0) return;
   pthread_mutex_lock(&z->ctx_mu);
   z->context = context;
   pthread_mutex_unlock(&z->ctx_mu);
-  zkr__unhold(slot);
+  zkr__registry_unhold(slot);
 }
 
 watcher_fn zkr_set_watcher(zkr_t *z, watcher_fn fn) {
-  int slot = zkr__hold(z);
+  int slot = zkr__registry_hold(z);
   if (slot < 0) return NULL;
   pthread_mutex_lock(&z->ctx_mu);
   watcher_fn old = z->watcher;
   z->watcher = fn;
   pthread_mutex_unlock(&z->ctx_mu);
-  zkr__unhold(slot);
+  zkr__registry_unhold(slot);
   return old;
 }
 
@@ -241,10 +241,10 @@ watcher_fn zkr_set_watcher(zkr_t *z, watcher_fn fn) {
  * life of the handle (zeros, or the clientid passed to zkr_init, until the
  * owner is chosen, which happens before the first CONNECTED event). */
 const clientid_t *zkr_client_id(zkr_t *z) {
-  int slot = zkr__hold(z);
+  int slot = zkr__registry_hold(z);
   if (slot < 0) return NULL;
   const clientid_t *id = &z->owner_id;
-  zkr__unhold(slot);
+  zkr__registry_unhold(slot);
   return id;
 }
 
@@ -266,12 +266,12 @@ int zkr_recv_timeout(zkr_t *z) { ZKR__HELD(z, recv_timeout_held(z)); }
 static _Thread_local char current_server[ZKR__HOST_NAME_MAX + 16];
 
 const char *zkr_get_current_server(zkr_t *z) {
-  int slot = zkr__hold(z);
+  int slot = zkr__registry_hold(z);
   if (slot < 0) return NULL;
   int o = z->owner, host = 0;
   if (o >= 0 && z->members[o].hosted_on >= 0) host = z->members[o].hosted_on;
   snprintf(current_server, sizeof current_server, "%s", z->members[host].address);
-  zkr__unhold(slot);
+  zkr__registry_unhold(slot);
   return current_server;
 }
 
@@ -288,10 +288,10 @@ static struct sockaddr *connected_host_held(zkr_t *z, struct sockaddr *addr, soc
 }
 
 struct sockaddr *zkr_get_connected_host(zkr_t *z, struct sockaddr *addr, socklen_t *addr_len) {
-  int slot = zkr__hold(z);
+  int slot = zkr__registry_hold(z);
   if (slot < 0) return NULL;
   struct sockaddr *r = connected_host_held(z, addr, addr_len);
-  zkr__unhold(slot);
+  zkr__registry_unhold(slot);
   return r;
 }
 

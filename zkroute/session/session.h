@@ -1,4 +1,4 @@
-/* The virtual session (session.c; DESIGN.md section 4): the owner, the
+/* The virtual session (zkr__session_*; DESIGN.md section 4): the owner, the
  * state the application sees, and its dips to CONNECTING. */
 #ifndef ZKR_SESSION_H
 #define ZKR_SESSION_H

@@ -8,7 +8,7 @@
  * timeout, never the monitor a leader poll.  The round owns copies of the
  * names and its results; it and the handle each hold a reference, and the
  * last one to let go frees it, so closing a handle never waits for DNS.
- * The monitor (membership.c) picks the results up on its next turn and
+ * The monitor (zkr__membership_*) picks the results up on its next turn and
  * adds or retires members.  A name that fails to resolve keeps the
  * addresses it had: a DNS hiccup must not take members away. */
 #define _GNU_SOURCE
@@ -67,7 +67,7 @@ int zkr__resolve_addrinfo(const char *name, int port, zkr__host_t *out, size_t c
     } else {
       continue; /* stock skips other families too */
     }
-    for (size_t i = 0; i < *n && !dup; i++) dup = zkr__host_equal(&out[i], h);
+    for (size_t i = 0; i < *n && !dup; i++) dup = zkr__hosts_equal(&out[i], h);
     if (!dup) (*n)++;
   }
   freeaddrinfo(res0);
@@ -126,7 +126,7 @@ static void *round_main(void *arg) {
   return NULL;
 }
 
-zkr__dns_t *zkr__dns_new(const zkr__hostlist_t *hosts) {
+zkr__dns_t *zkr__resolve_new(const zkr__hostlist_t *hosts) {
   zkr__dns_t *d;
 
   if (!hosts || hosts->n_names == 0 || !hosts->entries) return NULL;
@@ -138,11 +138,11 @@ zkr__dns_t *zkr__dns_new(const zkr__hostlist_t *hosts) {
     size_t m = 0;
 
     kn->entry = hosts->entries[k];
-    kn->is_name = !zkr__host_literal(&kn->entry);
+    kn->is_name = !zkr__hosts_literal(&kn->entry);
     for (size_t i = 0; i < hosts->n; i++) m += hosts->v[i].entry == (int)k;
     kn->addrs = calloc(m ? m : 1, sizeof *kn->addrs);
     if (!kn->addrs) {
-      zkr__dns_free(d);
+      zkr__resolve_free(d);
       return NULL;
     }
     for (size_t i = 0; i < hosts->n; i++)
@@ -155,7 +155,7 @@ zkr__dns_t *zkr__dns_new(const zkr__hostlist_t *hosts) {
   return d;
 }
 
-void zkr__dns_free(zkr__dns_t *d) {
+void zkr__resolve_free(zkr__dns_t *d) {
   if (!d) return;
   if (d->round) round_release(d->round);
   for (size_t k = 0; d->known && k < d->n_known; k++) free(d->known[k].addrs);
@@ -233,8 +233,8 @@ static void round_take(zkr__dns_t *d, round_t *r) {
   d->rounds++;
 }
 
-int zkr__dns_tick(zkr__dns_t *d, zkr__resolve_fn fn, uint64_t now_ns, uint64_t period_ns,
-                  zkr__host_t *desired, size_t *n) {
+int zkr__resolve_tick(zkr__dns_t *d, zkr__resolve_fn fn, uint64_t now_ns, uint64_t period_ns,
+                      zkr__host_t *desired, size_t *n) {
   if (!d || !fn) return 0;
   if (d->round && atomic_load(&d->round->done)) {
     round_take(d, d->round);
@@ -249,7 +249,7 @@ int zkr__dns_tick(zkr__dns_t *d, zkr__resolve_fn fn, uint64_t now_ns, uint64_t p
       for (size_t j = 0; j < m; j++) {
         int dup = 0;
 
-        for (size_t i = 0; i < *n && !dup; i++) dup = zkr__host_equal(&desired[i], &v[j]);
+        for (size_t i = 0; i < *n && !dup; i++) dup = zkr__hosts_equal(&desired[i], &v[j]);
         if (!dup && *n < ZKR__HOSTS_MAX_MEMBERS) {
           desired[*n] = v[j];
           desired[*n].entry = (int)k;
@@ -267,7 +267,7 @@ int zkr__dns_tick(zkr__dns_t *d, zkr__resolve_fn fn, uint64_t now_ns, uint64_t p
   return 0;
 }
 
-void zkr__dns_counts(const zkr__dns_t *d, uint64_t *rounds, uint64_t *failures) {
+void zkr__resolve_counts(const zkr__dns_t *d, uint64_t *rounds, uint64_t *failures) {
   *rounds = d ? d->rounds : 0;
   *failures = d ? d->failures : 0;
 }

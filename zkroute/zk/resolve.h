@@ -1,4 +1,4 @@
-/* Name resolution of the connect string (resolve.c): the resolver the
+/* Name resolution of the connect string (zkr__resolve_*): the resolver the
  * library uses (getaddrinfo, with stock libzookeeper_mt's hints), and the
  * periodic re-resolution of the connect string's host names, run off the
  * monitor thread so that a slow DNS never delays a leader poll. */
@@ -25,9 +25,9 @@ typedef struct zkr__dns zkr__dns_t;
 /* NULL when the list has no name to resolve (hosts->n_names == 0, or
  * zkr__hosts_expand ran without a resolver); also NULL when out of memory,
  * which only means the names are not re-resolved. */
-zkr__dns_t *zkr__dns_new(const zkr__hostlist_t *hosts);
+zkr__dns_t *zkr__resolve_new(const zkr__hostlist_t *hosts);
 /* Safe while a round runs: the round's thread frees what it still uses. */
-void zkr__dns_free(zkr__dns_t *d);
+void zkr__resolve_free(zkr__dns_t *d);
 
 /* One turn (monitor thread).  When a round finished since the last turn,
  * copies into desired (room for ZKR__HOSTS_MAX_MEMBERS) the addresses the
@@ -36,10 +36,10 @@ void zkr__dns_free(zkr__dns_t *d);
  * its previous ones) - sets *n and returns 1.  Otherwise returns 0, first
  * starting a round on a thread of its own when the last one started
  * period_ns ago or more. */
-int zkr__dns_tick(zkr__dns_t *d, zkr__resolve_fn fn, uint64_t now_ns, uint64_t period_ns,
-                  zkr__host_t *desired, size_t *n);
+int zkr__resolve_tick(zkr__dns_t *d, zkr__resolve_fn fn, uint64_t now_ns, uint64_t period_ns,
+                      zkr__host_t *desired, size_t *n);
 
 /* Rounds finished and names that failed in them, for the statistics. */
-void zkr__dns_counts(const zkr__dns_t *d, uint64_t *rounds, uint64_t *failures);
+void zkr__resolve_counts(const zkr__dns_t *d, uint64_t *rounds, uint64_t *failures);
 
 #endif

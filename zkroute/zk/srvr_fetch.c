@@ -1,7 +1,7 @@
 /* The `srvr` four-letter command over TCP: connect, send, read the
- * reply into the capped buffer (srvr.c) and parse it, all within one
+ * reply into the capped buffer (zkr__srvr_*) and parse it, all within one
  * deadline, so a hung server costs one timeout and a flood of bytes no
- * more than the cap.  Used by the monitor (srvr_apply.c), the CLI and the
+ * more than the cap.  Used by the monitor (zkr__poller_*), the CLI and the
  * benchmark. */
 #include <errno.h>
 #include <netdb.h>

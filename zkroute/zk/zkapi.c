@@ -13,4 +13,4 @@ const zkr__zk_t zkr__zk_real = {
 
 const zkr__zk_t *zkr__zk = &zkr__zk_real;
 
-void zkr__zk_use(const zkr__zk_t *table) { zkr__zk = table ? table : &zkr__zk_real; }
+void zkr__zkapi_use(const zkr__zk_t *table) { zkr__zk = table ? table : &zkr__zk_real; }

@@ -22,12 +22,12 @@ struct zkr__host;
 /* One field per function of the call list marked T (<zkroute/calls.h>),
  * named and typed as the function itself: zkr__zk->zoo_awget(...).  A
  * table made before a field existed may leave it NULL where the field
- * says so: zoo_set_servers_resolution_delay (member.c skips it),
+ * says so: zoo_set_servers_resolution_delay (zkr__member_* skips it),
  * zoo_awgetconfig (membership does not follow /zookeeper/config).  Watch
  * removal's asynchronous calls take the completion as ZooKeeper declares
  * it (a pointer to one) and call it as the function itself; local removal
  * is made with the synchronous call, which does not wait for a server when
- * local is set (watch_remove.c).  The context of every zookeeper_init the
+ * local is set (zkr__watch_remove_*).  The context of every zookeeper_init the
  * library makes is the member (zkr__member_t *) the session is for: the
  * interposer's table finds the program's log callback through it. */
 #define ZKR__ZK_FIELD(gen, tbl, ret, name, params, ...) ZKR__TBL_##tbl(ret(*name) params;)
@@ -35,10 +35,10 @@ struct zkr__host;
 
 typedef struct zkr__zk {
   ZKR_ZOO_CALLS(ZKR__ZK_FIELD, ZKR__ZK_NONE)
-  /* srvr of one server (srvr.c's zkr__srvr_fetch): ZOK or a ZKR_ESRVR_*. */
+  /* srvr of one server (zkr__srvr_fetch): ZOK or a ZKR_ESRVR_*. */
   int (*srvr)(const char *host, int port, int timeout_ms, size_t cap, struct zkr__srvr_reply *out);
   /* Resolves a host name of the connect string into addresses
-   * (zkr__resolve_fn of hosts.h; resolve.c's getaddrinfo).  NULL (a table
+   * (zkr__resolve_fn of hosts.h; zkr__resolve_addrinfo).  NULL (a table
    * that predates it): names are not resolved, each is one member whose
    * session resolves it itself. */
   int (*resolve)(const char *name, int port, struct zkr__host *out, size_t cap, size_t *n);
@@ -50,7 +50,7 @@ extern const zkr__zk_t *zkr__zk;
 /* Replaces the table (NULL: back to the real functions).  Call before any
  * handle exists: handles in use keep calling through whichever table is in
  * force at each call. */
-void zkr__zk_use(const zkr__zk_t *table);
+void zkr__zkapi_use(const zkr__zk_t *table);
 
 /* The table of the real functions as this library was linked. */
 extern const zkr__zk_t zkr__zk_real;

@@ -1,16 +1,16 @@
-/* The read pool: applies the health model (health.c) to the members.  The
- * monitor calls zkr__health_apply_tick every tick: it re-evaluates the pool of
+/* The read pool: applies the health model (zkr__health_*) to the members.  The
+ * monitor calls zkr__pool_tick every tick: it re-evaluates the pool of
  * read candidates and sends the sync+exists probes of ejected members. */
 #include <stdlib.h>
 
 #include "route/completion.h"
 #include "route/dispatch.h"
 #include "core/handle.h"
-#include "route/health_apply.h"
+#include "route/pool.h"
 #include "core/latency.h"
 #include "core/policy.h"
 
-void zkr__health_apply_cfg(zkr__health_cfg_t *c, const zkr_options_t *o) {
+void zkr__pool_cfg(zkr__health_cfg_t *c, const zkr_options_t *o) {
   c->half_life_ms = o->ewma_half_life_ms;
   c->eject_ratio = o->eject_ratio;
   c->readmit_ratio = o->readmit_ratio;
@@ -26,7 +26,7 @@ void zkr__health_apply_cfg(zkr__health_cfg_t *c, const zkr_options_t *o) {
 }
 
 /* Locks the health of members [0, n) and returns n: the member count is
- * read once, since membership.c may add a member meanwhile. */
+ * read once, since zkr__membership_* may add a member meanwhile. */
 static size_t lock_all(zkr_t *z) {
   size_t n = z->n;
   for (size_t i = 0; i < n; i++) pthread_mutex_lock(&z->members[i].health_mu);
@@ -37,19 +37,21 @@ static void unlock_all(zkr_t *z, size_t n) {
   for (size_t i = n; i-- > 0;) pthread_mutex_unlock(&z->members[i].health_mu);
 }
 
-/* Completion's share (completion.c): a probe's result, or the latency
+/* Completion's share (zkr__completion_*): a probe's result, or the latency
  * sample of an application read (the sync+read pair) the server answered. */
-void zkr__health_apply_op_done(zkr__op_t *op, int rc, uint64_t now, double ms) {
+void zkr__pool_op_done(zkr__op_t *op, int rc, uint64_t now, double ms) {
   zkr__member_t *m = &op->z->members[op->member];
-  if (op->probe) zkr__health_apply_probe_result(m, now, ms, rc == ZOK || rc == ZNONODE);
-  else if (!op->is_write && op->type != ZKR__OP_SYNC && zkr__latency_server_answered(rc))
+  if (zkr__op_has(op, ZKR__OP_F_PROBE))
+    zkr__pool_probe_result(m, now, ms, rc == ZOK || rc == ZNONODE);
+  else if (!zkr__op_has(op, ZKR__OP_F_WRITE) && op->type != ZKR__OP_SYNC &&
+           zkr__latency_server_answered(rc))
     zkr__member_sample(m, now, ms);
   zkr__latency_op_done(op, rc, ms); /* the histograms: reads and writes */
 }
 
 /* A probe's completion: a good probe counts toward reinstatement when it
  * is under the threshold of the current pool. */
-void zkr__health_apply_probe_result(zkr__member_t *m, uint64_t now, double ms, int ok) {
+void zkr__pool_probe_result(zkr__member_t *m, uint64_t now, double ms, int ok) {
   zkr_t *z = m->z;
   zkr__health_t *pool[ZKR_MAX_MEMBERS] = {0};
   size_t n = 0;
@@ -86,7 +88,7 @@ static void log_changes(zkr_t *z, const pool_change_t *c, size_t n, double media
   }
 }
 
-void zkr__health_apply_tick(zkr_t *z, uint64_t now) {
+void zkr__pool_tick(zkr_t *z, uint64_t now) {
   zkr__health_t *pool[ZKR_MAX_MEMBERS] = {0};
   zkr__member_t *due[ZKR_MAX_MEMBERS], *cand[ZKR_MAX_MEMBERS];
   int was_in[ZKR_MAX_MEMBERS];
@@ -116,7 +118,7 @@ void zkr__health_apply_tick(zkr_t *z, uint64_t now) {
   unlock_all(z, locked);
   log_changes(z, changes, nc, median);
   for (size_t i = 0; i < nd; i++) {
-    if (zkr__probe(due[i]) == ZOK) continue;
+    if (zkr__dispatch_probe(due[i]) == ZOK) continue;
     pthread_mutex_lock(&due[i]->health_mu);
     zkr__health_probe_result(&due[i]->health, &z->hcfg, now, 0, 0, -1);
     pthread_mutex_unlock(&due[i]->health_mu);

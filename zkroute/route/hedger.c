@@ -1,24 +1,24 @@
 /* Hedged reads, applied (DESIGN.md section 7; docs/hedging.md; the pure
- * delay and cap are in hedge.c).  Owns the hedger: a queue of sent reads
+ * delay and cap are in zkr__hedge_*).  Owns the hedger: a queue of sent reads
  * that may be hedged, ordered by the time their hedge is due, and one
  * thread that sends the hedge of each read still unanswered at that time.
  *
  * A hedge is a second sync+read of the same path on another member of the
- * read pool, drawn at random (policy.c), so that a fault that slows the
+ * read pool, drawn at random (zkr__policy_*), so that a fault that slows the
  * first member's zone is unlikely to slow the second.  The read's two
  * requests race; the first reply wins and runs the application's
  * completion, once; the other reply is discarded when it comes.  "First
  * reply" means the first reply from a server: an error of the client
  * library (connection loss, timeout, closing) while the other request is
  * still pending is held back, and delivered only if the other one fails
- * too.  Both replies are health samples of their member (completion.c).
+ * too.  Both replies are health samples of their member (zkr__completion_*).
  *
  * Lifetime.  The primary op is shared by up to three holders, counted in
  * h_refs under the hedger's mutex: its own request's completion, its entry
  * in the queue (handed to its hedge when one is sent) and its hedge's
  * completion.  The last holder frees it; a hedge op frees itself.
  *
- * Threads: zkr__hedge_apply_sent runs on the thread that dispatched the read,
+ * Threads: zkr__hedger_sent runs on the thread that dispatched the read,
  * claim and release on ZooKeeper's completion threads, the hedge thread
  * sends hedges.  Lock order: gate_mu (the router dispatches under it) before
  * the hedger's mutex; the hedger never holds its mutex while dispatching,
@@ -30,7 +30,7 @@
 #include "route/dispatch.h"
 #include "core/handle.h"
 #include "model/hedge.h"
-#include "route/hedge_apply.h"
+#include "route/hedger.h"
 #include "core/latency.h"
 #include "core/policy.h"
 #include "core/runtime.h"
@@ -45,7 +45,7 @@ struct zkr__hedger {
   double *marks;            /* each window's mark */
   double delay_ms;          /* the hedge delay now */
   zkr__hedge_budget_t budget;
-  zkr__op_t *head, *tail; /* by hedge_at_ns */
+  zkr__queue_t q; /* by hedge_at_ns */
   uint64_t eligible, sent, won, capped, no_member, discarded;
 };
 
@@ -54,24 +54,15 @@ struct zkr__hedger {
 /* Inserted from the tail: the delay changes slowly, so a new entry almost
  * always goes last. */
 static void enqueue(struct zkr__hedger *h, zkr__op_t *op) {
-  zkr__op_t *after = h->tail;
-  while (after && after->hedge_at_ns > op->hedge_at_ns) after = after->hq_prev;
-  op->hq_prev = after;
-  op->hq_next = after ? after->hq_next : h->head;
-  if (op->hq_next) op->hq_next->hq_prev = op;
-  else h->tail = op;
-  if (after) after->hq_next = op;
-  else h->head = op;
-  op->h_queued = 1;
+  zkr__queue_link_t *after = h->q.last;
+  while (after && ZKR__OP_OF(after, hq_link)->hedge_at_ns > op->hedge_at_ns) after = after->prev;
+  zkr__queue_insert_after(&h->q, after, &op->hq_link);
+  op->h_flags |= ZKR__OP_H_QUEUED;
 }
 
 static void dequeue(struct zkr__hedger *h, zkr__op_t *op) {
-  if (op->hq_prev) op->hq_prev->hq_next = op->hq_next;
-  else h->head = op->hq_next;
-  if (op->hq_next) op->hq_next->hq_prev = op->hq_prev;
-  else h->tail = op->hq_prev;
-  op->hq_prev = op->hq_next = NULL;
-  op->h_queued = 0;
+  zkr__queue_remove(&h->q, &op->hq_link);
+  op->h_flags &= ~ZKR__OP_H_QUEUED;
 }
 
 /* ---- the hedge thread ---- */
@@ -84,7 +75,7 @@ static int unref(zkr__op_t *p) { return --p->h_refs == 0; }
  * none is queued. */
 static uint64_t send_due_locked(zkr_t *z, struct zkr__hedger *h) {
   for (;;) {
-    zkr__op_t *p = h->head;
+    zkr__op_t *p = ZKR__OP_OF(h->q.first, hq_link);
     if (h->stop || !p) return UINT64_MAX;
     if (p->hedge_at_ns > zkr__now_ns()) return p->hedge_at_ns;
     /* The queue's hold on p is now this thread's. */
@@ -94,7 +85,7 @@ static uint64_t send_due_locked(zkr_t *z, struct zkr__hedger *h) {
     zkr__op_t *s = target >= 0 ? zkr__op_new(z, p->type, p->path) : NULL;
     pthread_mutex_lock(&h->mu);
     int drop = 1;
-    if (p->h_delivered || p->h_attempts == 0) {
+    if ((p->h_flags & ZKR__OP_H_DELIVERED) || p->h_attempts == 0) {
       /* answered while the target was picked */
     } else if (target < 0) {
       h->no_member++;
@@ -111,26 +102,26 @@ static uint64_t send_due_locked(zkr_t *z, struct zkr__hedger *h) {
       pthread_mutex_lock(&h->mu);
       continue;
     }
-    s->is_hedge = 1;
+    zkr__op_set(s, ZKR__OP_F_HEDGE, 1);
     s->primary = p;
     p->h_attempts++;
     h->sent++;
     pthread_mutex_unlock(&h->mu);
-    int rc = zkr__op_dispatch(s, &z->members[target]);
+    int rc = zkr__dispatch(s, &z->members[target]);
     pthread_mutex_lock(&h->mu);
     if (rc == ZOK) continue;
     /* Not sent: its completion will not run.  If the first request's
      * error was held back for it, that error is the read's outcome. */
     h->sent--;
     p->h_attempts--;
-    int deliver = p->h_attempts == 0 && !p->h_delivered;
-    if (deliver) p->h_delivered = 1;
+    int deliver = p->h_attempts == 0 && !(p->h_flags & ZKR__OP_H_DELIVERED);
+    if (deliver) p->h_flags |= ZKR__OP_H_DELIVERED;
     int drc = p->h_deferred_rc;
     pthread_mutex_unlock(&h->mu);
     zkr__op_free(s);
     /* The queue entry's hold keeps p alive through the callback: the
      * first request's reply may be releasing its own hold meanwhile. */
-    if (deliver) zkr__op_call_user_error(p, drc);
+    if (deliver) zkr__completion_call_user_error(p, drc);
     pthread_mutex_lock(&h->mu);
     if (unref(p)) {
       pthread_mutex_unlock(&h->mu);
@@ -160,7 +151,7 @@ static void *hedger_main(void *arg) {
 
 /* A stepped runtime's turn (runtime.h): the hedges due now, and when the
  * next one is due. */
-uint64_t zkr__hedge_apply_step(zkr_t *z) {
+uint64_t zkr__hedger_step(zkr_t *z) {
   struct zkr__hedger *h = z->hedger;
   if (!h || h->started) return UINT64_MAX;
   pthread_mutex_lock(&h->mu);
@@ -171,7 +162,7 @@ uint64_t zkr__hedge_apply_step(zkr_t *z) {
 
 /* ---- life ---- */
 
-int zkr__hedge_apply_new(zkr_t *z) {
+int zkr__hedger_new(zkr_t *z) {
   z->hedger = NULL;
   if (z->opts.hedge < 0 || z->opts.policy != ZKR_POLICY_HYBRID) return ZOK;
   struct zkr__hedger *h = calloc(1, sizeof *h);
@@ -180,7 +171,7 @@ int zkr__hedge_apply_new(zkr_t *z) {
   h->cfg.percentile = z->opts.hedge_percentile;
   h->cfg.max_pct = z->opts.hedge_max_pct;
   h->cfg.burst = z->opts.hedge_burst;
-  /* One per member slot: membership (membership.c) may fill slots up to
+  /* One per member slot: membership (zkr__membership_*) may fill slots up to
    * cap while the handle lives. */
   h->win = calloc(z->cap, sizeof *h->win);
   h->marks = calloc(z->cap, sizeof *h->marks);
@@ -210,7 +201,7 @@ int zkr__hedge_apply_new(zkr_t *z) {
 
 /* Reads still queued keep their entry: their own completion (ZCLOSING at
  * the latest) removes it. */
-void zkr__hedge_apply_stop(zkr_t *z) {
+void zkr__hedger_stop(zkr_t *z) {
   struct zkr__hedger *h = z->hedger;
   if (!h) return;
   pthread_mutex_lock(&h->mu);
@@ -221,7 +212,7 @@ void zkr__hedge_apply_stop(zkr_t *z) {
   h->started = 0;
 }
 
-void zkr__hedge_apply_free(zkr_t *z) {
+void zkr__hedger_free(zkr_t *z) {
   struct zkr__hedger *h = z->hedger;
   if (!h) return;
   pthread_mutex_destroy(&h->mu);
@@ -240,9 +231,10 @@ void zkr__hedge_apply_free(zkr_t *z) {
  * session, where FIFO order is the point).  Writes never: ZooKeeper does
  * not deduplicate them.  Nor while a read selector is installed.  A multi of checks is not hedged either: both
  * requests would write the caller's one results array. */
-int zkr__hedge_apply_eligible(const zkr__op_t *op) {
-  if (!op->z->hedger || op->is_write || op->ordered || op->gated || op->pin >= 0 || op->watch ||
-      op->probe || op->is_hedge)
+int zkr__hedger_eligible(const zkr__op_t *op) {
+  if (!op->z->hedger || zkr__op_has(op, ZKR__OP_F_WRITE) || op->ordered || op->gated ||
+      op->pin >= 0 || op->watch || zkr__op_has(op, ZKR__OP_F_PROBE) ||
+      zkr__op_has(op, ZKR__OP_F_HEDGE))
     return 0;
   /* Session consistency reads stick to one member: a reply from another
    * could run ahead of the next read there (monotonic reads). */
@@ -262,7 +254,7 @@ int zkr__hedge_apply_eligible(const zkr__op_t *op) {
 
 /* The primary was handed to ZooKeeper (h_refs 2: its reply and the queue
  * entry it gets here).  Its completion may already have run. */
-void zkr__hedge_apply_sent(zkr__op_t *op) {
+void zkr__hedger_sent(zkr__op_t *op) {
   struct zkr__hedger *h = op->z->hedger;
   int last = 0;
   pthread_mutex_lock(&h->mu);
@@ -271,7 +263,7 @@ void zkr__hedge_apply_sent(zkr__op_t *op) {
   if (op->h_attempts > 0 && !h->stop) {
     op->hedge_at_ns = op->start_ns + (uint64_t)(h->delay_ms * 1e6);
     enqueue(h, op);
-    if (h->head == op) pthread_cond_signal(&h->cv);
+    if (h->q.first == &op->hq_link) pthread_cond_signal(&h->cv);
   } else {
     last = unref(op);
   }
@@ -279,15 +271,14 @@ void zkr__hedge_apply_sent(zkr__op_t *op) {
   if (last) zkr__op_free(op);
 }
 
-/* Completion's share (completion.c): the hedge delay follows the first
+/* Completion's share (zkr__completion_*): the hedge delay follows the first
  * requests of hedgeable reads, per member: what a read costs without a
  * hedge. */
-void zkr__hedge_apply_op_done(zkr__op_t *op, int rc, double ms) {
-  if (op->h_armed && zkr__latency_server_answered(rc))
-    zkr__hedge_apply_sample(op->z, op->member, ms);
+void zkr__hedger_op_done(zkr__op_t *op, int rc, double ms) {
+  if (op->h_armed && zkr__latency_server_answered(rc)) zkr__hedger_sample(op->z, op->member, ms);
 }
 
-void zkr__hedge_apply_sample(zkr_t *z, int member, double ms) {
+void zkr__hedger_sample(zkr_t *z, int member, double ms) {
   struct zkr__hedger *h = z->hedger;
   if (member < 0 || (size_t)member >= z->n) return;
   pthread_mutex_lock(&h->mu);
@@ -301,36 +292,36 @@ void zkr__hedge_apply_sample(zkr_t *z, int member, double ms) {
 /* A reply of a hedgeable read (either request) came: returns the op whose
  * completion the application gets now (the primary), or NULL when this
  * reply is discarded.  Plain operations return themselves. */
-zkr__op_t *zkr__hedge_apply_claim(zkr__op_t *a, int rc) {
-  zkr__op_t *p = a->is_hedge ? a->primary : a;
+zkr__op_t *zkr__hedger_claim(zkr__op_t *a, int rc) {
+  zkr__op_t *p = zkr__op_has(a, ZKR__OP_F_HEDGE) ? a->primary : a;
   if (!p->h_armed) return a;
   struct zkr__hedger *h = a->z->hedger;
   zkr__op_t *winner = NULL;
   pthread_mutex_lock(&h->mu);
   p->h_attempts--;
-  if (!a->is_hedge && p->h_queued) {
+  if (!zkr__op_has(a, ZKR__OP_F_HEDGE) && (p->h_flags & ZKR__OP_H_QUEUED)) {
     dequeue(h, p); /* answered before its hedge was due */
     unref(p);      /* never the last: this reply still holds it */
   }
-  if (p->h_delivered) {
+  if ((p->h_flags & ZKR__OP_H_DELIVERED)) {
     h->discarded++;
   } else if (!zkr__latency_server_answered(rc) && p->h_attempts > 0) {
     p->h_deferred_rc = rc;
     h->discarded++;
   } else {
-    p->h_delivered = 1;
+    p->h_flags |= ZKR__OP_H_DELIVERED;
     winner = p;
-    if (a->is_hedge) h->won++;
+    if (zkr__op_has(a, ZKR__OP_F_HEDGE)) h->won++;
   }
   pthread_mutex_unlock(&h->mu);
   return winner;
 }
 
 /* One more hold on the primary p (the application's operation), by a
- * read held until a watch's event came (watch.c, under its registry lock;
- * nothing here takes that lock); zkr__op_resume drops it
- * with zkr__hedge_apply_release(p). */
-void zkr__hedge_apply_ref(zkr__op_t *p) {
+ * read held until a watch's event came (zkr__watch_*, under its registry lock;
+ * nothing here takes that lock); zkr__completion_resume drops it
+ * with zkr__hedger_release(p). */
+void zkr__hedger_ref(zkr__op_t *p) {
   struct zkr__hedger *h = p->z->hedger;
   pthread_mutex_lock(&h->mu);
   p->h_refs++;
@@ -338,10 +329,10 @@ void zkr__hedge_apply_ref(zkr__op_t *p) {
 }
 
 /* After the completion: drops this reply's hold. */
-void zkr__hedge_apply_release(zkr__op_t *a) {
+void zkr__hedger_release(zkr__op_t *a) {
   /* Read before the unref: once this reply's hold on the primary is
    * dropped another thread may free it, and a may be the primary. */
-  int is_hedge = a->is_hedge;
+  int is_hedge = zkr__op_has(a, ZKR__OP_F_HEDGE);
   zkr__op_t *p = is_hedge ? a->primary : a;
   struct zkr__hedger *h = a->z->hedger;
   pthread_mutex_lock(&h->mu);
@@ -351,7 +342,7 @@ void zkr__hedge_apply_release(zkr__op_t *a) {
   if (last) zkr__op_free(p);
 }
 
-void zkr__hedge_apply_stats(zkr_t *z, zkr_stats_t *s) {
+void zkr__hedger_stats(zkr_t *z, zkr_stats_t *s) {
   struct zkr__hedger *h = z->hedger;
   s->hedging = h != NULL;
   s->hedge_delay_ms = -1;

@@ -1,10 +1,10 @@
 /* The ensemble's configuration applied (DESIGN.md section 7;
  * docs/membership.md): the monitor reads /zookeeper/config with a sync
  * first, on the same session, pipelined, keeps a watch on it, and makes
- * the members the configuration's servers (membership.c admits and
+ * the members the configuration's servers (zkr__membership_* admits and
  * retires).  Followed only when the first configuration read names every
  * member of the connect string as a server's client address.  The parser
- * is dynconfig.c. */
+ * is zkr__dynconfig_*. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,7 +95,7 @@ static void read_config(zkr_t *z) {
 
 static const zkr__config_server_t *find_server(const zkr__config_t *c, const zkr__host_t *h) {
   for (size_t i = 0; i < c->n; i++)
-    if (c->v[i].has_client && zkr__host_equal(&c->v[i].client, h)) return &c->v[i];
+    if (c->v[i].has_client && zkr__hosts_equal(&c->v[i].client, h)) return &c->v[i];
   return NULL;
 }
 
@@ -107,7 +107,7 @@ static void apply(zkr_t *z, const char *buf, int len) {
   struct zkr__membership *ms = z->ms;
   zkr__config_t *c = malloc(sizeof *c);
   if (!c) return;
-  if (zkr__config_parse(buf, (size_t)(len > 0 ? len : 0), c) != ZOK || c->n == 0) {
+  if (zkr__dynconfig_parse(buf, (size_t)(len > 0 ? len : 0), c) != ZOK || c->n == 0) {
     ms->errors++;
     free(c);
     return;
@@ -147,7 +147,7 @@ static void apply(zkr_t *z, const char *buf, int len) {
 /* ---- the monitor's turn ---- */
 
 /* The configuration: what a read brought, and the next read when due. */
-void zkr__dynconfig_turn(zkr_t *z) {
+void zkr__ensemble_turn(zkr_t *z) {
   struct zkr__membership *ms = z->ms;
   pthread_mutex_lock(&ms->mu);
   int got = ms->got, rc = ms->rc, len = ms->len, fired = ms->watch_fired;

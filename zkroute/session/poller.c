@@ -2,7 +2,7 @@
  * short-lived thread each, so a hung member delays the verdict by one srvr
  * timeout, not one per hung member); roles, zxids and the suspect flag of
  * each member from the replies; the leader by highest epoch.  The monitor
- * thread (monitor.c) calls it every leader_poll_ms. */
+ * thread (zkr__monitor_*) calls it every leader_poll_ms. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -11,7 +11,7 @@
 #include "core/runtime.h"
 #include "session/session.h"
 #include "model/srvr.h"
-#include "session/srvr_apply.h"
+#include "session/poller.h"
 #include "zk/zkapi.h"
 
 typedef struct {
@@ -32,7 +32,7 @@ static void *poll_one(void *arg) {
  * and never answers.  Returns 1 when the picture is settled - a leader,
  * every member that is not retired answering, none suspect or without its
  * session (parked ones aside) - so the monitor may poll at the idle rate. */
-int zkr__srvr_poll_members(zkr_t *z) {
+int zkr__poller_poll_members(zkr_t *z) {
   poll_t polls[ZKR_MAX_MEMBERS];
   pthread_t threads[ZKR_MAX_MEMBERS];
   int started[ZKR_MAX_MEMBERS];
@@ -91,7 +91,7 @@ int zkr__srvr_poll_members(zkr_t *z) {
     m->role = r->role;
     m->zxid = r->has_zxid ? r->zxid : -1;
     if (r->has_zxid) m->last_zxid = r->zxid;
-    /* The epoch floor of reads (policy.c) counts only servers the handle
+    /* The epoch floor of reads (zkr__policy_*) counts only servers the handle
      * has a working session with: srvr is untrusted input, and a server
      * that only claims a high epoch must not take every member out of the
      * read pool. */
@@ -119,9 +119,9 @@ int zkr__srvr_poll_members(zkr_t *z) {
                      best_epoch);
     z->last_leader = best;
   }
-  zkr__gate_adopt_leader(z);
+  zkr__router_gate_adopt_leader(z);
   /* A new leader (or a write session back) may let parked writes go. */
-  zkr__gate_flush(z);
+  zkr__router_gate_flush(z);
   int settled = best >= 0;
   for (size_t i = 0; i < z->n && settled; i++) {
     zkr__member_t *m = &z->members[i];

@@ -173,7 +173,7 @@ struct zkr {
                                    without a Stat or that failed, a read
                                    that found no node): a session-mode read
                                    syncs when its member last synced before
-                                   one (dispatch.c) */
+                                   one (zkr__dispatch_*) */
   _Atomic int sticky;
   _Atomic uint64_t hedge_draws; /* counter behind the hedge target draw */
   _Atomic unsigned leader_rr;   /* hybrid's leader_read_weight counter */

@@ -2,10 +2,10 @@
  * session through a trampoline record, so that the event reaches the
  * application's watcher (on the delivery thread) with the application's
  * handle, and member-session events stay hidden - the virtual session's
- * own events reach every registered watcher instead (session.c).  A
+ * own events reach every registered watcher instead (zkr__session_*).  A
  * record remembers its path, its kind, the zhandle it is armed on and what
  * the node looked like when it was armed; when that session is lost, the
- * record is re-armed elsewhere (watch_rearm.c).  Records live in one list
+ * record is re-armed elsewhere (zkr__watch_rearm_*).  Records live in one list
  * per handle, so close frees those that never fired.
  *
  * The stock client's rules, which one session gives for free and several
@@ -66,7 +66,7 @@ zkr__watch_t *zkr__watch_by_id_locked(zkr_t *z, uint64_t id) {
   return NULL;
 }
 
-/* The interposer's name for the program's global pair (preload.c). */
+/* The interposer's name for the program's global pair (zkr__preload_*). */
 void zkr__watch_set_alias(zkr_t *z, void (*fn)(void *, watcher_fn *, void **), void *arg) {
   pthread_mutex_lock(&z->ctx_mu);
   z->watch_alias_arg = arg;
@@ -175,7 +175,7 @@ static void make_late_events_locked(zkr_t *z, const zkr__op_t *op, int rc, const
   }
 }
 
-/* Completion's test for an application read (completion.c): 1 when its
+/* Completion's test for an application read (zkr__completion_*): 1 when its
  * reply is kept and op held here, to be handed on by zkr__watch_done once
  * no record blocks it. */
 int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r, void (*keep)(zkr__op_t *)) {
@@ -544,7 +544,7 @@ static void supersede_locked(zkr_t *z, zkr__watch_t *w2, const struct Stat *st,
   }
 }
 
-/* Completion's share (completion.c): the watch the read set is armed
+/* Completion's share (zkr__completion_*): the watch the read set is armed
  * (its read succeeded, or an exists found no node) or discarded; one that
  * was armed before is the same registration, or a new one if it fired
  * meanwhile. */
@@ -696,8 +696,8 @@ void zkr__watch_trampoline(zhandle_t *zh, int type, int state, const char *path,
   (void)path;
   (void)state;
   /* A member session's own state change: the virtual session reports
-   * what the application must know (session.c), and a lost session's
-   * records are re-armed by the monitor (rescue.c). */
+   * what the application must know (zkr__session_*), and a lost session's
+   * records are re-armed by the monitor (zkr__rescue_*). */
   if (type == ZOO_SESSION_EVENT) return;
   zkr__watch_t *w = ctx;
   zkr_t *z = w->z;

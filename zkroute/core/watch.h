@@ -80,7 +80,7 @@ void zkr__watch_discard(zkr__watch_t *w);
 
 void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat);
 /* The read that armed record id was handed on to the application
- * (completion.c): the record's events may go. */
+ * (zkr__completion_*): the record's events may go. */
 void zkr__watch_read_handed_on(struct zkr *z, uint64_t id);
 
 zkr__watch_t *zkr__watch_find(struct zkr *z, int kind, const char *path, watcher_fn fn, void *ctx,

@@ -12,7 +12,7 @@
  * on the last operation before it.
  *
  * One mutex, order_mu, taken twice per operation; it nests inside the
- * write gate's (router.c completes parked operations under gate_mu). */
+ * write gate's (zkr__router_* completes parked operations under gate_mu). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -88,7 +88,7 @@ static int64_t shown_on(zkr__member_t *m, zhandle_t *zh) {
 }
 
 /* Completion's share (zkr__completion_*): op leaves the outstanding list; a
- * reply's Stat shows what its session's server had applied (completion.c
+ * reply's Stat shows what its session's server had applied (zkr__completion_*
  * raised the handle's high-water mark with it already), and a completion
  * without one - a write without a Stat (delete, create, multi, set_acl)
  * or that failed or whose outcome is unknown, a read that found no node,

@@ -18,14 +18,14 @@
  *   (the write it follows completed, so the sync's server sees it).  Every
  *   other read is a sync+read on the member the policy picks.
  * - A read that is neither pinned nor ordered, has no watch and runs under
- *   hybrid may be hedged (hedger.c): its dispatch queues it for a second
+ *   hybrid may be hedged (zkr__hedger_*): its dispatch queues it for a second
  *   sync+read on another pool member if no reply comes in time.
  * - A write whose outcome is unknown (ZCONNECTIONLOSS, ZOPERATIONTIMEOUT)
  *   raises the fence: a late copy of it, still in its session's socket, a
  *   kernel buffer or a proxy, could be applied after a later write sent
  *   elsewhere.  Until that session reconnected (its server then refuses
  *   the old connection's requests), expired, was moved to another server
- *   (rescue.c) or the session timeout passed (the servers expired it),
+ *   (zkr__rescue_*) or the session timeout passed (the servers expired it),
  *   gated operations go to no other session.
  * - When no member is usable (start-up, total outage), operations park
  *   until one is, or until the session timeout passes (ZCONNECTIONLOSS). */
@@ -107,7 +107,7 @@ static int gate_target(zkr_t *z, const zkr__op_t *op) {
 }
 
 /* Whether writes are fenced: the owner session has not been connected for
- * two thirds of its timeout (owner_down_ns, session.c) - when a stock
+ * two thirds of its timeout (owner_down_ns, zkr__session_*) - when a stock
  * client gives its connection up, and after which the servers may have
  * expired the session, its ephemeral nodes and locks with it.  A lock
  * holder must not write on then: writes fail with ZCONNECTIONLOSS, as on a
@@ -135,7 +135,7 @@ static int fenced(zkr_t *z, int target) {
  * policies that gate writes): a read issued while a write of the handle
  * is outstanding runs after it on the write session; a write waits for the
  * reads issued before it; completions are handed on in issue order
- * (barrier.c). */
+ * (zkr__barrier_*). */
 int zkr__router_fifo(zkr_t *z) {
   return z->opts.consistency == ZKR_CONSISTENCY_SESSION &&
          z->opts.policy != ZKR_POLICY_ROUND_ROBIN && z->opts.policy != ZKR_POLICY_BOLTZMANN;
@@ -195,7 +195,7 @@ static void park(zkr_t *z, zkr__op_t *op) {
 
 static zkr__op_t *pop(zkr_t *z) { return ZKR__OP_OF(zkr__queue_pop(&z->gate_q), gate_link); }
 
-/* Completion's share (completion.c): the write's paths leave the
+/* Completion's share (zkr__completion_*): the write's paths leave the
  * in-flight set, and a gated write whose outcome is unknown raises the
  * fence on the zhandle it was sent on. */
 void zkr__router_op_done(zkr__op_t *op, int rc) {
@@ -247,7 +247,7 @@ static void fence_lower(zkr_t *z, zhandle_t *zh) {
   if (was) zkr__router_gate_flush(z);
 }
 
-/* A member zhandle's session event (member.c): a fenced session that
+/* A member zhandle's session event (zkr__member_*): a fenced session that
  * reconnected refuses its old connection's late requests from now on; one
  * that expired applies nothing any more. */
 void zkr__router_gate_session_event(zkr_t *z, zhandle_t *zh, int state) {
@@ -257,7 +257,7 @@ void zkr__router_gate_session_event(zkr_t *z, zhandle_t *zh, int state) {
 }
 
 /* The fenced session was re-attached elsewhere, on member slot `slot`
- * (rescue.c): the new zhandle carries the fence now; it falls when that
+ * (zkr__rescue_*): the new zhandle carries the fence now; it falls when that
  * one connects. */
 void zkr__router_gate_fence_moved(zkr_t *z, zhandle_t *from, zhandle_t *to, int slot) {
   pthread_mutex_lock(&z->gate_mu);
@@ -310,8 +310,8 @@ int zkr__router_route(zkr__op_t *op) {
     int behind = zkr__router_fifo(z) && z->writes_out > 0;
     if (behind) op->pin = -1;
     if (op->pin >= 0) {
-      /* A watch set again goes where the watch is (api.c); api.c pins
-       * only when no write of this handle to the path is in flight.  Its
+      /* A watch set again goes where the watch is (zkr__api_read_*, which
+       * pins only when no write of this handle to the path is in flight).  Its
        * zhandle detached meanwhile: the record is being re-armed
        * elsewhere, and this read is routed as any other (it sets the watch
        * on no other session: zkr__dispatch). */

@@ -414,6 +414,18 @@ START_TEST(late_watch_event_made_from_the_held_read) {
 }
 END_TEST
 
+/* The handle's watcher 5 on /n as an exists watch on a missing node (its
+ * read tagged 10): reads that show /n created are held for its event.
+ * Returns the watch's request. */
+static fake_req_t *open_with_exists_watch(void) {
+  open3();
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)10), ZOK);
+  fake_req_t *e5 = next_req(FK_EXISTS, "/n");
+  fake_reply(e5, ZNONODE, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  return e5;
+}
+
 /* Two reads held for one exists watch (watcher 5, the node missing): the
  * first sets watcher 1 on the node as created (mzxid 7), the second
  * shows it changed (mzxid 9).  Watcher 1's event for that change comes
@@ -424,11 +436,7 @@ END_TEST
  * reads were handed on newest first, and a record whose event waited for
  * its read blocked no other read.) */
 START_TEST(held_reads_released_in_order_after_their_events) {
-  open3();
-  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)10), ZOK);
-  fake_req_t *e5 = next_req(FK_EXISTS, "/n");
-  fake_reply(e5, ZNONODE, 0, 0, NULL);
-  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  fake_req_t *e5 = open_with_exists_watch();
   ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)1, done_stat, (void *)11), ZOK);
   fake_req_t *e1 = next_req(FK_EXISTS, "/n");
   fake_reply(e1, ZOK, 7, 7, NULL);
@@ -491,11 +499,7 @@ END_TEST
  * released record took its place in the order just before its own events
  * were released, so a record placed later went first.) */
 START_TEST(held_reads_pairs_fire_in_completion_order) {
-  open3();
-  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)10), ZOK);
-  fake_req_t *e5 = next_req(FK_EXISTS, "/n");
-  fake_reply(e5, ZNONODE, 0, 0, NULL);
-  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  fake_req_t *e5 = open_with_exists_watch();
   ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
   fake_req_t *g1 = next_req(FK_GET, "/n");
   fake_reply(g1, ZOK, 7, 7, "a");
@@ -524,11 +528,7 @@ END_TEST
  * when its read's completion is processed).  (The simulator:
  * tests/sim/zkroute-sim --seed 197 --mode routed.) */
 START_TEST(held_reads_watcher_gets_no_session_event) {
-  open3();
-  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)10), ZOK);
-  fake_req_t *e5 = next_req(FK_EXISTS, "/n");
-  fake_reply(e5, ZNONODE, 0, 0, NULL);
-  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  fake_req_t *e5 = open_with_exists_watch();
   ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)2, done_data, (void *)12), ZOK);
   fake_reply(next_req(FK_GET, "/n"), ZOK, 9, 9, "b");
   sleep_ms(100);

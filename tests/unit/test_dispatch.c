@@ -234,16 +234,24 @@ static void open_session3(void) {
   zkr_options_t o;
   opts_default(&o);
   o.consistency = ZKR_CONSISTENCY_SESSION;
-  ev_reset();
-  fake_install();
-  fake_set_role(1, ZKR_ROLE_LEADER, 0x100000005LL);
-  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x100000005LL);
-  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x100000005LL);
-  ck_assert_int_eq(zkr_init_opts(&z, HOSTS, watcher, 3000, NULL, (void *)100, 0, &o), ZOK);
-  for (int i = 1; i <= 3; i++) ck_assert_ptr_nonnull(h[i] = fake_handle(i, 0));
-  wait_leader(0);
-  for (int i = 1; i <= 3; i++) fake_connect(h[i], 0);
+  open3_opts(&o, NULL);
   wait_state(ZOO_CONNECTED_STATE);
+}
+
+/* open_session3, then a first read of /s (tag 10): it syncs (nothing
+ * shown yet on that session) on follower *a and shows zxid 5; *b is the
+ * other follower. */
+static void open_session3_first_read(fake_zh_t **a, fake_zh_t **b) {
+  open_session3();
+  ck_assert_int_eq(zkr_aget(z, "/s", 0, done_data, (void *)10), ZOK);
+  fake_req_t *s = fake_wait(NULL, FK_SYNC, NULL);
+  ck_assert_ptr_nonnull(s);
+  *a = s->h;
+  *b = *a == h[2] ? h[3] : h[2];
+  fake_req_t *g = fake_wait(*a, FK_GET, "/s");
+  fake_reply(s, ZOK, 0, 0, NULL);
+  fake_reply(g, ZOK, 5, 5, "v");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
 }
 
 static void done_acl(int rc, struct ACL_vector *acl, struct Stat *st, const void *d) {
@@ -300,16 +308,8 @@ static void move_reads(fake_zh_t *a, fake_zh_t *b) {
 }
 
 START_TEST(session_mode_no_sync_where_the_session_showed_the_zxid) {
-  open_session3();
-  /* The first read syncs (nothing shown yet on that session). */
-  ck_assert_int_eq(zkr_aget(z, "/s", 0, done_data, (void *)10), ZOK);
-  fake_req_t *s = fake_wait(NULL, FK_SYNC, NULL);
-  ck_assert_ptr_nonnull(s);
-  fake_zh_t *a = s->h, *b = a == h[2] ? h[3] : h[2];
-  fake_req_t *g = fake_wait(a, FK_GET, "/s");
-  fake_reply(s, ZOK, 0, 0, NULL);
-  fake_reply(g, ZOK, 5, 5, "v");
-  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  fake_zh_t *a, *b;
+  open_session3_first_read(&a, &b); /* it synced: nothing shown yet */
   /* a goes: the read moves to b, whose session showed nothing: a sync. */
   move_reads(a, b);
   ck_assert_int_eq(read_on(b, "/s", 11, ZOK, 5), 1);
@@ -336,15 +336,8 @@ START_TEST(session_mode_no_sync_where_the_session_showed_the_zxid) {
 END_TEST
 
 START_TEST(session_mode_syncs_where_no_zxid_proves_it) {
-  open_session3();
-  ck_assert_int_eq(zkr_aget(z, "/s", 0, done_data, (void *)10), ZOK);
-  fake_req_t *s = fake_wait(NULL, FK_SYNC, NULL);
-  ck_assert_ptr_nonnull(s);
-  fake_zh_t *a = s->h, *b = a == h[2] ? h[3] : h[2];
-  fake_req_t *g = fake_wait(a, FK_GET, "/s");
-  fake_reply(s, ZOK, 0, 0, NULL);
-  fake_reply(g, ZOK, 5, 5, "v");
-  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  fake_zh_t *a, *b;
+  open_session3_first_read(&a, &b);
   move_reads(a, b);
   ck_assert_int_eq(read_on(b, "/s", 11, ZOK, 5), 1);
   /* A delete's reply carries no zxid: the next read syncs, though the
@@ -380,10 +373,10 @@ START_TEST(session_mode_syncs_where_no_zxid_proves_it) {
   ck_assert_int_ge(ev_find(0, EV_DONE, 30), 0);
   int before = syncs_on(a);
   ck_assert_int_eq(zkr_aget(z, "/s", 0, done_data, (void *)31), ZOK);
-  g = fake_wait(a, FK_GET, "/s");
+  fake_req_t *g = fake_wait(a, FK_GET, "/s");
   ck_assert_ptr_nonnull(g);
   ck_assert_int_eq(syncs_on(a), before + 1);
-  s = fake_wait(a, FK_SYNC, NULL);
+  fake_req_t *s = fake_wait(a, FK_SYNC, NULL);
   fake_reply(s, ZCONNECTIONLOSS, 0, 0, NULL);
   fake_reply(g, ZCONNECTIONLOSS, 0, 0, NULL);
   ck_assert_int_ge(ev_find(0, EV_DONE, 31), 0);

@@ -105,6 +105,49 @@ START_TEST(remove_all_watches_everywhere) {
 }
 END_TEST
 
+/* remove_all over two members: one server removes its watch, the other
+ * request fails (connection loss).  The application is told ZOK - its
+ * watches on the path are gone - so the watch whose server could not be
+ * asked is dropped here too: when that server fires it, nobody is called.
+ * When every request fails, the error is the answer and the watches stay,
+ * as a failed stock removal leaves them.  (The simulator:
+ * tests/sim/zkroute-sim --seed 2636 --mode routed, a lost notification.) */
+START_TEST(remove_all_result_matches_what_is_left) {
+  open3();
+  fake_zh_t *ha, *hb;
+  two_watches(&ha, &hb);
+  ck_assert_ptr_ne(ha, hb); /* reads rotate over the followers */
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)20), ZOK);
+  fake_req_t *ra = fake_wait(ha, FK_REMOVE_ALL_WATCHES, "/p");
+  fake_req_t *rb = fake_wait(hb, FK_REMOVE_ALL_WATCHES, "/p");
+  ck_assert_ptr_nonnull(ra);
+  ck_assert_ptr_nonnull(rb);
+  fake_reply(rb, ZCONNECTIONLOSS, 0, 0, NULL);
+  fake_reply(ra, ZOK, 0, 0, NULL);
+  int d = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+  fake_fire(hb, "/p", ZOO_CHANGED_EVENT);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1) + ev_matching(EV_WATCH, 2), 0);
+  /* A third watch; its removal fails everywhere: it stays, and fires. */
+  ck_assert_int_eq(zkr_awget(z, "/q", watcher, (void *)3, done_data, (void *)13), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/q");
+  ck_assert_ptr_nonnull(g);
+  fake_reply(g, ZOK, 5, 5, "x");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 13), 0);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/q", ZWATCHTYPE_ANY, 0, done_void, (void *)21), ZOK);
+  fake_req_t *rq = fake_wait(g->h, FK_REMOVE_ALL_WATCHES, "/q");
+  ck_assert_ptr_nonnull(rq);
+  fake_reply(rq, ZCONNECTIONLOSS, 0, 0, NULL);
+  d = ev_find(0, EV_DONE, 21);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZCONNECTIONLOSS);
+  fake_fire(g->h, "/q", ZOO_CHANGED_EVENT);
+  ck_assert_int_ge(ev_find(0, EV_WATCH, 3), 0);
+}
+END_TEST
+
 /* A watch removed on the client only stays registered on its server, as
  * with stock: a later remove_all, which finds nothing here, still asks, and
  * that server's ZOK is the answer (stock's: ZOK from its one server). */
@@ -171,6 +214,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, remove_all_after_local_removal_asks_servers);
   tcase_add_test(tc, remove_watch_locally);
   tcase_add_test(tc, remove_answered_when_its_session_goes);
+  tcase_add_test(tc, remove_all_result_matches_what_is_left);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -64,6 +64,9 @@ struct zkr__watch {
                                     that this read sets again (held by
                                     reuses), NULL none */
   int removing;                  /* a removal is on its way (zkr__watch_remove_*) */
+  int zh_pinned;                 /* REMOVED while still registered on zh (its
+                                    server could not be asked): freed when zh
+                                    is closed, not by the removal GC */
   int read_pending;              /* the read that armed it has not been handed on
                                     to the application: its events wait */
   int resuming;                  /* the read that armed it is being handed on

@@ -203,6 +203,7 @@ void zkr__watch_rearm_from(zkr_t *z, int slot, zhandle_t *old) {
     } else if (w->state == ZKR__W_REMOVED) {
       /* That zhandle can call it no more: it can go now. */
       w->zh = NULL;
+      w->zh_pinned = 0;
       if (w->reuses == 0) {
         zkr__watch_unlink_locked(z, w);
         w->next = gone;

@@ -21,8 +21,12 @@
  * working member session anyway, as stock asks its server: one whose
  * server still holds a watch the client removed only locally answers ZOK.
  * The application's one completion gets ZOK when some request succeeded
- * or a record was removed here, ZNOWATCHER when every server said so,
- * else the first other error.  A request whose zhandle is closed before it answers
+ * or a record was removed here, else the first other error, else
+ * ZNOWATCHER (every server said so).  What it says is what is left: the
+ * records not on a server (lost, fired) and those whose server could not
+ * be asked go only with ZOK - then all of them, so that no watch the
+ * application was told is gone fires - and stay with an error, as a
+ * failed stock removal leaves its watches (settle_later).  A request whose zhandle is closed before it answers
  * is answered ZCONNECTIONLOSS (ZCLOSING when the handle closes) by
  * zkr__watch_remove_dropped, exactly once.
  *
@@ -54,6 +58,13 @@ typedef struct {
   zkr__op_t *order;
   int pending; /* requests in flight + 1 while sending; under watch_mu */
   int ok, nowatcher, other_rc;
+  /* Records whose removal waits for the call's result (under watch_mu):
+   * lost or fired ones (on no server), and those whose server request
+   * failed.  The call's ZOK removes them too - the application was told
+   * its watches are gone; an error leaves them, as stock's failed removal
+   * leaves its watches.  Each is held (reuses) and marked removing. */
+  zkr__watch_t **later;
+  int nlater, caplater;
 } rm_call_t;
 
 struct zkr__rm_req {
@@ -107,6 +118,22 @@ static int matches(const zkr__watch_t *w, const char *path, ZooWatcherType t, in
   return w->fn == fn && w->ctx == ctx;
 }
 
+/* Under watch_mu: w waits for c's result; 0 when it cannot (out of
+ * memory: the caller decides now). */
+static int defer_locked(rm_call_t *c, zkr__watch_t *w) {
+  if (c->nlater == c->caplater) {
+    int cap = c->caplater ? 2 * c->caplater : 8;
+    zkr__watch_t **v = realloc(c->later, (size_t)cap * sizeof *v);
+    if (!v) return 0;
+    c->later = v;
+    c->caplater = cap;
+  }
+  c->later[c->nlater++] = w;
+  w->removing = 1;
+  w->reuses++;
+  return 1;
+}
+
 /* Under watch_mu: one request answered, or one sender done. */
 static rm_call_t *call_release_locked(rm_call_t *c) { return --c->pending == 0 ? c : NULL; }
 
@@ -118,9 +145,40 @@ static void leave_order(rm_call_t *c) {
   c->order = NULL;
 }
 
+/* The deferred records follow the call's result rc. */
+static void settle_later(rm_call_t *c, int rc) {
+  if (!c->nlater) return;
+  zkr_t *z = c->z;
+  zkr__watch_t *gone = NULL;
+  pthread_mutex_lock(&z->watch_mu);
+  for (int i = 0; i < c->nlater; i++) {
+    zkr__watch_t *w = c->later[i];
+    w->removing = 0;
+    w->reuses--;
+    if (rc == ZOK && w->state != ZKR__W_REMOVED && w->state != ZKR__W_PENDING) {
+      /* One still registered on a server it could not reach stays until
+       * that zhandle is closed (zkr__watch_rearm_from frees it): its event
+       * may still call it, and is dropped. */
+      if (w->state == ZKR__W_ARMED) w->zh_pinned = 1;
+      zkr__watch_remove_locked(z, w);
+    } else if (w->state == ZKR__W_FIRED && w->reuses == 0) {
+      zkr__watch_remove_locked(z, w); /* over, and nobody holds it: GC */
+    }
+    zkr__watch_release_locked(z, w->path, &gone);
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+  zkr__watch_done(z, gone);
+  free(c->later);
+  c->later = NULL;
+  c->nlater = 0;
+}
+
 static void call_finish(rm_call_t *c) {
   if (!c) return;
-  int rc = c->other_rc ? c->other_rc : (c->ok || !c->nowatcher) ? ZOK : ZNOWATCHER;
+  /* ZOK when some server removed a watch or one was removed here; else
+   * the first other error; else ZNOWATCHER. */
+  int rc = c->ok ? ZOK : c->other_rc ? c->other_rc : c->nowatcher ? ZNOWATCHER : ZOK;
+  settle_later(c, rc);
   if (c->direct) {
     if (c->cb) c->cb(rc, c->data);
   } else {
@@ -134,10 +192,13 @@ static void call_finish(rm_call_t *c) {
 
 /* Under watch_mu: q is answered with rc; returns the call if it is done. */
 static rm_call_t *answer_locked(zkr_t *z, rm_req_t *q, int rc, zkr__watch_t **gone) {
+  int failed = rc != ZOK && rc != ZNOWATCHER;
   for (int i = 0; i < q->n; i++) {
     zkr__watch_t *w = q->w[i];
     w->removing = 0;
     w->reuses--;
+    /* Its server did not answer: whether it goes is the call's result. */
+    if (failed && w->state == ZKR__W_ARMED && defer_locked(q->call, w)) continue;
     /* ZOK: the client dropped the registration; otherwise it stays, or it
      * fired meanwhile (its event came or comes: ZNOWATCHER). */
     if (rc == ZOK && (w->state == ZKR__W_ARMED || w->state == ZKR__W_FIRED))
@@ -278,7 +339,7 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
       here[nh++] = w;
     } else if (w->state == ZKR__W_REARMING) {
       w->removing = 1; /* its re-arm drops what it set (zkr__watch_rearm_*) */
-    } else {
+    } else if (!defer_locked(c, w)) {
       zkr__watch_remove_locked(z, w); /* lost or fired: on no server */
     }
   }
@@ -290,6 +351,7 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
   if (!armed || !here) {
     free(armed);
     free(here);
+    settle_later(c, ZKR_ENOMEM);
     leave_order(c);
     free(c);
     return ZKR_ENOMEM;
@@ -365,7 +427,8 @@ void zkr__watch_remove_gc(zkr_t *z, uint64_t now) {
   pthread_mutex_lock(&z->watch_mu);
   for (zkr__watch_t *w = z->watch_list, *next; w; w = next) {
     next = w->next;
-    if (w->state != ZKR__W_REMOVED || w->reuses > 0 || zkr__since(now, w->removed_ns) < keep)
+    if (w->state != ZKR__W_REMOVED || w->reuses > 0 || w->zh_pinned ||
+        zkr__since(now, w->removed_ns) < keep)
       continue;
     zkr__watch_unlink_locked(z, w);
     w->next = gone;

@@ -319,12 +319,19 @@ START_TEST(reconfig_add_then_remove_under_load) {
          (unsigned long long)(t_pool - t_add), (unsigned long long)(r4b - r4));
   ck_assert_int_gt(r4b - r4, 0);
 
-  /* Remove a follower (one of the first three, not the leader). */
+  /* Remove a follower (one of the first three, not the leader), and not
+   * the one whose server holds the application's session: a retired
+   * member keeps that session until its server drops it (a removed
+   * ZooKeeper 3.8 server goes on serving it), and only then is it
+   * rescued (docs/membership.md) - this test is the carrier's case.  The
+   * owner is the first session established, the leader's or a
+   * follower's: which follower this test may remove depended on that
+   * race (it failed when the owner was on the first follower). */
   zkr_stats_t *s;
   ck_assert_int_eq(zkr_stats(z, &s), ZOK);
   int f = -1;
   for (int i = 0; i < 3 && f < 0; i++)
-    if (s->members[i].role == ZKR_ROLE_FOLLOWER && i != s->write_member) f = i;
+    if (s->members[i].role == ZKR_ROLE_FOLLOWER && i != s->write_member && i != s->owner) f = i;
   ck_assert_int_ge(f, 0);
   int64_t fid = s->members[f].server_id;
   ck_assert_int_eq(fid, f + 1);

@@ -61,8 +61,11 @@ static int waiter_wait(waiter_t *w, zkr_t *z, int rc) {
     /* The callbacks queued before the reply run before the call returns
      * (unless the call is made from one of them): an interleaving the
      * delivery thread may give, and the one in which a watch event comes
-     * before the new data it announced. */
-    zkr__deliver_drain(z);
+     * before the new data it announced.  Not when the handle was closed
+     * while the world ran (another task closed it: the call completed
+     * ZCLOSING, and z is gone - as a stock sync call returns ZCLOSING
+     * without touching its zhandle again). */
+    if (rc != ZCLOSING) zkr__deliver_drain(z);
   } else if (rc == ZOK) {
     pthread_mutex_lock(&w->mu);
     while (!w->done) pthread_cond_wait(&w->cv, &w->mu);

@@ -275,8 +275,8 @@ void zkr__handle_set_close_hook(void (*hook)(struct zkr *z, int phase));
 /* How what is still pending for the application completes once the
  * session is over: ZCLOSING (the handle closes), ZSESSIONEXPIRED (the
  * owner expired), 0 while it goes on. */
-static inline int zkr__handle_ended_rc(const struct zkr *z) {
-  return z->closing ? ZCLOSING : z->expired ? ZSESSIONEXPIRED : 0;
+static inline int zkr__handle_ended_rc(const struct zkr *self) {
+  return self->closing ? ZCLOSING : self->expired ? ZSESSIONEXPIRED : 0;
 }
 
 #endif

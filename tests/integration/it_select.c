@@ -307,15 +307,32 @@ START_TEST(leader_weight_share) {
   ck_assert_int_eq(zkr_stats(z, &s1), ZOK);
   read_deltas(s0, s1, d);
   double share = (double)d[leader] / N;
-  printf("leader_weight_share: leader %d served %llu of %d reads (%.3f; srvr Received +%lld), "
-         "in pool %d, ejections %llu\n",
-         leader, (unsigned long long)d[leader], N, share, (long long)(it_received(leader) - before),
-         s1->members[leader].in_read_pool, (unsigned long long)s1->members[leader].ejections);
-  /* Exactly 0.33 while the leader stays in the pool; an ejection of the
-   * leader on a loaded machine would lower it, never raise it. */
-  if (s1->members[leader].ejections == s0->members[leader].ejections)
-    ck_assert(share > 0.32 && share < 0.34);
-  else ck_assert(share < 0.34);
+  char why[512];
+  snprintf(why, sizeof why,
+           "leader %d served %llu of %d reads (%.3f; srvr Received +%lld); reads %llu/%llu/%llu; "
+           "in pool %d%d%d -> %d%d%d; ejections +%llu/+%llu/+%llu; leader after %d",
+           leader, (unsigned long long)d[leader], N, share, (long long)(it_received(leader) - before),
+           (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)d[2],
+           s0->members[0].in_read_pool, s0->members[1].in_read_pool, s0->members[2].in_read_pool,
+           s1->members[0].in_read_pool, s1->members[1].in_read_pool, s1->members[2].in_read_pool,
+           (unsigned long long)(s1->members[0].ejections - s0->members[0].ejections),
+           (unsigned long long)(s1->members[1].ejections - s0->members[1].ejections),
+           (unsigned long long)(s1->members[2].ejections - s0->members[2].ejections),
+           it_leader_index());
+  printf("leader_weight_share: %s\n", why);
+  fflush(stdout);
+  /* Exactly 0.33 while every member stays in the read pool.  A busy
+   * machine (the sanitizer stage) can make a member look slow for a
+   * moment (docs/health.md): an ejected leader gets no share while it is
+   * out, so its share can only fall; with the followers out, the leader
+   * serves what they would have (zkr__policy_read_member: no current member
+   * in the pool, the leader), so its share can only rise. */
+  uint64_t ej_leader = s1->members[leader].ejections - s0->members[leader].ejections, ej_others = 0;
+  for (int i = 0; i < IT_MEMBERS; i++)
+    if (i != leader) ej_others += s1->members[i].ejections - s0->members[i].ejections;
+  if (ej_leader == 0 && ej_others == 0) ck_assert_msg(share > 0.32 && share < 0.34, "%s", why);
+  else if (ej_leader == 0) ck_assert_msg(share > 0.32, "%s", why);
+  else if (ej_others == 0) ck_assert_msg(share < 0.34, "%s", why);
   ck_assert_uint_eq(d[0] + d[1] + d[2], N);
   zkr_stats_free(s0);
   zkr_stats_free(s1);

@@ -148,6 +148,39 @@ START_TEST(writes_without_leader_stay_on_current_session) {
 }
 END_TEST
 
+/* No leader known (it stopped answering srvr) and member 0 is deposed in
+ * epoch 1 (srvr showed its zxid of epoch 1 while the handle has seen epoch
+ * 2): the write gate - which also carries the reads ordered behind the
+ * handle's writes - goes to no such member, neither staying on it nor
+ * rotating to it.  A read served there answers from the old epoch's
+ * state, older than the handle's own acknowledged writes; a write there
+ * cannot commit.  With no current member it waits (-1).
+ * (The simulator: tests/sim/zkroute-sim --seed 606 --mode routed.) */
+START_TEST(writes_without_leader_go_to_no_older_epoch_member) {
+  setup(3, ZKR_POLICY_HYBRID);
+  z.leader = -1;
+  z.srvr_epoch = 2;
+  members[0].zxid = members[0].last_zxid = 0x100000009LL;
+  members[1].zxid = members[1].last_zxid = 0x200000005LL;
+  members[2].zxid = members[2].last_zxid = 0x200000005LL;
+  fake_usable[2] = 0;
+  z.gate_cur = 0;
+  for (int i = 0; i < 10; i++) ck_assert_int_eq(zkr__policy_write_member(&z), 1);
+  z.gate_cur = -1;
+  for (int i = 0; i < 10; i++) ck_assert_int_eq(zkr__policy_write_member(&z), 1);
+  fake_usable[1] = 0;
+  ck_assert_int_eq(zkr__policy_write_member(&z), -1);
+  /* The handle's own high-water mark counts as much as srvr's epoch. */
+  fake_usable[1] = 1;
+  z.srvr_epoch = 1;
+  z.hwm_zxid = 0x200000001LL;
+  for (int i = 0; i < 10; i++) ck_assert_int_eq(zkr__policy_write_member(&z), 1);
+  /* Sessions of the other policies spread writes, on current members too. */
+  z.opts.policy = ZKR_POLICY_ROUND_ROBIN;
+  for (int i = 0; i < 10; i++) ck_assert_int_eq(zkr__policy_write_member(&z), 1);
+}
+END_TEST
+
 START_TEST(round_robin_uses_everyone_for_everything) {
   setup(3, ZKR_POLICY_ROUND_ROBIN);
   int hits[3] = {0};
@@ -570,6 +603,7 @@ int main(void) {
   tcase_add_test(tc, observers_never_take_writes);
   tcase_add_test(tc, hybrid_leader_in_pool_when_asked);
   tcase_add_test(tc, writes_without_leader_stay_on_current_session);
+  tcase_add_test(tc, writes_without_leader_go_to_no_older_epoch_member);
   tcase_add_test(tc, round_robin_uses_everyone_for_everything);
   tcase_add_test(tc, leader_only_uses_leader);
   tcase_add_test(tc, sticky_keeps_one_member_and_moves_when_lost);

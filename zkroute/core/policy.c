@@ -34,13 +34,17 @@ static int rotate(zkr_t *z, int (*keep)(zkr_t *, int)) {
 static int keep_usable(zkr_t *z, int i) { return zkr__member_usable(&z->members[i]); }
 
 /* Writes never go to an observer directly (it would forward them). */
+/* A write - and a read ordered behind the handle's writes, which takes
+ * the same gate - goes to no member srvr showed in an older epoch than the
+ * handle knows (zkr__policy_epoch_current): a deposed leader, or a
+ * follower still following one, cannot commit the write, and answers the
+ * read from the old epoch's state. */
 static int keep_writable(zkr_t *z, int i) {
-  return keep_usable(z, i) && !zkr__member_observer(&z->members[i]);
+  return keep_usable(z, i) && !zkr__member_observer(&z->members[i]) &&
+         zkr__policy_epoch_current(z, &z->members[i]);
 }
 
-static int writable(zkr_t *z, int m) {
-  return m >= 0 && !zkr__member_observer(&z->members[m]) ? m : rotate(z, keep_writable);
-}
+static int writable(zkr_t *z, int m) { return m >= 0 && keep_writable(z, m) ? m : rotate(z, keep_writable); }
 
 /* Read candidates are followers and observers (and the leader when the
  * options put it in the pool): the members hybrid reads from, and the

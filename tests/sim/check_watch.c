@@ -6,7 +6,9 @@
  *   on ZOK; a pair is registered once per path and table;
  * - a path event takes the pairs stock takes (created/changed: exist then
  *   data; child: child; deleted: child, exist, data; each table in the
- *   order its pairs were set, a pair once), and each must be called once,
+ *   order its pairs were set, a pair once; an exists watch on a missing
+ *   node whose read was issued after the deletion committed saw it gone,
+ *   and is not fired by it), and each must be called once,
  *   in that order; a watcher called with no registration is a violation;
  *   the pairs taken are those the event's change fires: on one session
  *   that is every pair set, while through several a pair whose read saw
@@ -37,6 +39,7 @@ typedef struct went {
   int pair, table, op, rm_pending;
   int64_t point;  /* mzxid / pzxid the read saw; -1: the node was absent */
   uint64_t t_reg; /* when the read completed */
+  uint64_t t_inv; /* when the read was issued */
 } went_t;
 
 typedef struct group {
@@ -165,6 +168,16 @@ static int64_t change_for(lmap_t *m, const went_t *w, int type) {
   return best;
 }
 
+/* When the change at zxid cz on path committed; UINT64_MAX when it is not
+ * one of path's. */
+static uint64_t commit_t(lmap_t *m, const char *path, int64_t cz) {
+  size_t j = slot(m, path);
+  if (!m->key[j]) return UINT64_MAX;
+  for (int i = 0; i < m->n[j]; i++)
+    if (m->v[j][i].zxid == cz && !m->v[j][i].child) return m->v[j][i].t;
+  return UINT64_MAX;
+}
+
 /* The node exists after every change committed at or before t. */
 static int exists_at(lmap_t *m, const char *path, uint64_t t) {
   size_t j = slot(m, path);
@@ -212,7 +225,7 @@ static int listed(const went_t *l, int n, int pair) {
  * event); through several sessions a read that saw a state at or after cz
  * may complete - set its pair - before an older read's pair, and the
  * change does not fire it: it stays in the table for the next one. */
-static int take(tabs_t *t, const char *path, int type, int64_t cz, went_t *out) {
+static int take(tabs_t *t, const char *path, int type, int64_t cz, uint64_t cz_t, went_t *out) {
   went_t node[64], exist[64], child[64];
   int nn = 0, ne = 0, nc = 0;
   int want[3] = {type != ZOO_CHILD_EVENT, type != ZOO_CHILD_EVENT,
@@ -220,7 +233,15 @@ static int take(tabs_t *t, const char *path, int type, int64_t cz, went_t *out) 
   int j = 0;
   for (int i = 0; i < t->n; i++) {
     went_t *w = &t->e[i];
-    if (strcmp(w->path, path) || !want[w->table] || (w->table != T_EXIST && w->point >= cz)) {
+    /* An exists watch on a missing node that a deletion's event finds
+     * (stock's collectWatchers takes the exist table for DELETED): on one
+     * session its read completed before that event came, so it saw the
+     * node before the deletion.  A read issued after the deletion
+     * committed saw it gone: set after the change, it is not fired. */
+    int after = w->table != T_EXIST ? w->point >= cz
+                                    : type == ZOO_DELETED_EVENT && cz_t != UINT64_MAX &&
+                                          w->t_inv > cz_t;
+    if (strcmp(w->path, path) || !want[w->table] || after) {
       t->e[j++] = *w;
       continue;
     }
@@ -320,7 +341,7 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
         }
       }
       if (o->pair < 0) continue;
-      went_t w = {{0}, o->pair, -1, o->id, 0, -1, o->t_cmp};
+      went_t w = {{0}, o->pair, -1, o->id, 0, -1, o->t_cmp, o->t_inv};
       snprintf(w.path, sizeof w.path, "%s", o->path);
       if (o->kind == H_EXISTS && o->rc == ZOK) w.table = T_DATA, w.point = o->mzxid;
       else if (o->kind == H_EXISTS && o->rc == ZNONODE) w.table = T_EXIST;
@@ -403,8 +424,8 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
       snprintf(gr->path, sizeof gr->path, "%s", ev->path);
       gr->type = ev->wtype;
       gr->e = malloc((size_t)(t.n + 1) * sizeof *gr->e);
-      gr->n = take(&t, ev->path, ev->wtype,
-                   own >= 0 ? change_for(m, &t.e[own], ev->wtype) : INT64_MAX, gr->e);
+      int64_t cz = own >= 0 ? change_for(m, &t.e[own], ev->wtype) : INT64_MAX;
+      gr->n = take(&t, ev->path, ev->wtype, cz, commit_t(m, ev->path, cz), gr->e);
     }
     if (gr->next < gr->n && gr->e[gr->next].pair == ev->pair) {
       gr->next++;

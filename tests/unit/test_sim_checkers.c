@@ -339,6 +339,44 @@ START_TEST(watch_order_is_among_the_pairs_the_change_fires) {
 }
 END_TEST
 
+/* A deletion's event takes stock's exist table too (collectWatchers).
+ * Pair 1's exists watch on the missing node was set by a read issued
+ * after the deletion committed: it saw the node gone, and the deletion
+ * does not fire it (on one session its reply comes after the event).
+ * Pair 0's data watch, set by an older read, is fired alone.  The same
+ * exists read issued before the deletion is one the event must call. */
+START_TEST(watch_deletion_fires_no_exists_watch_set_after_it) {
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  hop_t *old = inv(H_GET, "/g0/k0", NULL);
+  old->pair = 0;
+  txn(6, H_DELETE, "/g0/k0", NULL, 0);
+  hop_t *ex = inv(H_EXISTS, "/g0/k0", NULL);
+  ex->pair = 1;
+  cmp(ex, ZNONODE, 0, 0, 0);
+  cmp(old, ZOK, 1, 0, 5);
+  watch(0, ZOO_DELETED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  close_at_end();
+  check_watch(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCH], 0);
+  /* The exists read issued before the deletion: pair 1 is owed the event. */
+  setup();
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  old = inv(H_GET, "/g0/k0", NULL);
+  old->pair = 0;
+  ex = inv(H_EXISTS, "/g0/k0", NULL);
+  ex->pair = 1;
+  txn(6, H_DELETE, "/g0/k0", NULL, 0);
+  cmp(ex, ZNONODE, 0, 0, 0);
+  cmp(old, ZOK, 1, 0, 5);
+  watch(0, ZOO_DELETED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  close_at_end();
+  check_watch(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCH], 1);
+}
+END_TEST
+
 START_TEST(watch_session_events_to_all) {
   connected();
   txn(5, H_CREATE, "/g0/k0", "a", 0);

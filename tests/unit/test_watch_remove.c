@@ -185,6 +185,47 @@ START_TEST(remove_watch_locally) {
 }
 END_TEST
 
+/* A remove_all covering two pairs on two members: the first member's
+ * server removes its watch, then the change reaches the second member
+ * before its removal does (its event comes, its removal finds nothing).
+ * On one stock session that event comes before the removal's answer and
+ * calls every pair still registered: both, in the order they were set,
+ * then the removal completes.  The first pair, removed on its server
+ * already, must not be left out.
+ * (The simulator: tests/sim/zkroute-sim --seed 1061 --mode routed, and
+ * seed 400.) */
+START_TEST(remove_all_racing_an_event_calls_every_pair_it_covers) {
+  open3();
+  fake_zh_t *ha, *hb;
+  two_watches(&ha, &hb);
+  ck_assert_ptr_ne(ha, hb);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)20), ZOK);
+  fake_req_t *ra = fake_wait(ha, FK_REMOVE_ALL_WATCHES, "/p");
+  fake_req_t *rb = fake_wait(hb, FK_REMOVE_ALL_WATCHES, "/p");
+  ck_assert_ptr_nonnull(ra);
+  ck_assert_ptr_nonnull(rb);
+  fake_reply(ra, ZOK, 0, 0, NULL);
+  sleep_ms(20);
+  fake_fire(hb, "/p", ZOO_CHANGED_EVENT);
+  sleep_ms(20);
+  fake_reply(rb, ZNOWATCHER, 0, 0, NULL);
+  int d = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+  int w1 = ev_find(0, EV_WATCH, 1), w2 = ev_find(0, EV_WATCH, 2);
+  ck_assert_int_ge(w1, 0);
+  ck_assert_int_ge(w2, 0);
+  ck_assert_int_lt(w1, w2);
+  ck_assert_int_lt(w2, d);
+  ck_assert_int_eq(ev_at(w1).type, ZOO_CHANGED_EVENT);
+  /* Nothing more: the removal is complete. */
+  fake_fire(ha, "/p", ZOO_CHANGED_EVENT);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 1);
+}
+END_TEST
+
 /* A removal whose session goes before answering still completes, once. */
 START_TEST(remove_answered_when_its_session_goes) {
   open3();
@@ -215,6 +256,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, remove_watch_locally);
   tcase_add_test(tc, remove_answered_when_its_session_goes);
   tcase_add_test(tc, remove_all_result_matches_what_is_left);
+  tcase_add_test(tc, remove_all_racing_an_event_calls_every_pair_it_covers);
   suite_add_tcase(s, tc);
   return s;
 }

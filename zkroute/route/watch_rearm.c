@@ -137,8 +137,10 @@ static void sync_done(int rc, const char *value, const void *data) {
 }
 
 /* Sends sync + the read that sets w (by id) on a live session other than
- * `exclude`'s; only a LOST record is re-armed - one removed meanwhile is
- * not.  It ends REARMING (sent) or LOST. */
+ * `exclude`'s; only a LOST record is re-armed - not one removed meanwhile,
+ * nor one an application's removal is on its way for (removing: its
+ * server removed it, and the call's result decides, zkr__watch_remove_*).
+ * It ends REARMING (sent) or LOST. */
 static void send_rearm(zkr_t *z, uint64_t id, int exclude) {
   int t = zkr__policy_any_member(z, exclude);
   zkr__member_t *m = t >= 0 ? &z->members[t] : NULL;
@@ -146,7 +148,7 @@ static void send_rearm(zkr_t *z, uint64_t id, int exclude) {
   zhandle_t *zh = m ? m->zh : NULL;
   pthread_mutex_lock(&z->watch_mu);
   zkr__watch_t *w = zkr__watch_by_id_locked(z, id);
-  if (!w || w->state != ZKR__W_LOST) {
+  if (!w || w->state != ZKR__W_LOST || w->removing) {
     pthread_mutex_unlock(&z->watch_mu);
     if (m) pthread_rwlock_unlock(&m->zh_lock);
     return;
@@ -241,7 +243,7 @@ void zkr__watch_rearm_retry_lost(zkr_t *z, uint64_t now) {
   size_t n = 0, cap = (size_t)z->watch_lost;
   uint64_t *todo = malloc(cap * sizeof *todo);
   for (zkr__watch_t *w = z->watch_list; todo && w && n < cap; w = w->next)
-    if (w->state == ZKR__W_LOST) todo[n++] = w->id;
+    if (w->state == ZKR__W_LOST && !w->removing) todo[n++] = w->id;
   pthread_mutex_unlock(&z->watch_mu);
   for (size_t i = 0; i < n; i++) {
     z->watch_rearm_retries++;

@@ -107,8 +107,10 @@ void zkr__watch_remove_unregister(zkr_t *z, zkr__watch_t *w, int slot, zhandle_t
 /* Under watch_mu: registered, for this path, type and watcher. */
 static int matches(const zkr__watch_t *w, const char *path, ZooWatcherType t, int all,
                    watcher_fn fn, void *ctx, watcher_fn gfn, void *gctx) {
-  if (w->state != ZKR__W_ARMED && w->state != ZKR__W_REARMING && w->state != ZKR__W_LOST &&
-      w->state != ZKR__W_HELD)
+  /* Not a HELD record: its event came before this removal was asked for
+   * and waits only for its turn - stock would have delivered it already,
+   * and removes nothing for it (a removal does not drop an event). */
+  if (w->state != ZKR__W_ARMED && w->state != ZKR__W_REARMING && w->state != ZKR__W_LOST)
     return 0;
   if (w->removing || strcmp(w->path, path) != 0) return 0;
   if (t != ZWATCHTYPE_ANY && type_of(w) != t) return 0;
@@ -155,7 +157,10 @@ static void settle_later(rm_call_t *c, int rc) {
     zkr__watch_t *w = c->later[i];
     w->removing = 0;
     w->reuses--;
-    if (rc == ZOK && w->state != ZKR__W_REMOVED && w->state != ZKR__W_PENDING) {
+    /* One whose event came meanwhile (another member's copy of a change,
+     * spread to it) keeps it: that event reached the client before the
+     * removal's answer, and is delivered in its turn. */
+    if (rc == ZOK && w->state != ZKR__W_REMOVED && w->state != ZKR__W_PENDING && !w->fire) {
       /* One still registered on a server it could not reach stays until
        * that zhandle is closed (zkr__watch_rearm_from frees it): its event
        * may still call it, and is dropped. */
@@ -199,6 +204,20 @@ static rm_call_t *answer_locked(zkr_t *z, rm_req_t *q, int rc, zkr__watch_t **go
     w->reuses--;
     /* Its server did not answer: whether it goes is the call's result. */
     if (failed && w->state == ZKR__W_ARMED && defer_locked(q->call, w)) continue;
+    /* Its server removed it, and so did its zhandle: no event can come
+     * from there.  The application still holds the watch until the call
+     * answers - on one stock session an event that reaches the client
+     * before the removal's answer calls every pair still registered -
+     * so the record waits for the call as one on no server (LOST, not
+     * re-armed while removing): when another member's copy of a change
+     * comes meanwhile, it is called too, in its turn (spread); the call's
+     * ZOK removes it after that (settle_later). */
+    if (rc == ZOK && w->state == ZKR__W_ARMED && defer_locked(q->call, w)) {
+      zkr__watch_set_state_locked(z, w, ZKR__W_LOST);
+      w->zh = NULL;
+      zkr__watch_release_locked(z, w->path, gone);
+      continue;
+    }
     /* ZOK: the client dropped the registration; otherwise it stays, or it
      * fired meanwhile (its event came or comes: ZNOWATCHER). */
     if (rc == ZOK && (w->state == ZKR__W_ARMED || w->state == ZKR__W_FIRED))

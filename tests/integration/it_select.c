@@ -308,17 +308,17 @@ START_TEST(leader_weight_share) {
   read_deltas(s0, s1, d);
   double share = (double)d[leader] / N;
   char why[512];
-  snprintf(why, sizeof why,
-           "leader %d served %llu of %d reads (%.3f; srvr Received +%lld); reads %llu/%llu/%llu; "
-           "in pool %d%d%d -> %d%d%d; ejections +%llu/+%llu/+%llu; leader after %d",
-           leader, (unsigned long long)d[leader], N, share, (long long)(it_received(leader) - before),
-           (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)d[2],
-           s0->members[0].in_read_pool, s0->members[1].in_read_pool, s0->members[2].in_read_pool,
-           s1->members[0].in_read_pool, s1->members[1].in_read_pool, s1->members[2].in_read_pool,
-           (unsigned long long)(s1->members[0].ejections - s0->members[0].ejections),
-           (unsigned long long)(s1->members[1].ejections - s0->members[1].ejections),
-           (unsigned long long)(s1->members[2].ejections - s0->members[2].ejections),
-           it_leader_index());
+  snprintf(
+      why, sizeof why,
+      "leader %d served %llu of %d reads (%.3f; srvr Received +%lld); reads %llu/%llu/%llu; "
+      "in pool %d%d%d -> %d%d%d; ejections +%llu/+%llu/+%llu; leader after %d",
+      leader, (unsigned long long)d[leader], N, share, (long long)(it_received(leader) - before),
+      (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)d[2],
+      s0->members[0].in_read_pool, s0->members[1].in_read_pool, s0->members[2].in_read_pool,
+      s1->members[0].in_read_pool, s1->members[1].in_read_pool, s1->members[2].in_read_pool,
+      (unsigned long long)(s1->members[0].ejections - s0->members[0].ejections),
+      (unsigned long long)(s1->members[1].ejections - s0->members[1].ejections),
+      (unsigned long long)(s1->members[2].ejections - s0->members[2].ejections), it_leader_index());
   printf("leader_weight_share: %s\n", why);
   fflush(stdout);
   /* Exactly 0.33 while every member stays in the read pool.  A busy

@@ -238,9 +238,9 @@ static int take(tabs_t *t, const char *path, int type, int64_t cz, uint64_t cz_t
      * session its read completed before that event came, so it saw the
      * node before the deletion.  A read issued after the deletion
      * committed saw it gone: set after the change, it is not fired. */
-    int after = w->table != T_EXIST ? w->point >= cz
-                                    : type == ZOO_DELETED_EVENT && cz_t != UINT64_MAX &&
-                                          w->t_inv > cz_t;
+    int after = w->table != T_EXIST
+                    ? w->point >= cz
+                    : type == ZOO_DELETED_EVENT && cz_t != UINT64_MAX && w->t_inv > cz_t;
     if (strcmp(w->path, path) || !want[w->table] || after) {
       t->e[j++] = *w;
       continue;

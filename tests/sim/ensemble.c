@@ -825,7 +825,8 @@ static void do_read(int s, sim_conn_t *c, sim_sreq_t *r) {
   r->zxid = srv_zxid(s);
   r->st = *st;
   if (getenv("SIM_TRACE_READS"))
-    fprintf(stderr, "TRACE %.6f read s%d sess %d kind %d %s mz %#llx srvzxid %#llx stale %d role %d\n",
+    fprintf(stderr,
+            "TRACE %.6f read s%d sess %d kind %d %s mz %#llx srvzxid %#llx stale %d role %d\n",
             (double)sim_w->now / 1e9, s + 1, c->sess, r->kind, sim_e->paths[r->path].name,
             (unsigned long long)st->mzxid, (unsigned long long)r->zxid, stale[s], v->role);
   switch (r->kind) {

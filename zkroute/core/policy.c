@@ -44,7 +44,9 @@ static int keep_writable(zkr_t *z, int i) {
          zkr__policy_epoch_current(z, &z->members[i]);
 }
 
-static int writable(zkr_t *z, int m) { return m >= 0 && keep_writable(z, m) ? m : rotate(z, keep_writable); }
+static int writable(zkr_t *z, int m) {
+  return m >= 0 && keep_writable(z, m) ? m : rotate(z, keep_writable);
+}
 
 /* Read candidates are followers and observers (and the leader when the
  * options put it in the pool): the members hybrid reads from, and the

@@ -110,8 +110,7 @@ static int matches(const zkr__watch_t *w, const char *path, ZooWatcherType t, in
   /* Not a HELD record: its event came before this removal was asked for
    * and waits only for its turn - stock would have delivered it already,
    * and removes nothing for it (a removal does not drop an event). */
-  if (w->state != ZKR__W_ARMED && w->state != ZKR__W_REARMING && w->state != ZKR__W_LOST)
-    return 0;
+  if (w->state != ZKR__W_ARMED && w->state != ZKR__W_REARMING && w->state != ZKR__W_LOST) return 0;
   if (w->removing || strcmp(w->path, path) != 0) return 0;
   if (t != ZWATCHTYPE_ANY && type_of(w) != t) return 0;
   if (all) return 1;

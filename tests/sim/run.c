@@ -162,10 +162,11 @@ int sim_run(const sim_opts_t *o, sim_result_t *r) {
         } else {
           const hop_t *p = &h.ops[e->op];
           printf("%6d %9.6f %s op %d g%d t%d kind %d %s v'%s' ver %d pair %d call %d rc %d "
-                 "mz %#llx cz %#llx vo %d\n",
+                 "mz %#llx cz %#llx vo %d cid %#llx\n",
                  i, (double)e->t / 1e9, e->type == E_INVOKE ? "INV" : "CMP", p->id, p->gen, p->task,
                  p->kind, p->path, p->value, p->version, p->pair, p->call_rc, p->rc,
-                 (unsigned long long)p->mzxid, (unsigned long long)p->czxid, p->version_out);
+                 (unsigned long long)p->mzxid, (unsigned long long)p->czxid, p->version_out,
+                 (unsigned long long)p->client_id);
         }
       }
       for (int i = 0; i < h.nlog; i++) {

@@ -159,6 +159,11 @@ static hop_t *complete(const void *data, int rc) {
   if (o->gen == W->gen && W->zh && !o->ext) {
     const clientid_t *cid = W->T->zoo_client_id(W->zh);
     o->client_id = cid ? cid->client_id : -1; /* -1: the call gave none (closing) */
+  } else if (o->gen != W->gen && !o->ext) {
+    /* Completed after the close of its handle returned (a close called
+     * from a callback is carried out after it, as stock's is): the handle
+     * may be gone, so nothing was asked - not a client id of 0. */
+    o->client_id = -1;
   }
   W->outstanding--;
   if (o->task >= 0 && o->gen == W->gen && W->tasks[o->task].outstanding > 0)

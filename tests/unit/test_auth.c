@@ -114,6 +114,33 @@ START_TEST(carrier_auth_failed_is_the_applications) {
 }
 END_TEST
 
+/* A sync and a read go out on two member sessions; a carrier's server
+ * refuses the credentials and the virtual session is AUTH_FAILED; then
+ * the other member answers both.  On a stock session nothing is answered
+ * by a server after AUTH_FAILED: what was pending completes ZAUTHFAILED.
+ * (The simulator: tests/sim/zkroute-sim --seed 1359 --mode routed.) */
+START_TEST(no_server_answer_after_auth_failed) {
+  open3();
+  ck_assert_int_eq(zkr_async(z, "/s", done_string, (void *)1), ZOK);
+  fake_req_t *s = fake_wait(NULL, FK_SYNC, "/s");
+  ck_assert_ptr_nonnull(s);
+  ck_assert_int_eq(zkr_aget(z, "/g", 0, done_data, (void *)2), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/g");
+  ck_assert_ptr_nonnull(g);
+  fake_zh_t *other =
+      h[3] == s->h || h[3] == g->h ? h[1] == s->h || h[1] == g->h ? h[2] : h[1] : h[3];
+  fake_session_event(other, ZOO_AUTH_FAILED_STATE);
+  wait_state(ZOO_AUTH_FAILED_STATE);
+  fake_reply(s, ZOK, 0, 0, "/s");
+  fake_reply(g, ZOK, 5, 5, "v");
+  int d1 = ev_find(0, EV_DONE, 1), d2 = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(d1, 0);
+  ck_assert_int_ge(d2, 0);
+  ck_assert_int_eq(ev_at(d1).rc, ZAUTHFAILED);
+  ck_assert_int_eq(ev_at(d2).rc, ZAUTHFAILED);
+}
+END_TEST
+
 /* ---- add_auth reports the owner's answer ---- */
 
 START_TEST(add_auth_reports_owner_answer) {
@@ -132,6 +159,27 @@ START_TEST(add_auth_reports_owner_answer) {
   int d = ev_find(0, EV_DONE, 1);
   ck_assert_int_ge(d, 0);
   ck_assert_int_eq(ev_at(d).rc, ZAUTHFAILED);
+}
+END_TEST
+
+/* A carrier's zhandle reports AUTH_FAILED (its server refused a
+ * credential) before the owner's server answers the credential the
+ * application is waiting on: that call completes ZAUTHFAILED - after the
+ * session's AUTH_FAILED nothing is answered ZOK, as on a stock session.
+ * (The simulator: tests/sim/zkroute-sim --seed 1487 --mode routed.) */
+START_TEST(add_auth_after_auth_failed_is_refused) {
+  open3();
+  ck_assert_int_eq(zkr_add_auth(z, "digest", "u:p", 3, done_void, (void *)1), ZOK);
+  fake_req_t *a1 = fake_wait(h[1], FK_AUTH, NULL);
+  ck_assert_ptr_nonnull(a1);
+  fake_session_event(h[3], ZOO_AUTH_FAILED_STATE);
+  wait_state(ZOO_AUTH_FAILED_STATE);
+  fake_reply(a1, ZOK, 0, 0, NULL);
+  int d = ev_find(0, EV_DONE, 1);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZAUTHFAILED);
+  int e = ev_find(0, EV_SESSION, 100);
+  ck_assert_int_ge(e, 0);
 }
 END_TEST
 
@@ -229,7 +277,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, member_with_refused_credential_not_admitted);
   tcase_add_test(tc, auth_answer_never_waits_for_the_gate);
   tcase_add_test(tc, carrier_auth_failed_is_the_applications);
+  tcase_add_test(tc, no_server_answer_after_auth_failed);
   tcase_add_test(tc, add_auth_reports_owner_answer);
+  tcase_add_test(tc, add_auth_after_auth_failed_is_refused);
   tcase_add_test(tc, add_auth_before_any_session_waits_for_owner);
   tcase_add_test(tc, add_auth_pending_at_close_completes_closing);
   suite_add_tcase(s, tc);

@@ -113,6 +113,10 @@ static void apply_locked(zkr_t *z, auth_reply_t *r) {
         /* No session will answer any more: stock fails a pending
          * credential with the session (free_completions). */
         deliver_locked(r->a, ZSESSIONEXPIRED);
+      } else if (z->auth_failed) {
+        /* The session failed authentication already (another member's
+         * zhandle said so): nothing is answered ZOK after AUTH_FAILED. */
+        deliver_locked(r->a, ZAUTHFAILED);
       } else if (rc != ZCLOSING) {
         /* ZCLOSING with the handle open: zkroute replaced that zhandle,
          * and the replay on its successor answers instead. */
@@ -156,13 +160,14 @@ static void resend_missing(zkr__member_t *m) {
   pthread_mutex_unlock(&z->auth_mu);
 }
 
-/* The session ended (the handle closes, or the owner expired): no server
- * will answer a call still waiting - when none of its sends got through
- * (every zhandle refused it between two connection attempts), no answer
- * is on its way either.  Stock completes a pending credential then
- * (free_completions): ZCLOSING, or ZSESSIONEXPIRED. */
+/* The session ended (the handle closes, the owner expired, or it failed
+ * authentication): no server will answer a call still waiting - when none
+ * of its sends got through (every zhandle refused it between two
+ * connection attempts), no answer is on its way either.  Stock completes a pending credential then
+ * (free_completions): ZCLOSING, ZSESSIONEXPIRED, or ZAUTHFAILED. */
 static void end_waiting_calls(zkr_t *z) {
   int rc = zkr__handle_ended_rc(z);
+  if (!rc && z->auth_failed) rc = ZAUTHFAILED;
   if (!rc) return;
   pthread_mutex_lock(&z->auth_mu);
   for (struct zkr__auth *a = z->auths; a; a = a->next)

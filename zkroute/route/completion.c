@@ -33,6 +33,12 @@ static int outcome(zkr_t *z, int rc) {
   if (rc == ZCLOSING && !z->closing) return z->expired ? ZSESSIONEXPIRED : ZCONNECTIONLOSS;
   if (rc == ZSESSIONEXPIRED && !z->expired) return ZCONNECTIONLOSS;
   if (rc == ZAUTHFAILED && !z->auth_failed) return ZCONNECTIONLOSS;
+  /* The virtual session ended (EXPIRED or AUTH_FAILED): an answer a member
+   * session still gives is not the application's session's - on a stock
+   * session nothing is answered after that, and what was pending
+   * completes with the end. */
+  if (!z->closing && z->expired) return ZSESSIONEXPIRED;
+  if (!z->closing && z->auth_failed) return ZAUTHFAILED;
   return rc;
 }
 

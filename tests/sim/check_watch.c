@@ -306,12 +306,15 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
         check_fail(c, CK_WATCH,
                    "op %d answered ZOK after the session ended (EXPIRED or AUTH_FAILED)", o->id);
       if (o->kind == H_RMWATCH && o->rc == ZOK) {
+        /* On one session a read issued after the removal is served after
+         * it: the watch it sets is not removed, whenever it completes. */
         int j = 0;
         for (int i = 0; i < t.n; i++) {
           went_t *w = &t.e[i];
           int type_ok = o->version == ZWATCHTYPE_ANY ||
                         (o->version == ZWATCHTYPE_CHILD) == (w->table == T_CHILD);
-          if (!(!strcmp(w->path, o->path) && type_ok && (o->mode == 1 || w->pair == o->pair)))
+          if (!(!strcmp(w->path, o->path) && type_ok && (o->mode == 1 || w->pair == o->pair) &&
+                w->op < o->id))
             t.e[j++] = *w;
         }
         t.n = j;
@@ -327,7 +330,12 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
         int newer = 0;
         if (w->table == T_DATA && o->kind != H_CHILDREN)
           newer = o->rc == ZNONODE || o->mzxid > w->point;
-        else if (w->table == T_EXIST && o->kind != H_CHILDREN) newer = o->rc == ZOK;
+        else if (w->table == T_EXIST && o->kind != H_CHILDREN)
+          /* The node it found was created before the exists read that
+           * found it missing was issued: that read saw it deleted
+           * afterwards, and this one, through another session, an older
+           * state - not a change the watch missed. */
+          newer = o->rc == ZOK && !(commit_t(m, o->path, o->czxid) < w->t_inv);
         else if (w->table == T_CHILD && o->kind == H_CHILDREN)
           newer = o->rc == ZNONODE || o->pzxid > w->point;
         if (newer) {

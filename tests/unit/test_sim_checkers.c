@@ -354,7 +354,7 @@ START_TEST(watch_deletion_fires_no_exists_watch_set_after_it) {
   hop_t *ex = inv(H_EXISTS, "/g0/k0", NULL);
   ex->pair = 1;
   cmp(ex, ZNONODE, 0, 0, 0);
-  cmp(old, ZOK, 1, 0, 5);
+  cmp(old, ZOK, 1, 0, 5)->czxid = 5;
   watch(0, ZOO_DELETED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
   close_at_end();
   check_watch(&H, &C);
@@ -369,8 +369,50 @@ START_TEST(watch_deletion_fires_no_exists_watch_set_after_it) {
   ex->pair = 1;
   txn(6, H_DELETE, "/g0/k0", NULL, 0);
   cmp(ex, ZNONODE, 0, 0, 0);
-  cmp(old, ZOK, 1, 0, 5);
+  cmp(old, ZOK, 1, 0, 5)->czxid = 5;
   watch(0, ZOO_DELETED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  close_at_end();
+  check_watch(&H, &C);
+  /* pair 0 called before pair 1, which was set first; pair 1 never called */
+  ck_assert_int_eq(C.violations[CK_WATCH], 2);
+}
+END_TEST
+
+/* A remove_all removes what was set by reads issued before it: on one
+ * session a read issued after it is served after it, and its watch
+ * stays - even when, through several sessions, that read completes
+ * first.  Pair 0's read, issued after the removal, keeps its watch and
+ * is owed the change; issued before it, its watch is gone and an event
+ * to it is one it held no watch for. */
+START_TEST(watch_removal_spares_reads_issued_after_it) {
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  hop_t *rm = inv(H_RMWATCH, "/g0/k0", NULL);
+  rm->mode = 1;
+  rm->version = ZWATCHTYPE_ANY;
+  rm->pair = -1;
+  hop_t *g = inv(H_GET, "/g0/k0", NULL);
+  g->pair = 0;
+  cmp(g, ZOK, 1, 0, 5);
+  cmp(rm, ZOK, 0, 0, 0);
+  txn(6, H_SET, "/g0/k0", "b", 1);
+  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  close_at_end();
+  check_watch(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCH], 0);
+  setup();
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  g = inv(H_GET, "/g0/k0", NULL);
+  g->pair = 0;
+  rm = inv(H_RMWATCH, "/g0/k0", NULL);
+  rm->mode = 1;
+  rm->version = ZWATCHTYPE_ANY;
+  rm->pair = -1;
+  cmp(g, ZOK, 1, 0, 5);
+  cmp(rm, ZOK, 0, 0, 0);
+  txn(6, H_SET, "/g0/k0", "b", 1);
+  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
   close_at_end();
   check_watch(&H, &C);
   ck_assert_int_eq(C.violations[CK_WATCH], 1);
@@ -532,6 +574,8 @@ int main(void) {
       {"watch", watch_once_and_order},
       {"watch", watch_order_caught},
       {"watch", watch_order_is_among_the_pairs_the_change_fires},
+      {"watch", watch_deletion_fires_no_exists_watch_set_after_it},
+      {"watch", watch_removal_spares_reads_issued_after_it},
       {"watch", watch_session_events_to_all},
       {"watch", watch_nothing_after_expired},
       {"watch", watch_lost_and_spurious},

@@ -226,6 +226,53 @@ START_TEST(remove_all_racing_an_event_calls_every_pair_it_covers) {
 }
 END_TEST
 
+/* A remove_all asked while a watched read of the path is in flight: on
+ * one stock session the read was sent first, so the server sets its watch
+ * and then removes it, and the client drops it when the removal's ZOK
+ * comes after the read's reply.  The watch the read sets is covered: no
+ * event calls it afterwards, and the removal completes after the read.
+ * (The simulator: tests/sim/zkroute-sim --seed 93 --mode routed.) */
+START_TEST(remove_all_covers_a_watched_read_in_flight) {
+  open3();
+  /* Pair 2's watch is armed on one follower; pair 1's read goes to the
+   * other and is not answered yet. */
+  ck_assert_int_eq(zkr_awget(z, "/p", watcher, (void *)2, done_data, (void *)12), ZOK);
+  fake_req_t *a = fake_wait(NULL, FK_GET, "/p");
+  ck_assert_ptr_nonnull(a);
+  fake_reply(a, ZOK, 5, 5, "x");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 12), 0);
+  ck_assert_int_eq(zkr_awget(z, "/p", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/p");
+  ck_assert_ptr_nonnull(g);
+  ck_assert_ptr_ne(g->h, a->h);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_DATA, 0, done_void, (void *)20),
+                   ZOK);
+  fake_reply(g, ZOK, 5, 5, "x");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  /* Every removal request is answered as servers would: pair 2's server
+   * removes its watch, and one that names pair 1's record finds it. */
+  for (int round = 0; round < 2; round++) {
+    for (int i = 1; i <= 3; i++) {
+      fake_req_t *r;
+      while ((r = fake_peek(h[i], FK_REMOVE_ALL_WATCHES, "/p")) != NULL)
+        fake_reply(r, h[i] == a->h ? ZOK : ZNOWATCHER, 0, 0, NULL);
+      while ((r = fake_peek(h[i], FK_REMOVE_WATCHES, "/p")) != NULL)
+        fake_reply(r, h[i] == g->h ? ZOK : ZNOWATCHER, 0, 0, NULL);
+    }
+    sleep_ms(50);
+  }
+  int d = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+  ck_assert_int_gt(d, ev_find(0, EV_DONE, 11));
+  fake_fire(g->h, "/p", ZOO_CHANGED_EVENT);
+  fake_fire(a->h, "/p", ZOO_CHANGED_EVENT);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 0);
+}
+END_TEST
+
 /* A removal whose session goes before answering still completes, once. */
 START_TEST(remove_answered_when_its_session_goes) {
   open3();
@@ -257,6 +304,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, remove_answered_when_its_session_goes);
   tcase_add_test(tc, remove_all_result_matches_what_is_left);
   tcase_add_test(tc, remove_all_racing_an_event_calls_every_pair_it_covers);
+  tcase_add_test(tc, remove_all_covers_a_watched_read_in_flight);
   suite_add_tcase(s, tc);
   return s;
 }

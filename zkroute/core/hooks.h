@@ -32,6 +32,11 @@ typedef struct zkr__route_hooks {
   void (*gate_session_event)(struct zkr *z, zhandle_t *zh, int state);
   /* A read held for a watch's event is handed on (zkr__completion_resume). */
   void (*resume)(zkr__op_t *op);
+  /* A watched read that never completed is freed: whether a remove_all
+   * covers its record (held then), and, once the record is discarded, the
+   * end of that cover (zkr__watch_remove_cover_held, zkr__watch_remove_covered). */
+  int (*cover_held)(struct zkr *z, zkr__watch_t *w);
+  void (*covered)(struct zkr *z, zkr__watch_t *w);
 } zkr__route_hooks_t;
 
 static inline void zkr__hooks_session_update(struct zkr *z) {
@@ -56,6 +61,14 @@ static inline void zkr__hooks_gate_session_event(struct zkr *z, zhandle_t *zh, i
 
 static inline void zkr__hooks_resume(zkr__op_t *op) {
   if (op->z->route_hooks) op->z->route_hooks->resume(op);
+}
+
+static inline int zkr__hooks_cover_held(struct zkr *z, zkr__watch_t *w) {
+  return z->route_hooks ? z->route_hooks->cover_held(z, w) : 0;
+}
+
+static inline void zkr__hooks_covered(struct zkr *z, zkr__watch_t *w) {
+  if (z->route_hooks) z->route_hooks->covered(z, w);
 }
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/handle.h"
+#include "core/hooks.h"
 #include "core/watch.h"
 
 static zkr__cb_shape_t shape_of(zkr__op_type_t type) {
@@ -182,8 +183,15 @@ static void free_multi(zkr__op_t *op) {
 
 void zkr__op_free(zkr__op_t *op) {
   if (!op) return;
-  if (op->watch && !zkr__op_has(op, ZKR__OP_F_WATCH_REUSED)) zkr__watch_discard(op->watch);
-  else if (op->watch) zkr__watch_reuse_done(op->watch, 0, -1, NULL, NULL);
+  if (op->watch && !zkr__op_has(op, ZKR__OP_F_WATCH_REUSED)) {
+    /* A remove_all that waits for this read learns it set nothing. */
+    zkr__watch_t *w = op->watch;
+    int covered = zkr__hooks_cover_held(op->z, w);
+    zkr__watch_discard(w);
+    if (covered) zkr__hooks_covered(op->z, w);
+  } else if (op->watch) {
+    zkr__watch_reuse_done(op->watch, 0, -1, NULL, NULL);
+  }
   for (int i = 0; i < op->n_inflight; i++) free(op->inflight[i]);
   free(op->inflight);
   free(op->path);

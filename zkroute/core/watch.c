@@ -552,11 +552,18 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
   if (!op->watch) return;
   int armed = (rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE)) && !op->watch_unbound;
   const struct Stat *st = rc == ZOK ? stat : NULL;
-  op->watch_id = armed ? op->watch->id : 0;
-  if (zkr__op_has(op, ZKR__OP_F_WATCH_REUSED))
-    zkr__watch_reuse_done(op->watch, armed, op->member, op->zh, st);
-  else if (armed) zkr__watch_armed(op->watch, op->member, op->zh, st);
-  else zkr__watch_discard(op->watch);
+  zkr__watch_t *w = op->watch;
+  op->watch_id = armed ? w->id : 0;
+  if (zkr__op_has(op, ZKR__OP_F_WATCH_REUSED)) {
+    zkr__watch_reuse_done(w, armed, op->member, op->zh, st);
+  } else {
+    /* A remove_all asked while this read was in flight removes what it
+     * set (the route layer's cover, through the hooks). */
+    int covered = zkr__hooks_cover_held(op->z, w);
+    if (armed) zkr__watch_armed(w, op->member, op->zh, st);
+    else zkr__watch_discard(w);
+    if (covered) zkr__hooks_covered(op->z, w);
+  }
   op->watch = NULL;
 }
 

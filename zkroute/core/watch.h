@@ -64,6 +64,12 @@ struct zkr__watch {
                                     that this read sets again (held by
                                     reuses), NULL none */
   int removing;                  /* a removal is on its way (zkr__watch_remove_*) */
+  void *rm_cover;                /* PENDING: a remove_all asked while the read that
+                                    sets it was in flight, which removes what that read
+                                    sets (zkr__watch_remove_covered), under watch_mu */
+  int rm_covered;                /* ... its removal request is on its way: a
+                                    ZNOWATCHER means that remove_all's own request
+                                    removed it already */
   int zh_pinned;                 /* REMOVED while still registered on zh (its
                                     server could not be asked): freed when zh
                                     is closed, not by the removal GC */
@@ -129,6 +135,11 @@ int zkr__watch_remove_watches(struct zkr *z, const char *path, ZooWatcherType wt
                               const void *data, int direct);
 
 void zkr__watch_remove_dropped(struct zkr *z, zhandle_t *zh);
+/* A watched read completes (before its record is armed or discarded):
+ * whether a remove_all covers what it sets, holding the record when so;
+ * then, once armed or discarded, the covered record's removal. */
+int zkr__watch_remove_cover_held(struct zkr *z, zkr__watch_t *w);
+void zkr__watch_remove_covered(struct zkr *z, zkr__watch_t *w);
 
 void zkr__watch_remove_gc(struct zkr *z, uint64_t now_ns);
 

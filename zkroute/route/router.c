@@ -39,6 +39,7 @@
 #include "model/inflight.h"
 #include "core/policy.h"
 #include "route/router.h"
+#include "core/watch.h"
 
 /* ---- in-flight paths ---- */
 
@@ -462,4 +463,6 @@ const zkr__route_hooks_t zkr__router_hooks = {
     .gate_flush = zkr__router_gate_flush,
     .gate_session_event = zkr__router_gate_session_event,
     .resume = zkr__completion_resume,
+    .cover_held = zkr__watch_remove_cover_held,
+    .covered = zkr__watch_remove_covered,
 };

@@ -71,6 +71,7 @@ struct zkr__rm_req {
   struct zkr__rm_req *next;
   rm_call_t *call;
   zhandle_t *zh;
+  int covers; /* the removal of a record a covered read set (zkr__watch_remove_covered) */
   int n;
   zkr__watch_t *w[]; /* the records it removes, held (reuses) */
 };
@@ -114,9 +115,24 @@ static int matches(const zkr__watch_t *w, const char *path, ZooWatcherType t, in
   if (w->removing || strcmp(w->path, path) != 0) return 0;
   if (t != ZWATCHTYPE_ANY && type_of(w) != t) return 0;
   if (all) return 1;
+  /* Armed by a read not handed on to the application yet (held for
+   * another record's event): in its eyes that watcher is not registered
+   * yet, and stock's single-watcher removal, which looks in the client's
+   * table first, would not find it. */
+  if (w->read_pending) return 0;
   (void)gfn;
   (void)gctx;
   return w->fn == fn && w->ctx == ctx;
+}
+
+/* Under watch_mu: a watched read of path in flight that a remove_all
+ * asks the servers covers (stock's single-watcher removal checks the
+ * client's table first, where the read's watcher is not yet: it covers
+ * nothing in flight, nor does a local removal). */
+static int covers(const zkr__watch_t *w, const char *path, ZooWatcherType t, int all, int local) {
+  if (!all || local || w->state != ZKR__W_PENDING || w->removing || w->rm_cover) return 0;
+  if (strcmp(w->path, path) != 0) return 0;
+  return t == ZWATCHTYPE_ANY || type_of(w) == t;
 }
 
 /* Under watch_mu: w waits for c's result; 0 when it cannot (out of
@@ -211,7 +227,9 @@ static rm_call_t *answer_locked(zkr_t *z, rm_req_t *q, int rc, zkr__watch_t **go
      * re-armed while removing): when another member's copy of a change
      * comes meanwhile, it is called too, in its turn (spread); the call's
      * ZOK removes it after that (settle_later). */
-    if (rc == ZOK && w->state == ZKR__W_ARMED && defer_locked(q->call, w)) {
+    int gone_there = rc == ZOK || (rc == ZNOWATCHER && w->rm_covered);
+    w->rm_covered = 0;
+    if (gone_there && w->state == ZKR__W_ARMED && defer_locked(q->call, w)) {
       zkr__watch_set_state_locked(z, w, ZKR__W_LOST);
       w->zh = NULL;
       zkr__watch_release_locked(z, w->path, gone);
@@ -227,7 +245,7 @@ static rm_call_t *answer_locked(zkr_t *z, rm_req_t *q, int rc, zkr__watch_t **go
     zkr__watch_release_locked(z, w->path, gone);
   }
   rm_call_t *c = q->call;
-  if (rc == ZOK) c->ok = 1;
+  if (rc == ZOK || (rc == ZNOWATCHER && q->covers)) c->ok = 1;
   else if (rc == ZNOWATCHER) c->nowatcher = 1;
   else if (!c->other_rc) c->other_rc = rc;
   return call_release_locked(c);
@@ -279,7 +297,7 @@ void zkr__watch_remove_dropped(zkr_t *z, zhandle_t *zh) {
 /* Sends one request on slot's zhandle zh for records v[0..n), all armed
  * there; a refusal is the request's answer. */
 static void send_req(rm_call_t *c, int slot, zhandle_t *zh, zkr__watch_t **v, int n,
-                     const char *path, ZooWatcherType t, int all) {
+                     const char *path, ZooWatcherType t, int all, int cover) {
   zkr_t *z = c->z;
   rm_req_t *q = calloc(1, sizeof *q + (size_t)n * sizeof q->w[0]);
   if (!q) {
@@ -290,12 +308,14 @@ static void send_req(rm_call_t *c, int slot, zhandle_t *zh, zkr__watch_t **v, in
   }
   q->call = c;
   q->zh = zh;
+  q->covers = cover;
   q->n = n;
   if (n > 0) memcpy(q->w, v, (size_t)n * sizeof *v);
   pthread_mutex_lock(&z->watch_mu);
   for (int i = 0; i < n; i++) {
     v[i]->reuses++; /* held until answered */
     v[i]->removing = 1;
+    v[i]->rm_covered = cover;
   }
   c->pending++;
   q->next = z->rm_list;
@@ -345,6 +365,17 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
   zkr__watch_t **here = malloc((cap ? cap : 1) * sizeof *here);
   int na = 0, nh = 0, found = 0;
   for (zkr__watch_t *w = z->watch_list; armed && here && w; w = w->next) {
+    if (covers(w, path, t, all, local)) {
+      /* A watched read in flight: its server sets the watch before this
+       * removal's request reaches that session, as on one stock session
+       * (the read was sent first), and stock's client drops it when the
+       * removal's ZOK comes after the read's reply.  The call waits for
+       * the read, then removes what it set (zkr__watch_remove_covered). */
+      w->rm_cover = c;
+      w->reuses++;
+      c->pending++;
+      continue;
+    }
     if (!matches(w, path, t, all, fn, ctx, gfn, gctx)) continue;
     found++;
     if (w->state == ZKR__W_ARMED && !local) {
@@ -407,7 +438,7 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
       pthread_rwlock_rdlock(&m->zh_lock);
       zhandle_t *zh = m->zh;
       pthread_rwlock_unlock(&m->zh_lock);
-      if (zh) send_req(c, (int)i, zh, NULL, 0, path, t, 1);
+      if (zh) send_req(c, (int)i, zh, NULL, 0, path, t, 1, 0);
     }
   }
   if (all) {
@@ -422,13 +453,13 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
           batch[nb++] = armed[k];
           armed[k] = NULL;
         }
-      if (batch) send_req(c, slot, zh, batch, nb, path, t, 1);
+      if (batch) send_req(c, slot, zh, batch, nb, path, t, 1, 0);
       else c->other_rc = ZKR_ENOMEM;
       free(batch);
     }
   } else {
     for (int i = 0; i < na; i++)
-      send_req(c, armed[i]->member, armed[i]->zh, &armed[i], 1, path, t, 0);
+      send_req(c, armed[i]->member, armed[i]->zh, &armed[i], 1, path, t, 0, 0);
   }
   free(armed);
   pthread_mutex_lock(&z->watch_mu);
@@ -436,6 +467,38 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
   pthread_mutex_unlock(&z->watch_mu);
   call_finish(done);
   return ZOK;
+}
+
+int zkr__watch_remove_cover_held(zkr_t *z, zkr__watch_t *w) {
+  pthread_mutex_lock(&z->watch_mu);
+  int held = w->rm_cover != NULL;
+  pthread_mutex_unlock(&z->watch_mu);
+  return held;
+}
+
+/* The covered read's record is armed (its watch is set on its member's
+ * session) or over: an armed one is removed there, as one request of the
+ * call (its answer decides, as any other's); then the call's wait for the
+ * read ends.  The record is held by the cover until here. */
+void zkr__watch_remove_covered(zkr_t *z, zkr__watch_t *w) {
+  pthread_mutex_lock(&z->watch_mu);
+  rm_call_t *c = w->rm_cover;
+  w->rm_cover = NULL;
+  int armed = c && w->state == ZKR__W_ARMED && w->zh;
+  int slot = w->member;
+  zhandle_t *zh = w->zh;
+  pthread_mutex_unlock(&z->watch_mu);
+  if (!c) return;
+  if (armed) send_req(c, slot, zh, &w, 1, w->path, type_of(w), 0, 1);
+  zkr__watch_t *gone = NULL;
+  pthread_mutex_lock(&z->watch_mu);
+  w->reuses--;
+  if (w->state == ZKR__W_FIRED && w->reuses == 0) zkr__watch_remove_locked(z, w); /* GC */
+  zkr__watch_release_locked(z, w->path, &gone);
+  rm_call_t *done = call_release_locked(c);
+  pthread_mutex_unlock(&z->watch_mu);
+  zkr__watch_done(z, gone);
+  call_finish(done);
 }
 
 /* The monitor's turn: removed records old enough go. */

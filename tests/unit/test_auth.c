@@ -141,6 +141,30 @@ START_TEST(no_server_answer_after_auth_failed) {
 }
 END_TEST
 
+/* A watch armed on one member; another member's server refuses the
+ * credentials (AUTH_FAILED): the watch's server still sends its event,
+ * but after AUTH_FAILED no watcher is called, as on a stock session whose
+ * connection the refusal ended.
+ * (The simulator: tests/sim/zkroute-sim --seed 1134 --mode routed.) */
+START_TEST(no_watch_event_after_auth_failed) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/w", watcher, (void *)7, done_data, (void *)1), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/w");
+  ck_assert_ptr_nonnull(g);
+  fake_reply(g, ZOK, 5, 5, "v");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  fake_zh_t *other = g->h == h[1] ? h[2] : h[1];
+  fake_session_event(other, ZOO_AUTH_FAILED_STATE);
+  wait_state(ZOO_AUTH_FAILED_STATE);
+  int e = ev_find(0, EV_SESSION, 100);
+  ck_assert_int_ge(e, 0);
+  fake_fire(g->h, "/w", ZOO_CHANGED_EVENT);
+  sleep_ms(100);
+  for (int i = 0; i < ev_count(); i++)
+    ck_assert(!(ev_at(i).kind == EV_WATCH && ev_at(i).type == ZOO_CHANGED_EVENT));
+}
+END_TEST
+
 /* ---- add_auth reports the owner's answer ---- */
 
 START_TEST(add_auth_reports_owner_answer) {
@@ -278,6 +302,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, auth_answer_never_waits_for_the_gate);
   tcase_add_test(tc, carrier_auth_failed_is_the_applications);
   tcase_add_test(tc, no_server_answer_after_auth_failed);
+  tcase_add_test(tc, no_watch_event_after_auth_failed);
   tcase_add_test(tc, add_auth_reports_owner_answer);
   tcase_add_test(tc, add_auth_after_auth_failed_is_refused);
   tcase_add_test(tc, add_auth_before_any_session_waits_for_owner);

@@ -373,10 +373,11 @@ static int blocks(const zkr__watch_t *r, const zkr__watch_t *f) {
 }
 
 /* Queues w's event for the application (under watch_mu: w stays whole).
- * Nothing after the owner expired: the EXPIRED event is the last. */
+ * Nothing after the owner expired or the session failed authentication:
+ * the EXPIRED (AUTH_FAILED) event is the last. */
 void zkr__watch_deliver_locked(zkr__watch_t *w, int type) {
   zkr_t *z = w->z;
-  if (!z->closing && !z->expired)
+  if (!z->closing && !z->expired && !z->auth_failed)
     zkr__deliver_watch(z, w->fn, w->ctx, type, ZOO_CONNECTED_STATE, w->path);
 }
 

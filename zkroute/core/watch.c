@@ -417,13 +417,21 @@ static void consume_twins(zkr_t *z, const zkr__watch_t *f, int type, zkr__watch_
   }
 }
 
-/* Whether the read that armed w is held (for an event of another record):
- * w's event waits for that read's completion (done_with). */
-static int read_held_locked(const zkr_t *z, const zkr__watch_t *w) {
-  if (w->resuming || w->read_pending) return 1;
+/* Whether the read that armed w is held back for another record's event
+ * (or being released): its completion is not on its way to the
+ * application yet.  Under watch_mu. */
+int zkr__watch_read_held_back_locked(const zkr_t *z, const zkr__watch_t *w) {
+  if (w->resuming) return 1;
   ZKR__QUEUE_FOREACH(l, &z->wf_held)
   if (ZKR__OP_OF(l, wf_link)->watch_id == w->id) return 1;
   return 0;
+}
+
+/* Whether the read that armed w is held (for an event of another record),
+ * or not handed on yet: w's event waits for that read's completion
+ * (done_with). */
+static int read_held_locked(const zkr_t *z, const zkr__watch_t *w) {
+  return w->read_pending || zkr__watch_read_held_back_locked(z, w);
 }
 
 /* Delivers, in the order they were set, the events of path's records

@@ -17,6 +17,8 @@ void zkr__watch_fire_locked(struct zkr *z, zkr__watch_t *w, int type, int synthe
                             zkr__watch_t **gone);
 void zkr__watch_release_locked(struct zkr *z, const char *path, zkr__watch_t **gone);
 void zkr__watch_free_list(zkr__watch_t *gone);
+/* Whether the read that armed w is held back for another record's event. */
+int zkr__watch_read_held_back_locked(const struct zkr *z, const zkr__watch_t *w);
 /* The event w's watch missed between its remembered state and stat (rc:
  * the read's answer), 0 none. */
 int zkr__watch_missed(const zkr__watch_t *w, int rc, const struct Stat *stat);

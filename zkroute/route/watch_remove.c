@@ -106,8 +106,8 @@ void zkr__watch_remove_unregister(zkr_t *z, zkr__watch_t *w, int slot, zhandle_t
 }
 
 /* Under watch_mu: registered, for this path, type and watcher. */
-static int matches(const zkr__watch_t *w, const char *path, ZooWatcherType t, int all,
-                   watcher_fn fn, void *ctx, watcher_fn gfn, void *gctx) {
+static int matches(const zkr_t *z, const zkr__watch_t *w, const char *path, ZooWatcherType t,
+                   int all, watcher_fn fn, void *ctx, watcher_fn gfn, void *gctx) {
   /* Not a HELD record: its event came before this removal was asked for
    * and waits only for its turn - stock would have delivered it already,
    * and removes nothing for it (a removal does not drop an event). */
@@ -115,11 +115,12 @@ static int matches(const zkr__watch_t *w, const char *path, ZooWatcherType t, in
   if (w->removing || strcmp(w->path, path) != 0) return 0;
   if (t != ZWATCHTYPE_ANY && type_of(w) != t) return 0;
   if (all) return 1;
-  /* Armed by a read not handed on to the application yet (held for
-   * another record's event): in its eyes that watcher is not registered
-   * yet, and stock's single-watcher removal, which looks in the client's
-   * table first, would not find it. */
-  if (w->read_pending) return 0;
+  /* Armed by a read held back for another record's event: in the
+   * application's eyes that watcher is not registered yet, and stock's
+   * single-watcher removal, which looks in the client's table first,
+   * would not find it.  (Not read_pending: a blocking call's caller may
+   * run on before its completion thread marks the read handed on.) */
+  if (zkr__watch_read_held_back_locked(z, w)) return 0;
   (void)gfn;
   (void)gctx;
   return w->fn == fn && w->ctx == ctx;
@@ -376,7 +377,7 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
       c->pending++;
       continue;
     }
-    if (!matches(w, path, t, all, fn, ctx, gfn, gctx)) continue;
+    if (!matches(z, w, path, t, all, fn, ctx, gfn, gctx)) continue;
     found++;
     if (w->state == ZKR__W_ARMED && !local) {
       armed[na++] = w;

@@ -9,7 +9,9 @@
 # Each NAME=TREE is a built tree (autoreconf -fi && ./configure -q && make):
 # scripts/cpu-ops/ops.c is compiled against its include/ and
 # .libs/libzkroute.so; NAME `stock` (TREE any build) runs a plain
-# libzookeeper_mt session instead (STOCK=1, see ops.c).  REPS rounds, the
+# libzookeeper_mt session instead (STOCK=1, see ops.c), and NAME
+# `stock-resolved` one that resolves its host list once, as zkroute's
+# member sessions do (STOCK_RESOLVE_DELAY=-1).  REPS rounds, the
 # variants in the order given in each; a round runs `valgrind
 # --tool=callgrind` on ops.c with THREADS closed-loop threads, WARMUP and
 # then OPS operations each (80/20 get/set), and prints the instructions
@@ -63,6 +65,7 @@ for ((r = 1; r <= reps; r++)); do
 		rm -rf "$d" && mkdir -p "$d"
 		env=()
 		[[ $name == stock ]] && env=(STOCK=1)
+		[[ $name == stock-resolved ]] && env=(STOCK=1 STOCK_RESOLVE_DELAY=-1)
 		(cd "$d" && env "${env[@]}" valgrind --tool=callgrind --callgrind-out-file=cg.out \
 			"$out/ops-$name" "$hosts" "$threads" "$ops" "$warm" "${opts[@]}" >ops.txt 2>vg.txt) || true
 		ir=$(sed -n 's/^summary: //p' "$d/cg.out.1" 2>/dev/null || true)

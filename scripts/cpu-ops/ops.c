@@ -12,7 +12,7 @@
  * OPS operations and whatever the library's other threads ran meanwhile.
  * A routed handle (policy hybrid, options KEY=VALUE), or with STOCK=1 in
  * the environment a plain libzookeeper_mt session with a sync before each
- * get, as zkroute-bench's `stock`.  Prints the operations, errors, and the
+ * get, as zkroute-bench's `stock` (STOCK_RESOLVE_DELAY: see below).  Prints the operations, errors, and the
  * window's wall time and CPU (getrusage) per operation. */
 #include <pthread.h>
 #include <stdint.h>
@@ -158,6 +158,11 @@ int main(int argc, char **argv) {
   int rc;
   if (getenv("STOCK")) {
     zh = zookeeper_init(argv[1], NULL, 10000, NULL, NULL, 0);
+    /* STOCK_RESOLVE_DELAY=-1: the host list is resolved once, as zkroute's
+     * member sessions have it; by default libzookeeper_mt resolves it
+     * again whenever it computes its interest (getaddrinfo). */
+    if (zh && getenv("STOCK_RESOLVE_DELAY"))
+      zoo_set_servers_resolution_delay(zh, atoi(getenv("STOCK_RESOLVE_DELAY")));
     for (int i = 0; zh && i < 400 && zoo_state(zh) != ZOO_CONNECTED_STATE; i++) usleep(50000);
   } else if ((rc = zkr_init_opts(&z, argv[1], NULL, 10000, NULL, NULL, 0, &o)) != ZOK) {
     fprintf(stderr, "ops: zkr_init_opts: %s\n", zkr_strerror(rc));

@@ -26,6 +26,40 @@ START_TEST(mark_is_the_percentile) {
 }
 END_TEST
 
+static int cmp_float(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+/* The mark is selected, not sorted for: the same value as the nearest rank
+ * of a sorted copy, over windows of every size with ties, runs and
+ * reversed runs, at percentiles from the lowest to the highest. */
+START_TEST(mark_equals_the_sorted_rank) {
+  const double pcts[] = {1, 50, 90, 95, 99, 99.9, 100};
+  unsigned seed = 7;
+  for (int it = 0; it < 20000; it++) {
+    unsigned n = ZKR__HEDGE_MIN_SAMPLES +
+                 (unsigned)rand_r(&seed) % (ZKR__HEDGE_WINDOW - ZKR__HEDGE_MIN_SAMPLES + 1);
+    float v[ZKR__HEDGE_WINDOW], s[ZKR__HEDGE_WINDOW];
+    int kind = rand_r(&seed) % 5;
+    for (unsigned i = 0; i < n; i++)
+      v[i] = kind == 0   ? (float)(rand_r(&seed) % 4)
+             : kind == 1 ? (float)i
+             : kind == 2 ? (float)(n - i)
+             : kind == 3 ? 1.5f
+                         : (float)rand_r(&seed) / 1000.0f;
+    zkr__hedge_cfg_t c = CFG;
+    c.percentile = pcts[rand_r(&seed) % 7];
+    for (unsigned i = 0; i < n; i++) s[i] = v[i];
+    qsort(s, n, sizeof *s, cmp_float);
+    double rank = ceil(c.percentile / 100.0 * n);
+    unsigned k = rank < 1 ? 0 : (unsigned)rank - 1;
+    if (k >= n) k = n - 1;
+    ck_assert(zkr__hedge_mark_of(&c, v, n) == s[k]);
+  }
+}
+END_TEST
+
 START_TEST(delay_is_lower_median_with_floor) {
   double none[3] = {-1, -1, -1};
   ck_assert(zkr__hedge_delay(&CFG, none, 3) == 5.0);
@@ -128,6 +162,7 @@ static Suite *hedge_suite(void) {
   TCase *tc = tcase_create("pure");
   tcase_set_timeout(tc, 10);
   tcase_add_test(tc, mark_is_the_percentile);
+  tcase_add_test(tc, mark_equals_the_sorted_rank);
   tcase_add_test(tc, delay_is_lower_median_with_floor);
   tcase_add_test(tc, window_follows_recent_reads);
   tcase_add_test(tc, window_warms_up_at_min_samples);

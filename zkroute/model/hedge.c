@@ -6,22 +6,44 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_float(const void *a, const void *b) {
-  float x = *(const float *)a, y = *(const float *)b;
-  return (x > y) - (x < y);
+/* The k-th smallest of s[0..n-1] (0-based; s is reordered): Hoare's
+ * selection, which gives the value a full sort would put at k for a
+ * fraction of the work - the window is recomputed every
+ * ZKR__HEDGE_RECOMPUTE samples of every member, on the completion thread,
+ * and sorting it was the largest single cost of a read there. */
+static float select_kth(float *s, int n, int k) {
+  int lo = 0, hi = n - 1;
+  while (lo < hi) {
+    float a = s[lo], b = s[lo + (hi - lo) / 2], c = s[hi];
+    float p = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+    int i = lo, j = hi;
+    while (i <= j) {
+      while (i <= hi && s[i] < p) i++;
+      while (j >= lo && s[j] > p) j--;
+      if (i <= j) {
+        float t = s[i];
+        s[i++] = s[j];
+        s[j--] = t;
+      }
+    }
+    /* Now s[lo..j] <= p <= s[i..hi], and what lies between equals p. */
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return s[k];
+  }
+  return s[k];
 }
 
 double zkr__hedge_mark_of(const zkr__hedge_cfg_t *c, const float *v, unsigned n) {
   if (n < ZKR__HEDGE_MIN_SAMPLES || n > ZKR__HEDGE_WINDOW) return -1;
   float s[ZKR__HEDGE_WINDOW];
   memcpy(s, v, n * sizeof *s);
-  qsort(s, n, sizeof *s, cmp_float);
   /* Nearest rank: the smallest sample with at least p % of the window at
    * or below it. */
   double rank = ceil(c->percentile / 100.0 * n);
   unsigned k = rank < 1 ? 0 : (unsigned)rank - 1;
   if (k >= n) k = n - 1;
-  return s[k];
+  return select_kth(s, (int)n, (int)k);
 }
 
 void zkr__hedge_window_init(zkr__hedge_window_t *w) {

@@ -99,7 +99,9 @@ void zkr__dispatch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
   /* An ACL read: no zxid records an ACL change (setACL raises aversion,
    * not mzxid). */
   if (rc == ZOK && stat && op->type != ZKR__OP_GET_ACL) {
-    if (op->member >= 0 && op->zh) {
+    /* Only needs_sync reads what a session showed, and only in `session`
+     * consistency: the other modes skip the member's lock here. */
+    if (op->member >= 0 && op->zh && op->z->opts.consistency == ZKR_CONSISTENCY_SESSION) {
       int64_t x = stat->mzxid > stat->pzxid ? stat->mzxid : stat->pzxid;
       if (stat->czxid > x) x = stat->czxid;
       shown(&op->z->members[op->member], op->zh, x);

@@ -165,6 +165,30 @@ START_TEST(no_watch_event_after_auth_failed) {
 }
 END_TEST
 
+/* A remove_all is out when another member's server refuses the
+ * credentials; its server then answers ZOK.  After AUTH_FAILED nothing is
+ * answered by a server: the removal completes ZAUTHFAILED.
+ * (The simulator: tests/sim/zkroute-sim --seed 1631 --mode routed.) */
+START_TEST(no_removal_answer_after_auth_failed) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/r", watcher, (void *)7, done_data, (void *)1), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/r");
+  ck_assert_ptr_nonnull(g);
+  fake_reply(g, ZOK, 5, 5, "v");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/r", ZWATCHTYPE_ANY, 0, done_void, (void *)2), ZOK);
+  fake_req_t *r = fake_wait(g->h, FK_REMOVE_ALL_WATCHES, "/r");
+  ck_assert_ptr_nonnull(r);
+  fake_zh_t *other = g->h == h[1] ? h[2] : h[1];
+  fake_session_event(other, ZOO_AUTH_FAILED_STATE);
+  wait_state(ZOO_AUTH_FAILED_STATE);
+  fake_reply(r, ZOK, 0, 0, NULL);
+  int d = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZAUTHFAILED);
+}
+END_TEST
+
 /* ---- add_auth reports the owner's answer ---- */
 
 START_TEST(add_auth_reports_owner_answer) {
@@ -303,6 +327,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, carrier_auth_failed_is_the_applications);
   tcase_add_test(tc, no_server_answer_after_auth_failed);
   tcase_add_test(tc, no_watch_event_after_auth_failed);
+  tcase_add_test(tc, no_removal_answer_after_auth_failed);
   tcase_add_test(tc, add_auth_reports_owner_answer);
   tcase_add_test(tc, add_auth_after_auth_failed_is_refused);
   tcase_add_test(tc, add_auth_before_any_session_waits_for_owner);

@@ -36,9 +36,9 @@ static int outcome(zkr_t *z, int rc) {
   /* The virtual session ended (EXPIRED or AUTH_FAILED): an answer a member
    * session still gives is not the application's session's - on a stock
    * session nothing is answered after that, and what was pending
-   * completes with the end. */
-  if (!z->closing && z->expired) return ZSESSIONEXPIRED;
-  if (!z->closing && z->auth_failed) return ZAUTHFAILED;
+   * completes with the end (a close afterwards finds nothing pending). */
+  if (z->expired) return ZSESSIONEXPIRED;
+  if (z->auth_failed) return ZAUTHFAILED;
   return rc;
 }
 

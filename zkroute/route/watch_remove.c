@@ -199,6 +199,10 @@ static void call_finish(rm_call_t *c) {
   /* ZOK when some server removed a watch or one was removed here; else
    * the first other error; else ZNOWATCHER. */
   int rc = c->ok ? ZOK : c->other_rc ? c->other_rc : c->nowatcher ? ZNOWATCHER : ZOK;
+  /* The session ended meanwhile (EXPIRED, AUTH_FAILED): no server answers
+   * the application after that, as stock completes what is pending. */
+  zkr_t *z = c->z;
+  if (z->expired || z->auth_failed) rc = z->expired ? ZSESSIONEXPIRED : ZAUTHFAILED;
   settle_later(c, rc);
   if (c->direct) {
     if (c->cb) c->cb(rc, c->data);

@@ -141,6 +141,25 @@ START_TEST(no_server_answer_after_auth_failed) {
 }
 END_TEST
 
+/* Arms a watch of watcher 7 on path with a read (tag 1) the test
+ * answers; returns the zhandle holding it. */
+static fake_zh_t *armed_watch(const char *path) {
+  ck_assert_int_eq(zkr_awget(z, path, watcher, (void *)7, done_data, (void *)1), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, path);
+  ck_assert_ptr_nonnull(g);
+  fake_reply(g, ZOK, 5, 5, "v");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  return g->h;
+}
+
+/* A member other than holder's reports AUTH_FAILED (its server refused
+ * the credentials): the virtual session is AUTH_FAILED. */
+static void auth_failed_elsewhere(fake_zh_t *holder) {
+  fake_session_event(holder == h[1] ? h[2] : h[1], ZOO_AUTH_FAILED_STATE);
+  wait_state(ZOO_AUTH_FAILED_STATE);
+  ck_assert_int_ge(ev_find(0, EV_SESSION, 100), 0);
+}
+
 /* A watch armed on one member; another member's server refuses the
  * credentials (AUTH_FAILED): the watch's server still sends its event,
  * but after AUTH_FAILED no watcher is called, as on a stock session whose
@@ -148,17 +167,9 @@ END_TEST
  * (The simulator: tests/sim/zkroute-sim --seed 1134 --mode routed.) */
 START_TEST(no_watch_event_after_auth_failed) {
   open3();
-  ck_assert_int_eq(zkr_awget(z, "/w", watcher, (void *)7, done_data, (void *)1), ZOK);
-  fake_req_t *g = fake_wait(NULL, FK_GET, "/w");
-  ck_assert_ptr_nonnull(g);
-  fake_reply(g, ZOK, 5, 5, "v");
-  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
-  fake_zh_t *other = g->h == h[1] ? h[2] : h[1];
-  fake_session_event(other, ZOO_AUTH_FAILED_STATE);
-  wait_state(ZOO_AUTH_FAILED_STATE);
-  int e = ev_find(0, EV_SESSION, 100);
-  ck_assert_int_ge(e, 0);
-  fake_fire(g->h, "/w", ZOO_CHANGED_EVENT);
+  fake_zh_t *holder = armed_watch("/w");
+  auth_failed_elsewhere(holder);
+  fake_fire(holder, "/w", ZOO_CHANGED_EVENT);
   sleep_ms(100);
   for (int i = 0; i < ev_count(); i++)
     ck_assert(!(ev_at(i).kind == EV_WATCH && ev_at(i).type == ZOO_CHANGED_EVENT));
@@ -171,17 +182,11 @@ END_TEST
  * (The simulator: tests/sim/zkroute-sim --seed 1631 --mode routed.) */
 START_TEST(no_removal_answer_after_auth_failed) {
   open3();
-  ck_assert_int_eq(zkr_awget(z, "/r", watcher, (void *)7, done_data, (void *)1), ZOK);
-  fake_req_t *g = fake_wait(NULL, FK_GET, "/r");
-  ck_assert_ptr_nonnull(g);
-  fake_reply(g, ZOK, 5, 5, "v");
-  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  fake_zh_t *holder = armed_watch("/r");
   ck_assert_int_eq(zkr_aremove_all_watches(z, "/r", ZWATCHTYPE_ANY, 0, done_void, (void *)2), ZOK);
-  fake_req_t *r = fake_wait(g->h, FK_REMOVE_ALL_WATCHES, "/r");
+  fake_req_t *r = fake_wait(holder, FK_REMOVE_ALL_WATCHES, "/r");
   ck_assert_ptr_nonnull(r);
-  fake_zh_t *other = g->h == h[1] ? h[2] : h[1];
-  fake_session_event(other, ZOO_AUTH_FAILED_STATE);
-  wait_state(ZOO_AUTH_FAILED_STATE);
+  auth_failed_elsewhere(holder);
   fake_reply(r, ZOK, 0, 0, NULL);
   int d = ev_find(0, EV_DONE, 2);
   ck_assert_int_ge(d, 0);

@@ -340,82 +340,71 @@ START_TEST(watch_order_is_among_the_pairs_the_change_fires) {
 END_TEST
 
 /* A deletion's event takes stock's exist table too (collectWatchers).
- * Pair 1's exists watch on the missing node was set by a read issued
- * after the deletion committed: it saw the node gone, and the deletion
- * does not fire it (on one session its reply comes after the event).
- * Pair 0's data watch, set by an older read, is fired alone.  The same
- * exists read issued before the deletion is one the event must call. */
-START_TEST(watch_deletion_fires_no_exists_watch_set_after_it) {
+ * Pair 0's data watch is set by a read of the node; pair 1's exists
+ * watch on the missing node by a read issued before the deletion
+ * committed (ex_first) or after it.  Returns the watch violations. */
+static int deletion_and_exists(int ex_first) {
+  setup();
   connected();
   txn(5, H_CREATE, "/g0/k0", "a", 0);
   hop_t *old = inv(H_GET, "/g0/k0", NULL);
   old->pair = 0;
+  hop_t *ex = ex_first ? inv(H_EXISTS, "/g0/k0", NULL) : NULL;
   txn(6, H_DELETE, "/g0/k0", NULL, 0);
-  hop_t *ex = inv(H_EXISTS, "/g0/k0", NULL);
+  if (!ex) ex = inv(H_EXISTS, "/g0/k0", NULL);
   ex->pair = 1;
   cmp(ex, ZNONODE, 0, 0, 0);
   cmp(old, ZOK, 1, 0, 5)->czxid = 5;
   watch(0, ZOO_DELETED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
   close_at_end();
   check_watch(&H, &C);
-  ck_assert_int_eq(C.violations[CK_WATCH], 0);
-  /* The exists read issued before the deletion: pair 1 is owed the event. */
+  return C.violations[CK_WATCH];
+}
+
+/* Pair 1's read issued after the deletion committed saw the node gone,
+ * and the deletion does not fire it (on one session its reply comes
+ * after the event): pair 0 is fired alone.  Issued before the deletion,
+ * pair 1 is owed the event: pair 0 called before pair 1, which was set
+ * first, and pair 1 never called. */
+START_TEST(watch_deletion_fires_no_exists_watch_set_after_it) {
+  ck_assert_int_eq(deletion_and_exists(0), 0);
+  ck_assert_int_eq(deletion_and_exists(1), 2);
+}
+END_TEST
+
+/* A remove_all and a watched read of pair 0, the removal issued first
+ * (rm_first) or second; the read completes first either way, then the
+ * removal with ZOK, then the node changes and pair 0 is called.  Returns
+ * the watch violations. */
+static int removal_and_read(int rm_first) {
   setup();
   connected();
   txn(5, H_CREATE, "/g0/k0", "a", 0);
-  old = inv(H_GET, "/g0/k0", NULL);
-  old->pair = 0;
-  ex = inv(H_EXISTS, "/g0/k0", NULL);
-  ex->pair = 1;
-  txn(6, H_DELETE, "/g0/k0", NULL, 0);
-  cmp(ex, ZNONODE, 0, 0, 0);
-  cmp(old, ZOK, 1, 0, 5)->czxid = 5;
-  watch(0, ZOO_DELETED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  hop_t *rm = rm_first ? inv(H_RMWATCH, "/g0/k0", NULL) : NULL;
+  hop_t *g = inv(H_GET, "/g0/k0", NULL);
+  g->pair = 0;
+  if (!rm) rm = inv(H_RMWATCH, "/g0/k0", NULL);
+  rm->mode = 1;
+  rm->version = ZWATCHTYPE_ANY;
+  rm->pair = -1;
+  cmp(g, ZOK, 1, 0, 5);
+  cmp(rm, ZOK, 0, 0, 0);
+  txn(6, H_SET, "/g0/k0", "b", 1);
+  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
   close_at_end();
   check_watch(&H, &C);
-  /* pair 0 called before pair 1, which was set first; pair 1 never called */
-  ck_assert_int_eq(C.violations[CK_WATCH], 2);
+  return C.violations[CK_WATCH];
 }
-END_TEST
 
 /* A remove_all removes what was set by reads issued before it: on one
  * session a read issued after it is served after it, and its watch
  * stays - even when, through several sessions, that read completes
- * first.  Pair 0's read, issued after the removal, keeps its watch and
- * is owed the change; issued before it, its watch is gone and an event
- * to it is one it held no watch for. */
+ * first.  Issued after the removal, pair 0 keeps its watch and is owed
+ * the change; issued before it, its watch is gone and the event is one
+ * it held no watch for. */
 START_TEST(watch_removal_spares_reads_issued_after_it) {
-  connected();
-  txn(5, H_CREATE, "/g0/k0", "a", 0);
-  hop_t *rm = inv(H_RMWATCH, "/g0/k0", NULL);
-  rm->mode = 1;
-  rm->version = ZWATCHTYPE_ANY;
-  rm->pair = -1;
-  hop_t *g = inv(H_GET, "/g0/k0", NULL);
-  g->pair = 0;
-  cmp(g, ZOK, 1, 0, 5);
-  cmp(rm, ZOK, 0, 0, 0);
-  txn(6, H_SET, "/g0/k0", "b", 1);
-  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
-  close_at_end();
-  check_watch(&H, &C);
-  ck_assert_int_eq(C.violations[CK_WATCH], 0);
-  setup();
-  connected();
-  txn(5, H_CREATE, "/g0/k0", "a", 0);
-  g = inv(H_GET, "/g0/k0", NULL);
-  g->pair = 0;
-  rm = inv(H_RMWATCH, "/g0/k0", NULL);
-  rm->mode = 1;
-  rm->version = ZWATCHTYPE_ANY;
-  rm->pair = -1;
-  cmp(g, ZOK, 1, 0, 5);
-  cmp(rm, ZOK, 0, 0, 0);
-  txn(6, H_SET, "/g0/k0", "b", 1);
-  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
-  close_at_end();
-  check_watch(&H, &C);
-  ck_assert_int_eq(C.violations[CK_WATCH], 1);
+  ck_assert_int_eq(removal_and_read(1), 0);
+  ck_assert_int_eq(removal_and_read(0), 1);
 }
 END_TEST
 

@@ -1,4 +1,4 @@
-/* The monitor thread: polls `srvr` on every member every leader_poll_ms
+/* The monitor: polls `srvr` on every member every leader_poll_ms
  * (at once when kicked, e.g. when the write session disconnects; every
  * idle_poll_ms while the handle is idle and the picture settled, so that a
  * fleet of idle handles does not keep the servers busy), which
@@ -101,25 +101,9 @@ static int take_kick(zkr_t *z) {
   return kicked;
 }
 
-static void *monitor_main(void *arg) {
-  zkr_t *z = arg;
-  pthread_mutex_lock(&z->mon_mu);
-  while (!z->mon_stop) {
-    int kicked = z->mon_kick;
-    z->mon_kick = 0;
-    pthread_mutex_unlock(&z->mon_mu);
-    uint64_t wake = turn(z, kicked);
-    pthread_mutex_lock(&z->mon_mu);
-    if (z->mon_stop || z->mon_kick) continue;
-    struct timespec ts = {(time_t)(wake / 1000000000u), (long)(wake % 1000000000u)};
-    pthread_cond_timedwait(&z->mon_cv, &z->mon_mu, &ts);
-  }
-  pthread_mutex_unlock(&z->mon_mu);
-  return NULL;
-}
-
-/* A stepped runtime's turn (runtime.h): the monitor turns when kicked or
- * due, and says when it is due next. */
+/* One turn of the monitor when kicked or due, and when it is due next:
+ * run by the process's ticker (zkr__ticker_*, on one of its workers) or
+ * by a stepped runtime's driver (runtime.h). */
 uint64_t zkr__monitor_step(zkr_t *z) {
   if (z->mon_stop) return UINT64_MAX;
   int kicked = take_kick(z);
@@ -127,27 +111,11 @@ uint64_t zkr__monitor_step(zkr_t *z) {
   return z->mon_kick ? zkr__now_ns() : z->mon_wake;
 }
 
-int zkr__monitor_start(zkr_t *z) {
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&z->mon_cv, &ca);
-  pthread_condattr_destroy(&ca);
-  if (zkr__rt->stepped) return ZOK; /* the driver steps it */
-  if (pthread_create(&z->monitor, NULL, monitor_main, z) != 0) return ZKR_ETHREAD;
-  z->monitor_started = 1;
-  return ZOK;
-}
-
+/* Ends the turns: one in progress stops early (the loops check mon_stop),
+ * and every later one returns at once.  The caller then takes the handle
+ * off the ticker, which waits for a turn in progress. */
 void zkr__monitor_stop(zkr_t *z) {
-  if (!z->monitor_started) {
-    z->mon_stop = 1;
-    return;
-  }
   pthread_mutex_lock(&z->mon_mu);
   z->mon_stop = 1;
-  pthread_cond_signal(&z->mon_cv);
   pthread_mutex_unlock(&z->mon_mu);
-  pthread_join(z->monitor, NULL);
-  z->monitor_started = 0;
 }

@@ -75,7 +75,10 @@ static uint64_t turn(zkr_t *z, int kicked) {
   uint64_t now = zkr__now_ns();
   if (kicked || now >= z->mon_next_poll) {
     uint64_t ops = z->app_ops;
-    int settled = zkr__poller_poll_members(z);
+    /* Half the period this poll ends: however many handles of the process
+     * poll a server, it gets about two polls a period; a kick asks now. */
+    int age = kicked ? 0 : (z->poll_idle ? z->opts.idle_poll_ms : z->opts.leader_poll_ms) / 2;
+    int settled = zkr__poller_poll_members(z, age);
     /* Idle: nothing submitted since the last poll, nothing in flight or
      * waiting, and the last two polls settled.  A session event kicks
      * the monitor as before; the next operation does too (zkr__api_check_*). */

@@ -6,7 +6,9 @@
 #include "core/handle.h"
 
 /* Returns 1 when the picture is settled (the monitor may poll at the
- * idle rate then). */
-int zkr__poller_poll_members(struct zkr *z);
+ * idle rate then).  max_age_ms: a member's answer may come from the
+ * process's cache when its request started at most that long ago (another
+ * handle's); 0: every member is asked now. */
+int zkr__poller_poll_members(struct zkr *z, int max_age_ms);
 
 #endif

@@ -1,7 +1,8 @@
 /* Unit tests of the process's srvr answers (zkr__srvr_cache_*): a query
- * takes an answer whose request started within its max age, joins a
- * request in flight that started within it, and otherwise sends its own;
- * max age 0 always sends; addresses and srvr functions do not mix.  The
+ * takes an answer whose request started at or after its `since`, joins a
+ * request in flight that started since, and otherwise sends its own;
+ * since UINT64_MAX always sends; addresses and srvr functions do not mix.
+ * The tests pass an age in ms (since = now - age; 0: UINT64_MAX).  The
  * srvr function is the test's own (a zkapi table with it), counting and,
  * on demand, slow. */
 #include <check.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "model/base.h"
 #include "zk/srvr_cache.h"
 #include "zk/zkapi.h"
 
@@ -43,9 +45,13 @@ static void use(int (*fn)(const char *, int, int, size_t, zkr__srvr_reply_t *)) 
   zkr__zkapi_use(&table);
 }
 
-static int ask(const char *host, int max_age_ms, int *sent) {
+static uint64_t since_ms(int age_ms) {
+  return age_ms == 0 ? UINT64_MAX : zkr__now_ns() - (uint64_t)age_ms * 1000000u;
+}
+
+static int ask(const char *host, int age_ms, int *sent) {
   zkr__srvr_reply_t r;
-  int rc = zkr__srvr_cache_query(host, 2181, 1000, 4096, (uint64_t)max_age_ms * 1000000u, &r, sent);
+  int rc = zkr__srvr_cache_query(host, 2181, 1000, 4096, since_ms(age_ms), &r, sent);
   ck_assert_int_eq(rc, ZOK);
   return r.role;
 }
@@ -61,11 +67,11 @@ START_TEST(recent_answers_are_shared) {
   ck_assert_int_eq(sent, 0);
   zkr__srvr_reply_t r;
   int rc;
-  ck_assert_int_eq(zkr__srvr_cache_fresh("a1", 2181, 200000000u, &r, &rc), 1);
-  ck_assert_int_eq(zkr__srvr_cache_fresh("a1", 2181, 0, &r, &rc), 0);
-  ck_assert_int_eq(zkr__srvr_cache_fresh("a2", 2181, 200000000u, &r, &rc), 0);
+  ck_assert_int_eq(zkr__srvr_cache_fresh("a1", 2181, since_ms(200), &r, &rc), 1);
+  ck_assert_int_eq(zkr__srvr_cache_fresh("a1", 2181, since_ms(0), &r, &rc), 0);
+  ck_assert_int_eq(zkr__srvr_cache_fresh("a2", 2181, since_ms(200), &r, &rc), 0);
   ck_assert_int_eq(atomic_load(&requests), 1);
-  /* Max age 0 (a kicked poll) asks now, and its answer serves the next. */
+  /* UINT64_MAX asks now, and its answer serves the next. */
   ck_assert_int_eq(ask("a1", 0, &sent), ZKR_ROLE_LEADER);
   ck_assert_int_eq(sent, 1);
   atomic_store(&role, ZKR_ROLE_FOLLOWER);
@@ -107,11 +113,13 @@ START_TEST(a_request_in_flight_is_joined) {
   pthread_join(t, NULL);
   ck_assert_int_eq(atomic_load(&joined_sent), 1);
   ck_assert_int_eq(atomic_load(&requests), 1);
-  /* A kicked query does not join: it sends its own. */
+  /* A query for answers asked since after the request in flight started
+   * (a kick after it) does not join it: it sends its own. */
   atomic_store(&slow_ms, 100);
   ck_assert_int_eq(pthread_create(&t, NULL, asker, "b2"), 0);
   sleep_ms(30);
-  ask("b2", 0, &sent);
+  zkr__srvr_reply_t r;
+  ck_assert_int_eq(zkr__srvr_cache_query("b2", 2181, 1000, 4096, zkr__now_ns(), &r, &sent), ZOK);
   ck_assert_int_eq(sent, 1);
   pthread_join(t, NULL);
   ck_assert_int_eq(atomic_load(&requests), 3);

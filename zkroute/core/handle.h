@@ -240,6 +240,7 @@ struct zkr {
   pthread_mutex_t mon_mu;
   _Atomic int mon_stop;
   int mon_kick;
+  uint64_t mon_kick_ns; /* the first kick not yet taken (under mon_mu) */
   /* The monitor's own (zkr__monitor_*): next srvr poll, settled polls in a
    * row, app_ops at the last poll; a stepped runtime's next turn. */
   uint64_t mon_next_poll;

@@ -11,6 +11,8 @@
 
 void zkr__kick_monitor(zkr_t *z) {
   pthread_mutex_lock(&z->mon_mu);
+  /* Its poll takes srvr answers asked for from then on (zkr__srvr_cache_*). */
+  if (!z->mon_kick) z->mon_kick_ns = zkr__now_ns();
   z->mon_kick = 1;
   pthread_mutex_unlock(&z->mon_mu);
   zkr__ticker_kick_monitor(z);

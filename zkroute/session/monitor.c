@@ -71,14 +71,19 @@ static void housekeeping(zkr_t *z) {
 /* One turn of the monitor: a srvr poll when kicked or due, then the
  * housekeeping.  Returns the time of the next turn: the next poll, or a
  * tick from now, whichever comes first. */
-static uint64_t turn(zkr_t *z, int kicked) {
+static uint64_t turn(zkr_t *z, int kicked, uint64_t kick_ns) {
   uint64_t now = zkr__now_ns();
   if (kicked || now >= z->mon_next_poll) {
     uint64_t ops = z->app_ops;
-    /* Half the period this poll ends: however many handles of the process
-     * poll a server, it gets about two polls a period; a kick asks now. */
-    int age = kicked ? 0 : (z->poll_idle ? z->opts.idle_poll_ms : z->opts.leader_poll_ms) / 2;
-    int settled = zkr__poller_poll_members(z, age);
+    /* The answers it takes (zkr__srvr_cache_*): asked for at most half a
+     * period ago - however many handles of the process poll a server, it
+     * gets about two polls a period - or, when kicked, asked for since the
+     * kick: the servers' state after the event that kicked, which one
+     * request serves to every handle the event kicked. */
+    uint64_t half =
+        (uint64_t)(z->poll_idle ? z->opts.idle_poll_ms : z->opts.leader_poll_ms) * 500000u;
+    uint64_t since = kicked ? kick_ns : now > half ? now - half : 0;
+    int settled = zkr__poller_poll_members(z, since);
     /* Idle: nothing submitted since the last poll, nothing in flight or
      * waiting, and the last two polls settled.  A session event kicks
      * the monitor as before; the next operation does too (zkr__api_check_*). */
@@ -96,9 +101,10 @@ static uint64_t turn(zkr_t *z, int kicked) {
   return z->mon_next_poll < wake ? z->mon_next_poll : wake;
 }
 
-static int take_kick(zkr_t *z) {
+static int take_kick(zkr_t *z, uint64_t *kick_ns) {
   pthread_mutex_lock(&z->mon_mu);
   int kicked = z->mon_kick;
+  *kick_ns = z->mon_kick_ns;
   z->mon_kick = 0;
   pthread_mutex_unlock(&z->mon_mu);
   return kicked;
@@ -109,8 +115,9 @@ static int take_kick(zkr_t *z) {
  * by a stepped runtime's driver (runtime.h). */
 uint64_t zkr__monitor_step(zkr_t *z) {
   if (z->mon_stop) return UINT64_MAX;
-  int kicked = take_kick(z);
-  if (kicked || zkr__now_ns() >= z->mon_wake) z->mon_wake = turn(z, kicked);
+  uint64_t kick_ns;
+  int kicked = take_kick(z, &kick_ns);
+  if (kicked || zkr__now_ns() >= z->mon_wake) z->mon_wake = turn(z, kicked, kick_ns);
   return z->mon_kick ? zkr__now_ns() : z->mon_wake;
 }
 

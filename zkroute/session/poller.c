@@ -21,7 +21,7 @@ typedef struct {
   zkr_t *z;
   zkr__member_t *m;
   zkr__srvr_reply_t reply;
-  uint64_t max_age_ns;
+  uint64_t since;
   int rc;
   int ask;  /* no fresh answer in the process's cache: ask (or join) */
   int sent; /* this handle's own request answered */
@@ -29,9 +29,8 @@ typedef struct {
 
 static void *poll_one(void *arg) {
   poll_t *p = arg;
-  p->rc =
-      zkr__srvr_cache_query(p->m->host.name, p->m->host.port, p->z->opts.srvr_timeout_ms,
-                            (size_t)p->z->opts.srvr_max_reply, p->max_age_ns, &p->reply, &p->sent);
+  p->rc = zkr__srvr_cache_query(p->m->host.name, p->m->host.port, p->z->opts.srvr_timeout_ms,
+                                (size_t)p->z->opts.srvr_max_reply, p->since, &p->reply, &p->sent);
   return NULL;
 }
 
@@ -49,23 +48,21 @@ static void *poll_stepped(void *arg) {
  * and never answers.  Returns 1 when the picture is settled - a leader,
  * every member that is not retired answering, none suspect or without its
  * session (parked ones aside) - so the monitor may poll at the idle rate. */
-int zkr__poller_poll_members(zkr_t *z, int max_age_ms) {
+int zkr__poller_poll_members(zkr_t *z, uint64_t since) {
   poll_t polls[ZKR_MAX_MEMBERS];
   pthread_t threads[ZKR_MAX_MEMBERS];
   int started[ZKR_MAX_MEMBERS];
-  uint64_t max_age = max_age_ms > 0 ? (uint64_t)max_age_ms * 1000000u : 0;
   size_t ask = 0, last = 0;
   for (size_t i = 0; i < z->n; i++) {
-    polls[i] =
-        (poll_t){.z = z, .m = &z->members[i], .rc = ZKR_ESRVR_CONNECT, .max_age_ns = max_age};
+    polls[i] = (poll_t){.z = z, .m = &z->members[i], .rc = ZKR_ESRVR_CONNECT, .since = since};
     started[i] = 0;
     if (zkr__rt->stepped) {
       poll_stepped(&polls[i]);
       continue;
     }
     /* Answered for another handle recently enough: no thread. */
-    if (zkr__srvr_cache_fresh(polls[i].m->host.name, polls[i].m->host.port, max_age,
-                              &polls[i].reply, &polls[i].rc))
+    if (zkr__srvr_cache_fresh(polls[i].m->host.name, polls[i].m->host.port, since, &polls[i].reply,
+                              &polls[i].rc))
       continue;
     polls[i].ask = 1;
     ask++;

@@ -6,9 +6,9 @@
 #include "core/handle.h"
 
 /* Returns 1 when the picture is settled (the monitor may poll at the
- * idle rate then).  max_age_ms: a member's answer may come from the
- * process's cache when its request started at most that long ago (another
- * handle's); 0: every member is asked now. */
-int zkr__poller_poll_members(struct zkr *z, int max_age_ms);
+ * idle rate then).  since: a member's answer may come from the process's
+ * cache (another handle's request) when its request started at or after
+ * that time (zkr__now_ns); UINT64_MAX: every member is asked now. */
+int zkr__poller_poll_members(struct zkr *z, uint64_t since);
 
 #endif

@@ -1,12 +1,13 @@
 /* The process's srvr answers (zkr__srvr_cache_*; issue 22 item 4): one entry
  * per server address (and srvr function: a test's fake ZooKeeper keeps its
  * own), with the last answer, when its request started, and whether a
- * request is in flight.  A monitor's periodic poll takes an answer whose
- * request started at most half its period ago, or joins one in flight
- * that started that recently; so however many handles of the process poll
- * one server, it gets about two polls per period of the fastest of them.
- * A kicked poll (the write session lost, an unknown epoch) always sends
- * its own, and what it learns serves the others.  Failures are answers
+ * request is in flight.  A query names the earliest start of a request
+ * whose answer it takes, or joins one in flight that started since.  A
+ * monitor's periodic poll takes one asked for at most half its period
+ * ago, so however many handles of the process poll one server, it gets
+ * about two polls per period of the fastest of them; a kicked poll (the
+ * write session lost, an unknown epoch) takes one asked for since its
+ * kick, so one request serves every handle that one event kicked.  Failures are answers
  * too: a server that did not answer one handle half a period ago is not
  * asked again for every other handle.
  *
@@ -42,8 +43,6 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static entry_t entries[MAX_ENTRIES];
 
-static uint64_t age(uint64_t now, uint64_t t) { return now > t ? now - t : 0; }
-
 /* host:port's entry (under mu), made when missing; NULL when none is
  * free. */
 static entry_t *find(const char *host, int port, srvr_fn fn, uint64_t now) {
@@ -67,8 +66,8 @@ static entry_t *find(const char *host, int port, srvr_fn fn, uint64_t now) {
   return spare;
 }
 
-int zkr__srvr_cache_query(const char *host, int port, int timeout_ms, size_t cap,
-                          uint64_t max_age_ns, zkr__srvr_reply_t *out, int *sent) {
+int zkr__srvr_cache_query(const char *host, int port, int timeout_ms, size_t cap, uint64_t since,
+                          zkr__srvr_reply_t *out, int *sent) {
   srvr_fn fn = zkr__zk->srvr;
   *sent = 1;
   if (!host || strlen(host) >= HOST_MAX) return zkr__zk->srvr(host, port, timeout_ms, cap, out);
@@ -81,8 +80,7 @@ int zkr__srvr_cache_query(const char *host, int port, int timeout_ms, size_t cap
   }
   e->last_use = now;
   for (;;) {
-    now = zkr__now_ns();
-    if (max_age_ns > 0 && e->have && age(now, e->at) <= max_age_ns) {
+    if (e->have && e->at >= since) {
       /* Answered recently enough (possibly the request just joined). */
       *out = e->reply;
       int rc = e->rc;
@@ -90,7 +88,7 @@ int zkr__srvr_cache_query(const char *host, int port, int timeout_ms, size_t cap
       pthread_mutex_unlock(&mu);
       return rc;
     }
-    if (max_age_ns > 0 && e->busy > 0 && age(now, e->busy_since) <= max_age_ns) {
+    if (e->busy > 0 && e->busy_since >= since) {
       /* Its answer will do: wait for it.  The entry is not reused while
        * busy, and its key does not change. */
       pthread_cond_wait(&cv, &mu);
@@ -117,16 +115,16 @@ int zkr__srvr_cache_query(const char *host, int port, int timeout_ms, size_t cap
   return rc;
 }
 
-int zkr__srvr_cache_fresh(const char *host, int port, uint64_t max_age_ns, zkr__srvr_reply_t *out,
+int zkr__srvr_cache_fresh(const char *host, int port, uint64_t since, zkr__srvr_reply_t *out,
                           int *rc) {
   int hit = 0;
-  if (max_age_ns == 0 || !host) return 0;
+  if (since == UINT64_MAX || !host) return 0;
   pthread_mutex_lock(&mu);
   uint64_t now = zkr__now_ns();
   for (int i = 0; i < MAX_ENTRIES && !hit; i++) {
     entry_t *e = &entries[i];
     if (!e->used || !e->have || e->port != port || e->fn != zkr__zk->srvr ||
-        strcmp(e->host, host) != 0 || age(now, e->at) > max_age_ns)
+        strcmp(e->host, host) != 0 || e->at < since)
       continue;
     *out = e->reply;
     *rc = e->rc;

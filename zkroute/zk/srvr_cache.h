@@ -11,20 +11,19 @@
 #include "model/srvr.h"
 
 /* host:port's srvr answer (zkr__zk->srvr: ZOK or a ZKR_ESRVR_*, and *out):
- * one whose request started at most max_age_ns ago, by any handle of the
- * process, or the answer of such a request still in flight (waited for),
- * or else a request of its own, whose answer is kept for the others.
- * max_age_ns 0 always sends one (a kicked poll wants the server's state
- * now).  *sent: 1 when this call sent the request.  Blocks up to
+ * one whose request started at or after since (zkr__now_ns), by any handle
+ * of the process, or the answer of such a request still in flight (waited
+ * for), or else a request of its own, whose answer is kept for the others.
+ * since UINT64_MAX always sends one.  *sent: 1 when this call sent it.  Blocks up to
  * timeout_ms (or the request joined, started with its own timeout).
  * Takes the cache's mu (a leaf), never across the request.  Any thread. */
-int zkr__srvr_cache_query(const char *host, int port, int timeout_ms, size_t cap,
-                          uint64_t max_age_ns, zkr__srvr_reply_t *out, int *sent);
+int zkr__srvr_cache_query(const char *host, int port, int timeout_ms, size_t cap, uint64_t since,
+                          zkr__srvr_reply_t *out, int *sent);
 
-/* The cached answer of host:port whose request started at most max_age_ns
- * ago (copied to *out and *rc): 1, or 0 when there is none (max_age_ns 0:
- * never).  Never blocks nor sends. */
-int zkr__srvr_cache_fresh(const char *host, int port, uint64_t max_age_ns, zkr__srvr_reply_t *out,
+/* The cached answer of host:port whose request started at or after since
+ * (copied to *out and *rc): 1, or 0 when there is none.  Never blocks nor
+ * sends. */
+int zkr__srvr_cache_fresh(const char *host, int port, uint64_t since, zkr__srvr_reply_t *out,
                           int *rc);
 
 #endif

@@ -43,9 +43,12 @@ struct zkr__hedger {
   pthread_mutex_t mu;
   int stop;
   zkr__hedge_cfg_t cfg;
-  zkr__hedge_window_t *win; /* one per member */
-  double *marks;            /* each window's mark */
-  double delay_ms;          /* the hedge delay now */
+  /* One per member slot, made at the member's first sample: a handle has
+   * slots for 64 members, most never filled, and a fleet of idle handles
+   * would pay a kilobyte each for every one (issue 22 item 4). */
+  zkr__hedge_window_t **win;
+  double *marks;   /* each window's mark */
+  double delay_ms; /* the hedge delay now */
   zkr__hedge_budget_t budget;
   zkr__queue_t q; /* by hedge_at_ns */
   uint64_t eligible, sent, won, capped, no_member, discarded;
@@ -165,10 +168,7 @@ int zkr__hedger_new(zkr_t *z) {
     free(h);
     return ZKR_ENOMEM;
   }
-  for (size_t i = 0; i < z->cap; i++) {
-    zkr__hedge_window_init(&h->win[i]);
-    h->marks[i] = -1;
-  }
+  for (size_t i = 0; i < z->cap; i++) h->marks[i] = -1;
   h->delay_ms = zkr__hedge_delay(&h->cfg, h->marks, (unsigned)z->n);
   pthread_mutex_init(&h->mu, NULL);
   z->hedger = h;
@@ -189,6 +189,7 @@ void zkr__hedger_free(zkr_t *z) {
   struct zkr__hedger *h = z->hedger;
   if (!h) return;
   pthread_mutex_destroy(&h->mu);
+  for (size_t i = 0; i < z->cap; i++) free(h->win[i]);
   free(h->win);
   free(h->marks);
   free(h);
@@ -256,8 +257,13 @@ void zkr__hedger_sample(zkr_t *z, int member, double ms) {
   struct zkr__hedger *h = z->hedger;
   if (member < 0 || (size_t)member >= z->n) return;
   pthread_mutex_lock(&h->mu);
-  if (zkr__hedge_window_add(&h->win[member], &h->cfg, ms)) {
-    h->marks[member] = h->win[member].mark_ms;
+  zkr__hedge_window_t *w = h->win[member];
+  if (!w && (w = malloc(sizeof *w))) {
+    zkr__hedge_window_init(w);
+    h->win[member] = w;
+  }
+  if (w && zkr__hedge_window_add(w, &h->cfg, ms)) {
+    h->marks[member] = w->mark_ms;
     h->delay_ms = zkr__hedge_delay(&h->cfg, h->marks, (unsigned)z->n);
   }
   pthread_mutex_unlock(&h->mu);

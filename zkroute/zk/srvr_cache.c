@@ -32,6 +32,7 @@ typedef struct {
   srvr_fn fn; /* the srvr function that answers */
   int used, have;
   int busy;            /* requests in flight: the entry is not reused meanwhile */
+  int waiters;         /* queries waiting for one: nor while they wait */
   uint64_t at;         /* start of the request that gave the answer */
   uint64_t busy_since; /* start of the request in flight */
   uint64_t last_use;
@@ -52,7 +53,8 @@ static entry_t *find(const char *host, int port, srvr_fn fn, uint64_t now) {
     if (e->used && e->port == port && e->fn == fn && strcmp(e->host, host) == 0) return e;
     if (!e->used) {
       if (!spare || spare->used) spare = e;
-    } else if (!e->busy && (!spare || (spare->used && e->last_use < spare->last_use))) {
+    } else if (!e->busy && !e->waiters &&
+               (!spare || (spare->used && e->last_use < spare->last_use))) {
       spare = e;
     }
   }
@@ -90,8 +92,10 @@ int zkr__srvr_cache_query(const char *host, int port, int timeout_ms, size_t cap
     }
     if (e->busy > 0 && e->busy_since >= since) {
       /* Its answer will do: wait for it.  The entry is not reused while
-       * busy, and its key does not change. */
+       * a request is in flight or a query waits. */
+      e->waiters++;
       pthread_cond_wait(&cv, &mu);
+      e->waiters--;
       continue;
     }
     break;

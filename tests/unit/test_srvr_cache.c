@@ -7,6 +7,9 @@
  * on demand, slow. */
 #include <check.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -126,12 +129,43 @@ START_TEST(a_request_in_flight_is_joined) {
 }
 END_TEST
 
+/* A child forked while a request is in flight does not wait for it: no
+ * thread of the child will finish it. */
+START_TEST(a_forked_child_does_not_wait_for_the_parents_request) {
+  use(fake_srvr);
+  atomic_store(&slow_ms, 300);
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, asker, "c1"), 0);
+  sleep_ms(50); /* in flight */
+  uint64_t since = zkr__now_ns() - 1000000000u;
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    atomic_store(&slow_ms, 0);
+    zkr__srvr_reply_t r;
+    int sent = 0;
+    int rc = zkr__srvr_cache_query("c1", 2181, 1000, 4096, since, &r, &sent);
+    _exit(rc == ZOK && sent == 1 ? 0 : 1);
+  }
+  int status = -1;
+  for (int i = 0; i < 2000 && waitpid(pid, &status, WNOHANG) == 0; i++) sleep_ms(1);
+  if (waitpid(pid, &status, WNOHANG) == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    ck_abort_msg("the child waited for the parent's request");
+  }
+  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  pthread_join(t, NULL);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("srvr_cache");
   TCase *tc = tcase_create("srvr_cache");
   tcase_set_timeout(tc, 30);
   tcase_add_test(tc, recent_answers_are_shared);
   tcase_add_test(tc, a_request_in_flight_is_joined);
+  tcase_add_test(tc, a_forked_child_does_not_wait_for_the_parents_request);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -43,6 +43,19 @@ typedef struct {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static entry_t entries[MAX_ENTRIES];
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+/* A child of fork starts with no answer: the requests the parent had in
+ * flight have no thread in the child to finish them, and a query that
+ * joined one would wait for ever (a forked child's first handle hung in
+ * its close, which waits for the monitor's turn). */
+static void after_fork_child(void) {
+  pthread_mutex_init(&mu, NULL);
+  pthread_cond_init(&cv, NULL);
+  memset(entries, 0, sizeof entries);
+}
+
+static void init_once(void) { pthread_atfork(NULL, NULL, after_fork_child); }
 
 /* host:port's entry (under mu), made when missing; NULL when none is
  * free. */
@@ -72,6 +85,7 @@ int zkr__srvr_cache_query(const char *host, int port, int timeout_ms, size_t cap
                           zkr__srvr_reply_t *out, int *sent) {
   srvr_fn fn = zkr__zk->srvr;
   *sent = 1;
+  pthread_once(&once, init_once);
   if (!host || strlen(host) >= HOST_MAX) return zkr__zk->srvr(host, port, timeout_ms, cap, out);
   pthread_mutex_lock(&mu);
   uint64_t now = zkr__now_ns();

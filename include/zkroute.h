@@ -645,6 +645,8 @@ typedef struct zkr_member_stats {
   uint64_t ejections;    /* latency ejections from the read pool */
   double out_of_pool_ms; /* total time out of the read pool */
   uint64_t srvr_polls, srvr_failures;
+  uint64_t srvr_shared;    /* srvr answers taken from another handle's
+                            request (the process shares them) */
   uint64_t rescues;        /* times the owner session left this member for a
                             live server (docs/failover.md) */
   uint64_t recreated;      /* times its carrier session was replaced by a new

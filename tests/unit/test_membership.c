@@ -84,6 +84,38 @@ START_TEST(read_members_cap_parks_and_swaps) {
 }
 END_TEST
 
+/* The owner's member counts toward the cap when it serves reads: after an
+ * election moved the leader away from the owner's server, read_members=1
+ * keeps two sessions (the new leader's and the owner's), not three. */
+START_TEST(read_members_counts_the_owners_follower) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.read_members = 1;
+  open3_opts(&o, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+  uint64_t deadline = now_ms() + 5000;
+  while (!fake_handle_closed(h[2]) && !fake_handle_closed(h[3]) && now_ms() < deadline) sleep_ms(5);
+  int parked = fake_handle_closed(h[2]) ? 2 : fake_handle_closed(h[3]) ? 3 : 0;
+  ck_assert_int_ne(parked, 0);
+  /* fake2 leads now; fake1, the owner's server, follows. */
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  wait_leader(1);
+  if (parked == 2) {
+    fake_zh_t *again = fake_handle(2, 1); /* the leader's: opened again */
+    ck_assert_ptr_nonnull(again);
+    fake_connect(again, 0);
+  }
+  deadline = now_ms() + 5000;
+  while (!parked_of(2) && now_ms() < deadline) sleep_ms(5);
+  sleep_ms(200); /* a few more ticks: nothing is opened again */
+  ck_assert(parked_of(2));
+  ck_assert(!parked_of(0));
+  ck_assert(!parked_of(1));
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("membership");
   TCase *tc = tcase_create("fake");
@@ -91,6 +123,7 @@ static Suite *suite(void) {
   tcase_add_checked_fixture(tc, NULL, teardown);
   tcase_add_test(tc, set_servers_changes_members);
   tcase_add_test(tc, read_members_cap_parks_and_swaps);
+  tcase_add_test(tc, read_members_counts_the_owners_follower);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1,6 +1,6 @@
 /* A handle's life: zkr_init_opts builds it (options, host list, member
- * slots and the owner slot, the delivery, hedge and monitor threads, one
- * session per member), zkr_close takes it down so that every outstanding
+ * slots and the owner slot, the delivery thread, the monitor's and the
+ * hedger's turns on the process's ticker, one session per member), zkr_close takes it down so that every outstanding
  * completion fires exactly once, and destroy frees it once no call is
  * inside it any more (zkr__registry_*). */
 #include <errno.h>
@@ -24,6 +24,7 @@
 #include "route/router.h"
 #include "core/runtime.h"
 #include "core/selector.h"
+#include "core/ticker.h"
 #include "session/session.h"
 #include "core/watch.h"
 #include "zk/zkapi.h"
@@ -33,6 +34,9 @@
 static void (*close_hook)(zkr_t *z, int phase);
 
 void zkr__handle_set_close_hook(void (*hook)(zkr_t *z, int phase)) { close_hook = hook; }
+
+/* The handle's background turns, for the ticker (calls go down). */
+static const zkr__ticker_turns_t turns = {.monitor = zkr__monitor_step, .hedger = zkr__hedger_step};
 
 static void destroy(zkr_t *z) {
   /* Lookups fail from here on, and calls still inside have left. */
@@ -61,7 +65,6 @@ static void destroy(zkr_t *z) {
   pthread_mutex_destroy(&z->out_mu);
   pthread_mutex_destroy(&z->order_mu);
   pthread_mutex_destroy(&z->mon_mu);
-  pthread_cond_destroy(&z->mon_cv);
   pthread_rwlock_destroy(&z->sel_lock);
   free(z);
 }
@@ -71,6 +74,7 @@ static void close_now(zkr_t *z) {
   if (close_hook) close_hook(z, 0); /* e.g. a statistics record, while still whole */
   z->closing = 1;
   zkr__monitor_stop(z);
+  zkr__ticker_remove(z);      /* no turn runs from here on */
   zkr__rescue_mover_close(z); /* the monitor's, stopped now */
   /* No hedge is sent from here on; reads still waiting for theirs complete
    * with their first request (ZCLOSING at the latest). */
@@ -217,7 +221,9 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout
   if (rc == ZOK) rc = zkr__deliver_start(z);
   if (rc == ZOK) rc = zkr__hedger_new(z);
   if (rc == ZOK) rc = zkr__selector_init(z);
-  if (rc == ZOK) rc = zkr__monitor_start(z);
+  /* The monitor's and the hedger's turns: the process's ticker runs them
+   * (a stepped runtime's driver instead). */
+  if (rc == ZOK && !zkr__rt->stepped) rc = zkr__ticker_add(z, &turns);
   /* The connect string's members only: the monitor, already running, may
    * admit more (z->n grows) and opens those itself. */
   for (size_t i = 0; rc == ZOK && i < z->hosts.n; i++)

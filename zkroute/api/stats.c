@@ -66,6 +66,7 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
     ms->coalesced = m->coalesced;
     ms->errors = m->errors;
     ms->srvr_polls = m->srvr_polls;
+    ms->srvr_shared = m->srvr_shared;
     ms->srvr_failures = m->srvr_failures;
     ms->rescues = m->rescues;
     ms->recreated = m->recreated;

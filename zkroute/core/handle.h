@@ -32,12 +32,16 @@
  *      inflight's mu   in-flight write paths (zkr__inflight_*)
  *      ans_mu          credential answers queued for the monitor
  *      membership's mu /zookeeper/config read state
- *      mon_mu          the monitor's wake-up (zkr__kick_monitor)
+ *      mon_mu          the monitor's kick flag (zkr__kick_monitor)
+ *      ticker's mu     the process's ticker (zkr__ticker_*): a leaf,
+ *                      taken by kicks under any of the above
  *      a waiter's mu   one blocking call (waiter_wait)
  *    7 delivery's mu   the callback queue (zkr__deliver_*)
  *      ctx_mu          the application's watcher and context
  *
  *   per process
+ *      ticker life_mu, then the ticker's mu: zkr__ticker_add and _remove
+ *      (never from a turn; no turn runs with either held)
  *      metrics life_mu, then metrics mu (the metrics endpoint)
  *      env rec_mu, then plain_mu (the drop-in's statistics records)
  *      preload reg_lock (the interposer's handle registry)
@@ -64,6 +68,7 @@
 #include "model/hosts.h"
 #include "core/log.h"
 #include "core/member.h"
+#include "core/ticker.h"
 #include "core/op.h"
 #include "zkroute.h"
 
@@ -229,13 +234,13 @@ struct zkr {
   void (*watch_alias)(void *arg, watcher_fn *fn, void **ctx);
   void *watch_alias_arg;
 
-  /* Monitor thread (zkr__monitor_*). */
-  pthread_t monitor;
-  int monitor_started;
+  /* Monitor (zkr__monitor_*), whose turns the process's ticker runs
+   * (zkr__ticker_*, the hedger's too): the handle's entry there. */
+  zkr__ticker_entry_t tick;
   pthread_mutex_t mon_mu;
-  pthread_cond_t mon_cv;
   _Atomic int mon_stop;
   int mon_kick;
+  uint64_t mon_kick_ns; /* the first kick not yet taken (under mon_mu) */
   /* The monitor's own (zkr__monitor_*): next srvr poll, settled polls in a
    * row, app_ops at the last poll; a stepped runtime's next turn. */
   uint64_t mon_next_poll;

@@ -65,18 +65,19 @@ typedef struct zkr__member {
   _Atomic int suspect;                 /* silent to srvr while others answer */
 
   _Atomic uint64_t reads, writes, syncs, errors, srvr_polls, srvr_failures;
-  _Atomic uint64_t rescues;   /* owner re-attached from here (member), or
+  _Atomic uint64_t srvr_shared; /* srvr answers another handle's request gave */
+  _Atomic uint64_t rescues;     /* owner re-attached from here (member), or
                                 in place (owner slot) */
-  _Atomic uint64_t recreated; /* carrier sessions replaced by new ones */
-  _Atomic int reopen;         /* its carrier could not be opened again: the
+  _Atomic uint64_t recreated;   /* carrier sessions replaced by new ones */
+  _Atomic int reopen;           /* its carrier could not be opened again: the
                                monitor retries (zkr__rescue_*) */
-  _Atomic int parked;         /* no session, by the read_members cap
+  _Atomic int parked;           /* no session, by the read_members cap
                                (zkr__carriers_*) */
-  uint64_t dip_ns;            /* last operation its connection loss failed
+  uint64_t dip_ns;              /* last operation its connection loss failed
                                while the state was dipped (zkr__session_*,
                                under state_mu) */
-  int dip_pending;            /* ... counted and not yet handed on */
-  _Atomic int opening;        /* zkr__member_open between zookeeper_init and
+  int dip_pending;              /* ... counted and not yet handed on */
+  _Atomic int opening;          /* zkr__member_open between zookeeper_init and
                                storing the zhandle */
 
   /* Sync coalescing (zkr__dispatch_*), under co_mu: the session co_zh has

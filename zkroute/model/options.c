@@ -115,7 +115,8 @@ static const opt_t opt_table[] = {
      "finds fewer sends its own at once, one that finds this many waits to share the next"},
     {"read_members", OPT_INT, OFF(read_members), 0, 64, 0,
      "keep sessions to the leader, the owner and only this many other members (the best "
-     "read-pool members, re-chosen as health changes); 0: every member"},
+     "read-pool members, re-chosen as health changes; the owner's member is one of them while "
+     "it is a follower in the read pool); 0: every member"},
     {"resolve_ms", OPT_INT, OFF(resolve_ms), 10, 3600000, 0,
      "period of the re-resolution of the connect string's host names: an address a name "
      "gains becomes a member, one it loses is retired (0: leader_poll_ms)"},

@@ -156,6 +156,8 @@
     "Time out of the read pool")                                                                  \
   X(COUNT, "members[].", "srvr_polls", m->srvr_polls, COUNTER, srvr_polls_total,                   \
     "srvr requests sent to the member's server")                                                  \
+  X(COUNT, "members[].", "srvr_shared", m->srvr_shared, COUNTER, srvr_shared_total,                 \
+    "srvr answers taken from another handle's request")                                           \
   X(COUNT, "members[].", "srvr_failures", m->srvr_failures, COUNTER, srvr_failures_total,          \
     "srvr requests that failed")                                                                  \
   X(COUNT, "members[].", "rescues", m->rescues, COUNTER, rescues_total,                            \

@@ -3,6 +3,9 @@
  * that may be hedged, ordered by the time their hedge is due, and one
  * thread that sends the hedge of each read still unanswered at that time.
  *
+ * The hedger's turns (zkr__hedger_step) run on the process's ticker's
+ * timer thread (zkr__ticker_*), or a stepped runtime's driver.
+ *
  * A hedge is a second sync+read of the same path on another member of the
  * read pool, drawn at random (zkr__policy_*), so that a fault that slows the
  * first member's zone is unlikely to slow the second.  The read's two
@@ -19,8 +22,8 @@
  * completion.  The last holder frees it; a hedge op frees itself.
  *
  * Threads: zkr__hedger_sent runs on the thread that dispatched the read,
- * claim and release on ZooKeeper's completion threads, the hedge thread
- * sends hedges.  Lock order: gate_mu (the router dispatches under it) before
+ * claim and release on ZooKeeper's completion threads, the ticker's
+ * timer thread sends hedges.  Lock order: gate_mu (the router dispatches under it) before
  * the hedger's mutex; the hedger never holds its mutex while dispatching,
  * picking a member or calling the application. */
 #include <stdlib.h>
@@ -34,16 +37,18 @@
 #include "core/latency.h"
 #include "core/policy.h"
 #include "core/runtime.h"
+#include "core/ticker.h"
 
 struct zkr__hedger {
   pthread_mutex_t mu;
-  pthread_cond_t cv;
-  pthread_t th;
-  int started, stop;
+  int stop;
   zkr__hedge_cfg_t cfg;
-  zkr__hedge_window_t *win; /* one per member */
-  double *marks;            /* each window's mark */
-  double delay_ms;          /* the hedge delay now */
+  /* One per member slot, made at the member's first sample: a handle has
+   * slots for 64 members, most never filled, and a fleet of idle handles
+   * would pay a kilobyte each for every one (issue 22 item 4). */
+  zkr__hedge_window_t **win;
+  double *marks;   /* each window's mark */
+  double delay_ms; /* the hedge delay now */
   zkr__hedge_budget_t budget;
   zkr__queue_t q; /* by hedge_at_ns */
   uint64_t eligible, sent, won, capped, no_member, discarded;
@@ -65,7 +70,7 @@ static void dequeue(struct zkr__hedger *h, zkr__op_t *op) {
   op->h_flags &= ~ZKR__OP_H_QUEUED;
 }
 
-/* ---- the hedge thread ---- */
+/* ---- the hedger's turn ---- */
 
 /* Drops one holder of p (under mu); returns 1 when it was the last. */
 static int unref(zkr__op_t *p) { return --p->h_refs == 0; }
@@ -131,29 +136,11 @@ static uint64_t send_due_locked(zkr_t *z, struct zkr__hedger *h) {
   }
 }
 
-static void *hedger_main(void *arg) {
-  zkr_t *z = arg;
-  struct zkr__hedger *h = z->hedger;
-  pthread_mutex_lock(&h->mu);
-  while (!h->stop) {
-    uint64_t next = send_due_locked(z, h);
-    if (h->stop) break;
-    if (next == UINT64_MAX) {
-      pthread_cond_wait(&h->cv, &h->mu);
-    } else {
-      struct timespec ts = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
-      pthread_cond_timedwait(&h->cv, &h->mu, &ts);
-    }
-  }
-  pthread_mutex_unlock(&h->mu);
-  return NULL;
-}
-
-/* A stepped runtime's turn (runtime.h): the hedges due now, and when the
- * next one is due. */
+/* One turn: the hedges due now, and when the next one is due (the
+ * ticker's timer thread, or a stepped runtime's driver). */
 uint64_t zkr__hedger_step(zkr_t *z) {
   struct zkr__hedger *h = z->hedger;
-  if (!h || h->started) return UINT64_MAX;
+  if (!h) return UINT64_MAX;
   pthread_mutex_lock(&h->mu);
   uint64_t next = send_due_locked(z, h);
   pthread_mutex_unlock(&h->mu);
@@ -181,42 +168,28 @@ int zkr__hedger_new(zkr_t *z) {
     free(h);
     return ZKR_ENOMEM;
   }
-  for (size_t i = 0; i < z->cap; i++) {
-    zkr__hedge_window_init(&h->win[i]);
-    h->marks[i] = -1;
-  }
+  for (size_t i = 0; i < z->cap; i++) h->marks[i] = -1;
   h->delay_ms = zkr__hedge_delay(&h->cfg, h->marks, (unsigned)z->n);
   pthread_mutex_init(&h->mu, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&h->cv, &ca);
-  pthread_condattr_destroy(&ca);
   z->hedger = h;
-  if (zkr__rt->stepped) return ZOK; /* the driver steps it */
-  if (pthread_create(&h->th, NULL, hedger_main, z) != 0) return ZKR_ETHREAD;
-  h->started = 1;
   return ZOK;
 }
 
 /* Reads still queued keep their entry: their own completion (ZCLOSING at
- * the latest) removes it. */
+ * the latest) removes it.  The handle is off the ticker by now. */
 void zkr__hedger_stop(zkr_t *z) {
   struct zkr__hedger *h = z->hedger;
   if (!h) return;
   pthread_mutex_lock(&h->mu);
   h->stop = 1;
-  pthread_cond_signal(&h->cv);
   pthread_mutex_unlock(&h->mu);
-  if (h->started) pthread_join(h->th, NULL);
-  h->started = 0;
 }
 
 void zkr__hedger_free(zkr_t *z) {
   struct zkr__hedger *h = z->hedger;
   if (!h) return;
   pthread_mutex_destroy(&h->mu);
-  pthread_cond_destroy(&h->cv);
+  for (size_t i = 0; i < z->cap; i++) free(h->win[i]);
   free(h->win);
   free(h->marks);
   free(h);
@@ -256,18 +229,20 @@ int zkr__hedger_eligible(const zkr__op_t *op) {
  * entry it gets here).  Its completion may already have run. */
 void zkr__hedger_sent(zkr__op_t *op) {
   struct zkr__hedger *h = op->z->hedger;
-  int last = 0;
+  int last = 0, first = 0;
   pthread_mutex_lock(&h->mu);
   h->eligible++;
   zkr__hedge_budget_read(&h->budget, &h->cfg);
   if (op->h_attempts > 0 && !h->stop) {
     op->hedge_at_ns = op->start_ns + (uint64_t)(h->delay_ms * 1e6);
     enqueue(h, op);
-    if (h->q.first == &op->hq_link) pthread_cond_signal(&h->cv);
+    first = h->q.first == &op->hq_link;
   } else {
     last = unref(op);
   }
   pthread_mutex_unlock(&h->mu);
+  /* The earliest hedge changed: the ticker's next turn is due sooner. */
+  if (first) zkr__ticker_kick_hedger(op->z);
   if (last) zkr__op_free(op);
 }
 
@@ -282,8 +257,13 @@ void zkr__hedger_sample(zkr_t *z, int member, double ms) {
   struct zkr__hedger *h = z->hedger;
   if (member < 0 || (size_t)member >= z->n) return;
   pthread_mutex_lock(&h->mu);
-  if (zkr__hedge_window_add(&h->win[member], &h->cfg, ms)) {
-    h->marks[member] = h->win[member].mark_ms;
+  zkr__hedge_window_t *w = h->win[member];
+  if (!w && (w = malloc(sizeof *w))) {
+    zkr__hedge_window_init(w);
+    h->win[member] = w;
+  }
+  if (w && zkr__hedge_window_add(w, &h->cfg, ms)) {
+    h->marks[member] = w->mark_ms;
     h->delay_ms = zkr__hedge_delay(&h->cfg, h->marks, (unsigned)z->n);
   }
   pthread_mutex_unlock(&h->mu);

@@ -1,5 +1,5 @@
 /* Hedged reads applied (zkr__hedger_*; hedge.h is the pure delay and
- * cap): the hedger's thread and queue, sending the second request,
+ * cap): the hedger's turn and queue, sending the second request,
  * claiming the first reply, the statistics. */
 #ifndef ZKR_HEDGER_H
 #define ZKR_HEDGER_H
@@ -9,11 +9,12 @@
 /* Lock notes (table in core/handle.h): every function here that takes
  * the hedger's mu takes nothing inside it; _sent runs with gate_mu and
  * m->zh_lock possibly held, _claim/_ref/_release on a completion's
- * thread, possibly with watch_mu held (_ref), _step on the hedge thread
- * or a stepped runtime with nothing held.  @locks hedger's mu: _stop,
+ * thread, possibly with watch_mu held (_ref), _step on the ticker's timer
+ * thread or a stepped runtime with nothing held; _sent kicks the ticker
+ * (its mu is a leaf) after releasing the hedger's mu.  @locks hedger's mu: _stop,
  * _sent, _sample, _claim, _ref, _release, _stats, _step. */
 int zkr__hedger_new(struct zkr *z);   /* ZOK, ZKR_ENOMEM or ZKR_ETHREAD */
-void zkr__hedger_stop(struct zkr *z); /* joins its thread; queue stays */
+void zkr__hedger_stop(struct zkr *z); /* no hedge from now on; queue stays */
 void zkr__hedger_free(struct zkr *z);
 int zkr__hedger_eligible(const zkr__op_t *op);
 void zkr__hedger_sent(zkr__op_t *op);
@@ -24,6 +25,6 @@ zkr__op_t *zkr__hedger_claim(zkr__op_t *op, int rc);
 void zkr__hedger_ref(zkr__op_t *p);
 void zkr__hedger_release(zkr__op_t *op);
 void zkr__hedger_stats(struct zkr *z, zkr_stats_t *s);
-uint64_t zkr__hedger_step(struct zkr *z); /* stepped runtime (runtime.h) */
+uint64_t zkr__hedger_step(struct zkr *z); /* the ticker, or a stepped runtime */
 
 #endif

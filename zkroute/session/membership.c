@@ -44,6 +44,20 @@
 #include "core/watch.h"
 #include "zk/zkapi.h"
 
+/* Follows the host names of hosts (none when they are all addresses),
+ * with the buffer of a turn's addresses made only then: 17 KiB that a
+ * fleet of handles given addresses would pay each for nothing (issue 22
+ * item 4).  Out of memory: no name is followed, as before. */
+static void follow_names(struct zkr__membership *ms, const zkr__hostlist_t *hosts) {
+  zkr__resolve_free(ms->dns);
+  ms->dns = zkr__resolve_new(hosts);
+  if (ms->dns && !ms->dns_want &&
+      !(ms->dns_want = calloc(ZKR__HOSTS_MAX_MEMBERS, sizeof *ms->dns_want))) {
+    zkr__resolve_free(ms->dns);
+    ms->dns = NULL;
+  }
+}
+
 int zkr__membership_new(zkr_t *z) {
   struct zkr__membership *ms = calloc(1, sizeof *ms);
   if (!ms) return ZKR_ENOMEM;
@@ -51,8 +65,7 @@ int zkr__membership_new(zkr_t *z) {
   ms->on = -1;
   ms->version = -1;
   ms->follows = z->opts.follow_config == 1 && zkr__zk->zoo_awgetconfig ? CFG_UNKNOWN : CFG_OFF;
-  ms->dns_want = calloc(ZKR__HOSTS_MAX_MEMBERS, sizeof *ms->dns_want);
-  if (ms->dns_want) ms->dns = zkr__resolve_new(&z->hosts);
+  follow_names(ms, &z->hosts);
   z->ms = ms;
   return ZOK;
 }
@@ -177,8 +190,7 @@ void zkr__membership_tick(zkr_t *z) {
   if (want) {
     zkr__membership_become(z, want->v, want->n);
     /* Its names are the ones followed from now on. */
-    zkr__resolve_free(ms->dns);
-    ms->dns = ms->dns_want ? zkr__resolve_new(want) : NULL;
+    follow_names(ms, want);
     zkr__hosts_free(want);
     free(want);
   }

@@ -1,4 +1,4 @@
-/* The monitor thread: polls `srvr` on every member every leader_poll_ms
+/* The monitor: polls `srvr` on every member every leader_poll_ms
  * (at once when kicked, e.g. when the write session disconnects; every
  * idle_poll_ms while the handle is idle and the picture settled, so that a
  * fleet of idle handles does not keep the servers busy), which
@@ -71,11 +71,19 @@ static void housekeeping(zkr_t *z) {
 /* One turn of the monitor: a srvr poll when kicked or due, then the
  * housekeeping.  Returns the time of the next turn: the next poll, or a
  * tick from now, whichever comes first. */
-static uint64_t turn(zkr_t *z, int kicked) {
+static uint64_t turn(zkr_t *z, int kicked, uint64_t kick_ns) {
   uint64_t now = zkr__now_ns();
   if (kicked || now >= z->mon_next_poll) {
     uint64_t ops = z->app_ops;
-    int settled = zkr__poller_poll_members(z);
+    /* The answers it takes (zkr__srvr_cache_*): asked for at most half a
+     * period ago - however many handles of the process poll a server, it
+     * gets about two polls a period - or, when kicked, asked for since the
+     * kick: the servers' state after the event that kicked, which one
+     * request serves to every handle the event kicked. */
+    uint64_t half =
+        (uint64_t)(z->poll_idle ? z->opts.idle_poll_ms : z->opts.leader_poll_ms) * 500000u;
+    uint64_t since = kicked ? kick_ns : now > half ? now - half : 0;
+    int settled = zkr__poller_poll_members(z, since);
     /* Idle: nothing submitted since the last poll, nothing in flight or
      * waiting, and the last two polls settled.  A session event kicks
      * the monitor as before; the next operation does too (zkr__api_check_*). */
@@ -93,61 +101,31 @@ static uint64_t turn(zkr_t *z, int kicked) {
   return z->mon_next_poll < wake ? z->mon_next_poll : wake;
 }
 
-static int take_kick(zkr_t *z) {
+static int take_kick(zkr_t *z, uint64_t *kick_ns) {
   pthread_mutex_lock(&z->mon_mu);
   int kicked = z->mon_kick;
+  *kick_ns = z->mon_kick_ns;
   z->mon_kick = 0;
   pthread_mutex_unlock(&z->mon_mu);
   return kicked;
 }
 
-static void *monitor_main(void *arg) {
-  zkr_t *z = arg;
-  pthread_mutex_lock(&z->mon_mu);
-  while (!z->mon_stop) {
-    int kicked = z->mon_kick;
-    z->mon_kick = 0;
-    pthread_mutex_unlock(&z->mon_mu);
-    uint64_t wake = turn(z, kicked);
-    pthread_mutex_lock(&z->mon_mu);
-    if (z->mon_stop || z->mon_kick) continue;
-    struct timespec ts = {(time_t)(wake / 1000000000u), (long)(wake % 1000000000u)};
-    pthread_cond_timedwait(&z->mon_cv, &z->mon_mu, &ts);
-  }
-  pthread_mutex_unlock(&z->mon_mu);
-  return NULL;
-}
-
-/* A stepped runtime's turn (runtime.h): the monitor turns when kicked or
- * due, and says when it is due next. */
+/* One turn of the monitor when kicked or due, and when it is due next:
+ * run by the process's ticker (zkr__ticker_*, on one of its workers) or
+ * by a stepped runtime's driver (runtime.h). */
 uint64_t zkr__monitor_step(zkr_t *z) {
   if (z->mon_stop) return UINT64_MAX;
-  int kicked = take_kick(z);
-  if (kicked || zkr__now_ns() >= z->mon_wake) z->mon_wake = turn(z, kicked);
+  uint64_t kick_ns;
+  int kicked = take_kick(z, &kick_ns);
+  if (kicked || zkr__now_ns() >= z->mon_wake) z->mon_wake = turn(z, kicked, kick_ns);
   return z->mon_kick ? zkr__now_ns() : z->mon_wake;
 }
 
-int zkr__monitor_start(zkr_t *z) {
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&z->mon_cv, &ca);
-  pthread_condattr_destroy(&ca);
-  if (zkr__rt->stepped) return ZOK; /* the driver steps it */
-  if (pthread_create(&z->monitor, NULL, monitor_main, z) != 0) return ZKR_ETHREAD;
-  z->monitor_started = 1;
-  return ZOK;
-}
-
+/* Ends the turns: one in progress stops early (the loops check mon_stop),
+ * and every later one returns at once.  The caller then takes the handle
+ * off the ticker, which waits for a turn in progress. */
 void zkr__monitor_stop(zkr_t *z) {
-  if (!z->monitor_started) {
-    z->mon_stop = 1;
-    return;
-  }
   pthread_mutex_lock(&z->mon_mu);
   z->mon_stop = 1;
-  pthread_cond_signal(&z->mon_cv);
   pthread_mutex_unlock(&z->mon_mu);
-  pthread_join(z->monitor, NULL);
-  z->monitor_started = 0;
 }

@@ -1,8 +1,10 @@
 /* The `srvr` poll applied to a handle: every member asked at once (one
  * short-lived thread each, so a hung member delays the verdict by one srvr
- * timeout, not one per hung member); roles, zxids and the suspect flag of
- * each member from the replies; the leader by highest epoch.  The monitor
- * thread (zkr__monitor_*) calls it every leader_poll_ms. */
+ * timeout, not one per hung member), through the process's answers
+ * (zkr__srvr_cache_*: a member another handle polled recently enough needs
+ * no request, nor a thread); roles, zxids and the suspect flag of each
+ * member from the replies; the leader by highest epoch.  The monitor
+ * (zkr__monitor_*) calls it every leader_poll_ms (idle_poll_ms when idle). */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -11,6 +13,7 @@
 #include "core/runtime.h"
 #include "session/session.h"
 #include "model/srvr.h"
+#include "zk/srvr_cache.h"
 #include "session/poller.h"
 #include "zk/zkapi.h"
 
@@ -18,11 +21,24 @@ typedef struct {
   zkr_t *z;
   zkr__member_t *m;
   zkr__srvr_reply_t reply;
+  uint64_t since;
   int rc;
+  int ask;  /* no fresh answer in the process's cache: ask (or join) */
+  int sent; /* this handle's own request answered */
 } poll_t;
 
 static void *poll_one(void *arg) {
   poll_t *p = arg;
+  p->rc = zkr__srvr_cache_query(p->m->host.name, p->m->host.port, p->z->opts.srvr_timeout_ms,
+                                (size_t)p->z->opts.srvr_max_reply, p->since, &p->reply, &p->sent);
+  return NULL;
+}
+
+/* A stepped runtime's srvr answers at once, in member order, each its
+ * own: one seed replays one world, whatever other handles asked. */
+static void *poll_stepped(void *arg) {
+  poll_t *p = arg;
+  p->sent = 1;
   p->rc = zkr__zk->srvr(p->m->host.name, p->m->host.port, p->z->opts.srvr_timeout_ms,
                         (size_t)p->z->opts.srvr_max_reply, &p->reply);
   return NULL;
@@ -32,16 +48,33 @@ static void *poll_one(void *arg) {
  * and never answers.  Returns 1 when the picture is settled - a leader,
  * every member that is not retired answering, none suspect or without its
  * session (parked ones aside) - so the monitor may poll at the idle rate. */
-int zkr__poller_poll_members(zkr_t *z) {
+int zkr__poller_poll_members(zkr_t *z, uint64_t since) {
   poll_t polls[ZKR_MAX_MEMBERS];
   pthread_t threads[ZKR_MAX_MEMBERS];
   int started[ZKR_MAX_MEMBERS];
+  size_t ask = 0, last = 0;
   for (size_t i = 0; i < z->n; i++) {
-    polls[i] = (poll_t){.z = z, .m = &z->members[i], .rc = ZKR_ESRVR_CONNECT};
-    /* A stepped runtime's srvr answers at once, in member order. */
-    started[i] = !zkr__rt->stepped && pthread_create(&threads[i], NULL, poll_one, &polls[i]) == 0;
+    polls[i] = (poll_t){.z = z, .m = &z->members[i], .rc = ZKR_ESRVR_CONNECT, .since = since};
+    started[i] = 0;
+    if (zkr__rt->stepped) {
+      poll_stepped(&polls[i]);
+      continue;
+    }
+    /* Answered for another handle recently enough: no thread. */
+    if (zkr__srvr_cache_fresh(polls[i].m->host.name, polls[i].m->host.port, since, &polls[i].reply,
+                              &polls[i].rc))
+      continue;
+    polls[i].ask = 1;
+    ask++;
+    last = i;
+  }
+  /* The members left are asked at once, the last one on this thread. */
+  for (size_t i = 0; i < z->n && ask > 0; i++) {
+    if (!polls[i].ask || i == last) continue;
+    started[i] = pthread_create(&threads[i], NULL, poll_one, &polls[i]) == 0;
     if (!started[i]) poll_one(&polls[i]);
   }
+  if (ask > 0) poll_one(&polls[last]);
   int best = -1, answered = 0;
   int64_t best_zxid = -1;
   uint32_t best_epoch = 0;
@@ -65,7 +98,8 @@ int zkr__poller_poll_members(zkr_t *z) {
     zkr__member_t *m = &z->members[i];
     zkr__srvr_reply_t *r = &polls[i].reply;
     int rc = polls[i].rc;
-    m->srvr_polls++;
+    if (polls[i].sent) m->srvr_polls++;
+    else m->srvr_shared++;
     /* Silent twice in a row while others answer: the server is hung or cut
      * off even if its session has not noticed yet (that takes two thirds
      * of the session timeout).  New operations avoid it from now on. */
@@ -82,7 +116,7 @@ int zkr__poller_poll_members(zkr_t *z) {
       zkr__session_update(z);
     }
     if (rc != ZOK && rc != ZKR_ESRVR_NOT_SERVING) {
-      m->srvr_failures++;
+      if (polls[i].sent) m->srvr_failures++;
       m->role = rc == ZKR_ESRVR_CONNECT || rc == ZKR_ESRVR_TIMEOUT ? ZKR_ROLE_UNREACHABLE
                                                                    : ZKR_ROLE_UNKNOWN;
       m->zxid = -1;

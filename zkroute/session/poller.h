@@ -6,7 +6,9 @@
 #include "core/handle.h"
 
 /* Returns 1 when the picture is settled (the monitor may poll at the
- * idle rate then). */
-int zkr__poller_poll_members(struct zkr *z);
+ * idle rate then).  since: a member's answer may come from the process's
+ * cache (another handle's request) when its request started at or after
+ * that time (zkr__now_ns); UINT64_MAX: every member is asked now. */
+int zkr__poller_poll_members(struct zkr *z, uint64_t since);
 
 #endif

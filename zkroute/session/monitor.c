@@ -118,7 +118,12 @@ uint64_t zkr__monitor_step(zkr_t *z) {
   uint64_t kick_ns;
   int kicked = take_kick(z, &kick_ns);
   if (kicked || zkr__now_ns() >= z->mon_wake) z->mon_wake = turn(z, kicked, kick_ns);
-  return z->mon_kick ? zkr__now_ns() : z->mon_wake;
+  /* Kicked again during the turn: due at once.  (mon_kick under mon_mu:
+   * the kick is rung from any thread.) */
+  pthread_mutex_lock(&z->mon_mu);
+  int again = z->mon_kick;
+  pthread_mutex_unlock(&z->mon_mu);
+  return again ? zkr__now_ns() : z->mon_wake;
 }
 
 /* Ends the turns: one in progress stops early (the loops check mon_stop),

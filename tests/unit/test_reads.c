@@ -311,7 +311,7 @@ static int gated_read_round(const char *path, int64_t fz, int64_t wz, int tag) {
 }
 
 /* Such a read was always synced; now only where the write session has not
- * shown the highest zxid the handle saw (issue 22 item 3): the first time
+ * shown the highest zxid the handle saw: the first time
  * (that zhandle never synced), not the second (the leader's session showed
  * the first write's zxid; the follower's read showed less), again when the
  * follower's read showed a zxid the leader's session has not shown (the

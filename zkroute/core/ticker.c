@@ -1,4 +1,4 @@
-/* The process's ticker (zkr__ticker_*; issue 22 item 4): one timer thread
+/* The process's ticker (zkr__ticker_*): one timer thread
  * runs every handle's hedger turns itself and hands each handle's monitor
  * turn, when due, to a pool of workers.  A fleet of idle handles then costs
  * the process one timer and a few workers instead of a monitor and a

@@ -45,7 +45,7 @@ struct zkr__hedger {
   zkr__hedge_cfg_t cfg;
   /* One per member slot, made at the member's first sample: a handle has
    * slots for 64 members, most never filled, and a fleet of idle handles
-   * would pay a kilobyte each for every one (issue 22 item 4). */
+   * would pay a kilobyte each for every one. */
   zkr__hedge_window_t **win;
   double *marks;   /* each window's mark */
   double delay_ms; /* the hedge delay now */

@@ -46,8 +46,8 @@
 
 /* Follows the host names of hosts (none when they are all addresses),
  * with the buffer of a turn's addresses made only then: 17 KiB that a
- * fleet of handles given addresses would pay each for nothing (issue 22
- * item 4).  Out of memory: no name is followed, as before. */
+ * fleet of handles given addresses would pay each for nothing.  Out of
+ * memory: no name is followed, as before. */
 static void follow_names(struct zkr__membership *ms, const zkr__hostlist_t *hosts) {
   zkr__resolve_free(ms->dns);
   ms->dns = zkr__resolve_new(hosts);

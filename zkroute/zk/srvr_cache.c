@@ -1,4 +1,4 @@
-/* The process's srvr answers (zkr__srvr_cache_*; issue 22 item 4): one entry
+/* The process's srvr answers (zkr__srvr_cache_*): one entry
  * per server address (and srvr function: a test's fake ZooKeeper keeps its
  * own), with the last answer, when its request started, and whether a
  * request is in flight.  A query names the earliest start of a request

@@ -228,7 +228,10 @@ int zkr__hedger_eligible(const zkr__op_t *op) {
 /* The primary was handed to ZooKeeper (h_refs 2: its reply and the queue
  * entry it gets here).  Its completion may already have run. */
 void zkr__hedger_sent(zkr__op_t *op) {
-  struct zkr__hedger *h = op->z->hedger;
+  /* Read while this entry's hold keeps op whole: once it is queued and
+   * the lock dropped, its reply may dequeue and free it. */
+  zkr_t *z = op->z;
+  struct zkr__hedger *h = z->hedger;
   int last = 0, first = 0;
   pthread_mutex_lock(&h->mu);
   h->eligible++;
@@ -242,7 +245,7 @@ void zkr__hedger_sent(zkr__op_t *op) {
   }
   pthread_mutex_unlock(&h->mu);
   /* The earliest hedge changed: the ticker's next turn is due sooner. */
-  if (first) zkr__ticker_kick_hedger(op->z);
+  if (first) zkr__ticker_kick_hedger(z);
   if (last) zkr__op_free(op);
 }
 

@@ -13,6 +13,7 @@
 #include "api/api.h"
 #include "core/deliver.h"
 #include "core/handle.h"
+#include "core/registry.h"
 #include "core/runtime.h"
 #include "core/watch.h"
 
@@ -56,16 +57,21 @@ static int waiter_done(void *arg) {
  * stepped runtime the world runs until the completion came. */
 static int waiter_wait(waiter_t *w, zkr_t *z, int rc) {
   if (rc == ZOK && zkr__rt->stepped) {
+    unsigned serial = z->serial;
     zkr__rt->run_until(w, waiter_done);
     rc = w->rc;
     /* The callbacks queued before the reply run before the call returns
      * (unless the call is made from one of them): an interleaving the
      * delivery thread may give, and the one in which a watch event comes
      * before the new data it announced.  Not when the handle was closed
-     * while the world ran (another task closed it: the call completed
-     * ZCLOSING, and z is gone - as a stock sync call returns ZCLOSING
-     * without touching its zhandle again). */
-    if (rc != ZCLOSING) zkr__deliver_drain(z);
+     * while the world ran (another task closed it, after this call
+     * completed or with ZCLOSING): z is gone - or its memory is another
+     * handle's, which the registry finds but whose serial differs - as a
+     * stock sync call does not touch a closed zhandle again. */
+    int slot = rc == ZCLOSING ? -1 : zkr__registry_hold(z);
+    int alive = slot >= 0 && z->serial == serial;
+    if (slot >= 0) zkr__registry_unhold(slot);
+    if (alive) zkr__deliver_drain(z);
   } else if (rc == ZOK) {
     pthread_mutex_lock(&w->mu);
     while (!w->done) pthread_cond_wait(&w->cv, &w->mu);

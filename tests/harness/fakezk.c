@@ -153,7 +153,9 @@ static zhandle_t *f_zookeeper_init(const char *host, watcher_fn fn, int recv_tim
 
 /* As libzookeeper_mt's multi-threaded close may: completions still queued
  * are dropped (never called), except add_auth's, which get ZCLOSING;
- * watchers are freed uncalled. */
+ * watchers are freed uncalled.  A dropped request forgets its data
+ * pointer, as the library loses the entry that held it: memory zkroute
+ * hung there and did not free itself shows as a leak under ASan. */
 static int f_zookeeper_close(zhandle_t *zh) {
   fake_zh_t *h = (fake_zh_t *)zh;
   freq_t *auth[256];
@@ -166,6 +168,7 @@ static int f_zookeeper_close(zhandle_t *zh) {
     if (r->pub.h != h || r->pub.answered) continue;
     r->pub.answered = 1;
     if (r->pub.kind == FK_AUTH && na < 256) auth[na++] = r;
+    else r->data = NULL;
   }
   for (fwatch_t *w = h->watches, *nx; w; w = nx) {
     nx = w->next;

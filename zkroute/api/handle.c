@@ -50,6 +50,7 @@ static void destroy(zkr_t *z) {
   }
   free(z->members);
   zkr__membership_free(z);
+  zkr__watch_rearm_free_all(z);
   zkr__watch_free_all(z);
   zkr__auth_free_all(z);
   zkr__inflight_free(z->inflight);

@@ -82,11 +82,14 @@ typedef struct zkr__member {
 
   /* Sync coalescing (zkr__dispatch_*), under co_mu: the session co_zh has
    * co_inflight syncs in flight (at most sync_coalesce_depth); reads that
-   * came while it was full wait in co_q for the next one. */
+   * came while it was full wait in co_q for the next one.  co_syncs lists
+   * the coalesced syncs sent whose completion has not run: a closing
+   * zhandle may drop it, and zkr__dispatch_complete_dropped frees them. */
   pthread_mutex_t co_mu;
   zhandle_t *co_zh;
   int co_inflight;
   zkr__queue_t co_q;
+  zkr__queue_t co_syncs;
   _Atomic uint64_t coalesced; /* reads that shared a sync sent for others */
   /* Consistency `session` (zkr__dispatch_*): the write epoch and zhandle of
    * the last sync sent on this member's session (synced_zh NULL again

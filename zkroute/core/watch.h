@@ -129,6 +129,9 @@ void zkr__watch_rearm_from(struct zkr *z, int slot, zhandle_t *old);
 
 void zkr__watch_rearm_retry_lost(struct zkr *z, uint64_t now_ns);
 
+/* Once every zhandle of z is closed: frees the re-arms none answered. */
+void zkr__watch_rearm_free_all(struct zkr *z);
+
 /* zkr__watch_remove_* */
 int zkr__watch_remove_watches(struct zkr *z, const char *path, ZooWatcherType wtype, int all,
                               watcher_fn watcher, void *ctx, int local, void_completion_t cb,

@@ -125,6 +125,7 @@ void zkr__dispatch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
 void zkr__dispatch_complete_abandoned(zkr_t *z) { zkr__dispatch_complete_dropped(z, NULL); }
 
 static void co_unqueue(zkr__op_t *op);
+static void co_free_dropped(zkr_t *z, zhandle_t *zh);
 
 /* After zookeeper_close(zh) returned, no completion of zh can come: the
  * operations still listed as sent on zh (all of them when zh is NULL) were
@@ -147,6 +148,7 @@ void zkr__dispatch_complete_dropped(zkr_t *z, zhandle_t *zh) {
     co_unqueue(op);
     zkr__completion_error(op, ZCLOSING);
   }
+  co_free_dropped(z, zh);
 }
 
 /* Takes op off the outstanding list; returns 1 if it was there (the caller
@@ -199,10 +201,15 @@ static int needs_sync(const zkr__op_t *op, zkr__member_t *m, zhandle_t *zh) {
 
 /* ---- sync coalescing ---- */
 
+/* One coalesced sync in flight, listed on its member's co_syncs until its
+ * completion runs or its zhandle closed without running it. */
 typedef struct {
   zkr__member_t *m;
   zhandle_t *zh;
+  zkr__queue_link_t link;
 } co_sync_t;
+
+#define CO_SYNC_OF(l) ZKR__QUEUE_DATA(l, co_sync_t, link)
 
 static void co_sync_done(int rc, const char *value, const void *data);
 
@@ -213,17 +220,41 @@ static int coalescable(const zkr__op_t *op) {
          op->z->opts.consistency == ZKR_CONSISTENCY_LINEARIZABLE;
 }
 
-/* Sends a sync on zh (member m's, under its read lock) whose completion
- * runs co_sync_done.  Returns ZOK or the error. */
+/* Sends a sync on zh (member m's, under its read lock and co_mu) whose
+ * completion runs co_sync_done.  Returns ZOK or the error. */
 static int co_send_sync(zkr__member_t *m, zhandle_t *zh, const char *path) {
-  co_sync_t *t = malloc(sizeof *t);
+  co_sync_t *t = calloc(1, sizeof *t);
   if (!t) return ZKR_ENOMEM;
   t->m = m;
   t->zh = zh;
+  /* Listed first: the completion may run before zoo_async returns. */
+  zkr__queue_push(&m->co_syncs, &t->link);
   int rc = zkr__zk->zoo_async(zh, path, co_sync_done, t);
-  if (rc != ZOK) free(t);
-  else m->syncs++;
+  if (rc != ZOK) {
+    zkr__queue_remove(&m->co_syncs, &t->link);
+    free(t);
+  } else {
+    m->syncs++;
+  }
   return rc;
+}
+
+/* zh was closed (NULL: every zhandle of z): the coalesced syncs it never
+ * answered - libzookeeper_mt's close may drop a completion (ZOOKEEPER-2894
+ * family, docs/robustness.md) - are freed here. */
+static void co_free_dropped(zkr_t *z, zhandle_t *zh) {
+  for (size_t i = 0; z->members && i <= z->cap; i++) {
+    zkr__member_t *m = &z->members[i];
+    zkr__queue_t gone = {0};
+    pthread_mutex_lock(&m->co_mu);
+    ZKR__QUEUE_FOREACH_SAFE(l, n, &m->co_syncs) {
+      if (zh && CO_SYNC_OF(l)->zh != zh) continue;
+      zkr__queue_remove(&m->co_syncs, l);
+      zkr__queue_push(&gone, l);
+    }
+    pthread_mutex_unlock(&m->co_mu);
+    for (zkr__queue_link_t *l; (l = zkr__queue_pop(&gone));) free(CO_SYNC_OF(l));
+  }
 }
 
 static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch);
@@ -239,10 +270,11 @@ static void co_sync_done(int rc, const char *value, const void *data) {
   co_sync_t *t = (co_sync_t *)data;
   zkr__member_t *m = t->m;
   zhandle_t *zh = t->zh;
-  free(t);
   zkr__queue_t batch = {0}, failed = {0};
   pthread_rwlock_rdlock(&m->zh_lock);
   pthread_mutex_lock(&m->co_mu);
+  zkr__queue_remove(&m->co_syncs, &t->link);
+  free(t);
   if (m->co_zh == zh) {
     zkr__queue_move(&batch, &m->co_q);
     ZKR__QUEUE_FOREACH(l, &batch) ZKR__OP_OF(l, co_link)->co_waiting = 0;

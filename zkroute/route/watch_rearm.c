@@ -25,12 +25,32 @@
 #define RETRY_MS 200
 
 /* One re-arm on its way: the record by id (it may be gone when the answer
- * comes) and the zhandle it went to. */
+ * comes) and the zhandle it went to.  Listed on z->rearm_q (under
+ * watch_mu) until its answer comes or its zhandle closed without one -
+ * libzookeeper_mt's close may drop a completion (docs/robustness.md) - so
+ * it is freed either way. */
 typedef struct {
   zkr_t *z;
   uint64_t id;
   zhandle_t *zh;
+  zkr__queue_link_t link;
 } rearm_t;
+
+/* Frees the re-arms sent on zh (every one when zh is NULL) that were not
+ * answered: zh is closed, so none of them will be. */
+static void free_unanswered(zkr_t *z, zhandle_t *zh) {
+  zkr__queue_t gone = {0};
+  pthread_mutex_lock(&z->watch_mu);
+  ZKR__QUEUE_FOREACH_SAFE(l, n, &z->rearm_q) {
+    if (zh && ZKR__QUEUE_DATA(l, rearm_t, link)->zh != zh) continue;
+    zkr__queue_remove(&z->rearm_q, l);
+    zkr__queue_push(&gone, l);
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+  for (zkr__queue_link_t *l; (l = zkr__queue_pop(&gone));) free(ZKR__QUEUE_DATA(l, rearm_t, link));
+}
+
+void zkr__watch_rearm_free_all(zkr_t *z) { free_unanswered(z, NULL); }
 
 /* Under watch_mu. */
 static void lose_locked(zkr_t *z, zkr__watch_t *w) {
@@ -110,6 +130,9 @@ static void rearmed(rearm_t *a, int rc, const struct Stat *st) {
 }
 
 static void watched_done(rearm_t *a, int rc, const struct Stat *st) {
+  pthread_mutex_lock(&a->z->watch_mu);
+  zkr__queue_remove(&a->z->rearm_q, &a->link);
+  pthread_mutex_unlock(&a->z->watch_mu);
   rearmed(a, rc, st);
   free(a);
 }
@@ -167,6 +190,10 @@ static void send_rearm(zkr_t *z, uint64_t id, int exclude) {
     a->z = z;
     a->id = id;
     a->zh = zh;
+    /* Listed first: the answer may come before the call returns. */
+    pthread_mutex_lock(&z->watch_mu);
+    zkr__queue_push(&z->rearm_q, &a->link);
+    pthread_mutex_unlock(&z->watch_mu);
     if (kind == ZKR__WATCH_DATA)
       rc = zkr__zk->zoo_awget(zh, path, zkr__watch_trampoline, w, rearm_data, a);
     else if (kind == ZKR__WATCH_CHILD)
@@ -176,8 +203,9 @@ static void send_rearm(zkr_t *z, uint64_t id, int exclude) {
   if (m) pthread_rwlock_unlock(&m->zh_lock);
   z->watch_rearms++;
   if (rc != ZOK) {
-    free(a);
     pthread_mutex_lock(&z->watch_mu);
+    if (a && a->z) zkr__queue_remove(&z->rearm_q, &a->link);
+    free(a);
     w = zkr__watch_by_id_locked(z, id);
     if (w && w->state == ZKR__W_REARMING && w->zh == zh) lose_locked(z, w);
     pthread_mutex_unlock(&z->watch_mu);
@@ -225,7 +253,8 @@ void zkr__watch_rearm_from(zkr_t *z, int slot, zhandle_t *old) {
     }
   }
   pthread_mutex_unlock(&z->watch_mu);
-  /* Removals sent on old that it will never answer. */
+  /* Re-arms and removals sent on old that it will never answer. */
+  free_unanswered(z, old);
   zkr__watch_remove_dropped(z, old);
   zkr__watch_done(z, gone);
   /* Out of memory for the list: they stay LOST, and the monitor's retry

@@ -191,6 +191,18 @@ static int exists_at(lmap_t *m, const char *path, uint64_t t) {
   return ex;
 }
 
+/* A deletion of path committed after the state at point and at or before
+ * t. */
+static int deleted_between(lmap_t *m, const char *path, int64_t point, uint64_t t) {
+  size_t j = slot(m, path);
+  if (!m->key[j]) return 0;
+  for (int i = 0; i < m->n[j]; i++) {
+    const lent_t *e = &m->v[j][i];
+    if (!e->child && e->kind == H_DELETE && e->zxid > point && e->t <= t) return 1;
+  }
+  return 0;
+}
+
 /* ---- the stock client's tables ---- */
 
 typedef struct tabs {
@@ -328,8 +340,14 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
         went_t *w = &t.e[i];
         if (w->rm_pending || strcmp(w->path, o->path)) continue;
         int newer = 0;
+        /* ZNONODE from a read issued before the pair's: on one session
+         * it completes first, and may be the state before the node's
+         * creation - newer only if a deletion after the pair's state
+         * committed before it completed. */
+        int gone =
+            o->rc == ZNONODE && (o->id > w->op || deleted_between(m, o->path, w->point, o->t_cmp));
         if (w->table == T_DATA && o->kind != H_CHILDREN)
-          newer = o->rc == ZNONODE || o->mzxid > w->point;
+          newer = gone || (o->rc == ZOK && o->mzxid > w->point);
         else if (w->table == T_EXIST && o->kind != H_CHILDREN)
           /* The node it found was created before the exists read that
            * found it missing was issued: that read saw it deleted
@@ -337,7 +355,7 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
            * state - not a change the watch missed. */
           newer = o->rc == ZOK && !(commit_t(m, o->path, o->czxid) < w->t_inv);
         else if (w->table == T_CHILD && o->kind == H_CHILDREN)
-          newer = o->rc == ZNONODE || o->pzxid > w->point;
+          newer = gone || (o->rc == ZOK && o->pzxid > w->point);
         if (newer) {
           check_fail(c, CK_WATCH,
                      "op %d saw %s changed (rc %d, zxid %#llx) at %.3f s before pair %d's watch "

@@ -480,6 +480,45 @@ START_TEST(watch_event_before_new_data) {
 }
 END_TEST
 
+/* A read issued before a pair's read, completed after it with ZNONODE:
+ * on one session it would have completed first, so its answer may be the
+ * older state (the node not created yet where it was served) - no change
+ * the pair missed, unless a deletion after the pair's state committed
+ * before the read completed. */
+START_TEST(watch_older_read_not_a_missed_deletion) {
+  connected();
+  hop_t *early = inv(H_GET, "/g0/k0", NULL); /* issued before the creation */
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  watched_get(0);
+  cmp(early, ZNONODE, 0, 0, 0);
+  close_at_end();
+  check_watch(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCH], 0);
+  /* the node deleted before the early read completed: a change it saw
+   * before the pair's event */
+  setup();
+  connected();
+  early = inv(H_GET, "/g0/k0", NULL);
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  watched_get(0);
+  txn(6, H_DELETE, "/g0/k0", NULL, 0);
+  cmp(early, ZNONODE, 0, 0, 0);
+  close_at_end();
+  watch(0, ZOO_DELETED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  check_watch(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCH], 1);
+  /* a read issued after the pair's read: its ZNONODE is newer */
+  setup();
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  watched_get(0);
+  cmp(inv(H_GET, "/g0/k0", NULL), ZNONODE, 0, 0, 0);
+  close_at_end();
+  check_watch(&H, &C);
+  ck_assert_int_ge(C.violations[CK_WATCH], 1);
+}
+END_TEST
+
 /* ---- session ---- */
 
 START_TEST(session_answer_before_connected) {
@@ -569,6 +608,7 @@ int main(void) {
       {"watch", watch_nothing_after_expired},
       {"watch", watch_lost_and_spurious},
       {"watch", watch_event_before_new_data},
+      {"watch", watch_older_read_not_a_missed_deletion},
       {"session", session_answer_before_connected},
       {"session", session_client_id_and_ephemerals},
       {"watchdog", watchdog_hang},

@@ -414,6 +414,38 @@ START_TEST(late_watch_event_made_from_the_held_read) {
 }
 END_TEST
 
+/* A read issued before a watch of its path was set, answered after it by
+ * a server behind that watch's read (a lagging follower, where the node
+ * is not created yet): on stock's one session that read completes before
+ * the watch is set.  Its ZNONODE may be that older state or a deletion
+ * since; it waits for the watch's event up to the hold's bound, as any
+ * read that may show a change, but no event is made from it when the
+ * bound passes - nothing may have changed after the state the watch's
+ * read saw.  (The simulator: tests/sim/zkroute-sim --seed 668 --mode
+ * routed, a DELETED event for a node that existed.) */
+START_TEST(read_issued_before_the_watch_shows_no_missed_change) {
+  open3_with(400);
+  ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)12), ZOK);
+  fake_req_t *g2 = next_req(FK_GET, "/n");
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *g1 = next_req(FK_GET, "/n");
+  ck_assert_ptr_ne(g2->h, g1->h);
+  fake_reply(g1, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  fake_reply(g2, ZNONODE, 0, 0, NULL);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 0); /* held: it may show a deletion */
+  sleep_ms(600);                                 /* past the hold's bound */
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 1);
+  ck_assert_msg(ev_matching(EV_WATCH, 1) == 0, "an event was made from a read that may be older");
+  /* The watch's own event still comes, once. */
+  fake_fire(g1->h, "/n", ZOO_DELETED_EVENT);
+  ck_assert_int_ge(ev_find(0, EV_WATCH, 1), 0);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
+}
+END_TEST
+
 /* The handle's watcher 5 on /n as an exists watch on a missing node (its
  * read tagged 10): reads that show /n created are held for its event.
  * Returns the watch's request. */
@@ -878,6 +910,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, watch_event_before_the_new_data);
   tcase_add_test(tc, watch_event_before_the_new_data_hedged);
   tcase_add_test(tc, late_watch_event_made_from_the_held_read);
+  tcase_add_test(tc, read_issued_before_the_watch_shows_no_missed_change);
   tcase_add_test(tc, held_reads_released_in_order_after_their_events);
   tcase_add_test(tc, held_reads_watcher_gets_no_session_event);
   tcase_add_test(tc, held_reads_pairs_fire_in_completion_order);

@@ -26,6 +26,7 @@ static int read_held(zkr_t *z, zkr__op_type_t type, const char *path, int watch,
   int rc;
   zkr__op_t *op = zkr__api_check_path_op(z, type, path, data, direct, &rc);
   if (!op) return rc;
+  op->read_seq = atomic_fetch_add(&z->read_seqs, 1) + 1;
   op->cb.v = (void_completion_t)cb; /* all members of the union are pointers */
   /* zkr_async: its completion comes after those of everything issued
    * before it (zkr__barrier_*). */
@@ -48,7 +49,7 @@ static int read_held(zkr_t *z, zkr__op_type_t type, const char *path, int watch,
       zkr__op_set(op, ZKR__OP_F_WATCH_REUSED, 1);
       op->pin = armed_on;
     } else if (!(op->watch = zkr__watch_new(z, watcher, wctx, kind, path))) {
-      if (old) zkr__watch_reuse_done(old, 0, -1, NULL, NULL);
+      if (old) zkr__watch_reuse_done(old, 0, -1, NULL, NULL, 0);
       zkr__op_free(op);
       return ZKR_ENOMEM;
     } else {

@@ -218,6 +218,7 @@ struct zkr {
   zkr__watch_t *watch_list;
   struct zkr__rm_req *rm_list; /* removals sent, not answered (zkr__watch_remove_*) */
   zkr__queue_t rearm_q;        /* re-arms sent, not answered (zkr__watch_rearm_*) */
+  _Atomic uint64_t read_seqs;  /* application reads issued (zkr__op_t read_seq) */
   _Atomic int watch_lost;      /* records waiting for a re-arm retry */
   uint64_t watch_retry_ns;     /* monitor: next retry of lost records */
   _Atomic unsigned rearm_rr;

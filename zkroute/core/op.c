@@ -190,7 +190,7 @@ void zkr__op_free(zkr__op_t *op) {
     zkr__watch_discard(w);
     if (covered) zkr__hooks_covered(op->z, w);
   } else if (op->watch) {
-    zkr__watch_reuse_done(op->watch, 0, -1, NULL, NULL);
+    zkr__watch_reuse_done(op->watch, 0, -1, NULL, NULL, 0);
   }
   for (int i = 0; i < op->n_inflight; i++) free(op->inflight[i]);
   free(op->inflight);

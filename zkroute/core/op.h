@@ -167,6 +167,12 @@ typedef struct zkr__op {
   int kept_rc;               /* no kept reply: the result it completes with (0: ZKR_ENOMEM) */
   zkr__queue_link_t wf_link; /* the held reads (zkr__watch_*) */
   uint64_t held_ns;          /* ... since when */
+  /* An application read's place in the handle's reads (zkr__api_read: 1,
+   * 2, ...; 0 for the library's own): a record armed by a read issued
+   * after it neither holds it nor gets an event made from what it saw -
+   * on one stock session it would have completed before that pair was
+   * set (zkr__watch_*). */
+  uint64_t read_seq;
   /* Counted in reads_out / writes_out until it completes (zkr__router_*): set
    * by the routing thread (under gate_mu or not), cleared by the
    * completion - no one lock, so two ints. */

@@ -160,11 +160,25 @@ static int hold_over(const zkr_t *z, const zkr__op_t *op) {
   return op->held_ns && zkr__since(zkr__now_ns(), op->held_ns) >= (uint64_t)z->rescue_ms * 1000000u;
 }
 
+/* Whether op's answer (rc) may show an older state than w's read saw,
+ * not a newer one: w was armed by a read issued after op (on one stock
+ * session op would have completed before that pair was set), and the
+ * answer differs from w's state in the node's existence only, which
+ * either order explains - not created yet there, or deleted since.  op
+ * still waits for w's event, up to the bound, but no event is made from
+ * it.  (A later version, mzxid or pzxid, is a change after w's state
+ * whoever issued the read.) */
+static int maybe_older(const zkr__watch_t *w, const zkr__op_t *op, int rc) {
+  return op->read_seq && w->read_seq > op->read_seq && w->existed != (rc == ZOK);
+}
+
 static void make_late_events_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st,
                                     zkr__watch_t **gone) {
   for (;;) {
     zkr__watch_t *w = z->watch_list;
-    while (w && !(strcmp(w->path, op->path) == 0 && pending_change(w, rc, st))) w = w->next;
+    while (w && !(strcmp(w->path, op->path) == 0 && pending_change(w, rc, st) &&
+                  !maybe_older(w, op, rc)))
+      w = w->next;
     int event = w ? zkr__watch_missed(w, rc, st) : 0;
     if (!event) return;
     if (w->state == ZKR__W_ARMED || w->state == ZKR__W_REARMING)
@@ -491,10 +505,11 @@ void zkr__watch_fire_locked(zkr_t *z, zkr__watch_t *w, int type, int synthetic,
 
 /* Under watch_mu. */
 void zkr__watch_arm_locked(zkr_t *z, zkr__watch_t *w, int member, zhandle_t *zh,
-                           const struct Stat *stat) {
+                           const struct Stat *stat, uint64_t read_seq) {
   w->member = member;
   w->zh = zh;
   remember(w, stat);
+  w->read_seq = read_seq;
   zkr__watch_set_state_locked(z, w, ZKR__W_ARMED);
   if (!w->seq) w->seq = ++z->watch_seq;
 }
@@ -564,12 +579,12 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
   zkr__watch_t *w = op->watch;
   op->watch_id = armed ? w->id : 0;
   if (zkr__op_has(op, ZKR__OP_F_WATCH_REUSED)) {
-    zkr__watch_reuse_done(w, armed, op->member, op->zh, st);
+    zkr__watch_reuse_done(w, armed, op->member, op->zh, st, op->read_seq);
   } else {
     /* A remove_all asked while this read was in flight removes what it
      * set (the route layer's cover, through the hooks). */
     int covered = zkr__hooks_cover_held(op->z, w);
-    if (armed) zkr__watch_armed(w, op->member, op->zh, st);
+    if (armed) zkr__watch_armed(w, op->member, op->zh, st, op->read_seq);
     else zkr__watch_discard(w);
     if (covered) zkr__hooks_covered(op->z, w);
   }
@@ -588,11 +603,12 @@ void zkr__watch_read_handed_on(zkr_t *z, uint64_t id) {
   zkr__watch_done(z, gone);
 }
 
-void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct Stat *stat) {
+void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct Stat *stat,
+                      uint64_t read_seq) {
   zkr_t *z = w->z;
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
-  zkr__watch_arm_locked(z, w, member, zh, stat);
+  zkr__watch_arm_locked(z, w, member, zh, stat, read_seq);
   w->read_pending = 1; /* until the read is handed on */
   if (w->supersedes) supersede_locked(z, w, stat, &gone);
   pthread_mutex_unlock(&z->watch_mu);
@@ -678,7 +694,7 @@ int zkr__watch_reuse_bound(zkr__watch_t *w, zhandle_t *zh) {
  * holds a new watch: the record is armed again for it, at the end of the
  * order, as stock inserts a pair set again after it fired. */
 void zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member, zhandle_t *zh,
-                           const struct Stat *stat) {
+                           const struct Stat *stat, uint64_t read_seq) {
   zkr_t *z = w->z;
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
@@ -692,12 +708,12 @@ void zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member, zhandle_t *zh
      * own: the record is armed again, at the end of the order, and the
      * event is delivered, not swallowed. */
     w->seq = 0;
-    zkr__watch_arm_locked(z, w, member, zh, stat);
+    zkr__watch_arm_locked(z, w, member, zh, stat, read_seq);
     w->read_pending = 1;
   } else if (w->state == ZKR__W_FIRED) {
     if (armed) {
       w->seq = 0;
-      zkr__watch_arm_locked(z, w, member, zh, stat);
+      zkr__watch_arm_locked(z, w, member, zh, stat, read_seq);
       w->read_pending = 1;
     } else if (w->reuses == 0) {
       zkr__watch_unlink_locked(z, w);

@@ -56,6 +56,8 @@ struct zkr__watch {
                      once learned on the same session, -1 unknown */
   uint64_t id;                   /* unique in the handle: answers that may outlive the
                      record find it by this (zkr__watch_*, zkr__watch_rearm_*) */
+  uint64_t read_seq;             /* the read_seq of the read that armed it last (the
+                                    state it remembers): under watch_mu */
   uint64_t seq;                  /* the order in which the pair was set (first armed),
                      which is the order its watchers fire in; 0 not yet */
   int fire;                      /* the event that came for it and waits its turn, 0 none */
@@ -83,7 +85,8 @@ struct zkr__watch {
 
 zkr__watch_t *zkr__watch_new(struct zkr *z, watcher_fn fn, void *ctx, int kind, const char *path);
 
-void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct Stat *stat);
+void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct Stat *stat,
+                      uint64_t read_seq);
 
 void zkr__watch_discard(zkr__watch_t *w);
 
@@ -105,7 +108,7 @@ zkr__watch_t *zkr__watch_by_id_locked(struct zkr *z, uint64_t id);
 int zkr__watch_reuse_bound(zkr__watch_t *w, zhandle_t *zh);
 
 void zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member, zhandle_t *zh,
-                           const struct Stat *stat);
+                           const struct Stat *stat, uint64_t read_seq);
 
 void zkr__watch_trampoline(zhandle_t *zh, int type, int state, const char *path, void *ctx);
 

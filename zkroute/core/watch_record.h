@@ -23,7 +23,7 @@ int zkr__watch_read_held_back_locked(const struct zkr *z, const zkr__watch_t *w)
  * the read's answer), 0 none. */
 int zkr__watch_missed(const zkr__watch_t *w, int rc, const struct Stat *stat);
 void zkr__watch_arm_locked(struct zkr *z, zkr__watch_t *w, int member, zhandle_t *zh,
-                           const struct Stat *stat);
+                           const struct Stat *stat, uint64_t read_seq);
 void zkr__watch_deliver_locked(zkr__watch_t *w, int type);
 void zkr__watch_remove_locked(struct zkr *z, zkr__watch_t *w);
 /* Drops the registration of w on zhandle zh on the client only. */

@@ -196,6 +196,41 @@ END_TEST
 
 /* ---- add_auth reports the owner's answer ---- */
 
+/* A credential added while the owner's connection is down: stock's
+ * zoo_add_auth refuses it then (its state is 0 between the loss and the
+ * next attempt, ZOOKEEPER-800), so the owner's zhandle does not hold it
+ * and must not serve until it does.  Once reconnected, the monitor sends
+ * it, and the application's session is CONNECTED again - it stayed
+ * CONNECTING while every operation succeeded.  (The simulator:
+ * tests/sim/zkroute-sim --seed 80 --mode routed, a run that never
+ * settled.) */
+START_TEST(owner_refused_a_credential_while_down_reconnects_after_resend) {
+  open3();
+  /* The owner is the leader's session, slot 0: the first member a
+   * credential is sent to, so the fake's next failure is the owner's. */
+  int o = stat_owner();
+  ck_assert_int_eq(o, 0);
+  fake_session_event(h[o + 1], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+  fake_fail_next(FK_AUTH, ZINVALIDSTATE);
+  ck_assert_int_eq(zkr_add_auth(z, "digest", "u:p", 3, done_void, (void *)1), ZOK);
+  for (int i = 1; i <= 3; i++) {
+    if (i == o + 1) continue;
+    fake_req_t *a = fake_wait(h[i], FK_AUTH, NULL);
+    ck_assert_ptr_nonnull(a);
+    fake_reply(a, ZOK, 0, 0, NULL);
+  }
+  fake_session_event(h[o + 1], ZOO_CONNECTED_STATE);
+  fake_req_t *mine = fake_wait(h[o + 1], FK_AUTH, NULL); /* sent again, by the monitor */
+  ck_assert_ptr_nonnull(mine);
+  fake_reply(mine, ZOK, 0, 0, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+  int d = ev_find(0, EV_DONE, 1);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+}
+END_TEST
+
 START_TEST(add_auth_reports_owner_answer) {
   open3();
   ck_assert_int_eq(zkr_add_auth(z, "digest", "u:p", 3, done_void, (void *)1), ZOK);
@@ -334,6 +369,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, no_watch_event_after_auth_failed);
   tcase_add_test(tc, no_removal_answer_after_auth_failed);
   tcase_add_test(tc, add_auth_reports_owner_answer);
+  tcase_add_test(tc, owner_refused_a_credential_while_down_reconnects_after_resend);
   tcase_add_test(tc, add_auth_after_auth_failed_is_refused);
   tcase_add_test(tc, add_auth_before_any_session_waits_for_owner);
   tcase_add_test(tc, add_auth_pending_at_close_completes_closing);

@@ -135,8 +135,10 @@ static void apply_locked(zkr_t *z, auth_reply_t *r) {
 static int send_auth_locked(zkr__member_t *m, struct zkr__auth *a, int attach);
 
 /* Sends every credential that m's current zhandle does not hold; a call
- * still waiting rides along where its answer may count. */
-static void resend_missing(zkr__member_t *m) {
+ * still waiting rides along where its answer may count.  Returns 1 when m
+ * holds them all now (it may serve again: its requests after them run
+ * after them on its session). */
+static int resend_missing(zkr__member_t *m) {
   zkr_t *z = m->z;
   pthread_mutex_lock(&z->auth_mu);
   pthread_rwlock_rdlock(&m->zh_lock);
@@ -158,6 +160,7 @@ static void resend_missing(zkr__member_t *m) {
   free(v);
   m->auth_missing = missing;
   pthread_mutex_unlock(&z->auth_mu);
+  return !missing;
 }
 
 /* The session ended (the handle closes, the owner expired, or it failed
@@ -178,9 +181,17 @@ static void end_waiting_calls(zkr_t *z) {
 void zkr__auth_tick(zkr_t *z) {
   if (!z->closing && !z->expired) {
     size_t n = z->n;
+    int back = 0;
     for (size_t i = 0; i <= n; i++) {
       zkr__member_t *m = i < n ? &z->members[i] : zkr__member_owner_slot(z);
-      if (m->auth_missing) resend_missing(m);
+      if (m->auth_missing) back |= resend_missing(m);
+    }
+    /* A joined member that lacked one (its zhandle refused it while its
+     * connection was down) is connected again: the owner's makes the
+     * application's session CONNECTED, and what waited for it may go. */
+    if (back) {
+      zkr__hooks_session_update(z);
+      zkr__hooks_gate_flush(z);
     }
   }
   pthread_mutex_lock(&z->ans_mu);

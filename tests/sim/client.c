@@ -394,6 +394,10 @@ static ditem_t *collect(sim_zh_t *h, int type, int path) {
  * which stock's list holds last (it is added first and every other entry
  * is prepended). */
 static void session_event(sim_zh_t *h, int state) {
+  if (getenv("SIM_TRACE_SESSIONS"))
+    fprintf(stderr, "TRACE %.6f zh %d (hosts %d, at sim%d) session %#llx state %d\n",
+            (double)sim_w->now / 1e9, h->id, h->nhosts, h->hosts[h->cur] + 1,
+            (unsigned long long)h->cid.client_id, state);
   int max = h->tab[0].n + h->tab[1].n + h->tab[2].n + 1;
   ditem_t *d = calloc(1, sizeof *d);
   d->type = ZOO_SESSION_EVENT;

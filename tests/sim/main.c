@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include <zookeeper/zookeeper.h>
 
 #include "run.h"
 
@@ -183,6 +184,10 @@ static void usage(void) {
 }
 
 int main(int argc, char **argv) {
+  /* SIM_LOG=N: libzookeeper_mt's log level (the library's own log lines,
+   * wall-clock stamped) for a replay; quiet (errors) otherwise. */
+  const char *lv = getenv("SIM_LOG");
+  zoo_set_debug_level(lv ? (ZooLogLevel)atoi(lv) : ZOO_LOG_LEVEL_ERROR);
   long seeds = -1;
   double seconds = 0;
   int jobs = 2, have_seed = 0, have_start = 0;

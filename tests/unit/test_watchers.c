@@ -293,7 +293,7 @@ END_TEST
 static int records(void) {
   int n = 0;
   pthread_mutex_lock(&z->watch_mu);
-  for (zkr__watch_t *w = z->watch_list; w; w = w->next) n++;
+  for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w)) n++;
   pthread_mutex_unlock(&z->watch_mu);
   return n;
 }

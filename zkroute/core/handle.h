@@ -215,7 +215,7 @@ struct zkr {
 
   /* Watch registry (zkr__watch_*). */
   pthread_mutex_t watch_mu;
-  zkr__watch_t *watch_list;
+  zkr__queue_t watch_q;        /* the records, newest first (zkr__watch_first) */
   struct zkr__rm_req *rm_list; /* removals sent, not answered (zkr__watch_remove_*) */
   zkr__queue_t rearm_q;        /* re-arms sent, not answered (zkr__watch_rearm_*) */
   _Atomic uint64_t read_seqs;  /* application reads issued (zkr__op_t read_seq) */

@@ -53,15 +53,13 @@ zkr__watch_t *zkr__watch_new(zkr_t *z, watcher_fn fn, void *ctx, int kind, const
   w->member = -1;
   pthread_mutex_lock(&z->watch_mu);
   w->id = ++z->watch_ids;
-  w->next = z->watch_list;
-  if (w->next) w->next->prev = w;
-  z->watch_list = w;
+  zkr__queue_push_front(&z->watch_q, &w->link);
   pthread_mutex_unlock(&z->watch_mu);
   return w;
 }
 
 zkr__watch_t *zkr__watch_by_id_locked(zkr_t *z, uint64_t id) {
-  for (zkr__watch_t *w = z->watch_list; w; w = w->next)
+  for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w))
     if (w->id == id) return w;
   return NULL;
 }
@@ -104,10 +102,7 @@ void zkr__watch_set_state_locked(zkr_t *z, zkr__watch_t *w, int state) {
 
 void zkr__watch_unlink_locked(zkr_t *z, zkr__watch_t *w) {
   zkr__watch_set_state_locked(z, w, ZKR__W_FIRED);
-  if (w->prev) w->prev->next = w->next;
-  else z->watch_list = w->next;
-  if (w->next) w->next->prev = w->prev;
-  w->prev = w->next = NULL;
+  zkr__queue_remove(&z->watch_q, &w->link);
 }
 
 void zkr__watch_free_record(zkr__watch_t *w) {
@@ -117,7 +112,7 @@ void zkr__watch_free_record(zkr__watch_t *w) {
 
 void zkr__watch_free_list(zkr__watch_t *gone) {
   while (gone) {
-    zkr__watch_t *n = gone->next;
+    zkr__watch_t *n = gone->gone_next;
     zkr__watch_free_record(gone);
     gone = n;
   }
@@ -142,7 +137,7 @@ static int shows_change(const zkr__watch_t *w, int rc, const struct Stat *st);
  * waiting: the application gets that event before the data. */
 static int read_blocked_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st) {
   if (z->closing || z->expired) return 0;
-  for (zkr__watch_t *w = z->watch_list; w; w = w->next)
+  for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w))
     if (strcmp(w->path, op->path) == 0 &&
         (pending_change(w, rc, st) || (w->fire && shows_change(w, rc, st))))
       return 1;
@@ -175,10 +170,10 @@ static int maybe_older(const zkr__watch_t *w, const zkr__op_t *op, int rc) {
 static void make_late_events_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st,
                                     zkr__watch_t **gone) {
   for (;;) {
-    zkr__watch_t *w = z->watch_list;
+    zkr__watch_t *w = zkr__watch_first(z);
     while (w && !(strcmp(w->path, op->path) == 0 && pending_change(w, rc, st) &&
                   !maybe_older(w, op, rc)))
-      w = w->next;
+      w = zkr__watch_next(w);
     int event = w ? zkr__watch_missed(w, rc, st) : 0;
     if (!event) return;
     if (w->state == ZKR__W_ARMED || w->state == ZKR__W_REARMING)
@@ -199,7 +194,7 @@ int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r, void (*keep)(zkr
    * raced with the watcher thread's unlink: ThreadSanitizer). */
   pthread_mutex_lock(&z->watch_mu);
   op->held_ns = 0;
-  int held = z->watch_list && read_blocked_locked(z, op, r->rc, r->stat);
+  int held = !zkr__queue_empty(&z->watch_q) && read_blocked_locked(z, op, r->rc, r->stat);
   if (held) {
     if (keep) keep(op);
     op->held_ns = zkr__now_ns();
@@ -318,7 +313,7 @@ int zkr__watch_over_locked(zkr_t *z, zkr__watch_t *w) {
 
 static void over_to(zkr_t *z, zkr__watch_t *w, zkr__watch_t **gone) {
   if (zkr__watch_over_locked(z, w)) {
-    w->next = *gone;
+    w->gone_next = *gone;
     *gone = w;
   }
 }
@@ -410,8 +405,8 @@ void zkr__watch_deliver_locked(zkr__watch_t *w, int type) {
  * A record the change does not fire (same_change) is kept, and fires for
  * the next one. */
 static void consume_twins(zkr_t *z, const zkr__watch_t *f, int type, zkr__watch_t **gone) {
-  for (zkr__watch_t *r = z->watch_list, *next; r; r = next) {
-    next = r->next;
+  for (zkr__watch_t *r = zkr__watch_first(z), *next; r; r = next) {
+    next = zkr__watch_next(r);
     if (r == f || strcmp(r->path, f->path) != 0 || !triggers(type, r) || !same_change(r, f, type))
       continue;
     if (r->fn != f->fn || r->ctx != f->ctx) {
@@ -453,11 +448,11 @@ static int read_held_locked(const zkr_t *z, const zkr__watch_t *w) {
 void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) {
   for (;;) {
     zkr__watch_t *next_f = NULL;
-    for (zkr__watch_t *f = z->watch_list; f; f = f->next) {
+    for (zkr__watch_t *f = zkr__watch_first(z); f; f = zkr__watch_next(f)) {
       if (!f->fire || strcmp(f->path, path) != 0) continue;
       if (next_f && next_f->seq <= f->seq) continue;
       int blocked = read_held_locked(z, f);
-      for (zkr__watch_t *r = z->watch_list; r && !blocked; r = r->next)
+      for (zkr__watch_t *r = zkr__watch_first(z); r && !blocked; r = zkr__watch_next(r))
         blocked = strcmp(r->path, path) == 0 && blocks(r, f);
       if (!blocked) next_f = f;
     }
@@ -480,7 +475,7 @@ void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) 
  * copies will say: each gets type now, and its own copy is swallowed.
  * The same pair's records are left to consume_twins (called once). */
 static void spread(zkr_t *z, const zkr__watch_t *w, int type) {
-  for (zkr__watch_t *r = z->watch_list; r; r = r->next) {
+  for (zkr__watch_t *r = zkr__watch_first(z); r; r = zkr__watch_next(r)) {
     if (r == w || (r->fn == w->fn && r->ctx == w->ctx) || !waiting(r) ||
         strcmp(r->path, w->path) != 0 || !triggers(type, r) || !same_change(r, w, type))
       continue;
@@ -563,7 +558,7 @@ static void supersede_locked(zkr_t *z, zkr__watch_t *w2, const struct Stat *st,
     }
   } else if (old->state == ZKR__W_FIRED && old->reuses == 0) {
     zkr__watch_unlink_locked(z, old);
-    old->next = *gone;
+    old->gone_next = *gone;
     *gone = old;
   }
 }
@@ -654,7 +649,7 @@ zkr__watch_t *zkr__watch_find(zkr_t *z, int kind, const char *path, watcher_fn f
   zkr__watch_t *found = NULL;
   *supersede = NULL;
   pthread_mutex_lock(&z->watch_mu);
-  for (zkr__watch_t *w = z->watch_list; w && !found; w = w->next)
+  for (zkr__watch_t *w = zkr__watch_first(z); w && !found; w = zkr__watch_next(w))
     if (waiting(w) && !w->removing && same_table(w, kind) && w->fn == fn && w->ctx == ctx &&
         strcmp(w->path, path) == 0)
       found = w;
@@ -773,13 +768,13 @@ static int registered(const zkr__watch_t *w) {
 int zkr__watch_session_watchers(zkr_t *z, watcher_fn *fns, void **ctxs, int cap) {
   pthread_mutex_lock(&z->watch_mu);
   size_t k = 0;
-  for (zkr__watch_t *w = z->watch_list; w; w = w->next) k += registered(w);
+  for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w)) k += registered(w);
   pair_t *v = k ? malloc(k * sizeof *v) : NULL;
   size_t n = 0;
   /* A record whose read is held has not been set in the application's
    * eyes: stock registers a watch when its read's completion is
    * processed, and a session event before that does not reach it. */
-  for (zkr__watch_t *w = z->watch_list; v && w; w = w->next)
+  for (zkr__watch_t *w = zkr__watch_first(z); v && w; w = zkr__watch_next(w))
     if (registered(w) && !read_held_locked(z, w))
       v[n++] = (pair_t){(uintptr_t)w->fn, (uintptr_t)w->ctx};
   pthread_mutex_unlock(&z->watch_mu);
@@ -800,7 +795,8 @@ int zkr__watch_session_watchers(zkr_t *z, watcher_fn *fns, void **ctxs, int cap)
 
 void zkr__watch_stats(zkr_t *z, zkr_stats_t *s) {
   pthread_mutex_lock(&z->watch_mu);
-  for (zkr__watch_t *w = z->watch_list; w; w = w->next) s->watches += registered(w);
+  for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w))
+    s->watches += registered(w);
   s->watches_lost = z->watch_lost;
   pthread_mutex_unlock(&z->watch_mu);
   s->watch_rearms = z->watch_rearms;
@@ -809,10 +805,10 @@ void zkr__watch_stats(zkr_t *z, zkr_stats_t *s) {
 
 void zkr__watch_free_all(zkr_t *z) {
   pthread_mutex_lock(&z->watch_mu);
-  for (zkr__watch_t *w = z->watch_list, *n; w; w = n) {
-    n = w->next;
+  for (zkr__watch_t *w = zkr__watch_first(z), *n; w; w = n) {
+    n = zkr__watch_next(w);
     zkr__watch_free_record(w);
   }
-  z->watch_list = NULL;
+  z->watch_q = (zkr__queue_t){0};
   pthread_mutex_unlock(&z->watch_mu);
 }

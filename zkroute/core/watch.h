@@ -80,8 +80,17 @@ struct zkr__watch {
   int resuming;                  /* the read that armed it is being handed on
                                     (its event waits), under watch_mu */
   uint64_t removed_ns;
-  struct zkr__watch *prev, *next;
+  zkr__queue_link_t link;       /* in z->watch_q while in the registry, under watch_mu */
+  struct zkr__watch *gone_next; /* a list of records out of the registry, to be freed */
 };
+
+/* The registry's records, newest first, under watch_mu:
+ *   for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w)) */
+static inline zkr__watch_t *zkr__watch_at(zkr__queue_link_t *l) {
+  return l ? ZKR__QUEUE_DATA(l, zkr__watch_t, link) : NULL;
+}
+#define zkr__watch_first(z) zkr__watch_at((z)->watch_q.first)
+#define zkr__watch_next(w) zkr__watch_at((w)->link.next)
 
 zkr__watch_t *zkr__watch_new(struct zkr *z, watcher_fn fn, void *ctx, int kind, const char *path);
 

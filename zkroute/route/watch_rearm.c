@@ -77,7 +77,7 @@ static void rearmed(rearm_t *a, int rc, const struct Stat *st) {
       if (w->fire) {
         w->swallow = 1; /* nothing left to swallow: over once delivered */
       } else if (zkr__watch_over_locked(z, w)) {
-        w->next = gone;
+        w->gone_next = gone;
         gone = w;
       }
     }
@@ -117,7 +117,7 @@ static void rearmed(rearm_t *a, int rc, const struct Stat *st) {
   } else if (!set) {
     zkr__watch_t *g = NULL;
     if (zkr__watch_over_locked(z, w)) g = w;
-    if (g) g->next = gone, gone = g;
+    if (g) g->gone_next = gone, gone = g;
   }
   zkr__log_event(z, ZOO_LOG_LEVEL_INFO, "watch_rearmed", w->member, "path=%s missed_event=%s",
                  w->path,
@@ -220,11 +220,11 @@ static void send_rearm(zkr_t *z, uint64_t id, int exclude) {
 void zkr__watch_rearm_from(zkr_t *z, int slot, zhandle_t *old) {
   pthread_mutex_lock(&z->watch_mu);
   size_t n = 0, cap = 0;
-  for (zkr__watch_t *w = z->watch_list; w; w = w->next) cap++;
+  for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w)) cap++;
   uint64_t *todo = malloc((cap ? cap : 1) * sizeof *todo);
   zkr__watch_t *gone = NULL;
-  for (zkr__watch_t *w = z->watch_list, *next; w; w = next) {
-    next = w->next;
+  for (zkr__watch_t *w = zkr__watch_first(z), *next; w; w = next) {
+    next = zkr__watch_next(w);
     if (w->zh != old || w->member != slot) continue;
     if (w->state == ZKR__W_REARMING && w->removing) {
       /* Its re-arm went with the zhandle: the removal is complete. */
@@ -236,7 +236,7 @@ void zkr__watch_rearm_from(zkr_t *z, int slot, zhandle_t *old) {
       w->zh_pinned = 0;
       if (w->reuses == 0) {
         zkr__watch_unlink_locked(z, w);
-        w->next = gone;
+        w->gone_next = gone;
         gone = w;
       }
     } else if (w->state == ZKR__W_CONSUMED) {
@@ -244,7 +244,7 @@ void zkr__watch_rearm_from(zkr_t *z, int slot, zhandle_t *old) {
       if (w->fire) {
         w->swallow = 1; /* nothing left to swallow: over once delivered */
       } else if (zkr__watch_over_locked(z, w)) {
-        w->next = gone;
+        w->gone_next = gone;
         gone = w;
       }
     } else if (w->state == ZKR__W_ARMED || w->state == ZKR__W_REARMING) {
@@ -271,7 +271,7 @@ void zkr__watch_rearm_retry_lost(zkr_t *z, uint64_t now) {
   pthread_mutex_lock(&z->watch_mu);
   size_t n = 0, cap = (size_t)z->watch_lost;
   uint64_t *todo = malloc(cap * sizeof *todo);
-  for (zkr__watch_t *w = z->watch_list; todo && w && n < cap; w = w->next)
+  for (zkr__watch_t *w = zkr__watch_first(z); todo && w && n < cap; w = zkr__watch_next(w))
     if (w->state == ZKR__W_LOST && !w->removing) todo[n++] = w->id;
   pthread_mutex_unlock(&z->watch_mu);
   for (size_t i = 0; i < n; i++) {

@@ -365,11 +365,11 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
   /* The armed records to ask a server about; the rest is removed here. */
   pthread_mutex_lock(&z->watch_mu);
   size_t cap = 0;
-  for (zkr__watch_t *w = z->watch_list; w; w = w->next) cap++;
+  for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w)) cap++;
   zkr__watch_t **armed = malloc((cap ? cap : 1) * sizeof *armed);
   zkr__watch_t **here = malloc((cap ? cap : 1) * sizeof *here);
   int na = 0, nh = 0, found = 0;
-  for (zkr__watch_t *w = z->watch_list; armed && here && w; w = w->next) {
+  for (zkr__watch_t *w = zkr__watch_first(z); armed && here && w; w = zkr__watch_next(w)) {
     if (covers(w, path, t, all, local)) {
       /* A watched read in flight: its server sets the watch before this
        * removal's request reaches that session, as on one stock session
@@ -511,18 +511,18 @@ void zkr__watch_remove_gc(zkr_t *z, uint64_t now) {
   uint64_t keep = (uint64_t)REMOVED_KEEP_S * 1000000000u;
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
-  for (zkr__watch_t *w = z->watch_list, *next; w; w = next) {
-    next = w->next;
+  for (zkr__watch_t *w = zkr__watch_first(z), *next; w; w = next) {
+    next = zkr__watch_next(w);
     if (w->state != ZKR__W_REMOVED || w->reuses > 0 || w->zh_pinned ||
         zkr__since(now, w->removed_ns) < keep)
       continue;
     zkr__watch_unlink_locked(z, w);
-    w->next = gone;
+    w->gone_next = gone;
     gone = w;
   }
   pthread_mutex_unlock(&z->watch_mu);
   while (gone) {
-    zkr__watch_t *n = gone->next;
+    zkr__watch_t *n = gone->gone_next;
     zkr__watch_free_record(gone);
     gone = n;
   }

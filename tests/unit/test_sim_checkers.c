@@ -456,10 +456,15 @@ START_TEST(watch_lost_and_spurious) {
 }
 END_TEST
 
-START_TEST(watch_event_before_new_data) {
+/* Connected, /g0/k0 created at zxid 5 and pair 0 set on it. */
+static void watched_node(void) {
   connected();
   txn(5, H_CREATE, "/g0/k0", "a", 0);
   watched_get(0);
+}
+
+START_TEST(watch_event_before_new_data) {
+  watched_node();
   txn(6, H_SET, "/g0/k0", "b", 1);
   cmp(inv(H_GET, "/g0/k0", NULL), ZOK, 1, 1, 6); /* new data before the event */
   close_at_end();
@@ -468,9 +473,7 @@ START_TEST(watch_event_before_new_data) {
   ck_assert_int_eq(C.violations[CK_WATCH], 1);
   /* near miss: the event first */
   setup();
-  connected();
-  txn(5, H_CREATE, "/g0/k0", "a", 0);
-  watched_get(0);
+  watched_node();
   txn(6, H_SET, "/g0/k0", "b", 1);
   watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
   cmp(inv(H_GET, "/g0/k0", NULL), ZOK, 1, 1, 6);
@@ -509,9 +512,7 @@ START_TEST(watch_older_read_not_a_missed_deletion) {
   ck_assert_int_eq(C.violations[CK_WATCH], 1);
   /* a read issued after the pair's read: its ZNONODE is newer */
   setup();
-  connected();
-  txn(5, H_CREATE, "/g0/k0", "a", 0);
-  watched_get(0);
+  watched_node();
   cmp(inv(H_GET, "/g0/k0", NULL), ZNONODE, 0, 0, 0);
   close_at_end();
   check_watch(&H, &C);

@@ -39,34 +39,43 @@ typedef struct zkr__route_hooks {
   void (*covered)(struct zkr *z, zkr__watch_t *w);
 } zkr__route_hooks_t;
 
+/* The caller's thread.  @locks as zkr__session_update. */
 static inline void zkr__hooks_session_update(struct zkr *z) {
   if (z->session_hooks) z->session_hooks->update(z);
 }
 
+/* A completion's thread.  @locks as zkr__session_dip. */
 static inline int zkr__hooks_session_dip(struct zkr *z, int slot) {
   return z->session_hooks ? z->session_hooks->dip(z, slot) : 0;
 }
 
+/* A completion's thread.  @locks as zkr__session_dip_check. */
 static inline void zkr__hooks_session_dip_check(struct zkr *z, int slot, int counted) {
   if (z->session_hooks) z->session_hooks->dip_check(z, slot, counted);
 }
 
+/* The caller's thread, none of gate_mu and below held.  @locks as zkr__router_gate_flush. */
 static inline void zkr__hooks_gate_flush(struct zkr *z) {
   if (z->route_hooks) z->route_hooks->gate_flush(z);
 }
 
+/* A member zhandle's completion thread (its watcher).  @locks as zkr__router_gate_session_event. */
 static inline void zkr__hooks_gate_session_event(struct zkr *z, zhandle_t *zh, int state) {
   if (z->route_hooks) z->route_hooks->gate_session_event(z, zh, state);
 }
 
+/* The thread that released the held read, no watch_mu held.  @locks as zkr__completion_resume. */
 static inline void zkr__hooks_resume(zkr__op_t *op) {
   if (op->z->route_hooks) op->z->route_hooks->resume(op);
 }
 
+/* A completion's thread or an op's free, no watch_mu held.  @locks watch_mu. */
 static inline int zkr__hooks_cover_held(struct zkr *z, zkr__watch_t *w) {
   return z->route_hooks ? z->route_hooks->cover_held(z, w) : 0;
 }
 
+/* As zkr__hooks_cover_held.  @locks watch_mu, then (without it) m->zh_lock (read) and what a
+ * hand-on takes. */
 static inline void zkr__hooks_covered(struct zkr *z, zkr__watch_t *w) {
   if (z->route_hooks) z->route_hooks->covered(z, w);
 }

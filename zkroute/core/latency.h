@@ -24,16 +24,21 @@ typedef struct zkr__member_latency {
 } zkr__member_latency_t;
 
 /* 1 when rc is a server's answer (as opposed to the client library giving
- * up): only those count as latency samples. */
+ * up): only those count as latency samples.
+ * Any thread.  @locks none. */
 int zkr__latency_server_answered(int rc);
-/* Allocates z->latency, one pair per member slot: ZOK or ZKR_ENOMEM. */
+/* Allocates z->latency, one pair per member slot: ZOK or ZKR_ENOMEM.
+ * Init.  @locks none. */
 int zkr__latency_new(struct zkr *z);
-/* Counts one sample of ns nanoseconds. */
+/* Counts one sample of ns nanoseconds.
+ * A completion's thread.  @locks none (atomics). */
 void zkr__latency_add(zkr__latency_t *h, uint64_t ns);
-/* Copies h into a zkr_latency_hist_t. */
+/* Copies h into a zkr_latency_hist_t.
+ * zkr_stats' caller.  @locks none (atomics). */
 void zkr__latency_get(zkr__latency_t *h, zkr_latency_hist_t *out);
 /* Completion's share: a read (not a probe, not a sync) or a write that a
- * server answered, ms after it was sent. */
+ * server answered, ms after it was sent.
+ * A completion's thread.  @locks none (atomics). */
 void zkr__latency_op_done(struct zkr__op *op, int rc, double ms);
 
 #endif

@@ -29,10 +29,12 @@ typedef struct zkr__log_limit {
 /* 1: a line may go now (it takes a token); 0: it is dropped and counted.
  * When it may go, *report is the count of lines dropped before it that
  * were not reported yet (to report first, with the token of this line),
- * and that count restarts. */
+ * and that count restarts.
+ * The logging thread, under z->log's spin flag.  @locks none. */
 int zkr__log_limit_take(zkr__log_limit_t *l, uint64_t now_ns, uint64_t *report);
 /* Lines dropped and not reported yet, when a token is free to report
- * them now (the token is taken and the count restarts); 0 otherwise. */
+ * them now (the token is taken and the count restarts); 0 otherwise.
+ * The monitor, under z->log's spin flag.  @locks none. */
 uint64_t zkr__log_limit_flush(zkr__log_limit_t *l, uint64_t now_ns);
 
 /* A handle's share: the limit, under a spin lock (a line is rare and the
@@ -50,20 +52,25 @@ typedef struct zkr__log {
  * function and line are ZooKeeper's funcName@line, as with its LOG_*
  * macros.  Any thread; it may run the application's log callback, on that
  * thread, with zkroute's locks held, as ZooKeeper does with its own lines:
- * the callback must not call back into the library. */
+ * the callback must not call back into the library.
+ * Any thread, any lock held.  @locks as zkr__log_emit. */
 #define zkr__log_event(z, level, event, member, ...)                                               \
   zkr__log_emit(z, level, __func__, __LINE__, event, member, __VA_ARGS__)
+/* Any thread, any lock held.  @locks none of the table (z->log's spin flag, a leaf). */
 void zkr__log_emit(struct zkr *z, ZooLogLevel level, const char *func, int line, const char *event,
                    int member, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 /* The monitor's turn: reports lines dropped by the storm limit once it
- * lets a line through again, even when no new event comes. */
+ * lets a line through again, even when no new event comes.
+ * The monitor.  @locks none of the table (z->log's spin flag, a leaf). */
 void zkr__log_tick(struct zkr *z, uint64_t now_ns);
-/* Fills s->log_lines and s->log_dropped. */
+/* Fills s->log_lines and s->log_dropped.
+ * zkr_stats' caller.  @locks none (atomics). */
 void zkr__log_stats(struct zkr *z, zkr_stats_t *s);
 
 /* One line "zkroute: ...\n" on stderr, written with a single write(2) so
  * lines of several threads do not mix: for what concerns no handle's
- * ZooKeeper log (the environment, the drop-in, the metrics endpoint). */
+ * ZooKeeper log (the environment, the drop-in, the metrics endpoint).
+ * Any thread, no handle.  @locks none. */
 void zkr__log_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

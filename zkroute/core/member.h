@@ -120,24 +120,44 @@ typedef struct zkr__member {
   _Atomic uint64_t selected; /* reads the read selector placed here */
 } zkr__member_t;
 
+/* Init, or the monitor (membership, rescue, carriers).  @locks m->zh_lock (write), then auth_mu
+ * (zkr__auth_replay) and zkr__member_maybe_join's, none held. */
 int zkr__member_open(zkr__member_t *m, int on, const clientid_t *cid);
 #define ZKR__KEEP_ASSOCIATING 2 /* only_if_down: an associating zhandle stays too */
+/* The monitor or the close path.  @locks m->zh_lock (write). */
 zhandle_t *zkr__member_detach(zkr__member_t *m, int only_if_down);
+/* The monitor.  @locks m->zh_lock (read). */
 int zkr__member_has_zh(zkr__member_t *m);
+/* The close path.  @locks m->zh_lock (write); zookeeper_close with none held. */
 void zkr__member_close(zkr__member_t *m);
+/* Any thread.  @locks none. */
 int zkr__member_holds_session(const zkr__member_t *m);
+/* Any thread.  @locks none. */
 int zkr__member_usable(const zkr__member_t *m);
+/* Any thread.  @locks none. */
 int zkr__member_connected(const zkr__member_t *m);
-/* Whether m is the owner: the slot whose session the application's is. */
+/* Whether m is the owner: the slot whose session the application's is.
+ * A member's watcher.  @locks none. */
 int zkr__member_is_owner(const zkr__member_t *m);
+/* Any thread.  @locks none. */
 int zkr__member_readonly(const zkr__member_t *m);
+/* A member's watcher, the monitor, init.  @locks m->health_mu, then (none held) the hooks: as
+ * zkr__session_update and zkr__router_gate_flush. */
 void zkr__member_maybe_join(zkr__member_t *m);
+/* The member zhandle's completion thread.  @locks m->zh_lock (read/write, alone), m->health_mu,
+ * then the hooks (session update, gate flush, gate session event) and mon_mu, none held. */
 void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx);
+/* A completion's thread.  @locks m->health_mu. */
 void zkr__member_sample(zkr__member_t *m, uint64_t now_ns, double ms);
+/* A completion's thread.  @locks mon_mu (zkr__kick_monitor), nothing held. */
 void zkr__member_op_done(struct zkr__op *op, int rc);
+/* The monitor or zkr_stats' caller.  @locks m->health_mu. */
 int zkr__member_in_pool(zkr__member_t *m);
+/* Any thread.  @locks none. */
 int zkr__member_observer(const zkr__member_t *m);
+/* Init, or the monitor admitting a member before it is published.  @locks none. */
 int zkr__member_setup(struct zkr *z, size_t i, const zkr__host_t *host);
+/* Any thread.  @locks none. */
 zkr__member_t *zkr__member_owner_slot(struct zkr *z);
 
 #endif

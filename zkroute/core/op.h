@@ -209,27 +209,39 @@ typedef struct zkr__op {
 } zkr__op_t;
 
 /* The operation that holds link as its field (NULL for NULL); link is
- * evaluated once, so ZKR__OP_OF(zkr__queue_pop(q), f) pops one. */
+ * evaluated once, so ZKR__OP_OF(zkr__queue_pop(q), f) pops one.
+ * @locks none. */
 static inline zkr__op_t *zkr__op_at(zkr__queue_link_t *link, size_t offset) {
   return link ? (zkr__op_t *)(void *)((char *)link - offset) : NULL;
 }
 #define ZKR__OP_OF(link, field) zkr__op_at((link), offsetof(zkr__op_t, field))
 
-/* Whether op has flag f (ZKR__OP_F_*), as 0 or 1. */
+/* Whether op has flag f (ZKR__OP_F_*), as 0 or 1.
+ * @locks none. */
 static inline int zkr__op_has(const zkr__op_t *op, unsigned f) { return (op->flags & f) != 0; }
 
-/* Sets (on) or clears flag f; only while op is not yet shared. */
+/* Sets (on) or clears flag f; only while op is not yet shared.
+ * @locks none: the op's owner thread. */
 static inline void zkr__op_set(zkr__op_t *op, unsigned f, int on) {
   op->flags = on ? op->flags | f : op->flags & ~f;
 }
 
+/* Any thread.  @locks none. */
 zkr__op_t *zkr__op_new(struct zkr *z, zkr__op_type_t type, const char *path);
+/* The op's last holder, no watch_mu held.  @locks as zkr__watch_discard or _reuse_done and the
+ * remove cover hooks: watch_mu, then hand-ons without it. */
 void zkr__op_free(zkr__op_t *op);
+/* The application's thread.  @locks none. */
 int zkr__op_copy_acl(zkr__op_t *op, const struct ACL_vector *acl);
+/* The application's thread.  @locks none. */
 int zkr__op_copy_multi(zkr__op_t *op, int count, const zoo_op_t *ops);
+/* Any thread.  @locks none. */
 int zkr__op_acl_copy(struct ACL_vector *dst, const struct ACL_vector *src);
+/* Any thread.  @locks none. */
 void zkr__op_acl_free(struct ACL_vector *v);
+/* Any thread.  @locks none. */
 int zkr__op_strings_copy(struct String_vector *dst, const struct String_vector *src);
+/* @locks none. */
 int zkr__op_mode_ephemeral(int mode);
 
 #endif

@@ -5,11 +5,15 @@
 
 #include "core/handle.h"
 
-int zkr__registry_add(struct zkr *z);               /* slot, or -1 when full */
+/* Init.  @locks none (atomics). */
+int zkr__registry_add(struct zkr *z); /* slot, or -1 when full */
+/* The close path.  @locks none (waits on atomics). */
 void zkr__registry_remove(int slot, struct zkr *z); /* waits for callers */
 /* Enters a public call: the slot (>= 0), or ZBADARGUMENTS for NULL and
- * ZKR_ECLOSED for a handle that is not live.  zkr__registry_unhold(slot) leaves. */
+ * ZKR_ECLOSED for a handle that is not live.  zkr__registry_unhold(slot) leaves.
+ * Any public call's thread.  @locks none (atomics). */
 int zkr__registry_hold(struct zkr *z);
+/* @locks none (atomics). */
 void zkr__registry_unhold(int slot);
 /* Returns call's result, evaluated inside a hold of z: z stays allocated
  * meanwhile, and a NULL or closed handle gets its code untouched. */

@@ -30,7 +30,8 @@ typedef struct zkr__runtime {
 extern const zkr__runtime_t *zkr__rt;
 
 /* Replaces the runtime (NULL: back to the real clock and threads).  Call
- * before any handle exists. */
+ * before any handle exists.
+ * Before any handle exists.  @locks none. */
 void zkr__runtime_use(const zkr__runtime_t *rt);
 
 /* Stepped only: runs every loop of z that is due now - the queued
@@ -38,7 +39,9 @@ void zkr__runtime_use(const zkr__runtime_t *rt);
  * returns the time at which z next needs a step (UINT64_MAX: only after
  * something happens to it).  Not re-entered: a step asked for inside a
  * callback that blocks (run_until) runs what is due but the callbacks,
- * which run one at a time, as on the delivery thread. */
+ * which run one at a time, as on the delivery thread.
+ * A stepped runtime's driver, nothing held.  @locks delivery's mu (the drain), then as
+ * zkr__hedger_step and zkr__monitor_step. */
 uint64_t zkr__runtime_step(struct zkr *z);
 
 #endif

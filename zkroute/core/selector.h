@@ -10,7 +10,9 @@
  * gate_mu), taking m->health_mu inside it; zkr_set_read_selector
  * write-holds it. */
 
+/* Init.  @locks none. */
 int zkr__selector_init(struct zkr *z); /* zones option -> members */
+/* Routing, possibly under gate_mu.  @locks sel_lock (read), m->health_mu inside it. */
 int zkr__selector_pick(struct zkr *z); /* member, or -1: default policy */
 extern _Thread_local int zkr__in_selector;
 

@@ -39,19 +39,24 @@ typedef struct zkr__ticker_entry {
 
 /* Registers z: its first monitor turn is due now.  Starts the ticker's
  * threads with the first handle.  ZOK or ZKR_ETHREAD. */
+/* Init, never from a turn.  @locks the ticker's life_mu, then its mu. */
 int zkr__ticker_add(struct zkr *z, const zkr__ticker_turns_t *turns);
 
 /* Unregisters z and waits for a turn of z in progress to end; no turn of
  * z starts after it returns.  The last handle's removal stops and joins
- * the ticker's threads.  No-op for a handle never added. */
+ * the ticker's threads.  No-op for a handle never added.
+ * The close path, never from a turn.  @locks the ticker's life_mu, then its mu. */
 void zkr__ticker_remove(struct zkr *z);
 
 /* The monitor's or the hedger's turn of z is due now.  Any thread, any
- * lock held; no-op when z is not registered. */
+ * lock held; no-op when z is not registered.
+ * @locks the ticker's mu (a leaf). */
 void zkr__ticker_kick_monitor(struct zkr *z);
+/* @locks the ticker's mu (a leaf). */
 void zkr__ticker_kick_hedger(struct zkr *z);
 
-/* Threads the ticker runs now (timer and workers), for tests. */
+/* Threads the ticker runs now (timer and workers), for tests.
+ * Tests.  @locks the ticker's mu. */
 int zkr__ticker_threads(void);
 
 #endif

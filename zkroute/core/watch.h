@@ -86,76 +86,114 @@ struct zkr__watch {
 
 /* The registry's records, newest first, under watch_mu:
  *   for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w)) */
+/* Any thread.  @locks watch_mu held; takes none. */
 static inline zkr__watch_t *zkr__watch_at(zkr__queue_link_t *l) {
   return l ? ZKR__QUEUE_DATA(l, zkr__watch_t, link) : NULL;
 }
+/* @locks watch_mu held, as zkr__watch_at. */
 #define zkr__watch_first(z) zkr__watch_at((z)->watch_q.first)
 #define zkr__watch_next(w) zkr__watch_at((w)->link.next)
 
+/* The application's thread (a watched read).  @locks watch_mu. */
 zkr__watch_t *zkr__watch_new(struct zkr *z, watcher_fn fn, void *ctx, int kind, const char *path);
 
+/* A completion's thread.  @locks watch_mu, inside it delivery's mu; then zkr__watch_done's, none
+ * held. */
 void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct Stat *stat,
                       uint64_t read_seq);
 
+/* A completion's thread or an op's free.  @locks watch_mu; then zkr__watch_done's, none held. */
 void zkr__watch_discard(zkr__watch_t *w);
 
+/* A completion's thread, nothing held.  @locks watch_mu (its record; zkr__watch_armed or
+ * _discard), then the remove cover hooks and zkr__watch_done's. */
 void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat);
 /* The read that armed record id was handed on to the application
  * (zkr__completion_*): the record's events may go. */
+/* The thread handing the read on.  @locks watch_mu, inside it delivery's mu; then
+ * zkr__watch_done's. */
 void zkr__watch_read_handed_on(struct zkr *z, uint64_t id);
 
+/* The application's thread.  @locks watch_mu. */
 zkr__watch_t *zkr__watch_find(struct zkr *z, int kind, const char *path, watcher_fn fn, void *ctx,
                               int (*pin_ok)(struct zkr *z, int member), int *member,
                               zkr__watch_t **supersede);
 
+/* The application's thread.  @locks ctx_mu. */
 void zkr__watch_pair(struct zkr *z, watcher_fn *fn, void **ctx);
+/* Init (the drop-in).  @locks ctx_mu. */
 void zkr__watch_set_alias(struct zkr *z, void (*fn)(void *, watcher_fn *, void **), void *arg);
 
 /* A record by its id, under watch_mu; NULL when it is gone. */
+/* @locks watch_mu held. */
 zkr__watch_t *zkr__watch_by_id_locked(struct zkr *z, uint64_t id);
 
+/* Routing (zkr__dispatch, m->zh_lock read-held).  @locks watch_mu. */
 int zkr__watch_reuse_bound(zkr__watch_t *w, zhandle_t *zh);
 
+/* A completion's thread, the application's, or an op's free.  @locks watch_mu; then
+ * zkr__watch_done's, none held. */
 void zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member, zhandle_t *zh,
                            const struct Stat *stat, uint64_t read_seq);
 
+/* A member zhandle's completion thread (ZooKeeper's watcher).  @locks watch_mu, inside it
+ * delivery's mu; then zkr__watch_done's. */
 void zkr__watch_trampoline(zhandle_t *zh, int type, int state, const char *path, void *ctx);
 
+/* The close path (destroy).  @locks watch_mu. */
 void zkr__watch_free_all(struct zkr *z);
 
 /* The watch event before the new data (zkr__watch_*): a read held, and the
  * hand-on of those nothing blocks any more after records changed. */
 /* keep: called under the registry's lock when op is held (a hedged
  * read's extra hold, taken before any resume can run), or NULL. */
+/* A completion's thread.  @locks watch_mu; keep runs inside it (hedger's mu). */
 int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r, void (*keep)(zkr__op_t *));
+/* Any thread, no watch_mu held.  @locks watch_mu (delivery's mu inside), then resumes reads (as
+ * zkr__completion_resume) without it. */
 void zkr__watch_done(struct zkr *z, zkr__watch_t *gone);
+/* The close path.  @locks as zkr__watch_done. */
 void zkr__watch_release_all_held(struct zkr *z);
+/* The monitor.  @locks as zkr__watch_done. */
 void zkr__watch_hold_tick(struct zkr *z);
 
+/* zkr_stats' caller.  @locks watch_mu. */
 void zkr__watch_stats(struct zkr *z, zkr_stats_t *s);
 
+/* Any thread, possibly under state_mu (zkr__deliver_session).  @locks watch_mu. */
 int zkr__watch_session_watchers(struct zkr *z, watcher_fn *fns, void **ctxs, int cap);
 
 /* zkr__watch_rearm_* */
+/* The monitor (rescue, carriers, retirement).  @locks watch_mu; m->zh_lock (read) to send,
+ * order_mu and what a hand-on takes, without it. */
 void zkr__watch_rearm_from(struct zkr *z, int slot, zhandle_t *old);
 
+/* The monitor.  @locks watch_mu; m->zh_lock (read) to send, without it. */
 void zkr__watch_rearm_retry_lost(struct zkr *z, uint64_t now_ns);
 
 /* Once every zhandle of z is closed: frees the re-arms none answered. */
+/* The close path (destroy).  @locks watch_mu. */
 void zkr__watch_rearm_free_all(struct zkr *z);
 
 /* zkr__watch_remove_* */
+/* The application's thread.  @locks ctx_mu, watch_mu, m->zh_lock (read), order_mu, delivery's
+ * mu, one at a time; hand-ons as zkr__completion_hand_on. */
 int zkr__watch_remove_watches(struct zkr *z, const char *path, ZooWatcherType wtype, int all,
                               watcher_fn watcher, void *ctx, int local, void_completion_t cb,
                               const void *data, int direct);
 
+/* The close path or the monitor (zkr__watch_rearm_from).  @locks watch_mu; then hands on
+ * (order_mu, delivery's mu, zkr__watch_done's) without it. */
 void zkr__watch_remove_dropped(struct zkr *z, zhandle_t *zh);
 /* A watched read completes (before its record is armed or discarded):
  * whether a remove_all covers what it sets, holding the record when so;
  * then, once armed or discarded, the covered record's removal. */
+/* A completion's thread or an op's free (hooks.h).  @locks watch_mu. */
 int zkr__watch_remove_cover_held(struct zkr *z, zkr__watch_t *w);
+/* As _cover_held.  @locks watch_mu; m->zh_lock (read) and hand-ons without it. */
 void zkr__watch_remove_covered(struct zkr *z, zkr__watch_t *w);
 
+/* The monitor.  @locks watch_mu. */
 void zkr__watch_remove_gc(struct zkr *z, uint64_t now_ns);
 
 #endif

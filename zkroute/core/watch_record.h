@@ -6,30 +6,43 @@
 
 #include "core/watch.h"
 
-/* Under watch_mu. */
+/* Under watch_mu.
+ * @locks watch_mu held. */
 void zkr__watch_set_state_locked(struct zkr *z, zkr__watch_t *w, int state);
+/* @locks watch_mu held. */
 void zkr__watch_unlink_locked(struct zkr *z, zkr__watch_t *w);
+/* @locks watch_mu held. */
 int zkr__watch_over_locked(struct zkr *z, zkr__watch_t *w);
 /* An event for w: its own (synthetic 0) or one made here (1); then the
  * watchers of its path whose turn it is are delivered, and records that
- * are over are put on *gone (free them outside watch_mu). */
+ * are over are put on *gone (free them outside watch_mu).
+ * @locks watch_mu held; takes delivery's mu inside it. */
 void zkr__watch_fire_locked(struct zkr *z, zkr__watch_t *w, int type, int synthetic,
                             zkr__watch_t **gone);
+/* @locks watch_mu held; takes delivery's mu inside it. */
 void zkr__watch_release_locked(struct zkr *z, const char *path, zkr__watch_t **gone);
+/* @locks none; watch_mu not held. */
 void zkr__watch_free_list(zkr__watch_t *gone);
-/* Whether the read that armed w is held back for another record's event. */
+/* Whether the read that armed w is held back for another record's event.
+ * @locks watch_mu held. */
 int zkr__watch_read_held_back_locked(const struct zkr *z, const zkr__watch_t *w);
 /* The event w's watch missed between its remembered state and stat (rc:
- * the read's answer), 0 none. */
+ * the read's answer), 0 none.
+ * @locks none. */
 int zkr__watch_missed(const zkr__watch_t *w, int rc, const struct Stat *stat);
+/* @locks watch_mu held. */
 void zkr__watch_arm_locked(struct zkr *z, zkr__watch_t *w, int member, zhandle_t *zh,
                            const struct Stat *stat, uint64_t read_seq);
+/* @locks watch_mu held; takes delivery's mu inside it. */
 void zkr__watch_deliver_locked(zkr__watch_t *w, int type);
+/* @locks watch_mu held. */
 void zkr__watch_remove_locked(struct zkr *z, zkr__watch_t *w);
-/* Drops the registration of w on zhandle zh on the client only. */
+/* Drops the registration of w on zhandle zh on the client only.
+ * A completion's thread, watch_mu not held.  @locks m->zh_lock (read). */
 void zkr__watch_remove_unregister(struct zkr *z, zkr__watch_t *w, int slot, zhandle_t *zh,
                                   int own_thread);
-/* Outside watch_mu, once the record is out of the registry. */
+/* Outside watch_mu, once the record is out of the registry.
+ * @locks none; watch_mu not held. */
 void zkr__watch_free_record(zkr__watch_t *w);
 
 #endif

@@ -16,21 +16,36 @@
  * callback, which runs later on the delivery thread, unlocked.
  * zkr__completion_error runs the same stages, also with gate_mu held
  * (a parked operation that failed): hence gate_mu's place first. */
+
+/* Routing (gate_mu held), the monitor or the close path.  @locks as the trampolines below. */
 void zkr__completion_error(zkr__op_t *op, int rc);
+/* The hedger's turn, nothing held.  @locks as zkr__completion_hand_on. */
 void zkr__completion_call_user_error(zkr__op_t *op, int rc);
+/* A member zhandle's completion thread, nothing held.  @locks the stages above, one at a time. */
 void zkr__completion_void(int rc, const void *data);
+/* As zkr__completion_void. */
 void zkr__completion_stat(int rc, const struct Stat *stat, const void *data);
+/* As zkr__completion_void. */
 void zkr__completion_data(int rc, const char *value, int value_len, const struct Stat *stat,
                           const void *data);
+/* As zkr__completion_void. */
 void zkr__completion_strings(int rc, const struct String_vector *strings, const struct Stat *stat,
                              const void *data);
+/* As zkr__completion_void. */
 void zkr__completion_strings_stat(int rc, const struct String_vector *strings,
                                   const struct Stat *stat, const void *data);
+/* As zkr__completion_void. */
 void zkr__completion_string(int rc, const char *value, const void *data);
+/* As zkr__completion_void. */
 void zkr__completion_string_stat(int rc, const char *value, const struct Stat *stat,
                                  const void *data);
+/* As zkr__completion_void. */
 void zkr__completion_acl(int rc, struct ACL_vector *acl, struct Stat *stat, const void *data);
+/* A completion's thread (or the hedger's, a resume's).  @locks state_mu (the dip hooks),
+ * delivery's mu, watch_mu, order_mu, one at a time. */
 void zkr__completion_hand_on(zkr__op_t *op, const zkr__result_t *r);
+/* The thread whose watch event released the read (hooks.h), no watch_mu held.  @locks as
+ * zkr__completion_hand_on, and hedger's mu or order_mu. */
 void zkr__completion_resume(zkr__op_t *op);
 
 #endif

@@ -5,6 +5,8 @@
 
 #include "core/handle.h"
 
+/* The monitor's turn, nothing held.  @locks m->health_mu; then, with none held,
+ * zkr__member_open/_detach's, zkr__dispatch_complete_dropped's, zkr__watch_rearm_from's. */
 void zkr__carriers_tick(struct zkr *z, uint64_t now_ns);
 
 #endif

@@ -8,7 +8,11 @@
 
 #include "core/handle.h"
 
+/* The close path.  @locks mon_mu. */
 void zkr__monitor_stop(struct zkr *z);
+/* A ticker worker or a stepped runtime, nothing held.  @locks mon_mu (the kick flag), then the
+ * turn's steps one at a time: the poller, rescue, carriers, session, auth, pool, watch, gate and
+ * membership turns. */
 uint64_t zkr__monitor_step(struct zkr *z); /* the ticker, or a stepped runtime */
 
 #endif

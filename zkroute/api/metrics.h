@@ -10,13 +10,16 @@
 
 struct zkr;
 
-/* The next handle number of the process: 1, 2, ... */
+/* The next handle number of the process: 1, 2, ...
+ * Init.  @locks none (atomic). */
 unsigned zkr__metrics_serial(void);
 /* zkr_init: a handle whose metrics option is set is listed, and the
  * endpoint is started if it does not run; a failure (bad address, port in
- * use, no libmicrohttpd) is one line on stderr, and the handle runs on. */
+ * use, no libmicrohttpd) is one line on stderr, and the handle runs on.
+ * Init.  @locks metrics life_mu, then metrics mu. */
 void zkr__metrics_join(struct zkr *z);
-/* zkr_close, first: off the list; the last one stops the endpoint. */
+/* zkr_close, first: off the list; the last one stops the endpoint.
+ * The close path.  @locks metrics life_mu, then metrics mu. */
 void zkr__metrics_leave(struct zkr *z);
 
 /* The endpoint's limits: connections at once (more are closed at

@@ -17,12 +17,15 @@ typedef struct zkr__sb {
   int oom; /* an allocation failed: the content is incomplete */
 } zkr__sb_t;
 
+/* Any thread.  @locks none. */
 void zkr__stats_json_printf(zkr__sb_t *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Appends s as a JSON string literal, quotes included. */
+/* Appends s as a JSON string literal, quotes included.
+ * Any thread.  @locks none. */
 void zkr__stats_json_str(zkr__sb_t *b, const char *s);
 
-/* Appends the JSON of s (vs: the virtual session's state) to b. */
+/* Appends the JSON of s (vs: the virtual session's state) to b.
+ * zkr_stats_json's caller.  @locks none. */
 void zkr__stats_json_write(zkr__sb_t *b, const zkr_stats_t *s, int vs);
 
 /* One handle's snapshot for the Prometheus writer. */
@@ -33,7 +36,8 @@ typedef struct zkr__prom_src {
 } zkr__prom_src_t;
 
 /* Appends the Prometheus text of n handles to b: each metric family once
- * (HELP, TYPE), with every handle's samples under it. */
+ * (HELP, TYPE), with every handle's samples under it.
+ * The metrics endpoint's thread or zkr_stats_prometheus' caller.  @locks none. */
 void zkr__stats_prom_write(zkr__sb_t *b, const zkr__prom_src_t *src, size_t n);
 
 #endif

@@ -16,13 +16,15 @@
  * for), or else a request of its own, whose answer is kept for the others.
  * since UINT64_MAX always sends one.  *sent: 1 when this call sent it.  Blocks up to
  * timeout_ms (or the request joined, started with its own timeout).
- * Takes the cache's mu (a leaf), never across the request.  Any thread. */
+ * Takes the cache's mu (a leaf), never across the request.  Any thread.
+ * Called by the monitor's poller.  @locks the srvr cache's mu. */
 int zkr__srvr_cache_query(const char *host, int port, int timeout_ms, size_t cap, uint64_t since,
                           zkr__srvr_reply_t *out, int *sent);
 
 /* The cached answer of host:port whose request started at or after since
  * (copied to *out and *rc): 1, or 0 when there is none.  Never blocks nor
- * sends. */
+ * sends.
+ * The monitor.  @locks the srvr cache's mu. */
 int zkr__srvr_cache_fresh(const char *host, int port, uint64_t since, zkr__srvr_reply_t *out,
                           int *rc);
 

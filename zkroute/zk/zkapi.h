@@ -49,7 +49,8 @@ extern const zkr__zk_t *zkr__zk;
 
 /* Replaces the table (NULL: back to the real functions).  Call before any
  * handle exists: handles in use keep calling through whichever table is in
- * force at each call. */
+ * force at each call.
+ * Before any handle exists (tests, the drop-in's setup).  @locks none. */
 void zkr__zkapi_use(const zkr__zk_t *table);
 
 /* The table of the real functions as this library was linked. */

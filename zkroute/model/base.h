@@ -1,5 +1,7 @@
 /* Small inline helpers any part may use: the monotonic clock and a 64-bit
  * mix for random draws. */
+/* No locks: pure functions of their arguments (zkr__now_ns reads the clock); the caller
+ * serialises. */
 #ifndef ZKR_BASE_H
 #define ZKR_BASE_H
 

@@ -2,6 +2,7 @@
  * serves at /zookeeper/config: which servers there are, their roles and
  * where clients reach them.  Pure code, no I/O: the bytes come from a
  * server and are untrusted (tests/fuzz/fuzz_config.c). */
+/* No locks: pure functions of their arguments; the caller serialises. */
 #ifndef ZKR_DYNCONFIG_H
 #define ZKR_DYNCONFIG_H
 

@@ -115,6 +115,7 @@
  *     with the median from zkr__health_pool_median().  If sending fails,
  *     call zkr__health_probe_result() with ok = 0 at once.
  */
+/* No locks: pure functions of their arguments; the caller serialises. */
 #ifndef ZKR_HEALTH_H
 #define ZKR_HEALTH_H
 

@@ -22,6 +22,7 @@
  *       hedges sent <= max_pct / 100 * hedgeable reads so far,
  *   and after a quiet spell at most `burst` hedges can go at once, which is
  *   what lets hedging act in the first moments of a fault. */
+/* No locks: pure functions of their arguments; the caller serialises. */
 #ifndef ZKR_HEDGE_H
 #define ZKR_HEDGE_H
 

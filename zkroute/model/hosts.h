@@ -2,6 +2,8 @@
  * chroot, and the expansion of the entries into member addresses through
  * a resolver function the caller passes in.  Pure code, no I/O: names are
  * resolved only by that function (the library's is zkr__resolve_addrinfo). */
+/* No locks: pure functions of their arguments (zkr__hosts_expand calls the resolver it is
+ * given); the caller serialises. */
 #ifndef ZKR_HOSTS_H
 #define ZKR_HOSTS_H
 

@@ -1,5 +1,6 @@
 /* The options table's internal side (zkr__options_*): resolution of zero
  * fields to defaults, the switch words, the zones option's syntax. */
+/* No locks: pure functions of their arguments; the caller serialises. */
 #ifndef ZKR_OPTIONS_H
 #define ZKR_OPTIONS_H
 

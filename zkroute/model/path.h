@@ -1,5 +1,6 @@
 /* Znode paths (zkr__path_*): ZooKeeper's rules for the paths a call names,
  * checked before anything is built.  Pure. */
+/* No locks: pure functions of their arguments; the caller serialises. */
 #ifndef ZKR_PATH_H
 #define ZKR_PATH_H
 

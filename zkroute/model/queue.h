@@ -8,6 +8,7 @@
  * flag beside it, under the same lock): a lone entry and an unlinked link
  * look alike.  No locking here; every queue names the lock that guards it
  * where it is declared. */
+/* No locks: pure functions of their arguments; the caller serialises. */
 #ifndef ZKR_QUEUE_H
 #define ZKR_QUEUE_H
 

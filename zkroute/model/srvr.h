@@ -2,6 +2,8 @@
  * cap, a pure parser of the reply, and a fetch over TCP with timeouts.
  * The reply is untrusted input: a wrong answer may cost a hop, never
  * correctness, and never a crash. */
+/* No locks: pure functions of their arguments, but zkr__srvr_fetch (zk/srvr_fetch.c) does
+ * blocking TCP I/O; the caller serialises. */
 #ifndef ZKR_SRVR_H
 #define ZKR_SRVR_H
 

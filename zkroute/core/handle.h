@@ -276,12 +276,12 @@ struct zkr {
  * close starts (the handle is still whole), phase 1 after its last
  * callback, just before it is freed.  One hook per process, registered
  * before any handle exists (a library constructor): it is read without a
- * lock. */
+ * lock.  A library constructor's thread.  @locks none. */
 void zkr__handle_set_close_hook(void (*hook)(struct zkr *z, int phase));
 
 /* How what is still pending for the application completes once the
  * session is over: ZCLOSING (the handle closes), ZSESSIONEXPIRED (the
- * owner expired), 0 while it goes on. */
+ * owner expired), 0 while it goes on.  Any thread.  @locks none. */
 static inline int zkr__handle_ended_rc(const struct zkr *self) {
   return self->closing ? ZCLOSING : self->expired ? ZSESSIONEXPIRED : 0;
 }

@@ -10,7 +10,8 @@ struct zkr;
 
 /* Makes the monitor turn now rather than at its next poll (a stepped
  * runtime's next step then is now).  Takes mon_mu for the flag, then the
- * ticker's mu (a leaf): safe with any other lock held. */
+ * ticker's mu (a leaf): safe with any other lock held.
+ * Any thread.  @locks mon_mu, then the ticker's mu. */
 void zkr__kick_monitor(struct zkr *z);
 
 #endif

@@ -17,6 +17,8 @@ int zkr__dispatch(zkr__op_t *op, zkr__member_t *m);
 int zkr__dispatch_probe(zkr__member_t *m);
 /* A completion's thread.  @locks out_mu. */
 void zkr__dispatch_out_remove(zkr__op_t *op);
+/* A completion's thread.  @locks out_mu (zkr__dispatch_out_remove), then m->co_mu alone
+ * (`session` consistency, a reply's zxid). */
 void zkr__dispatch_op_done(zkr__op_t *op, int rc, const struct Stat *stat);
 /* Close or the monitor, after zookeeper_close returned (no ZooKeeper
  * thread of that zhandle runs).  @locks out_mu, then m->co_mu; completes

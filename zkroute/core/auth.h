@@ -4,7 +4,8 @@
 
 #include "core/handle.h"
 
-/* Lock notes (table in core/handle.h).  Each takes auth_mu;
+/* Lock notes (table in core/handle.h).  Each takes auth_mu, except
+ * zkr__auth_free_all (the handle's end: nothing else runs, no lock);
  * zkr__auth_replay and the monitor's zkr__auth_tick send under it with
  * m->zh_lock read-held, and queue the answer's callback (delivery's mu).
  * auth_done (ZooKeeper's completion thread) takes ans_mu only.

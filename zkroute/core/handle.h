@@ -38,6 +38,9 @@
  *      a waiter's mu   one blocking call (waiter_wait)
  *    7 delivery's mu   the callback queue (zkr__deliver_*)
  *      ctx_mu          the application's watcher and context
+ *      z->log's flag   a spin flag around the log storm limit
+ *                      (zkr__log_emit): a leaf, taken by log lines under
+ *                      any of the above
  *
  *   per process
  *      ticker life_mu, then the ticker's mu: zkr__ticker_add and _remove
@@ -45,6 +48,9 @@
  *      metrics life_mu, then metrics mu (the metrics endpoint)
  *      env rec_mu, then plain_mu (the drop-in's statistics records)
  *      preload reg_lock (the interposer's handle registry)
+ *      the srvr cache's mu (zkr__srvr_cache_*: shared srvr answers), taken
+ *      by the monitor's polls with no library lock held, around its table
+ *      only - never across the srvr request itself
  *   Each is taken alone, or only around its own list (plain_mu also
  *   around the stock zookeeper_init of ZKROUTE=off); rec_mu, life_mu and
  *   reg_lock are also held across fork by their atfork handlers.

@@ -490,6 +490,49 @@ START_TEST(held_reads_released_in_order_after_their_events) {
 }
 END_TEST
 
+/* Watcher 5 (exists, the node missing) is set again on its lagging
+ * member (read 13); then watcher 1 is set on another member, which shows
+ * the node created (read 11, held for watcher 5's event), and watcher 1's
+ * event for a later change comes while read 11 is held.  Read 13 answers
+ * ZNONODE: the state before the creation.  On stock's one session read 13
+ * completes before read 11 and before watcher 1 is set, so it waits for
+ * no event of watcher 1's; held for it, it closed a cycle - watcher 5's
+ * event waits for read 13 (which set it again), read 11 for watcher 5's
+ * event, watcher 1's event for read 11 - that only the hold's bound
+ * broke, and then read 11 and watcher 1's event came before read 13 and
+ * watcher 5's.  The application sees read 13, watcher 5, read 11, then
+ * watcher 1.  (The simulator: tests/sim/zkroute-sim --seed 1504 --mode
+ * routed.) */
+START_TEST(earlier_read_not_held_for_a_watch_whose_read_waits) {
+  fake_req_t *e5 = open_with_exists_watch();
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)13), ZOK);
+  fake_req_t *a5 = next_req(FK_EXISTS, "/n");
+  ck_assert_ptr_eq(a5->h, e5->h); /* where the pair is armed */
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)1, done_stat, (void *)11), ZOK);
+  fake_req_t *e1 = next_req(FK_EXISTS, "/n");
+  ck_assert_ptr_ne(e1->h, e5->h);
+  fake_reply(e1, ZOK, 7, 7, NULL);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 0); /* held for watcher 5's event */
+  fake_fire(e1->h, "/n", ZOO_CHANGED_EVENT);
+  fake_reply(a5, ZNONODE, 0, 0, NULL); /* its member is behind the creation */
+  /* Held for watcher 1, it would wait for the hold's bound (60 s here). */
+  ck_assert_msg(ev_find(0, EV_DONE, 13) >= 0, "the earlier read was held for a later watch");
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 11) + ev_matching(EV_WATCH, 1), 0);
+  fake_fire(e5->h, "/n", ZOO_CREATED_EVENT);
+  int d13 = ev_find(0, EV_DONE, 13), w5 = ev_find(0, EV_WATCH, 5), d11 = ev_find(0, EV_DONE, 11),
+      w1 = ev_find(0, EV_WATCH, 1);
+  ck_assert_int_ge(d13, 0);
+  ck_assert_int_gt(w5, d13);
+  ck_assert_int_gt(d11, w5);
+  ck_assert_int_gt(w1, d11);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 5), 1);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
+}
+END_TEST
+
 /* Watcher 2 is set again on its member while that member lags: watcher
  * 1's event (another member) gives watcher 2 the change first, then the
  * read that set watcher 2 again completes with the state before the
@@ -904,6 +947,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, rewatch_after_a_change_fires_for_both_changes);
   tcase_add_test(tc, watchers_of_a_path_fire_in_the_order_set);
   tcase_add_test(tc, watcher_set_after_the_change_is_not_held);
+  tcase_add_test(tc, earlier_read_not_held_for_a_watch_whose_read_waits);
   tcase_add_test(tc, watchers_of_a_path_get_one_event);
   tcase_add_test(tc, exists_watch_set_after_the_change_not_fired);
   tcase_add_test(tc, rearm_overtaken_by_another_pairs_event_leaves_nothing);

@@ -132,14 +132,24 @@ static int pending_change(const zkr__watch_t *w, int rc, const struct Stat *st);
 
 static int shows_change(const zkr__watch_t *w, int rc, const struct Stat *st);
 
+static int maybe_older(const zkr__watch_t *w, const zkr__op_t *op, int rc);
+static int read_held_locked(const zkr_t *z, const zkr__watch_t *w);
+
 /* Under watch_mu.  A record whose event came but waits its turn (for the
  * read that armed it, or a pair set before it) blocks as one still
- * waiting: the application gets that event before the data. */
+ * waiting: the application gets that event before the data.  Not a
+ * record armed by a read issued after op whose answer may be older than
+ * op's (maybe_older) while that read is not handed on yet: the
+ * application has not seen that pair set, and on stock's one session op
+ * completes first.  Held for it, op would wait for an event that may
+ * wait for op itself (the read that armed w held for the event of a pair
+ * that op sets again). */
 static int read_blocked_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st) {
   if (z->closing || z->expired) return 0;
   for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w))
     if (strcmp(w->path, op->path) == 0 &&
-        (pending_change(w, rc, st) || (w->fire && shows_change(w, rc, st))))
+        (pending_change(w, rc, st) || (w->fire && shows_change(w, rc, st))) &&
+        !(maybe_older(w, op, rc) && read_held_locked(z, w)))
       return 1;
   return 0;
 }

@@ -523,6 +523,49 @@ START_TEST(pair_set_again_before_its_members_event_fires_again) {
 }
 END_TEST
 
+/* Watcher 3 is set on /r on a member that then reconnects; watcher 4 is
+ * set by a read that saw the next change (held for watcher 3's event),
+ * then watcher 3 again by a read that saw it too (superseding the first
+ * registration, whose event for that change is made then).  The
+ * application sees watcher 3's event, the read of watcher 4, then the
+ * read of watcher 3: stock's table holds watcher 4 before watcher 3, and
+ * the next change calls them in that order.  (The simulator:
+ * tests/sim/zkroute-sim --seed 31 --mode routed; the superseding record
+ * took the fired one's place in the order, before watcher 4.) */
+START_TEST(pair_set_again_after_its_superseded_event_goes_last) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/r", watcher, (void *)3, done_data, (void *)1), ZOK);
+  fake_req_t *g1 = next_req(FK_GET, "/r");
+  fake_zh_t *a = g1->h;
+  fake_reply(g1, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  fake_session_event(a, ZOO_CONNECTING_STATE);
+  ck_assert_int_eq(zkr_awget(z, "/r", watcher, (void *)4, done_data, (void *)2), ZOK);
+  fake_req_t *g2 = next_req(FK_GET, "/r");
+  ck_assert_ptr_ne(g2->h, a);
+  fake_reply(g2, ZOK, 8, 8, "b");
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 2), 0); /* held for watcher 3's event */
+  ck_assert_int_eq(zkr_awget(z, "/r", watcher, (void *)3, done_data, (void *)3), ZOK);
+  fake_req_t *g3 = next_req(FK_GET, "/r");
+  ck_assert_ptr_ne(g3->h, a);
+  fake_reply(g3, ZOK, 8, 8, "b");
+  int w3 = ev_find(0, EV_WATCH, 3), d2 = ev_find(0, EV_DONE, 2), d3 = ev_find(0, EV_DONE, 3);
+  ck_assert_int_ge(w3, 0);
+  ck_assert_int_gt(d2, w3);
+  ck_assert_int_gt(d3, d2);
+  /* The next change, watcher 3's member first. */
+  fake_fire(g3->h, "/r", ZOO_CHANGED_EVENT);
+  if (g2->h != g3->h) fake_fire(g2->h, "/r", ZOO_CHANGED_EVENT);
+  int w4 = ev_find(d3, EV_WATCH, 4), w3b = ev_find(d3, EV_WATCH, 3);
+  ck_assert_int_ge(w4, 0);
+  ck_assert_msg(w3b > w4, "watcher 3 (set last) called at %d, before watcher 4 at %d", w3b, w4);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 3), 2);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 4), 1);
+}
+END_TEST
+
 /* Two reads held for watcher 5's event set watchers 1 and 2, in that
  * order; the next change's events for both come while they are held.
  * When they are released the application sees watcher 5, both reads,
@@ -915,6 +958,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, held_reads_watcher_gets_no_session_event);
   tcase_add_test(tc, held_reads_pairs_fire_in_completion_order);
   tcase_add_test(tc, pair_set_again_before_its_members_event_fires_again);
+  tcase_add_test(tc, pair_set_again_after_its_superseded_event_goes_last);
   tcase_add_test(tc, held_read_closing);
   tcase_add_test(tc, held_read_completes_before_its_own_watch_fires);
   tcase_add_test(tc, removed_watcher_not_rearmed);

@@ -248,9 +248,15 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
     if (release) {
       if (own && ids && n_ids < cap) {
         ids[n_ids++] = op->watch_id;
+        /* Placed by the first read handed on that set it: a read that
+         * set the pair again while it was set (its record reused: a read
+         * released before this one in this turn, or one handed on
+         * earlier) changes nothing, as in stock's table. */
+        if (own->state != ZKR__W_FIRED && own->read_pending && !own->resuming) {
+          own->seq = ++z->watch_seq;
+          own->place_on_hand_on = 0; /* placed here, in the order reads are handed on */
+        }
         own->resuming++;
-        if (own->state != ZKR__W_FIRED) own->seq = ++z->watch_seq;
-        own->place_on_hand_on = 0; /* placed here, in the order reads are handed on */
       }
       zkr__queue_remove(&z->wf_held, &op->wf_link);
       zkr__queue_push(&ready, &op->wf_link);

@@ -149,13 +149,30 @@ static int changed(lmap_t *m, const went_t *w, uint64_t t) {
 /* The zxid of the change an event of type reports to entry w: the first
  * committed change after the state w's read saw that fires w's table with
  * that type (a set for CHANGED, a deletion of the node for DELETED, a
- * child created or deleted - or the node deleted - for CHILD).  INT64_MAX
- * when it cannot be told (an exists watch on a missing node: any
- * creation; no such change yet). */
-static int64_t change_for(lmap_t *m, const went_t *w, int type) {
+ * child created or deleted - or the node deleted - for CHILD); for an
+ * exists watch on a missing node and CREATED, the latest creation
+ * committed at or before the event (t).  INT64_MAX when it cannot be told
+ * (an exists watch on a missing node and another event; no such change
+ * yet). */
+static int64_t change_for(lmap_t *m, const went_t *w, int type, uint64_t t) {
   size_t j = slot(m, w->path);
   int64_t best = INT64_MAX;
-  if (!m->key[j] || w->table == T_EXIST) return best;
+  if (!m->key[j]) return best;
+  if (w->table == T_EXIST) {
+    /* An exists watch on a missing node saw no zxid.  The creation that
+     * fired it committed before its event: the latest one then is taken,
+     * and the data table's pairs whose read saw that incarnation were set
+     * after it (on one session their replies come after the event) - the
+     * latest, not the first after the read, so that no pair an earlier
+     * creation fires is excused. */
+    if (type != ZOO_CREATED_EVENT) return best;
+    int64_t last = -1;
+    for (int i = 0; i < m->n[j]; i++) {
+      const lent_t *e = &m->v[j][i];
+      if (!e->child && e->kind == H_CREATE && e->t <= t && e->zxid > last) last = e->zxid;
+    }
+    return last >= 0 ? last : best;
+  }
   for (int i = 0; i < m->n[j]; i++) {
     const lent_t *e = &m->v[j][i];
     if (e->zxid <= w->point || e->zxid >= best) continue;
@@ -450,7 +467,7 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
       snprintf(gr->path, sizeof gr->path, "%s", ev->path);
       gr->type = ev->wtype;
       gr->e = malloc((size_t)(t.n + 1) * sizeof *gr->e);
-      int64_t cz = own >= 0 ? change_for(m, &t.e[own], ev->wtype) : INT64_MAX;
+      int64_t cz = own >= 0 ? change_for(m, &t.e[own], ev->wtype, ev->t) : INT64_MAX;
       gr->n = take(&t, ev->path, ev->wtype, cz, commit_t(m, ev->path, cz), gr->e);
     }
     if (gr->next < gr->n && gr->e[gr->next].pair == ev->pair) {

@@ -372,6 +372,45 @@ START_TEST(watch_deletion_fires_no_exists_watch_set_after_it) {
 }
 END_TEST
 
+/* A creation's event takes stock's data table too (collectWatchers), but
+ * only the pairs whose read saw an older state than that creation.
+ * Pair 1's exists watch on the missing node is set by a read issued
+ * before the creation (answered ZNONODE, after pair 0's), pair 0's data
+ * watch by a read that saw the creation; pair 1 then sets a data watch
+ * too, and the node changes.  One stock session serves them as: pair 1's
+ * exists, the creation and its event (pair 1 alone), pair 0's get, pair
+ * 1's get; the change then calls pair 0 before pair 1 (changed_first 0).
+ * Pair 1 called first is a violation.  (The simulator:
+ * tests/sim/zkroute-sim --seed 4870 --mode routed; the creation's group
+ * took pair 0, so the change expected pair 1 first.) */
+static int creation_and_data_watch(int pair1_first) {
+  setup();
+  connected();
+  hop_t *ex = inv(H_EXISTS, "/g0/k0", NULL);
+  ex->pair = 1;
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  hop_t *g0 = inv(H_GET, "/g0/k0", NULL);
+  g0->pair = 0;
+  cmp(g0, ZOK, 1, 0, 5)->czxid = 5;
+  cmp(ex, ZNONODE, 0, 0, 0);
+  watch(1, ZOO_CREATED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  hop_t *g1 = inv(H_GET, "/g0/k0", NULL);
+  g1->pair = 1;
+  cmp(g1, ZOK, 1, 0, 5)->czxid = 5;
+  txn(6, H_SET, "/g0/k0", "b", 1);
+  watch(pair1_first ? 1 : 0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  watch(pair1_first ? 0 : 1, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  close_at_end();
+  check_watch(&H, &C);
+  return C.violations[CK_WATCH];
+}
+
+START_TEST(watch_creation_fires_no_data_watch_set_after_it) {
+  ck_assert_int_eq(creation_and_data_watch(0), 0);
+  ck_assert_int_eq(creation_and_data_watch(1), 1);
+}
+END_TEST
+
 /* A remove_all and a watched read of pair 0, the removal issued first
  * (rm_first) or second; the read completes first either way, then the
  * removal with ZOK, then the node changes and pair 0 is called.  Returns
@@ -604,6 +643,7 @@ int main(void) {
       {"watch", watch_order_caught},
       {"watch", watch_order_is_among_the_pairs_the_change_fires},
       {"watch", watch_deletion_fires_no_exists_watch_set_after_it},
+      {"watch", watch_creation_fires_no_data_watch_set_after_it},
       {"watch", watch_removal_spares_reads_issued_after_it},
       {"watch", watch_session_events_to_all},
       {"watch", watch_nothing_after_expired},

@@ -566,6 +566,49 @@ START_TEST(pair_set_again_before_its_members_event_fires_again) {
 }
 END_TEST
 
+/* Watcher 3 is set on /r on a member that then reconnects; watcher 4 is
+ * set by a read that saw the next change (held for watcher 3's event),
+ * then watcher 3 again by a read that saw it too (superseding the first
+ * registration, whose event for that change is made then).  The
+ * application sees watcher 3's event, the read of watcher 4, then the
+ * read of watcher 3: stock's table holds watcher 4 before watcher 3, and
+ * the next change calls them in that order.  (The simulator:
+ * tests/sim/zkroute-sim --seed 31 --mode routed; the superseding record
+ * took the fired one's place in the order, before watcher 4.) */
+START_TEST(pair_set_again_after_its_superseded_event_goes_last) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/r", watcher, (void *)3, done_data, (void *)1), ZOK);
+  fake_req_t *g1 = next_req(FK_GET, "/r");
+  fake_zh_t *a = g1->h;
+  fake_reply(g1, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  fake_session_event(a, ZOO_CONNECTING_STATE);
+  ck_assert_int_eq(zkr_awget(z, "/r", watcher, (void *)4, done_data, (void *)2), ZOK);
+  fake_req_t *g2 = next_req(FK_GET, "/r");
+  ck_assert_ptr_ne(g2->h, a);
+  fake_reply(g2, ZOK, 8, 8, "b");
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 2), 0); /* held for watcher 3's event */
+  ck_assert_int_eq(zkr_awget(z, "/r", watcher, (void *)3, done_data, (void *)3), ZOK);
+  fake_req_t *g3 = next_req(FK_GET, "/r");
+  ck_assert_ptr_ne(g3->h, a);
+  fake_reply(g3, ZOK, 8, 8, "b");
+  int w3 = ev_find(0, EV_WATCH, 3), d2 = ev_find(0, EV_DONE, 2), d3 = ev_find(0, EV_DONE, 3);
+  ck_assert_int_ge(w3, 0);
+  ck_assert_int_gt(d2, w3);
+  ck_assert_int_gt(d3, d2);
+  /* The next change, watcher 3's member first. */
+  fake_fire(g3->h, "/r", ZOO_CHANGED_EVENT);
+  if (g2->h != g3->h) fake_fire(g2->h, "/r", ZOO_CHANGED_EVENT);
+  int w4 = ev_find(d3, EV_WATCH, 4), w3b = ev_find(d3, EV_WATCH, 3);
+  ck_assert_int_ge(w4, 0);
+  ck_assert_msg(w3b > w4, "watcher 3 (set last) called at %d, before watcher 4 at %d", w3b, w4);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 3), 2);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 4), 1);
+}
+END_TEST
+
 /* Two reads held for watcher 5's event set watchers 1 and 2, in that
  * order; the next change's events for both come while they are held.
  * When they are released the application sees watcher 5, both reads,
@@ -594,6 +637,47 @@ START_TEST(held_reads_pairs_fire_in_completion_order) {
   ck_assert_int_gt(d2, d1);
   ck_assert_int_gt(w1, d2);
   ck_assert_int_gt(w2, w1);
+}
+END_TEST
+
+/* Three reads held for watcher 5's event set watcher 1, watcher 2, then
+ * watcher 1 again (the same registration, on its member).  Released
+ * together, they complete in that order: stock's table holds watcher 1
+ * (set by the first completion; the third set it again, which changes
+ * nothing) before watcher 2, and the next change calls them in that
+ * order.  (The simulator: tests/sim/zkroute-sim --seed 589 --mode routed;
+ * the third read's release placed watcher 1 again, after watcher 2.) */
+START_TEST(held_read_setting_a_pair_again_keeps_its_place) {
+  fake_req_t *e5 = open_with_exists_watch();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *g1 = next_req(FK_GET, "/n");
+  fake_reply(g1, ZOK, 7, 7, "a");
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)2, done_data, (void *)12), ZOK);
+  fake_req_t *g2 = next_req(FK_GET, "/n");
+  fake_reply(g2, ZOK, 7, 7, "a");
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)13), ZOK);
+  fake_req_t *g3 = next_req(FK_GET, "/n");
+  ck_assert_ptr_eq(g3->h, g1->h); /* where the pair is armed */
+  fake_reply(g3, ZOK, 7, 7, "a");
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_DONE, 11) + ev_matching(EV_DONE, 12) + ev_matching(EV_DONE, 13),
+                   0); /* held */
+  fake_fire(e5->h, "/n", ZOO_CREATED_EVENT);
+  int w5 = ev_find(0, EV_WATCH, 5), d1 = ev_find(0, EV_DONE, 11), d2 = ev_find(0, EV_DONE, 12),
+      d3 = ev_find(0, EV_DONE, 13);
+  ck_assert_int_ge(w5, 0);
+  ck_assert_int_gt(d1, w5);
+  ck_assert_int_gt(d2, d1);
+  ck_assert_int_gt(d3, d2);
+  /* The next change, watcher 2's member first. */
+  fake_fire(g2->h, "/n", ZOO_CHANGED_EVENT);
+  if (g1->h != g2->h) fake_fire(g1->h, "/n", ZOO_CHANGED_EVENT);
+  int w1 = ev_find(d3, EV_WATCH, 1), w2 = ev_find(d3, EV_WATCH, 2);
+  ck_assert_int_ge(w1, 0);
+  ck_assert_msg(w2 > w1, "watcher 2 called at %d, before watcher 1 (set first) at %d", w2, w1);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 1);
 }
 END_TEST
 
@@ -958,7 +1042,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, held_reads_released_in_order_after_their_events);
   tcase_add_test(tc, held_reads_watcher_gets_no_session_event);
   tcase_add_test(tc, held_reads_pairs_fire_in_completion_order);
+  tcase_add_test(tc, held_read_setting_a_pair_again_keeps_its_place);
   tcase_add_test(tc, pair_set_again_before_its_members_event_fires_again);
+  tcase_add_test(tc, pair_set_again_after_its_superseded_event_goes_last);
   tcase_add_test(tc, held_read_closing);
   tcase_add_test(tc, held_read_completes_before_its_own_watch_fires);
   tcase_add_test(tc, removed_watcher_not_rearmed);

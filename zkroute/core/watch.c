@@ -253,8 +253,15 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
     if (release) {
       if (own && ids && n_ids < cap) {
         ids[n_ids++] = op->watch_id;
+        /* Placed by the first read handed on that set it: a read that
+         * set the pair again while it was set (its record reused: a read
+         * released before this one in this turn, or one handed on
+         * earlier) changes nothing, as in stock's table. */
+        if (own->state != ZKR__W_FIRED && own->read_pending && !own->resuming) {
+          own->seq = ++z->watch_seq;
+          own->place_on_hand_on = 0; /* placed here, in the order reads are handed on */
+        }
         own->resuming++;
-        if (own->state != ZKR__W_FIRED) own->seq = ++z->watch_seq;
       }
       zkr__queue_remove(&z->wf_held, &op->wf_link);
       zkr__queue_push(&ready, &op->wf_link);
@@ -548,7 +555,12 @@ int zkr__watch_missed(const zkr__watch_t *w, int rc, const struct Stat *st) {
 /* w2's read armed it; old, the record of the same pair it set again (its
  * member could not take the read), is superseded: it gets the event of a
  * change between the two reads, if there was one, and its registration,
- * wherever it is, is swallowed.  w2 takes old's place in the order. */
+ * wherever it is, is swallowed.  Without such an event w2 takes old's
+ * place in the order (stock's table keeps a pair set again where it was).
+ * With one, the pair left stock's table at that event and its read set it
+ * again at the end: w2 takes its place when its read is handed on - after
+ * the reads that event released (done_with), which the application sees
+ * complete first. */
 static void supersede_locked(zkr_t *z, zkr__watch_t *w2, const struct Stat *st,
                              zkr__watch_t **gone) {
   zkr__watch_t *old = w2->supersedes;
@@ -557,10 +569,11 @@ static void supersede_locked(zkr_t *z, zkr__watch_t *w2, const struct Stat *st,
   if (waiting(old)) {
     int event = zkr__watch_missed(old, st ? ZOK : ZNONODE, st);
     int registered = old->state == ZKR__W_ARMED || old->state == ZKR__W_REARMING;
-    if (old->seq) w2->seq = old->seq;
+    if (old->seq && !event) w2->seq = old->seq;
     if (registered) zkr__watch_set_state_locked(z, old, ZKR__W_CONSUMED);
     else zkr__watch_set_state_locked(z, old, ZKR__W_HELD);
     if (event) {
+      w2->place_on_hand_on = 1;
       z->watch_missed_events++;
       zkr__watch_fire_locked(z, old, event, 1, gone);
     } else if (!registered) {
@@ -602,6 +615,8 @@ void zkr__watch_read_handed_on(zkr_t *z, uint64_t id) {
   zkr__watch_t *w = zkr__watch_by_id_locked(z, id);
   if (w && w->read_pending) {
     w->read_pending = 0;
+    if (w->place_on_hand_on && w->state != ZKR__W_FIRED) w->seq = ++z->watch_seq;
+    w->place_on_hand_on = 0;
     if (w->fire) zkr__watch_release_locked(z, w->path, &gone);
   }
   pthread_mutex_unlock(&z->watch_mu);

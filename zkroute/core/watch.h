@@ -77,6 +77,9 @@ struct zkr__watch {
                                     is closed, not by the removal GC */
   int read_pending;              /* the read that armed it has not been handed on
                                     to the application: its events wait */
+  int place_on_hand_on;          /* it superseded a record whose event was made:
+                                    its place in the order is taken when its
+                                    read is handed on, after that event */
   int resuming;                  /* the read that armed it is being handed on
                                     (its event waits), under watch_mu */
   uint64_t removed_ns;

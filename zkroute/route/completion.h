@@ -15,7 +15,10 @@
  * (the session dip), and delivery's mu to queue the application's
  * callback, which runs later on the delivery thread, unlocked.
  * zkr__completion_error runs the same stages, also with gate_mu held
- * (a parked operation that failed): hence gate_mu's place first. */
+ * (a parked operation that failed): hence gate_mu's place first.  Under
+ * gate_mu only for an operation never sent (op->member < 0), which skips
+ * the two stages that would break the order there - the session dip
+ * (state_mu) and the gate's release (gate_mu again). */
 
 /* Routing (gate_mu held), the monitor or the close path.  @locks as the trampolines below. */
 void zkr__completion_error(zkr__op_t *op, int rc);

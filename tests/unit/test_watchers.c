@@ -32,6 +32,19 @@ static fake_req_t *open_and_watch(const char *path) {
   return g1;
 }
 
+/* The next change of path reaches member `first`, then `other`: from
+ * event index `from` on, watcher `before` (set first) is called, and
+ * watcher `after` only after it. */
+static void next_change_in_set_order(fake_zh_t *first, fake_zh_t *other, const char *path, int from,
+                                     int before, int after) {
+  fake_fire(first, path, ZOO_CHANGED_EVENT);
+  if (other != first) fake_fire(other, path, ZOO_CHANGED_EVENT);
+  int a = ev_find(from, EV_WATCH, before), b = ev_find(from, EV_WATCH, after);
+  ck_assert_int_ge(a, 0);
+  ck_assert_msg(b > a, "watcher %d called at %d, before watcher %d (set first) at %d", after, b,
+                before, a);
+}
+
 /* ---- a pair is called once per event ---- */
 
 /* watch=1 is the global watcher and context, as the stock client stores
@@ -144,18 +157,25 @@ START_TEST(delete_calls_a_pair_once_across_tables) {
 }
 END_TEST
 
+/* The handle open on three members, watcher 3 set on /r by a get (tag 1)
+ * that saw version 5, then that member's connection lost (CONNECTING):
+ * returns its zhandle. */
+static fake_zh_t *watch_then_disconnect(void) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/r", watcher, (void *)3, done_data, (void *)1), ZOK);
+  fake_req_t *g1 = next_req(FK_GET, "/r");
+  fake_reply(g1, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  fake_session_event(g1->h, ZOO_CONNECTING_STATE);
+  return g1->h;
+}
+
 /* The pair set again while the member that holds it reconnects: the new
  * read goes elsewhere, and the node did not change in between.  When the
  * node changes, both sessions' registrations fire (the old one through
  * its reconnect); the application's watcher is called once. */
 START_TEST(rewatch_while_member_reconnects_fires_once) {
-  open3();
-  ck_assert_int_eq(zkr_awget(z, "/r", watcher, (void *)3, done_data, (void *)1), ZOK);
-  fake_req_t *g1 = next_req(FK_GET, "/r");
-  fake_zh_t *a = g1->h;
-  fake_reply(g1, ZOK, 5, 5, "a");
-  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
-  fake_session_event(a, ZOO_CONNECTING_STATE);
+  fake_zh_t *a = watch_then_disconnect();
   ck_assert_int_eq(zkr_awget(z, "/r", watcher, (void *)3, done_data, (void *)2), ZOK);
   fake_req_t *g2 = next_req(FK_GET, "/r");
   ck_assert_ptr_ne(g2->h, a);
@@ -174,13 +194,7 @@ END_TEST
  * watcher for that change (its first registration fired before the second
  * read) and again for the next one (the second read registered anew). */
 START_TEST(rewatch_after_a_change_fires_for_both_changes) {
-  open3();
-  ck_assert_int_eq(zkr_awget(z, "/r", watcher, (void *)3, done_data, (void *)1), ZOK);
-  fake_req_t *g1 = next_req(FK_GET, "/r");
-  fake_zh_t *a = g1->h;
-  fake_reply(g1, ZOK, 5, 5, "a");
-  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
-  fake_session_event(a, ZOO_CONNECTING_STATE);
+  fake_zh_t *a = watch_then_disconnect();
   ck_assert_int_eq(zkr_awget(z, "/r", watcher, (void *)3, done_data, (void *)2), ZOK);
   fake_req_t *g2 = next_req(FK_GET, "/r");
   fake_reply(g2, ZOK, 8, 8, "b");
@@ -576,13 +590,7 @@ END_TEST
  * tests/sim/zkroute-sim --seed 31 --mode routed; the superseding record
  * took the fired one's place in the order, before watcher 4.) */
 START_TEST(pair_set_again_after_its_superseded_event_goes_last) {
-  open3();
-  ck_assert_int_eq(zkr_awget(z, "/r", watcher, (void *)3, done_data, (void *)1), ZOK);
-  fake_req_t *g1 = next_req(FK_GET, "/r");
-  fake_zh_t *a = g1->h;
-  fake_reply(g1, ZOK, 5, 5, "a");
-  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
-  fake_session_event(a, ZOO_CONNECTING_STATE);
+  fake_zh_t *a = watch_then_disconnect();
   ck_assert_int_eq(zkr_awget(z, "/r", watcher, (void *)4, done_data, (void *)2), ZOK);
   fake_req_t *g2 = next_req(FK_GET, "/r");
   ck_assert_ptr_ne(g2->h, a);
@@ -598,11 +606,7 @@ START_TEST(pair_set_again_after_its_superseded_event_goes_last) {
   ck_assert_int_gt(d2, w3);
   ck_assert_int_gt(d3, d2);
   /* The next change, watcher 3's member first. */
-  fake_fire(g3->h, "/r", ZOO_CHANGED_EVENT);
-  if (g2->h != g3->h) fake_fire(g2->h, "/r", ZOO_CHANGED_EVENT);
-  int w4 = ev_find(d3, EV_WATCH, 4), w3b = ev_find(d3, EV_WATCH, 3);
-  ck_assert_int_ge(w4, 0);
-  ck_assert_msg(w3b > w4, "watcher 3 (set last) called at %d, before watcher 4 at %d", w3b, w4);
+  next_change_in_set_order(g3->h, g2->h, "/r", d3, 4, 3);
   sleep_ms(100);
   ck_assert_int_eq(ev_matching(EV_WATCH, 3), 2);
   ck_assert_int_eq(ev_matching(EV_WATCH, 4), 1);
@@ -670,11 +674,7 @@ START_TEST(held_read_setting_a_pair_again_keeps_its_place) {
   ck_assert_int_gt(d2, d1);
   ck_assert_int_gt(d3, d2);
   /* The next change, watcher 2's member first. */
-  fake_fire(g2->h, "/n", ZOO_CHANGED_EVENT);
-  if (g1->h != g2->h) fake_fire(g1->h, "/n", ZOO_CHANGED_EVENT);
-  int w1 = ev_find(d3, EV_WATCH, 1), w2 = ev_find(d3, EV_WATCH, 2);
-  ck_assert_int_ge(w1, 0);
-  ck_assert_msg(w2 > w1, "watcher 2 called at %d, before watcher 1 (set first) at %d", w2, w1);
+  next_change_in_set_order(g2->h, g1->h, "/n", d3, 1, 2);
   sleep_ms(100);
   ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
   ck_assert_int_eq(ev_matching(EV_WATCH, 2), 1);

@@ -191,6 +191,14 @@ typedef struct zkr_options {
                              handle of the process that asks, from the first
                              such handle's zkr_init to the last one's
                              zkr_close (default: none) */
+  /* Idle fleets (docs/benchmarks.md, docs/decisions.md). */
+  int idle_read_members; /* the read_members cap while the handle is idle
+                             (no operation for idle_park_ms): the follower
+                             sessions beyond it are closed, their watches
+                             set again on a kept session, and opened again
+                             at the next operation (default 1; -1 off) */
+  int idle_park_ms;      /* how long without an operation makes a handle
+                             idle for idle_read_members (default 60000) */
 } zkr_options_t;
 
 #define ZKR_OPTIONS_INIT                                                                           \
@@ -661,7 +669,8 @@ typedef struct zkr_member_stats {
   uint64_t selector_picks; /* reads the read selector sent here */
   int watches;             /* watches armed on its session now */
   int removed;             /* left /zookeeper/config: takes no operation */
-  int parked;              /* no session, by the read_members cap */
+  int parked;              /* no session, by the read_members cap (or
+                              idle_read_members while idle) */
   int64_t server_id;       /* N of server.N in /zookeeper/config, -1 unknown */
   /* Latency of the replies servers gave, from send to reply: reads (the
    * samples of ewma_ms: a sync+read pair, a hedge, no probe) and writes. */

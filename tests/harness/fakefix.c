@@ -214,6 +214,11 @@ void advance_ms(int ms) { fx_clock_ns += (uint64_t)ms * 1000000u; }
 void open3_stepped(void) {
   zkr_options_t o;
   opts_default(&o);
+  open3_stepped_opts(&o);
+}
+
+void open3_stepped_opts(const zkr_options_t *opts) {
+  zkr_options_t o = *opts;
   ev_reset();
   fake_install();
   zkr__runtime_use(&fx_runtime);

@@ -73,8 +73,9 @@ void open3_rescue(void);
  * runs (callbacks, the monitor's turn), on the test's thread, so the
  * order of events is the test's alone.  The clock is the test's too. */
 void open3_stepped(void);
-uint64_t step(void);     /* zkr__runtime_step(z) */
-void advance_ms(int ms); /* the test's clock moves on */
+void open3_stepped_opts(const zkr_options_t *o); /* ... with these options */
+uint64_t step(void);                             /* zkr__runtime_step(z) */
+void advance_ms(int ms);                         /* the test's clock moves on */
 /* Closes the handle and uninstalls the fake (the checked fixture). */
 void teardown(void);
 

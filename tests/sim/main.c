@@ -8,8 +8,10 @@
  * Options: --mode stock|routed, --consistency linearizable|session (routed:
  * the handles' consistency), --bug K (a planted model bug, tests only),
  * --length S (simulated seconds of the fault phase, default 6), --jobs J
- * (worker processes, default 2), --verbose, --messages (exploring: each
- * failing seed's checker messages and the wall time since the start).
+ * (worker processes, default 2), --idle-park MS (routed: the handles'
+ * idle_park_ms, so that idle parking happens within a schedule), --verbose,
+ * --messages (exploring: each failing seed's checker messages and the wall
+ * time since the start).
  *
  * For each failing seed it prints one command that replays it, and at the
  * end how many schedules ran.  Exit status: 0 when no schedule failed. */
@@ -39,6 +41,8 @@ static void replay_cmd(char *buf, size_t n, uint64_t seed) {
   int k = snprintf(buf, n, "%s --seed %llu", prog, (unsigned long long)seed);
   if (base.mode == SIM_ROUTED) k += snprintf(buf + k, n - (size_t)k, " --mode routed");
   if (base.session) k += snprintf(buf + k, n - (size_t)k, " --consistency session");
+  if (base.idle_park_ms)
+    k += snprintf(buf + k, n - (size_t)k, " --idle-park %d", base.idle_park_ms);
   if (base.bug) k += snprintf(buf + k, n - (size_t)k, " --bug %d", base.bug);
   if (base.seconds) snprintf(buf + k, n - (size_t)k, " --length %d", base.seconds);
 }
@@ -152,11 +156,16 @@ static int regressions(const char *file) {
   int failed = 0, ran = 0;
   while (fgets(line, sizeof line, f)) {
     unsigned long long seed;
-    char mode[16] = "stock", cons[16] = "";
-    if (line[0] == '#' || sscanf(line, "%llu %15s %15s", &seed, mode, cons) < 1) continue;
+    char mode[16] = "stock", cons[16] = "", idle[16] = "";
+    if (line[0] == '#' || sscanf(line, "%llu %15s %15s %15s", &seed, mode, cons, idle) < 1)
+      continue;
     sim_opts_t save = base;
     base.mode = strcmp(mode, "routed") == 0 ? SIM_ROUTED : SIM_STOCK;
-    base.session = strcmp(cons, "session") == 0;
+    /* After the mode: "session" and/or "idle=MS" (--idle-park), in either order. */
+    base.session = strcmp(cons, "session") == 0 || strcmp(idle, "session") == 0;
+    base.idle_park_ms = !strncmp(cons, "idle=", 5)   ? atoi(cons + 5)
+                        : !strncmp(idle, "idle=", 5) ? atoi(idle + 5)
+                                                     : 0;
     sim_opts_t o = base;
     o.seed = seed;
     sim_result_t r;
@@ -179,7 +188,7 @@ static int regressions(const char *file) {
 static void usage(void) {
   fprintf(stderr, "usage: zkroute-sim (--seed N | --seeds N [--start S] | --seconds S | "
                   "--regressions FILE) [--mode stock|routed] [--consistency linearizable|session] "
-                  "[--length S] [--jobs J] [--bug K] [--verbose] [--messages]\n");
+                  "[--length S] [--jobs J] [--idle-park MS] [--bug K] [--verbose] [--messages]\n");
   exit(2);
 }
 
@@ -212,6 +221,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--jobs")) jobs = atoi(v);
     else if (!strcmp(a, "--bug")) base.bug = atoi(v);
     else if (!strcmp(a, "--length")) base.seconds = atoi(v);
+    else if (!strcmp(a, "--idle-park")) base.idle_park_ms = atoi(v);
     else if (!strcmp(a, "--regressions")) reg = v;
     else if (!strcmp(a, "--mode")) base.mode = !strcmp(v, "routed") ? SIM_ROUTED : SIM_STOCK;
     else if (!strcmp(a, "--consistency") && !strcmp(v, "session")) base.session = 1;
@@ -219,6 +229,7 @@ int main(int argc, char **argv) {
     else usage();
   }
   if (jobs < 1) jobs = 1;
+  if (base.idle_park_ms && (base.mode != SIM_ROUTED || base.idle_park_ms < 100)) usage();
   if (reg) return regressions(reg);
   if (have_seed) return one(seed);
   if (seeds < 0 && seconds <= 0) usage();

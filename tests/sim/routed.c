@@ -82,15 +82,16 @@ static void step_all(void) {
 
 static zkr_t *Z(zhandle_t *zh) { return zkr_from_zh(zh); }
 
-static int session_mode; /* routed_begin's session */
+static int session_mode;   /* routed_begin's session */
+static int idle_park_ms_v; /* ... and idle_park_ms */
 
 static zhandle_t *r_zookeeper_init(const char *host, watcher_fn fn, int recv_timeout,
                                    const clientid_t *cid, void *ctx, int flags) {
   zkr_t *z = NULL;
   zkr_options_t o = ZKR_OPTIONS_INIT;
-  o.consistency = ZKR_CONSISTENCY_SESSION;
-  if (zkr_init_opts(&z, host, fn, recv_timeout, cid, ctx, flags, session_mode ? &o : NULL) != ZOK ||
-      nz == MAXZ)
+  if (session_mode) o.consistency = ZKR_CONSISTENCY_SESSION;
+  o.idle_park_ms = idle_park_ms_v;
+  if (zkr_init_opts(&z, host, fn, recv_timeout, cid, ctx, flags, &o) != ZOK || nz == MAXZ)
     return NULL;
   wake_at[nz] = 0;
   open_z[nz++] = z;
@@ -217,8 +218,9 @@ static const zkr__zk_t app = {
     .zoo_aremove_all_watches = r_zoo_aremove_all_watches,
 };
 
-const zkr__zk_t *routed_begin(int session) {
+const zkr__zk_t *routed_begin(int session, int idle_park_ms) {
   session_mode = session;
+  idle_park_ms_v = idle_park_ms;
   nz = 0;
   memset(open_z, 0, sizeof open_z);
   /* The library's clock (CLOCK_MONOTONIC) counts from boot: an uptime of

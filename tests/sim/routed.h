@@ -8,8 +8,9 @@
 
 /* Installs the simulated client as the library's table and the world as
  * its runtime; returns the table of zkr_ calls the workload uses.
- * session: handles open with consistency=session. */
-const zkr__zk_t *routed_begin(int session);
+ * session: handles open with consistency=session; idle_park_ms > 0: with
+ * that idle_park_ms (idle parking within the schedule). */
+const zkr__zk_t *routed_begin(int session, int idle_park_ms);
 /* The blocking calls (zkr_get, zkr_set2, zkr_exists). */
 const wl_blocking_t *routed_blocking(void);
 /* Closes what is still open and puts the library back as it was. */

@@ -109,7 +109,7 @@ int sim_run(const sim_opts_t *o, sim_result_t *r) {
   sim_stale_hook = stale_mark;
   H_cur = &h;
   const zkr__zk_t *stock = cli_table();
-  const zkr__zk_t *app = o->mode == SIM_ROUTED ? routed_begin(o->session) : stock;
+  const zkr__zk_t *app = o->mode == SIM_ROUTED ? routed_begin(o->session, o->idle_park_ms) : stock;
   wl_t *wl = wl_start(&h, app, stock, hosts, timeout);
   if (o->mode == SIM_ROUTED) wl_set_blocking(wl, routed_blocking());
   r->faults = faults_plan(&h, span, (uint64_t)timeout * SIM_MS);

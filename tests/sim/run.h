@@ -13,11 +13,13 @@ enum { SIM_STOCK = 0, SIM_ROUTED = 1 };
 
 typedef struct sim_opts {
   uint64_t seed;
-  int mode;    /* SIM_STOCK, SIM_ROUTED */
-  int bug;     /* SIM_BUG_* (a planted model bug), 0 none */
-  int seconds; /* length of the fault phase (0: 6) */
-  int verbose; /* print the history's marks and the report */
-  int session; /* routed: the library's consistency=session (default linearizable) */
+  int mode;         /* SIM_STOCK, SIM_ROUTED */
+  int bug;          /* SIM_BUG_* (a planted model bug), 0 none */
+  int seconds;      /* length of the fault phase (0: 6) */
+  int verbose;      /* print the history's marks and the report */
+  int session;      /* routed: the library's consistency=session (default linearizable) */
+  int idle_park_ms; /* routed: the handles' idle_park_ms (0: the library's default,
+                       longer than a schedule) */
 } sim_opts_t;
 
 typedef struct sim_result {

@@ -116,6 +116,96 @@ START_TEST(read_members_counts_the_owners_follower) {
 }
 END_TEST
 
+/* ---- idle parking: the read_members cap of an idle handle ---- */
+
+/* The member (1..3) of h[2], h[3] closed so far, or 0. */
+static int closed_follower(void) {
+  return fake_handle_closed(h[2]) ? 2 : fake_handle_closed(h[3]) ? 3 : 0;
+}
+
+/* Time moves on by ms in ticks of the monitor's (50 ms), each turn run;
+ * the servers answer the health probes (sync and exists of "/") a newly
+ * opened member gets. */
+static void idle_for(int ms) {
+  for (int t = 0; t < ms; t += 50) {
+    fake_req_t *r;
+    while ((r = fake_peek(NULL, FK_SYNC, "/")) || (r = fake_peek(NULL, FK_EXISTS, "/")))
+      fake_reply(r, ZOK, 0, 0, NULL);
+    advance_ms(50);
+    step();
+  }
+}
+
+/* A handle with no operation for idle_park_ms keeps idle_read_members
+ * follower sessions (default 1): the leader's (the owner's here) and one
+ * follower's; the other is parked.  The next operation opens it again,
+ * and an operation less than idle_park_ms ago keeps it open. */
+START_TEST(idle_handle_parks_followers_and_an_operation_opens_them) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.idle_park_ms = 1000;
+  open3_stepped_opts(&o);
+  idle_for(800);
+  ck_assert_int_eq(closed_follower(), 0); /* not idle long enough */
+  idle_for(400);
+  int parked = closed_follower();
+  ck_assert_int_ne(parked, 0);
+  int kept = parked == 2 ? 3 : 2;
+  ck_assert(!fake_handle_closed(h[kept]));
+  ck_assert(!fake_handle_closed(h[1]));
+  ck_assert(parked_of(parked - 1));
+  ck_assert(!parked_of(kept - 1));
+  /* An operation: served by the kept follower at once, and the parked
+   * member is opened again on the monitor's next turn. */
+  ck_assert_int_eq(zkr_aget(z, "/m", 0, done_data, (void *)1), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/m");
+  ck_assert_ptr_eq(g->h, h[kept]);
+  fake_req_t *sy;
+  while ((sy = fake_peek(h[kept], FK_SYNC, NULL))) fake_reply(sy, ZOK, 0, 0, NULL);
+  fake_reply(g, ZOK, 1, 1, "v");
+  idle_for(50);
+  fake_zh_t *again = fake_handle(parked, 1);
+  ck_assert_ptr_nonnull(again);
+  ck_assert(!parked_of(parked - 1));
+  fake_connect(again, 0);
+  idle_for(800); /* the operation was less than idle_park_ms ago */
+  ck_assert(!fake_handle_closed(again));
+  ck_assert(!fake_handle_closed(h[kept]));
+  idle_for(400); /* and now it was not */
+  ck_assert(fake_handle_closed(again) || fake_handle_closed(h[kept]));
+}
+END_TEST
+
+/* idle_read_members=-1: an idle handle keeps every session. */
+START_TEST(idle_parking_off_keeps_every_session) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.idle_park_ms = 200;
+  o.idle_read_members = -1;
+  open3_stepped_opts(&o);
+  idle_for(2000);
+  ck_assert_int_eq(closed_follower(), 0);
+  ck_assert(!fake_handle_closed(h[1]));
+}
+END_TEST
+
+/* With a read_members cap of its own, an idle handle keeps the smaller
+ * of the two caps; active again, the handle's own cap holds. */
+START_TEST(idle_parking_under_a_read_members_cap) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.read_members = 1;
+  o.idle_read_members = 2;
+  o.idle_park_ms = 200;
+  open3_stepped_opts(&o);
+  idle_for(1000);
+  int parked = closed_follower();
+  ck_assert_int_ne(parked, 0); /* read_members=1 parks one at once */
+  ck_assert(!fake_handle_closed(h[parked == 2 ? 3 : 2]));
+  ck_assert_int_eq(fake_handle_count(parked), 1); /* not opened again */
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("membership");
   TCase *tc = tcase_create("fake");
@@ -124,6 +214,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, set_servers_changes_members);
   tcase_add_test(tc, read_members_cap_parks_and_swaps);
   tcase_add_test(tc, read_members_counts_the_owners_follower);
+  tcase_add_test(tc, idle_handle_parks_followers_and_an_operation_opens_them);
+  tcase_add_test(tc, idle_parking_off_keeps_every_session);
+  tcase_add_test(tc, idle_parking_under_a_read_members_cap);
   suite_add_tcase(s, tc);
   return s;
 }

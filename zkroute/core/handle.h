@@ -261,6 +261,11 @@ struct zkr {
   _Atomic uint64_t app_ops;
   _Atomic int poll_idle;
 
+  /* Idle parking (zkr__carriers_*, the monitor's only): app_ops when the
+   * monitor last saw it change, and when (0: not yet). */
+  uint64_t carriers_ops;
+  uint64_t carriers_active_ns;
+
   int reg_slot; /* its slot in the registry (zkr__registry_*), -1 none */
 
   /* Hedged reads (zkr__hedger_*); NULL when hedging is off. */

@@ -117,6 +117,11 @@ static const opt_t opt_table[] = {
      "keep sessions to the leader, the owner and only this many other members (the best "
      "read-pool members, re-chosen as health changes; the owner's member is one of them while "
      "it is a follower in the read pool); 0: every member"},
+    {"idle_read_members", OPT_INT, OFF(idle_read_members), -1, 64, 1,
+     "the read_members cap while the handle is idle (no operation for idle_park_ms): the "
+     "follower sessions beyond it are closed and opened again at the next operation; -1: off"},
+    {"idle_park_ms", OPT_INT, OFF(idle_park_ms), 100, 86400000, 60000,
+     "how long without an operation makes a handle idle for idle_read_members"},
     {"resolve_ms", OPT_INT, OFF(resolve_ms), 10, 3600000, 0,
      "period of the re-resolution of the connect string's host names: an address a name "
      "gains becomes a member, one it loses is retired (0: leader_poll_ms)"},

@@ -119,7 +119,7 @@
   X(BOOL, "members[].", "removed", m->removed, GAUGE, member_removed,                              \
     "1 for a retired member: it takes no new operation")                                          \
   X(BOOL, "members[].", "parked", m->parked, GAUGE, member_parked,                                 \
-    "1 for a member without a session (the read_members cap)")                                    \
+    "1 for a member without a session (the read_members cap, or idle_read_members while idle)")                                    \
   X(STATE, "members[].", "session_state", m->session_state, NONE, , "")                            \
   X(HEX, "members[].", "session_id", m->session_id, NONE, , "")                                    \
   X(BOOL, "members[].", "connected", m->connected, GAUGE, member_connected,                        \

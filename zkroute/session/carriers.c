@@ -13,7 +13,14 @@
  * or lost its session); a kept member that is no longer chosen is parked
  * once a replacement is usable and nothing is in flight on it.  Parking
  * closes the session (a carrier owns nothing but watches, which are set
- * again elsewhere, zkr__watch_rearm_*); the owner session is never parked. */
+ * again elsewhere, zkr__watch_rearm_*); the owner session is never parked.
+ *
+ * Idle parking: a handle that submitted no operation for idle_park_ms
+ * takes idle_read_members as its cap (the smaller of the two when it has a
+ * read_members of its own), so an idle fleet keeps two sessions a handle,
+ * not one per member; the first operation after that lifts it, and the
+ * next turn opens what the handle's own cap keeps (the operation itself
+ * is served at once by a kept session).  docs/decisions.md says why. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -44,11 +51,42 @@ static int serving(const zkr__member_t *m) {
          r == ZKR_ROLE_STANDALONE;
 }
 
+/* Whether the handle has been idle for idle_park_ms: no operation
+ * submitted (app_ops unchanged) in that long, as the monitor saw it. */
+static int idle_long(zkr_t *z, uint64_t now) {
+  uint64_t ops = z->app_ops;
+  if (z->carriers_active_ns == 0 || ops != z->carriers_ops) {
+    z->carriers_ops = ops;
+    z->carriers_active_ns = now;
+    return 0;
+  }
+  return now - z->carriers_active_ns >= (uint64_t)z->opts.idle_park_ms * 1000000u;
+}
+
+/* The cap that holds now: read_members, or idle_read_members when idle
+ * (the smaller when both are set); 0 none. */
+static int cap_now(zkr_t *z, uint64_t now) {
+  int cap = z->opts.read_members, idle = z->opts.idle_read_members;
+  if (idle > 0 && idle_long(z, now) && (cap <= 0 || idle < cap)) cap = idle;
+  return cap;
+}
+
+/* Whether a member is parked: with no cap, what idle parking parked is
+ * opened again. */
+static int any_parked(const zkr_t *z) {
+  for (size_t i = 0; i < z->n; i++)
+    if (z->members[i].parked && !z->members[i].retired) return 1;
+  return 0;
+}
+
 void zkr__carriers_tick(zkr_t *z, uint64_t now) {
-  (void)now;
-  int cap = z->opts.read_members;
-  if (cap <= 0 || z->expired || z->closing) return;
+  int cap = cap_now(z, now);
+  if (z->expired || z->closing) return;
   size_t n = z->n;
+  if (cap <= 0) {
+    if (!any_parked(z)) return;
+    cap = (int)n; /* no cap: every serving member */
+  }
   int l = z->leader, o = z->owner;
   int keep[ZKR_MAX_MEMBERS] = {0};
   if (l >= 0) keep[l] = 1;

@@ -43,6 +43,7 @@ static void destroy(zkr_t *z) {
   if (z->reg_slot >= 0) zkr__registry_remove(z->reg_slot, z);
   free(z->latency);
   for (size_t i = 0; z->members && i <= z->cap; i++) {
+    if (!z->members[i].z) continue; /* never filled */
     pthread_rwlock_destroy(&z->members[i].zh_lock);
     pthread_mutex_destroy(&z->members[i].health_mu);
     pthread_mutex_destroy(&z->members[i].co_mu);
@@ -83,7 +84,8 @@ static void close_now(zkr_t *z) {
   /* Parked operations never reached a server: ZCLOSING now - after the
    * gated ones in flight, which were issued before them (zkr__router_*). */
   zkr__router_gate_flush(z);
-  for (size_t i = 0; z->members && i <= z->cap; i++) zkr__member_close(&z->members[i]);
+  for (size_t i = 0; z->members && i <= z->cap; i++)
+    if (z->members[i].z) zkr__member_close(&z->members[i]);
   /* No ZooKeeper thread runs any more: what zookeeper_close dropped gets
    * its ZCLOSING here, and nothing can have parked since (closing refuses);
    * the credentials' answers queued meanwhile are applied. */
@@ -134,20 +136,6 @@ int zkr_close(zkr_t *z) {
   return ZOK;
 }
 
-static void init_slot(zkr_t *z, size_t i) {
-  zkr__member_t *m = &z->members[i];
-  m->z = z;
-  m->index = (int)i;
-  m->owner_slot = i == z->cap;
-  m->server_id = -1;
-  m->zxid = -1;
-  m->last_zxid = -1;
-  m->hosted_on = i == z->cap ? -1 : (int)i;
-  pthread_rwlock_init(&m->zh_lock, NULL);
-  pthread_mutex_init(&m->health_mu, NULL);
-  pthread_mutex_init(&m->co_mu, NULL);
-}
-
 int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout,
                   const clientid_t *clientid, void *context, int flags, const zkr_options_t *opts) {
   if (!out || !host) return ZBADARGUMENTS;
@@ -190,12 +178,14 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout
   if (rc == ZOK && !(z->inflight = zkr__inflight_new())) rc = ZKR_ENOMEM;
   /* Member slots, then the owner slot.  Members can be added later (by
    * /zookeeper/config or zkr_set_servers, zkr__membership_*), and no slot may
-   * ever move: every slot up to ZKR_MAX_MEMBERS is made now. */
+   * ever move: every slot up to ZKR_MAX_MEMBERS is allocated now, but a slot
+   * is written only when a member fills it (zkr__member_setup), so the
+   * pages of slots never used stay untouched (an idle fleet's memory). */
   if (rc == ZOK) {
     z->cap = ZKR_MAX_MEMBERS;
     if (!(z->members = calloc(z->cap + 1, sizeof *z->members))) rc = ZKR_ENOMEM;
   }
-  for (size_t i = 0; rc == ZOK && i <= z->cap; i++) init_slot(z, i);
+  if (rc == ZOK) zkr__member_slot_init(z, z->cap);
   if (rc == ZOK) rc = zkr__latency_new(z);
   if (rc == ZOK) rc = zkr__membership_new(z);
   if (rc != ZOK) {

@@ -173,7 +173,23 @@ int zkr__member_observer(const zkr__member_t *m) {
 /* Fills member slot i (i < cap) for host: address, connect string,
  * health.  The slot's locks were made at init.  Returns ZOK or
  * ZKR_ENOMEM. */
+void zkr__member_slot_init(zkr_t *z, size_t i) {
+  zkr__member_t *m = &z->members[i];
+  if (m->z) return; /* a setup that failed is tried again on the same slot */
+  m->z = z;
+  m->index = (int)i;
+  m->owner_slot = i == z->cap;
+  m->server_id = -1;
+  m->zxid = -1;
+  m->last_zxid = -1;
+  m->hosted_on = i == z->cap ? -1 : (int)i;
+  pthread_rwlock_init(&m->zh_lock, NULL);
+  pthread_mutex_init(&m->health_mu, NULL);
+  pthread_mutex_init(&m->co_mu, NULL);
+}
+
 int zkr__member_setup(zkr_t *z, size_t i, const zkr__host_t *host) {
+  zkr__member_slot_init(z, i);
   zkr__member_t *m = &z->members[i];
   m->host = *host;
   m->zxid = -1;

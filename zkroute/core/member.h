@@ -155,7 +155,12 @@ void zkr__member_op_done(struct zkr__op *op, int rc);
 int zkr__member_in_pool(zkr__member_t *m);
 /* Any thread.  @locks none. */
 int zkr__member_observer(const zkr__member_t *m);
-/* Init, or the monitor admitting a member before it is published.  @locks none. */
+/* Makes slot i (its locks, its index) once; the slots of members not yet
+ * added stay untouched memory.  Init (the owner slot) and
+ * zkr__member_setup.  @locks none. */
+void zkr__member_slot_init(struct zkr *z, size_t i);
+/* Init, or the monitor admitting a member before it is published: makes
+ * the slot first.  @locks none. */
 int zkr__member_setup(struct zkr *z, size_t i, const zkr__host_t *host);
 /* Any thread.  @locks none. */
 zkr__member_t *zkr__member_owner_slot(struct zkr *z);

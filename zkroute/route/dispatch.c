@@ -243,7 +243,9 @@ static int co_send_sync(zkr__member_t *m, zhandle_t *zh, const char *path) {
  * answered - libzookeeper_mt's close may drop a completion (ZOOKEEPER-2894
  * family, docs/robustness.md) - are freed here. */
 static void co_free_dropped(zkr_t *z, zhandle_t *zh) {
+  size_t filled = z->n;
   for (size_t i = 0; z->members && i <= z->cap; i++) {
+    if (i >= filled && i != z->cap) continue; /* never filled (or not yet published) */
     zkr__member_t *m = &z->members[i];
     zkr__queue_t gone = {0};
     pthread_mutex_lock(&m->co_mu);

@@ -186,6 +186,54 @@ START_TEST(many_handles_few_threads) {
 }
 END_TEST
 
+/* Waits up to ms for the ticker to run at most want threads. */
+static int threads_fall_to(int want, int ms) {
+  for (int t = 0; t < ms && zkr__ticker_threads() > want; t += 10) sleep_ms(10);
+  return zkr__ticker_threads() <= want;
+}
+
+/* Three blocked turns hold three workers, and the others' turns still run
+ * (more workers start); once they are released, a light load needs one
+ * worker and the others end after the retire period. */
+START_TEST(surplus_workers_retire) {
+  zkr__ticker_set_retire_ms(200);
+  for (int i = 0; i < 8; i++) add(i, 10);
+  for (int i = 0; i < 3; i++) {
+    ck_assert(reaches(&counts[i].mon, 1, 1000));
+    atomic_store(&counts[i].block, 1);
+  }
+  for (int i = 0; i < 3; i++) ck_assert(reaches(&counts[i].mon, 2, 2000)); /* held inside */
+  for (int i = 3; i < 8; i++) {
+    int n = atomic_load(&counts[i].mon);
+    ck_assert(reaches(&counts[i].mon, n + 10, 2000));
+  }
+  ck_assert_int_ge(zkr__ticker_threads(), 5); /* timer, 3 held, 1 or more running */
+  for (int i = 0; i < 3; i++) atomic_store(&counts[i].block, 0);
+  ck_assert(threads_fall_to(3, 10000));
+  for (int i = 0; i < 8; i++) {
+    int n = atomic_load(&counts[i].mon);
+    ck_assert(reaches(&counts[i].mon, n + 5, 2000)); /* and every handle's turns go on */
+  }
+  for (int i = 0; i < 8; i++) del(i);
+  ck_assert_int_eq(zkr__ticker_threads(), 0);
+  zkr__ticker_set_retire_ms(0);
+  free_all();
+}
+END_TEST
+
+/* 64 handles whose turns come due on the same grid steps: one worker (or
+ * two) runs them all - a burst of quick turns does not start a worker per
+ * turn. */
+START_TEST(bursts_of_quick_turns_start_few_workers) {
+  for (int i = 0; i < NH; i++) add(i, 20);
+  sleep_ms(500);
+  for (int i = 0; i < NH; i++) ck_assert_int_ge(atomic_load(&counts[i].mon), 4);
+  ck_assert_int_le(zkr__ticker_threads(), 4);
+  for (int i = 0; i < NH; i++) del(i);
+  free_all();
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ticker");
   TCase *tc = tcase_create("ticker");
@@ -195,6 +243,8 @@ int main(void) {
   tcase_add_test(tc, a_blocked_turn_stalls_no_other_handle);
   tcase_add_test(tc, remove_waits_for_the_turn_in_progress);
   tcase_add_test(tc, many_handles_few_threads);
+  tcase_add_test(tc, surplus_workers_retire);
+  tcase_add_test(tc, bursts_of_quick_turns_start_few_workers);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

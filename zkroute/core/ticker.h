@@ -29,6 +29,7 @@ typedef struct zkr__ticker_entry {
   zkr__queue_link_t link;  /* in the list of entries */
   zkr__queue_link_t wlink; /* in the workers' queue */
   uint64_t mon_due, hedge_due;
+  uint64_t queued_ns; /* when its turn was queued (or last found stalled) */
   int on, mon_busy, hedge_busy, queued;
 } zkr__ticker_entry_t;
 
@@ -54,6 +55,10 @@ void zkr__ticker_remove(struct zkr *z);
 void zkr__ticker_kick_monitor(struct zkr *z);
 /* @locks the ticker's mu (a leaf). */
 void zkr__ticker_kick_hedger(struct zkr *z);
+
+/* How long a worker beyond the first stays idle before it ends (ms; 0:
+ * the default, 10 s).  Tests.  @locks the ticker's mu. */
+void zkr__ticker_set_retire_ms(int ms);
 
 /* Threads the ticker runs now (timer and workers), for tests.
  * Tests.  @locks the ticker's mu. */

@@ -41,7 +41,7 @@ static const zkr__ticker_turns_t turns = {.monitor = zkr__monitor_step, .hedger 
 static void destroy(zkr_t *z) {
   /* Lookups fail from here on, and calls still inside have left. */
   if (z->reg_slot >= 0) zkr__registry_remove(z->reg_slot, z);
-  free(z->latency);
+  zkr__pages_free(z->latency, (z->cap + 1) * sizeof *z->latency);
   for (size_t i = 0; z->members && i <= z->cap; i++) {
     if (!z->members[i].z) continue; /* never filled */
     pthread_rwlock_destroy(&z->members[i].zh_lock);
@@ -49,7 +49,7 @@ static void destroy(zkr_t *z) {
     pthread_mutex_destroy(&z->members[i].co_mu);
     free(z->members[i].connect);
   }
-  free(z->members);
+  zkr__pages_free(z->members, (z->cap + 1) * sizeof *z->members);
   zkr__membership_free(z);
   zkr__watch_rearm_free_all(z);
   zkr__watch_free_all(z);
@@ -183,7 +183,7 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout
    * pages of slots never used stay untouched (an idle fleet's memory). */
   if (rc == ZOK) {
     z->cap = ZKR_MAX_MEMBERS;
-    if (!(z->members = calloc(z->cap + 1, sizeof *z->members))) rc = ZKR_ENOMEM;
+    if (!(z->members = zkr__pages_zalloc((z->cap + 1) * sizeof *z->members))) rc = ZKR_ENOMEM;
   }
   if (rc == ZOK) zkr__member_slot_init(z, z->cap);
   if (rc == ZOK) rc = zkr__latency_new(z);

@@ -21,7 +21,7 @@ int zkr__latency_server_answered(int rc) {
 }
 
 int zkr__latency_new(zkr_t *z) {
-  z->latency = calloc(z->cap + 1, sizeof *z->latency);
+  z->latency = zkr__pages_zalloc((z->cap + 1) * sizeof *z->latency);
   return z->latency ? ZOK : ZKR_ENOMEM;
 }
 

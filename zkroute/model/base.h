@@ -1,12 +1,28 @@
-/* Small inline helpers any part may use: the monotonic clock and a 64-bit
- * mix for random draws. */
+/* Small inline helpers any part may use: the monotonic clock, a 64-bit
+ * mix for random draws, and zeroed memory in pages of its own. */
 /* No locks: pure functions of their arguments (zkr__now_ns reads the clock); the caller
  * serialises. */
 #ifndef ZKR_BASE_H
 #define ZKR_BASE_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <time.h>
+
+/* ---- zeroed memory of its own pages (mmap): for the per-handle arrays
+ * sized for every member slot, most of which a handle never fills.  calloc
+ * clears the whole block (it comes from the heap and is reused), so every
+ * page would count in the process's memory; fresh pages count only once
+ * written.  NULL on failure; free with zkr__pages_free and the same
+ * size. ---- */
+static inline void *zkr__pages_zalloc(size_t size) {
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+static inline void zkr__pages_free(void *p, size_t size) {
+  if (p) munmap(p, size);
+}
 
 /* ---- time: CLOCK_MONOTONIC, or the simulated world's clock when a
  * stepped runtime is in force (runtime.h; zkr__clock is its now_ns) ---- */

@@ -114,20 +114,31 @@ long fleet_4lw(const char *host, int port, const char *cmd, int timeout_ms, char
   return len;
 }
 
+/* The reply buffer is the heap's, not thread-local: every thread of the
+ * process would carry a thread-local one, the measured handles' threads
+ * too (tests/lint/fleet-args.sh). */
+#define REPLY_CAP (1 << 16)
+
 int fleet_server_read(const char *host, int port, int timeout_ms, fleet_server_t *out) {
-  static __thread char buf[1 << 16];
   out->received = out->connections = out->sessions = out->watches = -1;
   out->leader = 0;
-  if (fleet_4lw(host, port, "srvr", timeout_ms, buf, sizeof buf) < 0) return -1;
-  out->received = field(buf, "Received");
-  out->connections = field(buf, "Connections");
-  out->leader = strstr(buf, "\nMode: leader") != NULL;
-  if (out->received < 0) return -1;
-  if (fleet_4lw(host, port, "mntr", timeout_ms, buf, sizeof buf) >= 0) {
-    out->sessions = field(buf, "zk_global_sessions");
-    out->watches = field(buf, "zk_watch_count");
+  char *buf = malloc(REPLY_CAP);
+  if (!buf) return -1;
+  int rc = -1;
+  if (fleet_4lw(host, port, "srvr", timeout_ms, buf, REPLY_CAP) >= 0) {
+    out->received = field(buf, "Received");
+    out->connections = field(buf, "Connections");
+    out->leader = strstr(buf, "\nMode: leader") != NULL;
+    if (out->received >= 0) {
+      rc = 0;
+      if (fleet_4lw(host, port, "mntr", timeout_ms, buf, REPLY_CAP) >= 0) {
+        out->sessions = field(buf, "zk_global_sessions");
+        out->watches = field(buf, "zk_watch_count");
+      }
+    }
   }
-  return 0;
+  free(buf);
+  return rc;
 }
 
 /* Runs `jcmd PID CMD`, its output (stdout and stderr) into buf.  Returns

@@ -2,7 +2,11 @@
 # Bad input to tools/zkroute-fleet gets one clear line and exit code 2
 # (usage, an option the library rejects) or 1 (no ensemble there), within
 # a few seconds: never a hang, never a run on half-understood arguments.
-# No server is needed.  TAP output.
+# And the tool adds no memory of its own to the threads it measures: its
+# thread-local storage (which every thread of the process gets, the
+# libraries' threads included) stays under 4 KiB - a 64 KiB __thread buffer
+# once counted as 128 KiB of every stock handle.  No server is needed.
+# TAP output.
 set -u
 top_builddir=${top_builddir:-.}
 fleet=${ZKR_FLEET:-$top_builddir/tools/zkroute-fleet}
@@ -27,7 +31,7 @@ expect() {
 		echo "not ok $n - $* -> exit $rc (want $want), stderr: $err"
 	fi
 }
-echo "1..9"
+echo "1..10"
 expect 2 "'no_such_option=1' rejected by the library: unknown option" -o no_such_option=1 "$h"
 expect 2 "'policy=bogus' rejected by the library: bad option value" -m stock,routed+policy=bogus "$h"
 expect 2 "unknown variant 'sticky'" -m stock,sticky "$h"
@@ -38,4 +42,17 @@ expect 2 "host list '127.0.0.1:x'" 127.0.0.1:x
 expect 2 "--server-pids names 1 processes for 2 servers" --server-pids 1 "$h,127.0.0.2:2181"
 # Nothing listens on port 1: the setup session never connects.
 expect 1 "no session to 127.0.0.1:1 within 1 s" --connect-timeout 1 127.0.0.1:1
+# The binary itself (libtool puts it in .libs/ behind a wrapper script).
+bin=$fleet
+d=$(dirname "$fleet")
+[[ -x $d/.libs/$(basename "$fleet") ]] && bin=$d/.libs/$(basename "$fleet")
+tls=$(readelf -lW "$bin" 2>/dev/null | awk '$1 == "TLS" { print $6 }')
+[[ -n $tls ]] && tls=$((tls))
+n=$((n + 1))
+if [[ -n $tls ]] && ((tls > 4096)); then
+	bad=1
+	echo "not ok $n - $bin: thread-local storage $tls bytes per thread (at most 4096)"
+else
+	echo "ok $n - $bin: thread-local storage ${tls:-0} bytes per thread"
+fi
 exit $bad

@@ -460,6 +460,15 @@ static int read_held_locked(const zkr_t *z, const zkr__watch_t *w) {
   return w->read_pending || zkr__watch_read_held_back_locked(z, w);
 }
 
+/* Whether r was armed by a read still held back for another record's
+ * event: the application has not seen that pair set, and r takes its
+ * place when the read is handed on (done_with), after every record whose
+ * read was handed on before - it precedes none of those yet.  Under
+ * watch_mu. */
+static int unplaced_locked(const zkr_t *z, const zkr__watch_t *r) {
+  return r->read_pending && !r->resuming && zkr__watch_read_held_back_locked(z, r);
+}
+
 /* Delivers, in the order they were set, the events of path's records
  * whose turn it is. */
 void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) {
@@ -470,7 +479,7 @@ void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) 
       if (next_f && next_f->seq <= f->seq) continue;
       int blocked = read_held_locked(z, f);
       for (zkr__watch_t *r = zkr__watch_first(z); r && !blocked; r = zkr__watch_next(r))
-        blocked = strcmp(r->path, path) == 0 && blocks(r, f);
+        blocked = strcmp(r->path, path) == 0 && blocks(r, f) && !unplaced_locked(z, r);
       if (!blocked) next_f = f;
     }
     if (!next_f) return;

@@ -18,6 +18,9 @@
  *   each once per transition;
  * - nothing after EXPIRED (or AUTH_FAILED): no watcher call, no answer from
  *   a server, and no watcher call for a closed handle;
+ * - a removal covers the watches set by reads issued before it, those
+ *   still in flight when it was issued too (the server registers them,
+ *   then applies it); while it is in flight their events may come or not;
  * - no spurious event: the committed log changed the node (or its
  *   children) after the state the registering read saw, before the event;
  * - liveness: a registration still armed when the application closes the
@@ -306,6 +309,22 @@ static const char *tname(int t) {
                                   : "session";
 }
 
+/* A removal (its call ZOK) covering the watch read r set in table, issued
+ * after r and still in flight at event e: on one stock session the server
+ * registers r's watch and then applies the removal, so the watch is
+ * pending removal as one registered before the removal was issued is. */
+static int rm_in_flight(const hist_t *h, const hop_t *r, int table, int e) {
+  for (int k = 0; k < h->nops; k++) {
+    const hop_t *o = &h->ops[k];
+    if (o->kind != H_RMWATCH || o->call_rc != ZOK || o->gen != r->gen || o->ext) continue;
+    if (o->id < r->id || o->e_inv >= e || (o->e_cmp >= 0 && o->e_cmp < e)) continue;
+    int type_ok =
+        o->version == ZWATCHTYPE_ANY || (o->version == ZWATCHTYPE_CHILD) == (table == T_CHILD);
+    if (!strcmp(o->path, r->path) && type_ok && (o->mode == 1 || o->pair == r->pair)) return 1;
+  }
+  return 0;
+}
+
 static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
   tabs_t t = {0};
   group_t groups[16];
@@ -391,6 +410,7 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
       else if (o->kind == H_GET && o->rc == ZOK) w.table = T_DATA, w.point = o->mzxid;
       else if (o->kind == H_CHILDREN && o->rc == ZOK) w.table = T_CHILD, w.point = o->pzxid;
       if (w.table >= 0) {
+        w.rm_pending = rm_in_flight(h, o, w.table, e);
         tadd(&t, w);
         c->checked[CK_WATCH]++;
       }

@@ -37,6 +37,7 @@ typedef struct zkr__route_hooks {
    * end of that cover (zkr__watch_remove_cover_held, zkr__watch_remove_covered). */
   int (*cover_held)(struct zkr *z, zkr__watch_t *w);
   void (*covered)(struct zkr *z, zkr__watch_t *w);
+  void (*cover_end)(struct zkr *z, zkr__watch_t *w);
 } zkr__route_hooks_t;
 
 /* The caller's thread.  @locks as zkr__session_update. */
@@ -78,6 +79,12 @@ static inline int zkr__hooks_cover_held(struct zkr *z, zkr__watch_t *w) {
  * hand-on takes. */
 static inline void zkr__hooks_covered(struct zkr *z, zkr__watch_t *w) {
   if (z->route_hooks) z->route_hooks->covered(z, w);
+}
+
+/* An op's free or held reads' release (done_with), no watch_mu held.  @locks as
+ * zkr__watch_remove_cover_end. */
+static inline void zkr__hooks_cover_end(struct zkr *z, zkr__watch_t *w) {
+  if (z->route_hooks) z->route_hooks->cover_end(z, w);
 }
 
 #endif

@@ -188,10 +188,15 @@ void zkr__op_free(zkr__op_t *op) {
     zkr__watch_t *w = op->watch;
     int covered = zkr__hooks_cover_held(op->z, w);
     zkr__watch_discard(w);
-    if (covered) zkr__hooks_covered(op->z, w);
+    if (covered) {
+      zkr__hooks_covered(op->z, w);
+      zkr__hooks_cover_end(op->z, w);
+    }
   } else if (op->watch) {
     zkr__watch_reuse_done(op->watch, 0, -1, NULL, NULL, 0);
   }
+  /* A covered read freed without its hand-on (a hedge's other request). */
+  if (op->cover_w) zkr__hooks_cover_end(op->z, op->cover_w);
   for (int i = 0; i < op->n_inflight; i++) free(op->inflight[i]);
   free(op->inflight);
   free(op->path);

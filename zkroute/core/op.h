@@ -130,6 +130,10 @@ typedef struct zkr__op {
                                         before the read was sent: sent without it
                                         (set by the sending thread before the
                                         send; no lock) */
+  zkr__watch_t *cover_w;             /* the record a remove_all covered: that call
+                                        completes only after this read is handed
+                                        on, as on one stock session (the read was
+                                        sent first); NULL none */
   uint64_t watch_id;                 /* the record the read armed (0 none): while
                                         the read is held, that record's event waits
                                         for it, as a server sends a read's reply

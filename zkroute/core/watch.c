@@ -238,8 +238,12 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
    * application sees a pair set when its read completes, so reads of the
    * path that completed while this one was held were set before it
    * (stock's table keeps the order completions registered them in). */
-  size_t cap = (size_t)z->wf_count, n_ids = 0;
+  size_t cap = (size_t)z->wf_count, n_ids = 0, n_covers = 0;
   uint64_t *ids = malloc((cap ? cap : 1) * sizeof *ids);
+  /* The records a remove_all covered, whose reads are released here: that
+   * call completes after their events too, which come after the reads
+   * (zkr__watch_remove_cover_end; without memory, at the hand-on). */
+  zkr__watch_t **covers = malloc((cap ? cap : 1) * sizeof *covers);
   ZKR__QUEUE_FOREACH_SAFE(l, next, &z->wf_held) {
     zkr__op_t *op = ZKR__OP_OF(l, wf_link);
     zkr__result_t r = {.rc = ZKR_ENOMEM, .value_len = -1};
@@ -262,6 +266,10 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
           own->place_on_hand_on = 0; /* placed here, in the order reads are handed on */
         }
         own->resuming++;
+      }
+      if (op->cover_w && covers && n_covers < cap) {
+        covers[n_covers++] = op->cover_w;
+        op->cover_w = NULL;
       }
       zkr__queue_remove(&z->wf_held, &op->wf_link);
       zkr__queue_push(&ready, &op->wf_link);
@@ -299,6 +307,8 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
     zkr__watch_free_list(gone2);
   }
   free(ids);
+  for (size_t i = 0; i < n_covers; i++) zkr__hooks_cover_end(z, covers[i]);
+  free(covers);
   /* Those events may unblock other held reads. */
   if (released) done_with(z, NULL, 0);
 }
@@ -460,6 +470,15 @@ static int read_held_locked(const zkr_t *z, const zkr__watch_t *w) {
   return w->read_pending || zkr__watch_read_held_back_locked(z, w);
 }
 
+/* Whether r was armed by a read still held back for another record's
+ * event: the application has not seen that pair set, and r takes its
+ * place when the read is handed on (done_with), after every record whose
+ * read was handed on before - it precedes none of those yet.  Under
+ * watch_mu. */
+static int unplaced_locked(const zkr_t *z, const zkr__watch_t *r) {
+  return r->read_pending && !r->resuming && zkr__watch_read_held_back_locked(z, r);
+}
+
 /* Delivers, in the order they were set, the events of path's records
  * whose turn it is. */
 void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) {
@@ -470,7 +489,7 @@ void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) 
       if (next_f && next_f->seq <= f->seq) continue;
       int blocked = read_held_locked(z, f);
       for (zkr__watch_t *r = zkr__watch_first(z); r && !blocked; r = zkr__watch_next(r))
-        blocked = strcmp(r->path, path) == 0 && blocks(r, f);
+        blocked = strcmp(r->path, path) == 0 && blocks(r, f) && !unplaced_locked(z, r);
       if (!blocked) next_f = f;
     }
     if (!next_f) return;
@@ -600,11 +619,16 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
     zkr__watch_reuse_done(w, armed, op->member, op->zh, st, op->read_seq);
   } else {
     /* A remove_all asked while this read was in flight removes what it
-     * set (the route layer's cover, through the hooks). */
+     * set (the route layer's cover, through the hooks), and completes
+     * after this read is handed on (zkr__completion_hand_on, or the op's
+     * free). */
     int covered = zkr__hooks_cover_held(op->z, w);
     if (armed) zkr__watch_armed(w, op->member, op->zh, st, op->read_seq);
     else zkr__watch_discard(w);
-    if (covered) zkr__hooks_covered(op->z, w);
+    if (covered) {
+      zkr__hooks_covered(op->z, w);
+      op->cover_w = w;
+    }
   }
   op->watch = NULL;
 }

@@ -69,6 +69,9 @@ struct zkr__watch {
   void *rm_cover;                /* PENDING: a remove_all asked while the read that
                                     sets it was in flight, which removes what that read
                                     sets (zkr__watch_remove_covered), under watch_mu */
+  void *rm_cover_end;            /* ... that call, which waits for the read's
+                                    hand-on (zkr__watch_remove_cover_end), under
+                                    watch_mu */
   int rm_covered;                /* ... its removal request is on its way: a
                                     ZNOWATCHER means that remove_all's own request
                                     removed it already */
@@ -195,6 +198,11 @@ void zkr__watch_remove_dropped(struct zkr *z, zhandle_t *zh);
 int zkr__watch_remove_cover_held(struct zkr *z, zkr__watch_t *w);
 /* As _cover_held.  @locks watch_mu; m->zh_lock (read) and hand-ons without it. */
 void zkr__watch_remove_covered(struct zkr *z, zkr__watch_t *w);
+/* The read that set a covered record was handed on to the application
+ * (or freed without): the call's wait for it ends, and it may complete.
+ * A completion's thread or an op's free.  @locks watch_mu; hand-ons
+ * without it. */
+void zkr__watch_remove_cover_end(struct zkr *z, zkr__watch_t *w);
 
 /* The monitor.  @locks watch_mu. */
 void zkr__watch_remove_gc(struct zkr *z, uint64_t now_ns);

@@ -465,4 +465,5 @@ const zkr__route_hooks_t zkr__router_hooks = {
     .resume = zkr__completion_resume,
     .cover_held = zkr__watch_remove_cover_held,
     .covered = zkr__watch_remove_covered,
+    .cover_end = zkr__watch_remove_cover_end,
 };

@@ -483,20 +483,34 @@ int zkr__watch_remove_cover_held(zkr_t *z, zkr__watch_t *w) {
 
 /* The covered read's record is armed (its watch is set on its member's
  * session) or over: an armed one is removed there, as one request of the
- * call (its answer decides, as any other's); then the call's wait for the
- * read ends.  The record is held by the cover until here. */
+ * call (its answer decides, as any other's).  The call still waits for
+ * the read: its completion comes after the read's, as on one stock
+ * session, even when that request is answered at once (stock's client
+ * answers ZNOWATCHER without asking when the watch's event came in
+ * already) - zkr__watch_remove_cover_end. */
 void zkr__watch_remove_covered(zkr_t *z, zkr__watch_t *w) {
   pthread_mutex_lock(&z->watch_mu);
   rm_call_t *c = w->rm_cover;
   w->rm_cover = NULL;
+  w->rm_cover_end = c;
   int armed = c && w->state == ZKR__W_ARMED && w->zh;
   int slot = w->member;
   zhandle_t *zh = w->zh;
   pthread_mutex_unlock(&z->watch_mu);
-  if (!c) return;
-  if (armed) send_req(c, slot, zh, &w, 1, w->path, type_of(w), 0, 1);
-  zkr__watch_t *gone = NULL;
+  if (c && armed) send_req(c, slot, zh, &w, 1, w->path, type_of(w), 0, 1);
+}
+
+/* The covered read was handed on: the call's wait for it ends.  The record
+ * is held by the cover until here. */
+void zkr__watch_remove_cover_end(zkr_t *z, zkr__watch_t *w) {
   pthread_mutex_lock(&z->watch_mu);
+  rm_call_t *c = w->rm_cover_end;
+  if (!c) {
+    pthread_mutex_unlock(&z->watch_mu);
+    return;
+  }
+  w->rm_cover_end = NULL;
+  zkr__watch_t *gone = NULL;
   w->reuses--;
   if (w->state == ZKR__W_FIRED && w->reuses == 0) zkr__watch_remove_locked(z, w); /* GC */
   zkr__watch_release_locked(z, w->path, &gone);

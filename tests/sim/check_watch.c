@@ -293,10 +293,14 @@ static int take(tabs_t *t, const char *path, int type, int64_t cz, uint64_t cz_t
      * (stock's collectWatchers takes the exist table for DELETED): on one
      * session its read completed before that event came, so it saw the
      * node before the deletion.  A read issued after the deletion
-     * committed saw it gone: set after the change, it is not fired. */
-    int after = w->table != T_EXIST
-                    ? w->point >= cz
-                    : type == ZOO_DELETED_EVENT && cz_t != UINT64_MAX && w->t_inv > cz_t;
+     * committed saw it gone: set after the change, it is not fired.  The
+     * same for a set's CHANGED (collectWatchers takes the exist table
+     * too): an exists read issued after the set committed is answered
+     * after its event - it found the node deleted since, and waits for
+     * the next creation. */
+    int after = w->table != T_EXIST ? w->point >= cz
+                                    : (type == ZOO_DELETED_EVENT || type == ZOO_CHANGED_EVENT) &&
+                                          cz_t != UINT64_MAX && w->t_inv > cz_t;
     if (strcmp(w->path, path) || !want[w->table] || after) continue;
     mine[i] = 1;
     fired |= 1ULL << (w->pair & 63);

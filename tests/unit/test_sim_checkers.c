@@ -545,6 +545,42 @@ START_TEST(watch_one_call_for_a_pair_set_out_of_issue_order) {
 }
 END_TEST
 
+/* Pair 0's data watch set at mzxid 5 by a read answered late; the node
+ * is set (6) and deleted (7), and pair 0's exists read, issued after
+ * both (after), finds it missing; the late read completes, the set's
+ * CHANGED calls pair 0, the node is created again (8) and CREATED calls
+ * pair 0.  On one session the exists read is answered after the CHANGED
+ * event - it is set after that change and waits for the creation, which
+ * owes it the call (stock's collectWatchers takes the exist table for
+ * CHANGED as for DELETED).  Issued before the set committed, the CHANGED
+ * takes it too, and the CREATED is a call for no watch.  (The simulator:
+ * tests/sim/zkroute-sim --seed 698 --mode routed.) */
+static int exists_after_a_set_then_created(int after) {
+  setup();
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  hop_t *g = watched_get_inv(0);
+  hop_t *ex = after ? NULL : inv(H_EXISTS, "/g0/k0", NULL);
+  txn(6, H_SET, "/g0/k0", "b", 1);
+  txn(7, H_DELETE, "/g0/k0", NULL, 0);
+  if (!ex) ex = inv(H_EXISTS, "/g0/k0", NULL);
+  ex->pair = 0;
+  cmp(ex, ZNONODE, 0, 0, 0);
+  cmp(g, ZOK, 1, 0, 5)->czxid = 5;
+  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  txn(8, H_CREATE, "/g0/k0", "c", 0);
+  watch(0, ZOO_CREATED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  H.gens[0].ended = 1;
+  check_watch(&H, &C);
+  return C.violations[CK_WATCH];
+}
+
+START_TEST(watch_change_fires_no_exists_watch_set_after_it) {
+  ck_assert_int_eq(exists_after_a_set_then_created(1), 0);
+  ck_assert_int_eq(exists_after_a_set_then_created(0), 1);
+}
+END_TEST
+
 START_TEST(watch_session_events_to_all) {
   connected();
   txn(5, H_CREATE, "/g0/k0", "a", 0);
@@ -746,6 +782,7 @@ int main(void) {
       {"watch", watch_removal_spares_a_pair_set_again_after_it},
       {"watch", watch_reads_of_one_pair_completed_out_of_issue_order},
       {"watch", watch_one_call_for_a_pair_set_out_of_issue_order},
+      {"watch", watch_change_fires_no_exists_watch_set_after_it},
       {"watch", watch_session_events_to_all},
       {"watch", watch_nothing_after_expired},
       {"watch", watch_lost_and_spurious},

@@ -3,7 +3,12 @@
  * - a read with a watcher registers its (watcher, context) pair when it
  *   completes: exists in the data table on ZOK and the exist table on
  *   ZNONODE, get in the data table on ZOK, get_children in the child table
- *   on ZOK; a pair is registered once per path and table;
+ *   on ZOK; stock's table holds a pair once per path and table, and
+ *   on one session the reads complete - register - in issue order.
+ *   Through several sessions they complete out of that order, so each
+ *   read's registration is kept with its op and state (a removal spares
+ *   those of reads issued after it, an event fires those set before its
+ *   change), and an event calls a pair once however many it has;
  * - a path event takes the pairs stock takes (created/changed: exist then
  *   data; child: child; deleted: child, exist, data; each table in the
  *   order its pairs were set, a pair once; an exists watch on a missing
@@ -188,6 +193,25 @@ static int64_t change_for(lmap_t *m, const went_t *w, int type, uint64_t t) {
   return best;
 }
 
+/* The latest change of path committed at or before t that fires a
+ * registration of its data or child table with type (as change_for
+ * fits them); -1 when none. */
+static int64_t last_change(lmap_t *m, const char *path, int type, uint64_t t) {
+  size_t j = slot(m, path);
+  int64_t last = -1;
+  if (!m->key[j]) return last;
+  for (int i = 0; i < m->n[j]; i++) {
+    const lent_t *e = &m->v[j][i];
+    if (e->t > t || e->zxid <= last) continue;
+    int fits = type == ZOO_CHANGED_EVENT   ? !e->child && e->kind == H_SET
+               : type == ZOO_DELETED_EVENT ? !e->child && e->kind == H_DELETE
+               : type == ZOO_CHILD_EVENT   ? e->child || e->kind == H_DELETE
+                                           : 0;
+    if (fits) last = e->zxid;
+  }
+  return last;
+}
+
 /* When the change at zxid cz on path committed; UINT64_MAX when it is not
  * one of path's. */
 static uint64_t commit_t(lmap_t *m, const char *path, int64_t cz) {
@@ -230,14 +254,14 @@ typedef struct tabs {
   int n, cap;
 } tabs_t;
 
-static int tfind(tabs_t *t, const char *path, int pair, int table) {
-  for (int i = 0; i < t->n; i++)
-    if (t->e[i].table == table && t->e[i].pair == pair && !strcmp(t->e[i].path, path)) return i;
-  return -1;
-}
-
+/* Every read's registration is an entry of its own, even for a pair
+ * already set on the path: stock's table holds the pair once, but which
+ * of its reads that entry stands for depends on the order one session
+ * would have completed them in (issue order), not the order they did.
+ * A removal issued between two of them removes the first only; a change
+ * between their states fires the first only, and the second sets the
+ * pair anew (its read's reply came after that event). */
 static void tadd(tabs_t *t, went_t w) {
-  if (tfind(t, w.path, w.pair, w.table) >= 0) return;
   if (t->n == t->cap) {
     t->cap = t->cap ? 2 * t->cap : 16;
     t->e = realloc(t->e, (size_t)t->cap * sizeof *t->e);
@@ -257,33 +281,62 @@ static int listed(const went_t *l, int n, int pair) {
  * event); through several sessions a read that saw a state at or after cz
  * may complete - set its pair - before an older read's pair, and the
  * change does not fire it: it stays in the table for the next one. */
-static int take(tabs_t *t, const char *path, int type, int64_t cz, uint64_t cz_t, went_t *out) {
-  went_t node[64], exist[64], child[64];
+static int take(tabs_t *t, const char *path, int type, int64_t cz, uint64_t cz_t, int64_t cz_late,
+                went_t *out) {
+  size_t sz = (size_t)(t->n + 1) * sizeof(went_t);
+  went_t *node = malloc(sz), *exist = malloc(sz), *child = malloc(sz);
   int nn = 0, ne = 0, nc = 0;
   int want[3] = {type != ZOO_CHILD_EVENT, type != ZOO_CHILD_EVENT,
                  type == ZOO_CHILD_EVENT || type == ZOO_DELETED_EVENT};
-  int j = 0;
+  char *mine = calloc((size_t)t->n + 1, 1);
+  uint64_t fired = 0;
   for (int i = 0; i < t->n; i++) {
     went_t *w = &t->e[i];
     /* An exists watch on a missing node that a deletion's event finds
      * (stock's collectWatchers takes the exist table for DELETED): on one
      * session its read completed before that event came, so it saw the
      * node before the deletion.  A read issued after the deletion
-     * committed saw it gone: set after the change, it is not fired. */
-    int after = w->table != T_EXIST
-                    ? w->point >= cz
-                    : type == ZOO_DELETED_EVENT && cz_t != UINT64_MAX && w->t_inv > cz_t;
-    if (strcmp(w->path, path) || !want[w->table] || after) {
+     * committed saw it gone: set after the change, it is not fired.  The
+     * same for a set's CHANGED (collectWatchers takes the exist table
+     * too): an exists read issued after the set committed is answered
+     * after its event - it found the node deleted since, and waits for
+     * the next creation. */
+    int after = w->table != T_EXIST ? w->point >= cz
+                                    : (type == ZOO_DELETED_EVENT || type == ZOO_CHANGED_EVENT) &&
+                                          cz_t != UINT64_MAX && w->t_inv > cz_t;
+    if (strcmp(w->path, path) || !want[w->table] || after) continue;
+    mine[i] = 1;
+    fired |= 1ULL << (w->pair & 63);
+  }
+  /* A pair this change fires, set again by a read that completed before
+   * (issued later) and saw a state newer than the change but older than
+   * one committed before the event: one call answers both registrations
+   * (one session would have fired the first and had the second fire at
+   * once for the newer change; through several the reads came out of
+   * issue order, and the pair is called once). */
+  for (int i = 0; i < t->n; i++) {
+    went_t *w = &t->e[i];
+    if (!mine[i] && w->table != T_EXIST && want[w->table] && (fired >> (w->pair & 63) & 1) &&
+        w->point < cz_late && !strcmp(w->path, path))
+      mine[i] = 1;
+  }
+  int j = 0;
+  for (int i = 0; i < t->n; i++) {
+    went_t *w = &t->e[i];
+    if (!mine[i]) {
       t->e[j++] = *w;
       continue;
     }
-    if (w->table == T_DATA && nn < 64) node[nn++] = *w;
-    else if (w->table == T_EXIST && ne < 64) exist[ne++] = *w;
-    else if (w->table == T_CHILD && nc < 64) child[nc++] = *w;
+    /* a pair set again by another read of the path: called once, in
+     * its first registration's place */
+    if (w->table == T_DATA && !listed(node, nn, w->pair)) node[nn++] = *w;
+    else if (w->table == T_EXIST) exist[ne++] = *w;
+    else if (w->table == T_CHILD) child[nc++] = *w;
   }
   t->n = j;
+  free(mine);
   int n = 0;
-  went_t all[192];
+  went_t *all = malloc(sz * 3);
   for (int i = 0; i < nn; i++) all[n++] = node[i];
   int ne2 = 0, nc2 = 0;
   for (int i = 0; i < ne; i++)
@@ -298,6 +351,10 @@ static int take(tabs_t *t, const char *path, int type, int64_t cz, uint64_t cz_t
   for (int i = 0; i < nc2; i++) out[k++] = child[i];
   for (int i = 0; i < ne2; i++) out[k++] = exist[i];
   for (int i = 0; i < nn; i++) out[k++] = node[i];
+  free(node);
+  free(exist);
+  free(child);
+  free(all);
   return k;
 }
 
@@ -399,7 +456,10 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
                      o->id, o->path, o->rc,
                      (unsigned long long)(o->kind == H_CHILDREN ? o->pzxid : o->mzxid),
                      (double)o->t_cmp / 1e9, w->pair, w->op);
-          w->rm_pending = 1; /* reported once */
+          /* reported once, for each registration of the pair */
+          for (int k = 0; k < t.n; k++)
+            if (t.e[k].pair == w->pair && t.e[k].table == w->table && !strcmp(t.e[k].path, w->path))
+              t.e[k].rm_pending = 1;
         }
       }
       if (o->pair < 0) continue;
@@ -458,18 +518,26 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
     for (int i = 0; i < ngroups && !gr; i++)
       if (groups[i].type == ev->wtype && !strcmp(groups[i].path, ev->path)) gr = &groups[i];
     if (!gr) {
-      /* A call for a pair whose own registration saw no change since: a
-       * spurious event, taken on its own so that the pairs stock would
-       * have called with a real event are still expected then. */
-      int own = -1;
-      for (int i = 0; i < t.n && own < 0; i++) {
+      /* A call for a pair none of whose registrations saw a change
+       * since: a spurious event, taken on its own so that the pairs
+       * stock would have called with a real event are still expected
+       * then.  Of several, the pair's is one that saw a change, of the
+       * table the event's type tells the change of (the exist table for
+       * CREATED, else the others), first issued (one session would have
+       * registered it first). */
+      int own = -1, own_rank = 0;
+      for (int i = 0; i < t.n; i++) {
         went_t *w = &t.e[i];
         int fits = ev->wtype == ZOO_CHILD_EVENT     ? w->table == T_CHILD
                    : ev->wtype == ZOO_DELETED_EVENT ? 1
                                                     : w->table != T_CHILD;
-        if (fits && w->pair == ev->pair && !strcmp(w->path, ev->path)) own = i;
+        if (!fits || w->pair != ev->pair || strcmp(w->path, ev->path)) continue;
+        int rank =
+            2 * changed(m, w, ev->t) + ((w->table == T_EXIST) == (ev->wtype == ZOO_CREATED_EVENT));
+        if (own < 0 || rank > own_rank || (rank == own_rank && w->op < t.e[own].op))
+          own = i, own_rank = rank;
       }
-      if (own >= 0 && !changed(m, &t.e[own], ev->t)) {
+      if (own >= 0 && own_rank < 2) {
         check_fail(c, CK_WATCH,
                    "pair %d: %s event on %s at %.3f s, but nothing changed after the state its "
                    "read (op %d) saw",
@@ -488,7 +556,8 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
       gr->type = ev->wtype;
       gr->e = malloc((size_t)(t.n + 1) * sizeof *gr->e);
       int64_t cz = own >= 0 ? change_for(m, &t.e[own], ev->wtype, ev->t) : INT64_MAX;
-      gr->n = take(&t, ev->path, ev->wtype, cz, commit_t(m, ev->path, cz), gr->e);
+      gr->n = take(&t, ev->path, ev->wtype, cz, commit_t(m, ev->path, cz),
+                   last_change(m, ev->path, ev->wtype, ev->t), gr->e);
     }
     if (gr->next < gr->n && gr->e[gr->next].pair == ev->pair) {
       gr->next++;

@@ -259,12 +259,15 @@ END_TEST
 
 /* ---- watches ---- */
 
-/* get /g0/k0 with pair p at mzxid 5 */
-static hop_t *watched_get(int pair) {
+/* a get of /g0/k0 with pair p, issued */
+static hop_t *watched_get_inv(int pair) {
   hop_t *o = inv(H_GET, "/g0/k0", NULL);
   o->pair = pair;
-  return cmp(o, ZOK, 1, 0, 5);
+  return o;
 }
+
+/* get /g0/k0 with pair p at mzxid 5 */
+static hop_t *watched_get(int pair) { return cmp(watched_get_inv(pair), ZOK, 1, 0, 5); }
 
 START_TEST(watch_once_and_order) {
   connected();
@@ -488,6 +491,137 @@ START_TEST(watch_removal_covers_a_read_in_flight) {
 }
 END_TEST
 
+/* A remove_all issued between two watched reads of pair 0, the second
+ * read completing before the removal: on one session the first read
+ * registers the pair, the removal takes it out, and the second, served
+ * after the removal, registers it again.  The stock client's table holds
+ * the pair once, so the model must keep which read set it: the second
+ * read's registration outlives the removal, and the change is owed to
+ * pair 0.  With both reads issued before the removal, pair 0 holds no
+ * watch.  (The simulator: tests/sim/zkroute-sim --seed 1348 --mode
+ * routed, an exists watch and a CREATED event; the model kept only the
+ * first registration, and the removal dropped it.) */
+static int removal_between_two_reads(int second_after) {
+  setup();
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  cmp(watched_get_inv(0), ZOK, 1, 0, 5);
+  hop_t *g = second_after ? NULL : watched_get_inv(0);
+  hop_t *rm = inv(H_RMWATCH, "/g0/k0", NULL);
+  rm->mode = 1;
+  rm->version = ZWATCHTYPE_ANY;
+  rm->pair = -1;
+  if (!g) g = watched_get_inv(0);
+  cmp(g, ZOK, 1, 0, 5);
+  cmp(rm, ZOK, 0, 0, 0);
+  txn(6, H_SET, "/g0/k0", "b", 1);
+  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  close_at_end();
+  check_watch(&H, &C);
+  return C.violations[CK_WATCH];
+}
+
+START_TEST(watch_removal_spares_a_pair_set_again_after_it) {
+  ck_assert_int_eq(removal_between_two_reads(1), 0);
+  ck_assert_int_eq(removal_between_two_reads(0), 1);
+}
+END_TEST
+
+/* Two watched reads of pair 0: the first issued at mzxid 5, the second
+ * after the change at 6, which completes first.  One session would have
+ * completed them in issue order: the first registers the pair, the change
+ * at 6 fires it (its event before the second read's reply), and the
+ * second sets it again at 6, for the change at 7.  Two calls, each owed
+ * (the model kept only the first-completed registration, at 6: the first
+ * call had "nothing changed", the second "no such watch" - seed 1859,
+ * and seed 532 with get_children).  A third call is one too many. */
+START_TEST(watch_reads_of_one_pair_completed_out_of_issue_order) {
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  hop_t *old = watched_get_inv(0);
+  txn(6, H_SET, "/g0/k0", "b", 1);
+  hop_t *newer = watched_get_inv(0);
+  cmp(newer, ZOK, 1, 1, 6);
+  cmp(old, ZOK, 1, 0, 5);
+  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  txn(7, H_SET, "/g0/k0", "c", 2);
+  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  close_at_end();
+  check_watch(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCH], 0);
+  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  check_watch(&H, &C);
+  ck_assert_int_eq(C.violations[CK_WATCH], 1);
+}
+END_TEST
+
+/* The same two reads, but the change at 7 commits before the pair's
+ * first call: that one call answers both registrations (the second's
+ * state, 6, is older than a change committed before the call), and a
+ * read of 7 after it is no change seen before the watch fired.  With the
+ * call before the change at 7, the second registration stays armed: the
+ * read of 7 before its call is one.  (Seed 387 with the first version of
+ * the model above, which kept every registration apart.) */
+static int out_of_order_reads_one_call(int call_after_7) {
+  setup();
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  hop_t *old = watched_get_inv(0);
+  txn(6, H_SET, "/g0/k0", "b", 1);
+  hop_t *newer = watched_get_inv(0);
+  cmp(newer, ZOK, 1, 1, 6);
+  cmp(old, ZOK, 1, 0, 5);
+  if (!call_after_7) watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  txn(7, H_SET, "/g0/k0", "c", 2);
+  if (call_after_7) watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  cmp(inv(H_GET, "/g0/k0", NULL), ZOK, 1, 2, 7);
+  H.gens[0].ended = 1; /* not judged for liveness */
+  check_watch(&H, &C);
+  return C.violations[CK_WATCH];
+}
+
+START_TEST(watch_one_call_for_a_pair_set_out_of_issue_order) {
+  ck_assert_int_eq(out_of_order_reads_one_call(1), 0);
+  ck_assert_int_eq(out_of_order_reads_one_call(0), 1);
+}
+END_TEST
+
+/* Pair 0's data watch set at mzxid 5 by a read answered late; the node
+ * is set (6) and deleted (7), and pair 0's exists read, issued after
+ * both (after), finds it missing; the late read completes, the set's
+ * CHANGED calls pair 0, the node is created again (8) and CREATED calls
+ * pair 0.  On one session the exists read is answered after the CHANGED
+ * event - it is set after that change and waits for the creation, which
+ * owes it the call (stock's collectWatchers takes the exist table for
+ * CHANGED as for DELETED).  Issued before the set committed, the CHANGED
+ * takes it too, and the CREATED is a call for no watch.  (The simulator:
+ * tests/sim/zkroute-sim --seed 698 --mode routed.) */
+static int exists_after_a_set_then_created(int after) {
+  setup();
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  hop_t *g = watched_get_inv(0);
+  hop_t *ex = after ? NULL : inv(H_EXISTS, "/g0/k0", NULL);
+  txn(6, H_SET, "/g0/k0", "b", 1);
+  txn(7, H_DELETE, "/g0/k0", NULL, 0);
+  if (!ex) ex = inv(H_EXISTS, "/g0/k0", NULL);
+  ex->pair = 0;
+  cmp(ex, ZNONODE, 0, 0, 0);
+  cmp(g, ZOK, 1, 0, 5)->czxid = 5;
+  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  txn(8, H_CREATE, "/g0/k0", "c", 0);
+  watch(0, ZOO_CREATED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  H.gens[0].ended = 1;
+  check_watch(&H, &C);
+  return C.violations[CK_WATCH];
+}
+
+START_TEST(watch_change_fires_no_exists_watch_set_after_it) {
+  ck_assert_int_eq(exists_after_a_set_then_created(1), 0);
+  ck_assert_int_eq(exists_after_a_set_then_created(0), 1);
+}
+END_TEST
+
 START_TEST(watch_session_events_to_all) {
   connected();
   txn(5, H_CREATE, "/g0/k0", "a", 0);
@@ -687,6 +821,10 @@ int main(void) {
       {"watch", watch_creation_fires_no_data_watch_set_after_it},
       {"watch", watch_removal_spares_reads_issued_after_it},
       {"watch", watch_removal_covers_a_read_in_flight},
+      {"watch", watch_removal_spares_a_pair_set_again_after_it},
+      {"watch", watch_reads_of_one_pair_completed_out_of_issue_order},
+      {"watch", watch_one_call_for_a_pair_set_out_of_issue_order},
+      {"watch", watch_change_fires_no_exists_watch_set_after_it},
       {"watch", watch_session_events_to_all},
       {"watch", watch_nothing_after_expired},
       {"watch", watch_lost_and_spurious},

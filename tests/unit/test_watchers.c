@@ -893,6 +893,61 @@ END_TEST
 
 /* ---- session events reach every registered watcher, once each ---- */
 
+/* A session event reaches every pair whose watch the application has not
+ * seen fire, also one whose event came (here: given by another member's
+ * copy of the change) and still waits its turn.  On stock's one session
+ * a pair leaves the table when its event is taken, and the application
+ * sees that event before any later session event; here the session event
+ * comes first, so the pair is still set in the application's eyes.
+ * Watcher 9 is set on member A (version 5); watcher 1's get (member B)
+ * shows version 7 and watcher 2's (member C) version 9, both held for
+ * watcher 9's event.  A's event releases watcher 1's read; watcher 2's
+ * stays held for watcher 1 (7 < 9).  Then C's copy of the next change
+ * fires watcher 2's record and gives it to watcher 1, whose event waits
+ * behind watcher 2's record.  (The simulator: tests/sim/zkroute-sim
+ * --seed 189 --mode routed, and --seed 1995.) */
+START_TEST(waiting_event_pair_gets_session_events) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.read_from_leader = 1; /* three members take reads */
+  open3_opts(&o, NULL);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)9, done_data, (void *)19), ZOK);
+  fake_req_t *a = next_req(FK_GET, "/n");
+  fake_reply(a, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 19), 0);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *b = next_req(FK_GET, "/n");
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)2, done_data, (void *)12), ZOK);
+  fake_req_t *c = next_req(FK_GET, "/n");
+  ck_assert_ptr_ne(c->h, a->h);
+  ck_assert_ptr_ne(c->h, b->h);
+  fake_reply(b, ZOK, 7, 7, "b");
+  fake_reply(c, ZOK, 9, 9, "c");
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 11) + ev_matching(EV_DONE, 12), 0); /* both held */
+  fake_fire(a->h, "/n", ZOO_CHANGED_EVENT);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  fake_fire(c->h, "/n", ZOO_CHANGED_EVENT);
+  sleep_ms(50);
+  int mark = ev_count();
+  int w1 = ev_find(0, EV_WATCH, 1);
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+  fake_session_event(h[1], ZOO_CONNECTED_STATE);
+  wait_state(ZOO_CONNECTED_STATE);
+  ck_assert_int_ge(ev_find(ev_find(mark, EV_SESSION, 100) + 1, EV_SESSION, 100), 0);
+  sleep_ms(50);
+  int n = ev_count(), c1 = 0;
+  for (int i = mark; i < n; i++) {
+    ev_t e = ev_at(i);
+    if (e.kind == EV_SESSION && e.tag == 1) c1++;
+  }
+  /* Watcher 1 not called before them: CONNECTING and CONNECTED reach
+   * it; called before them, neither. */
+  ck_assert_int_eq(c1, w1 >= 0 && w1 < mark ? 0 : 2);
+}
+END_TEST
+
 START_TEST(session_events_reach_path_watchers) {
   open3();
   int first = ev_count(); /* the CONNECTED of the open */
@@ -1052,6 +1107,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, rearmed_exists_watch_sees_node_created);
   tcase_add_test(tc, no_watch_event_after_expired);
   tcase_add_test(tc, session_events_reach_path_watchers);
+  tcase_add_test(tc, waiting_event_pair_gets_session_events);
   tcase_add_test(tc, carrier_expiry_silent_watch_rearmed);
   tcase_add_test(tc, rearm_unchanged_then_fires_once);
   suite_add_tcase(s, tc);

@@ -783,9 +783,13 @@ static int pair_cmp(const void *a, const void *b) {
 }
 
 /* Registered from the application's point of view: its read succeeded
- * and its event has not been delivered. */
+ * and its event has not been delivered - also when that event came (or
+ * another member's copy of the change gave it one: CONSUMED) and waits
+ * its turn.  A session event delivered before it must reach the pair: on
+ * stock's one session the application would have seen the pair's event
+ * first.  (A removed record's event is dropped: fire is 0.) */
 static int registered(const zkr__watch_t *w) {
-  return w->fn && (waiting(w) || w->state == ZKR__W_HELD);
+  return w->fn && (waiting(w) || w->state == ZKR__W_HELD || w->fire);
 }
 
 /* The distinct (watcher, context) pairs of registered per-path watches:

@@ -145,7 +145,7 @@ static int read_held_locked(const zkr_t *z, const zkr__watch_t *w);
  * wait for op itself (the read that armed w held for the event of a pair
  * that op sets again). */
 static int read_blocked_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st) {
-  if (z->closing || z->expired) return 0;
+  if (zkr__handle_ended_rc(z)) return 0; /* no event comes any more */
   for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w))
     if (strcmp(w->path, op->path) == 0 &&
         (pending_change(w, rc, st) || (w->fire && shows_change(w, rc, st))) &&
@@ -245,8 +245,7 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
     zkr__result_t r = {.rc = ZKR_ENOMEM, .value_len = -1};
     if (op->kept) r = zkr__deliver_reply_view(op->kept);
     int over = !all && op->kept && hold_over(z, op);
-    if (over && !z->closing && !z->expired)
-      make_late_events_locked(z, op, r.rc, r.stat, &made_gone);
+    if (over && !zkr__handle_ended_rc(z)) make_late_events_locked(z, op, r.rc, r.stat, &made_gone);
     zkr__watch_t *own = op->watch_id && !ended ? zkr__watch_by_id_locked(z, op->watch_id) : NULL;
     int release = all || !op->kept || over || !read_blocked_locked(z, op, r.rc, r.stat);
     if (release && own && (!ids || n_ids == cap)) release = all; /* out of memory: next turn */

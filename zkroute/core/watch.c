@@ -393,6 +393,10 @@ static int same_change(const zkr__watch_t *r, const zkr__watch_t *f, int type) {
  * after the change that fired f. */
 static int blocks(const zkr__watch_t *r, const zkr__watch_t *f) {
   if (r == f || !r->seq || r->seq >= f->seq || !triggers(f->fire, r)) return 0;
+  /* r's first read is not handed on: its pair is not set in the
+   * application's eyes, and takes its place when that read is (done_with,
+   * zkr__watch_read_handed_on) - after f, which was handed on. */
+  if (r->read_pending && !f->read_pending) return 0;
   if (r->fire) return 1;
   return waiting(r) && same_change(r, f, f->fire);
 }

@@ -18,7 +18,9 @@
  *   the pairs taken are those the event's change fires: on one session
  *   that is every pair set, while through several a pair whose read saw
  *   the change may be set before an older read's, and waits for the next
- *   change (change_for);
+ *   change (change_for); a read that saw the state before that change
+ *   and completes while the pair it sets is still to be called set it
+ *   before the event, on one session, and the event takes it;
  * - a session event goes to the global watcher and every registered pair,
  *   each once per transition;
  * - nothing after EXPIRED (or AUTH_FAILED): no watcher call, no answer from
@@ -53,6 +55,7 @@ typedef struct went {
 typedef struct group {
   char path[H_PATH];
   int type, n, next;
+  int64_t cz; /* the change it reports (change_for); INT64_MAX unknown */
   went_t *e;
 } group_t;
 
@@ -358,6 +361,25 @@ static int take(tabs_t *t, const char *path, int type, int64_t cz, uint64_t cz_t
   return k;
 }
 
+/* A registration by a read that saw the state before the change of an
+ * open group (path, a table its event takes), whose pair that group has
+ * still to call: on one session the read's reply came before that
+ * event, set the pair again (one registration per path and table) and the
+ * event takes it - the pair holds no such watch after its call.  An
+ * exists watch on a missing node saw no zxid, and is not judged so. */
+static int taken_by_open_group(const group_t *groups, int ngroups, const went_t *w) {
+  if (w->point < 0) return 0;
+  for (int i = 0; i < ngroups; i++) {
+    const group_t *gr = &groups[i];
+    int takes = w->table == T_CHILD ? gr->type == ZOO_CHILD_EVENT || gr->type == ZOO_DELETED_EVENT
+                                    : gr->type != ZOO_CHILD_EVENT;
+    if (takes && gr->cz != INT64_MAX && w->point < gr->cz && !strcmp(gr->path, w->path) &&
+        listed(gr->e + gr->next, gr->n - gr->next, w->pair))
+      return 1;
+  }
+  return 0;
+}
+
 static const char *tname(int t) {
   return t == ZOO_CREATED_EVENT   ? "created"
          : t == ZOO_DELETED_EVENT ? "deleted"
@@ -471,7 +493,7 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
       else if (o->kind == H_CHILDREN && o->rc == ZOK) w.table = T_CHILD, w.point = o->pzxid;
       if (w.table >= 0) {
         w.rm_pending = rm_in_flight(h, o, w.table, e);
-        tadd(&t, w);
+        if (!taken_by_open_group(groups, ngroups, &w)) tadd(&t, w);
         c->checked[CK_WATCH]++;
       }
       continue;
@@ -556,6 +578,7 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
       gr->type = ev->wtype;
       gr->e = malloc((size_t)(t.n + 1) * sizeof *gr->e);
       int64_t cz = own >= 0 ? change_for(m, &t.e[own], ev->wtype, ev->t) : INT64_MAX;
+      gr->cz = cz;
       gr->n = take(&t, ev->path, ev->wtype, cz, commit_t(m, ev->path, cz),
                    last_change(m, ev->path, ev->wtype, ev->t), gr->e);
     }

@@ -176,6 +176,29 @@ START_TEST(no_watch_event_after_auth_failed) {
 }
 END_TEST
 
+/* A read held for a watch's event (its answer shows a change the watch,
+ * on another member, has not fired for) when another member's server
+ * refuses the credentials: the event will not be delivered any more, and
+ * the read completes ZAUTHFAILED, as what a stock session still has
+ * pending then - not ZOK with its data, and not only at the hold's bound.
+ * (The simulator: tests/sim/zkroute-sim --seed 2063 --mode routed.) */
+START_TEST(held_read_completes_auth_failed) {
+  open3();
+  fake_zh_t *holder = armed_watch("/h");
+  ck_assert_int_eq(zkr_aget(z, "/h", 0, done_data, (void *)2), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/h");
+  ck_assert_ptr_nonnull(g);
+  ck_assert_ptr_ne(g->h, holder);
+  fake_reply(g, ZOK, 9, 9, "w");
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 2), 0); /* held for watcher 7's event */
+  auth_failed_elsewhere(holder);
+  int d = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZAUTHFAILED);
+}
+END_TEST
+
 /* A remove_all is out when another member's server refuses the
  * credentials; its server then answers ZOK.  After AUTH_FAILED nothing is
  * answered by a server: the removal completes ZAUTHFAILED.
@@ -368,6 +391,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, no_server_answer_after_auth_failed);
   tcase_add_test(tc, no_watch_event_after_auth_failed);
   tcase_add_test(tc, no_removal_answer_after_auth_failed);
+  tcase_add_test(tc, held_read_completes_auth_failed);
   tcase_add_test(tc, add_auth_reports_owner_answer);
   tcase_add_test(tc, owner_refused_a_credential_while_down_reconnects_after_resend);
   tcase_add_test(tc, add_auth_after_auth_failed_is_refused);

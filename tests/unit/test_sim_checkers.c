@@ -414,6 +414,45 @@ START_TEST(watch_creation_fires_no_data_watch_set_after_it) {
 }
 END_TEST
 
+/* Pairs 0 and 1 watch /g0/k0 (mzxid 5); a get of pair 1 issued before
+ * the set (mzxid 6) completes between the change's calls of pair 0 and
+ * pair 1, having seen mzxid 5 (older) or 6.  On one stock session a
+ * reply that shows the state before a change came before that change's
+ * event: the read set pair 1 again before the event, the registration is
+ * the one the event takes, and pair 1 holds no watch afterwards - a
+ * session event then is not owed to it.  A reply that shows the change
+ * came after the event and set the pair anew.  Returns the watch
+ * violations when the session event reaches pair 1 (to_pair1) or not.
+ * (The simulator: tests/sim/zkroute-sim --seed 1499 --mode routed; the
+ * checker took the read as a new registration and reported a session
+ * event that missed pair 1.) */
+static int read_inside_its_changes_event(int older, int to_pair1) {
+  setup();
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  watched_get(0);
+  watched_get(1);
+  hop_t *again = inv(H_GET, "/g0/k0", NULL);
+  again->pair = 1;
+  txn(6, H_SET, "/g0/k0", "b", 1);
+  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  cmp(again, ZOK, 1, older ? 0 : 1, older ? 5 : 6);
+  watch(1, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  watch(6, ZOO_SESSION_EVENT, ZOO_CONNECTING_STATE, "");
+  if (to_pair1) watch(1, ZOO_SESSION_EVENT, ZOO_CONNECTING_STATE, "");
+  H.gens[0].ended = 1;
+  check_watch(&H, &C);
+  return C.violations[CK_WATCH];
+}
+
+START_TEST(watch_read_of_the_state_before_a_change_is_taken_by_it) {
+  ck_assert_int_eq(read_inside_its_changes_event(1, 0), 0);
+  ck_assert_int_eq(read_inside_its_changes_event(1, 1), 1);
+  ck_assert_int_eq(read_inside_its_changes_event(0, 1), 0);
+  ck_assert_int_eq(read_inside_its_changes_event(0, 0), 1);
+}
+END_TEST
+
 /* A remove_all and a watched read of pair 0, the removal issued first
  * (rm_first) or second; the read completes first either way, then the
  * removal with ZOK, then the node changes and pair 0 is called.  Returns
@@ -819,6 +858,7 @@ int main(void) {
       {"watch", watch_order_is_among_the_pairs_the_change_fires},
       {"watch", watch_deletion_fires_no_exists_watch_set_after_it},
       {"watch", watch_creation_fires_no_data_watch_set_after_it},
+      {"watch", watch_read_of_the_state_before_a_change_is_taken_by_it},
       {"watch", watch_removal_spares_reads_issued_after_it},
       {"watch", watch_removal_covers_a_read_in_flight},
       {"watch", watch_removal_spares_a_pair_set_again_after_it},

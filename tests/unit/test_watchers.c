@@ -96,6 +96,46 @@ START_TEST(same_pair_set_twice_at_once_fires_once) {
 }
 END_TEST
 
+/* Pair 7 is set twice at once on /q, on two members (record A, then C),
+ * and pair 3 on A's member in between.  C's member reports the next
+ * change first: that change fires pair 7 (one registration in stock's
+ * table, in its first place) and pair 3, then, with nothing left to wait
+ * for - A's copy of the change is the same pair's, swallowed when it
+ * comes.  Pair 7's first record made both events wait for A's member.
+ * (The simulator: tests/sim/zkroute-sim --seed 1995 --mode routed, the
+ * events 1.6 s late.) */
+START_TEST(same_pair_twice_first_copy_of_the_change_fires_all) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.read_from_leader = 1; /* three members take reads */
+  open3_opts(&o, NULL);
+  ck_assert_int_eq(zkr_awget(z, "/q", watcher, (void *)7, done_data, (void *)1), ZOK);
+  ck_assert_int_eq(zkr_awget(z, "/q", watcher, (void *)7, done_data, (void *)2), ZOK);
+  fake_req_t *a = next_req(FK_GET, "/q");
+  fake_req_t *c = next_req(FK_GET, "/q");
+  ck_assert_ptr_ne(a->h, c->h);
+  fake_reply(a, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  ck_assert_int_eq(zkr_awget(z, "/q", watcher, (void *)3, done_data, (void *)3), ZOK);
+  fake_req_t *b = next_req(FK_GET, "/q");
+  ck_assert_ptr_ne(b->h, c->h);
+  fake_reply(b, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 3), 0);
+  fake_reply(c, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+  fake_fire(c->h, "/q", ZOO_CHANGED_EVENT);
+  int w7 = ev_find(0, EV_WATCH, 7), w3 = ev_find(0, EV_WATCH, 3);
+  ck_assert_msg(w7 >= 0, "pair 7's event waited for its other record's member");
+  ck_assert_int_gt(w3, w7);
+  /* The other copies are swallowed: each pair is called once. */
+  fake_fire(a->h, "/q", ZOO_CHANGED_EVENT);
+  if (b->h != a->h) fake_fire(b->h, "/q", ZOO_CHANGED_EVENT);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 7), 1);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 3), 1);
+}
+END_TEST
+
 /* Under the interposer the library's global pair is the interposer's own
  * (its trampoline and handle), which calls the program's global watcher;
  * a watch the program sets with its own global pair is named as the
@@ -927,6 +967,113 @@ END_TEST
 
 /* ---- session events reach every registered watcher, once each ---- */
 
+/* Watcher 9 is set on member A (version 5); watcher 1's get (member B)
+ * shows version 7 and watcher 2's (member C) version 9, both held for
+ * watcher 9's event.  A's event releases watcher 1's read; watcher 2's
+ * stays held for watcher 1 (7 < 9), its record armed before watcher 1's
+ * read was handed on.  Returns C's get after A's event. */
+static fake_req_t *pair_set_while_an_earlier_read_was_held(void) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.read_from_leader = 1; /* three members take reads */
+  open3_opts(&o, NULL);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)9, done_data, (void *)19), ZOK);
+  fake_req_t *a = next_req(FK_GET, "/n");
+  fake_reply(a, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 19), 0);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *b = next_req(FK_GET, "/n");
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)2, done_data, (void *)12), ZOK);
+  fake_req_t *c = next_req(FK_GET, "/n");
+  ck_assert_ptr_ne(c->h, a->h);
+  ck_assert_ptr_ne(c->h, b->h);
+  fake_reply(b, ZOK, 7, 7, "b");
+  fake_reply(c, ZOK, 9, 9, "c");
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 11) + ev_matching(EV_DONE, 12), 0); /* both held */
+  fake_fire(a->h, "/n", ZOO_CHANGED_EVENT);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  return c;
+}
+
+/* Then C's copy of the next change fires watcher 2's record and gives it
+ * to watcher 1.  Watcher 2's read has not been handed on: its pair is set
+ * after watcher 1's in the application's eyes, so watcher 1's event goes
+ * first, then watcher 2's read, then its event.  Held behind watcher 2's
+ * record (armed first), watcher 1's event closed a cycle - watcher 2's
+ * read waits for it - that only the hold's bound broke.  (The simulator:
+ * tests/sim/zkroute-sim --seed 189 --mode routed, a read that saw the new
+ * data at the bound, before watcher 1's event.) */
+START_TEST(pair_whose_read_is_held_does_not_hold_an_earlier_set_pair) {
+  fake_req_t *c = pair_set_while_an_earlier_read_was_held();
+  fake_fire(c->h, "/n", ZOO_CHANGED_EVENT);
+  int w1 = ev_find(0, EV_WATCH, 1);
+  ck_assert_msg(w1 >= 0, "watcher 1's event waited behind watcher 2's held read");
+  int d12 = ev_find(0, EV_DONE, 12), w2 = ev_find(0, EV_WATCH, 2);
+  ck_assert_int_gt(d12, w1);
+  ck_assert_int_gt(w2, d12);
+}
+END_TEST
+
+/* A session event reaches every pair whose watch the application has not
+ * seen fire, also one whose event came (here: given by another member's
+ * copy of the change) and still waits its turn.  On stock's one session
+ * a pair leaves the table when its event is taken, and the application
+ * sees that event before any later session event; here the session event
+ * comes first, so the pair is still set in the application's eyes.
+ * Watchers 3 and 5 are set on members A and B (version 5), watcher 4 on
+ * C, which is behind (version 3).  Watcher 5 is set again on B (its
+ * record reused); that read shows version 5, newer than watcher 4's, and
+ * is held for watcher 4's event.  A's copy of the next change fires
+ * watcher 3 and gives it to watchers 5 and 4: watcher 5's event waits for
+ * the read that set it again, and watcher 4's behind watcher 5's record.
+ * (The simulator: tests/sim/zkroute-sim --seed 1995 --mode routed, and
+ * --seed 189.) */
+START_TEST(waiting_event_pair_gets_session_events) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.read_from_leader = 1; /* three members take reads */
+  open3_opts(&o, NULL);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)3, done_data, (void *)13), ZOK);
+  fake_req_t *a = next_req(FK_GET, "/n");
+  fake_reply(a, ZOK, 5, 5, "a");
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)5, done_data, (void *)15), ZOK);
+  fake_req_t *b = next_req(FK_GET, "/n");
+  fake_reply(b, ZOK, 5, 5, "a");
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)4, done_data, (void *)14), ZOK);
+  fake_req_t *c = next_req(FK_GET, "/n");
+  ck_assert_ptr_ne(c->h, a->h);
+  ck_assert_ptr_ne(c->h, b->h);
+  ck_assert_ptr_ne(a->h, b->h);
+  fake_reply(c, ZOK, 3, 3, "o");
+  for (int t = 13; t <= 15; t++) ck_assert_int_ge(ev_find(0, EV_DONE, t), 0);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)5, done_data, (void *)25), ZOK);
+  fake_req_t *b2 = next_req(FK_GET, "/n");
+  ck_assert_ptr_eq(b2->h, b->h); /* where the pair is armed */
+  fake_reply(b2, ZOK, 5, 5, "a");
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 25), 0); /* held for watcher 4's event */
+  fake_fire(a->h, "/n", ZOO_CHANGED_EVENT);
+  ck_assert_int_ge(ev_find(0, EV_WATCH, 3), 0);
+  sleep_ms(50);
+  int mark = ev_count();
+  int w4 = ev_find(0, EV_WATCH, 4);
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+  fake_session_event(h[1], ZOO_CONNECTED_STATE);
+  wait_state(ZOO_CONNECTED_STATE);
+  ck_assert_int_ge(ev_find(ev_find(mark, EV_SESSION, 100) + 1, EV_SESSION, 100), 0);
+  sleep_ms(50);
+  int n = ev_count(), c4 = 0;
+  for (int i = mark; i < n; i++) {
+    ev_t e = ev_at(i);
+    if (e.kind == EV_SESSION && e.tag == 4) c4++;
+  }
+  ck_assert_msg(w4 < 0 || w4 > mark, "the scenario changed: watcher 4 was called first");
+  ck_assert_int_eq(c4, 2); /* CONNECTING, CONNECTED */
+}
+END_TEST
+
 START_TEST(session_events_reach_path_watchers) {
   open3();
   int first = ev_count(); /* the CONNECTED of the open */
@@ -1059,6 +1206,7 @@ static Suite *suite(void) {
   tcase_add_checked_fixture(tc, NULL, teardown);
   tcase_add_test(tc, global_pair_set_twice_is_one_registration);
   tcase_add_test(tc, same_pair_set_twice_at_once_fires_once);
+  tcase_add_test(tc, same_pair_twice_first_copy_of_the_change_fires_all);
   tcase_add_test(tc, interposer_global_pair_gets_session_events_once);
   tcase_add_test(tc, delete_calls_a_pair_once_across_tables);
   tcase_add_test(tc, rewatch_while_member_reconnects_fires_once);
@@ -1087,6 +1235,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, rearmed_exists_watch_sees_node_created);
   tcase_add_test(tc, no_watch_event_after_expired);
   tcase_add_test(tc, session_events_reach_path_watchers);
+  tcase_add_test(tc, waiting_event_pair_gets_session_events);
+  tcase_add_test(tc, pair_whose_read_is_held_does_not_hold_an_earlier_set_pair);
   tcase_add_test(tc, carrier_expiry_silent_watch_rearmed);
   tcase_add_test(tc, rearm_unchanged_then_fires_once);
   suite_add_tcase(s, tc);

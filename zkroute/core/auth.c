@@ -170,7 +170,6 @@ static int resend_missing(zkr__member_t *m) {
  * (free_completions): ZCLOSING, ZSESSIONEXPIRED, or ZAUTHFAILED. */
 static void end_waiting_calls(zkr_t *z) {
   int rc = zkr__handle_ended_rc(z);
-  if (!rc && z->auth_failed) rc = ZAUTHFAILED;
   if (!rc) return;
   pthread_mutex_lock(&z->auth_mu);
   for (struct zkr__auth *a = z->auths; a; a = a->next)

@@ -292,9 +292,13 @@ void zkr__handle_set_close_hook(void (*hook)(struct zkr *z, int phase));
 
 /* How what is still pending for the application completes once the
  * session is over: ZCLOSING (the handle closes), ZSESSIONEXPIRED (the
- * owner expired), 0 while it goes on.  Any thread.  @locks none. */
+ * owner expired), ZAUTHFAILED (a server refused the credentials), 0 while
+ * it goes on.  Any thread.  @locks none. */
 static inline int zkr__handle_ended_rc(const struct zkr *self) {
-  return self->closing ? ZCLOSING : self->expired ? ZSESSIONEXPIRED : 0;
+  return self->closing       ? ZCLOSING
+         : self->expired     ? ZSESSIONEXPIRED
+         : self->auth_failed ? ZAUTHFAILED
+                             : 0;
 }
 
 #endif

@@ -145,7 +145,7 @@ static int read_held_locked(const zkr_t *z, const zkr__watch_t *w);
  * wait for op itself (the read that armed w held for the event of a pair
  * that op sets again). */
 static int read_blocked_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st) {
-  if (z->closing || z->expired) return 0;
+  if (zkr__handle_ended_rc(z)) return 0; /* no event comes any more */
   for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w))
     if (strcmp(w->path, op->path) == 0 &&
         (pending_change(w, rc, st) || (w->fire && shows_change(w, rc, st))) &&
@@ -249,8 +249,7 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
     zkr__result_t r = {.rc = ZKR_ENOMEM, .value_len = -1};
     if (op->kept) r = zkr__deliver_reply_view(op->kept);
     int over = !all && op->kept && hold_over(z, op);
-    if (over && !z->closing && !z->expired)
-      make_late_events_locked(z, op, r.rc, r.stat, &made_gone);
+    if (over && !zkr__handle_ended_rc(z)) make_late_events_locked(z, op, r.rc, r.stat, &made_gone);
     zkr__watch_t *own = op->watch_id && !ended ? zkr__watch_by_id_locked(z, op->watch_id) : NULL;
     int release = all || !op->kept || over || !read_blocked_locked(z, op, r.rc, r.stat);
     if (release && own && (!ids || n_ids == cap)) release = all; /* out of memory: next turn */
@@ -404,6 +403,10 @@ static int same_change(const zkr__watch_t *r, const zkr__watch_t *f, int type) {
  * after the change that fired f. */
 static int blocks(const zkr__watch_t *r, const zkr__watch_t *f) {
   if (r == f || !r->seq || r->seq >= f->seq || !triggers(f->fire, r)) return 0;
+  /* r's first read is not handed on: its pair is not set in the
+   * application's eyes, and takes its place when that read is (done_with,
+   * zkr__watch_read_handed_on) - after f, which was handed on. */
+  if (r->read_pending && !f->read_pending) return 0;
   if (r->fire) return 1;
   return waiting(r) && same_change(r, f, f->fire);
 }
@@ -509,11 +512,16 @@ void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) 
  * the path that were set before it (stock's one table fires them all
  * at once), whatever member holds them and whatever event their own
  * copies will say: each gets type now, and its own copy is swallowed.
- * The same pair's records are left to consume_twins (called once). */
+ * So do the same pair's other records (set twice at once on two members,
+ * or in its data and child tables): the pair is one registration in
+ * stock's table, in the place it was first set, and is called there, once
+ * (consume_twins drops the other records' events).  Left waiting, a twin
+ * set before w would hold w's event, and every pair set between them,
+ * until its own member reported the change. */
 static void spread(zkr_t *z, const zkr__watch_t *w, int type) {
   for (zkr__watch_t *r = zkr__watch_first(z); r; r = zkr__watch_next(r)) {
-    if (r == w || (r->fn == w->fn && r->ctx == w->ctx) || !waiting(r) ||
-        strcmp(r->path, w->path) != 0 || !triggers(type, r) || !same_change(r, w, type))
+    if (r == w || !waiting(r) || strcmp(r->path, w->path) != 0 || !triggers(type, r) ||
+        !same_change(r, w, type))
       continue;
     if (r->state == ZKR__W_ARMED || r->state == ZKR__W_REARMING)
       zkr__watch_set_state_locked(z, r, ZKR__W_CONSUMED);
@@ -807,9 +815,13 @@ static int pair_cmp(const void *a, const void *b) {
 }
 
 /* Registered from the application's point of view: its read succeeded
- * and its event has not been delivered. */
+ * and its event has not been delivered - also when that event came (or
+ * another member's copy of the change gave it one: CONSUMED) and waits
+ * its turn.  A session event delivered before it must reach the pair: on
+ * stock's one session the application would have seen the pair's event
+ * first.  (A removed record's event is dropped: fire is 0.) */
 static int registered(const zkr__watch_t *w) {
-  return w->fn && (waiting(w) || w->state == ZKR__W_HELD);
+  return w->fn && (waiting(w) || w->state == ZKR__W_HELD || w->fire);
 }
 
 /* The distinct (watcher, context) pairs of registered per-path watches:

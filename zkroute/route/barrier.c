@@ -59,14 +59,6 @@ static void hand_on_held(zkr__op_t *op) {
   zkr__op_free(op);
 }
 
-/* How a session that ended (expired, credentials refused, the handle
- * closing) completes what was still pending for the application, 0 when
- * it goes on. */
-static int ended_rc(const zkr_t *z) {
-  int rc = zkr__handle_ended_rc(z);
-  return rc ? rc : z->auth_failed ? ZAUTHFAILED : 0;
-}
-
 /* Operations held back behind earlier ones.  When the session ended
  * first, they complete with its end, whatever answer they got meanwhile:
  * on a stock session they were queued behind those earlier requests, and
@@ -75,7 +67,7 @@ static int ended_rc(const zkr_t *z) {
 static void hand_on_ready(zkr__queue_t *ready) {
   for (zkr__queue_link_t *l; (l = zkr__queue_pop(ready));) {
     zkr__op_t *op = ZKR__OP_OF(l, ord_link);
-    int end = ended_rc(op->z);
+    int end = zkr__handle_ended_rc(op->z);
     if (end && zkr__op_has(op, ZKR__OP_F_BARRIER)) {
       free(op->b_path);
       op->b_path = NULL;

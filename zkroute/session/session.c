@@ -175,8 +175,9 @@ void zkr__session_tick(zkr_t *z) {
   for (int i = 0; dip && i < 64; i++)
     if (dip & ((uint64_t)1 << i)) zkr__session_dip_check(z, i, 0);
   if (z->expired && !z->carriers_closed) zkr__rescue_close_expired(z);
-  /* Reads held for a watch's event that will not come any more. */
-  if (z->expired && z->wf_count) zkr__watch_done(z, NULL);
+  /* Reads held for a watch's event that will not come any more (nothing
+   * is delivered after EXPIRED or AUTH_FAILED). */
+  if ((z->expired || z->auth_failed) && z->wf_count) zkr__watch_done(z, NULL);
 }
 
 /* The session-level calls below enter through the registry (zkr__registry_*)

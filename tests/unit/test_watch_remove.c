@@ -310,6 +310,49 @@ START_TEST(remove_all_covering_a_read_completes_after_it_when_answered_at_once) 
 }
 END_TEST
 
+/* A remove_all of a watch being set again after its session was lost
+ * (the re-arm's read unanswered): the record is on no server, so the call
+ * answers ZOK at once, and from then on the application holds no watch -
+ * a session event must not call the pair, nor the re-arm's answer, nor
+ * the registration it left.  (The simulator: tests/sim/zkroute-sim --seed
+ * 7 --mode routed --idle-park 300, a parked member's watch re-armed on
+ * the owner's session, removed, then the owner's CONNECTING.) */
+START_TEST(remove_all_of_a_watch_being_rearmed) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/cfg", watcher, (void *)1, done_data, (void *)10), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/cfg");
+  ck_assert_ptr_nonnull(g);
+  fake_zh_t *carrier = g->h;
+  ck_assert_ptr_ne(carrier, h[1]);
+  fake_reply(g, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  fake_session_event(carrier, ZOO_EXPIRED_SESSION_STATE);
+  fake_req_t *rg = fake_wait(NULL, FK_GET, "/cfg");
+  ck_assert_ptr_nonnull(rg);
+  ck_assert_ptr_ne(rg->h, carrier);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/cfg", ZWATCHTYPE_ANY, 0, done_void, (void *)20),
+                   ZOK);
+  int d = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+  /* The owner's connection drops and comes back: the pair holds no watch. */
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+  fake_session_event(h[1], ZOO_CONNECTED_STATE);
+  wait_state(ZOO_CONNECTED_STATE);
+  sleep_ms(50);
+  ck_assert_msg(ev_matching(EV_SESSION, 1) == 0, "a removed pair got a session event");
+  /* The re-arm answers (the node changed), then its registration fires. */
+  if (!rg->answered) fake_reply(rg, ZOK, 9, 9, "b");
+  sleep_ms(50);
+  fake_fire(rg->h, "/cfg", ZOO_CHANGED_EVENT);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
+  ck_assert_int_eq(ev_matching(EV_SESSION, 1), 0);
+  ck_assert_int_eq(ev_matching(EV_DONE, 20), 1);
+}
+END_TEST
+
 /* A removal whose session goes before answering still completes, once. */
 START_TEST(remove_answered_when_its_session_goes) {
   open3();
@@ -343,6 +386,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, remove_all_racing_an_event_calls_every_pair_it_covers);
   tcase_add_test(tc, remove_all_covers_a_watched_read_in_flight);
   tcase_add_test(tc, remove_all_covering_a_read_completes_after_it_when_answered_at_once);
+  tcase_add_test(tc, remove_all_of_a_watch_being_rearmed);
   suite_add_tcase(s, tc);
   return s;
 }

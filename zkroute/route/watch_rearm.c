@@ -73,6 +73,12 @@ static void rearmed(rearm_t *a, int rc, const struct Stat *st) {
      * set no watch (failed, or a get or children read of a node gone) has
      * no registration left, and goes once its event was delivered. */
     int none = rc != ZOK && !(w && w->kind == ZKR__WATCH_EXIST && rc == ZNONODE);
+    if (w && w->zh == a->zh && w->state == ZKR__W_REMOVED && w->zh_pinned) {
+      /* Removed while this was on its way (a removal's ZOK, settle_later):
+       * what it set goes, and zh can call the record no more. */
+      if (!none) zkr__watch_remove_unregister(z, w, w->member, w->zh, 1);
+      w->zh_pinned = 0;
+    }
     if (w && w->zh == a->zh && w->state == ZKR__W_CONSUMED && none) {
       if (w->fire) {
         w->swallow = 1; /* nothing left to swallow: over once delivered */

@@ -181,6 +181,10 @@ static void settle_later(rm_call_t *c, int rc) {
        * that zhandle is closed (zkr__watch_rearm_from frees it): its event
        * may still call it, and is dropped. */
       if (w->state == ZKR__W_ARMED) w->zh_pinned = 1;
+      /* One whose re-arm is on its way: the watch that read sets on zh
+       * may call it too, until the answer drops it (rearmed) or zh
+       * closes. */
+      if (w->state == ZKR__W_REARMING) w->zh_pinned = 1;
       zkr__watch_remove_locked(z, w);
     } else if (w->state == ZKR__W_FIRED && w->reuses == 0) {
       zkr__watch_remove_locked(z, w); /* over, and nobody holds it: GC */
@@ -392,7 +396,11 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
       w->reuses++;
       here[nh++] = w;
     } else if (w->state == ZKR__W_REARMING) {
-      w->removing = 1; /* its re-arm drops what it set (zkr__watch_rearm_*) */
+      /* On no server yet: as a lost one, it waits for the call's result
+       * (a ZOK answered at once must leave nothing registered: a session
+       * event would call it).  Meanwhile its re-arm drops what it set
+       * (zkr__watch_rearm_*). */
+      if (!defer_locked(c, w)) w->removing = 1;
     } else if (!defer_locked(c, w)) {
       zkr__watch_remove_locked(z, w); /* lost or fired: on no server */
     }

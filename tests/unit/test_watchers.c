@@ -96,6 +96,46 @@ START_TEST(same_pair_set_twice_at_once_fires_once) {
 }
 END_TEST
 
+/* Pair 7 is set twice at once on /q, on two members (record A, then C),
+ * and pair 3 on A's member in between.  C's member reports the next
+ * change first: that change fires pair 7 (one registration in stock's
+ * table, in its first place) and pair 3, then, with nothing left to wait
+ * for - A's copy of the change is the same pair's, swallowed when it
+ * comes.  Pair 7's first record made both events wait for A's member.
+ * (The simulator: tests/sim/zkroute-sim --seed 1995 --mode routed, the
+ * events 1.6 s late.) */
+START_TEST(same_pair_twice_first_copy_of_the_change_fires_all) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.read_from_leader = 1; /* three members take reads */
+  open3_opts(&o, NULL);
+  ck_assert_int_eq(zkr_awget(z, "/q", watcher, (void *)7, done_data, (void *)1), ZOK);
+  ck_assert_int_eq(zkr_awget(z, "/q", watcher, (void *)7, done_data, (void *)2), ZOK);
+  fake_req_t *a = next_req(FK_GET, "/q");
+  fake_req_t *c = next_req(FK_GET, "/q");
+  ck_assert_ptr_ne(a->h, c->h);
+  fake_reply(a, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  ck_assert_int_eq(zkr_awget(z, "/q", watcher, (void *)3, done_data, (void *)3), ZOK);
+  fake_req_t *b = next_req(FK_GET, "/q");
+  ck_assert_ptr_ne(b->h, c->h);
+  fake_reply(b, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 3), 0);
+  fake_reply(c, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+  fake_fire(c->h, "/q", ZOO_CHANGED_EVENT);
+  int w7 = ev_find(0, EV_WATCH, 7), w3 = ev_find(0, EV_WATCH, 3);
+  ck_assert_msg(w7 >= 0, "pair 7's event waited for its other record's member");
+  ck_assert_int_gt(w3, w7);
+  /* The other copies are swallowed: each pair is called once. */
+  fake_fire(a->h, "/q", ZOO_CHANGED_EVENT);
+  if (b->h != a->h) fake_fire(b->h, "/q", ZOO_CHANGED_EVENT);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 7), 1);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 3), 1);
+}
+END_TEST
+
 /* Under the interposer the library's global pair is the interposer's own
  * (its trampoline and handle), which calls the program's global watcher;
  * a watch the program sets with its own global pair is named as the
@@ -1166,6 +1206,7 @@ static Suite *suite(void) {
   tcase_add_checked_fixture(tc, NULL, teardown);
   tcase_add_test(tc, global_pair_set_twice_is_one_registration);
   tcase_add_test(tc, same_pair_set_twice_at_once_fires_once);
+  tcase_add_test(tc, same_pair_twice_first_copy_of_the_change_fires_all);
   tcase_add_test(tc, interposer_global_pair_gets_session_events_once);
   tcase_add_test(tc, delete_calls_a_pair_once_across_tables);
   tcase_add_test(tc, rewatch_while_member_reconnects_fires_once);

@@ -512,11 +512,16 @@ void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) 
  * the path that were set before it (stock's one table fires them all
  * at once), whatever member holds them and whatever event their own
  * copies will say: each gets type now, and its own copy is swallowed.
- * The same pair's records are left to consume_twins (called once). */
+ * So do the same pair's other records (set twice at once on two members,
+ * or in its data and child tables): the pair is one registration in
+ * stock's table, in the place it was first set, and is called there, once
+ * (consume_twins drops the other records' events).  Left waiting, a twin
+ * set before w would hold w's event, and every pair set between them,
+ * until its own member reported the change. */
 static void spread(zkr_t *z, const zkr__watch_t *w, int type) {
   for (zkr__watch_t *r = zkr__watch_first(z); r; r = zkr__watch_next(r)) {
-    if (r == w || (r->fn == w->fn && r->ctx == w->ctx) || !waiting(r) ||
-        strcmp(r->path, w->path) != 0 || !triggers(type, r) || !same_change(r, w, type))
+    if (r == w || !waiting(r) || strcmp(r->path, w->path) != 0 || !triggers(type, r) ||
+        !same_change(r, w, type))
       continue;
     if (r->state == ZKR__W_ARMED || r->state == ZKR__W_REARMING)
       zkr__watch_set_state_locked(z, r, ZKR__W_CONSUMED);

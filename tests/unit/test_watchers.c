@@ -578,6 +578,49 @@ START_TEST(held_read_not_yet_handed_on_sets_no_place_before_a_released_one) {
 }
 END_TEST
 
+/* Pair 1 set twice on /n by reads held for watcher 5's event (the node
+ * missing): read 11 saw mzxid 7, read 12 mzxid 9.  Read 12's member
+ * reports the deletion; read 11's member none.  The change fires pair 1's
+ * other record too (spread's twins), and watcher 5's event hands on read
+ * 11, then pair 1's event, then read 12: for the application read 12 set
+ * pair 1 again after that event, and the deletion must call it again -
+ * delivering the first record's event dropped the second's as the same
+ * registration, a lost notification.  (The simulator:
+ * tests/sim/zkroute-sim --seed 1284 --mode routed, "pair 5 never
+ * called".) */
+START_TEST(same_pair_twin_whose_read_is_not_handed_on_gets_its_own_event) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.read_from_leader = 1; /* three members take reads */
+  open3_opts(&o, NULL);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)10), ZOK);
+  fake_req_t *e5 = next_req(FK_EXISTS, "/n");
+  fake_reply(e5, ZNONODE, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)12), ZOK);
+  fake_req_t *g11 = next_req(FK_GET, "/n");
+  fake_req_t *g12 = next_req(FK_GET, "/n");
+  ck_assert_ptr_ne(g11->h, g12->h);
+  fake_reply(g11, ZOK, 7, 7, "a");
+  fake_reply(g12, ZOK, 9, 7, "b");
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_DONE, 11) + ev_matching(EV_DONE, 12), 0); /* both held */
+  fake_fire(g12->h, "/n", ZOO_DELETED_EVENT);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
+  fake_fire(e5->h, "/n", ZOO_CREATED_EVENT);
+  sleep_ms(100);
+  int w5 = ev_find(0, EV_WATCH, 5), d11 = ev_find(0, EV_DONE, 11), d12 = ev_find(0, EV_DONE, 12);
+  ck_assert_int_ge(w5, 0);
+  ck_assert_int_gt(d11, w5);
+  ck_assert_int_gt(d12, d11);
+  int w1 = ev_find(d12, EV_WATCH, 1);
+  ck_assert_msg(w1 > d12, "pair 1, set again by read 12, was not called after it");
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 2);
+}
+END_TEST
+
 /* Watcher 5 (exists, the node missing) is set again on its lagging
  * member (read 13); then watcher 1 is set on another member, which shows
  * the node created (read 11, held for watcher 5's event), and watcher 1's
@@ -1223,6 +1266,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, read_issued_before_the_watch_shows_no_missed_change);
   tcase_add_test(tc, held_reads_released_in_order_after_their_events);
   tcase_add_test(tc, held_read_not_yet_handed_on_sets_no_place_before_a_released_one);
+  tcase_add_test(tc, same_pair_twin_whose_read_is_not_handed_on_gets_its_own_event);
   tcase_add_test(tc, held_reads_watcher_gets_no_session_event);
   tcase_add_test(tc, held_reads_pairs_fire_in_completion_order);
   tcase_add_test(tc, held_read_setting_a_pair_again_keeps_its_place);

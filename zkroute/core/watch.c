@@ -441,6 +441,10 @@ static void consume_twins(zkr_t *z, const zkr__watch_t *f, int type, zkr__watch_
       continue;
     if (r->fn != f->fn || r->ctx != f->ctx) {
       if (r->fire) r->fire = type; /* its copy of this change (spread) waits its turn */
+    } else if (r->read_pending) {
+      /* Its first read is not handed on (f's is, being delivered): the
+       * application sees that read set the pair again after f's event -
+       * a registration of its own, called in its own turn (blocks). */
     } else if (r->fire == type) {
       /* Its copy of this very event, delivered now by f's.  A consumed
        * record (its event made here, by a re-arm or a superseding read)

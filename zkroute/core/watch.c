@@ -519,7 +519,9 @@ void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) 
  * So do the same pair's other records (set twice at once on two members,
  * or in its data and child tables): the pair is one registration in
  * stock's table, in the place it was first set, and is called there, once
- * (consume_twins drops the other records' events).  Left waiting, a twin
+ * (consume_twins drops the other records' events, but for a record whose
+ * read is not handed on yet: that read sets the pair again after the
+ * event, in the application's eyes).  Left waiting, a twin
  * set before w would hold w's event, and every pair set between them,
  * until its own member reported the change. */
 static void spread(zkr_t *z, const zkr__watch_t *w, int type) {

@@ -96,6 +96,46 @@ START_TEST(same_pair_set_twice_at_once_fires_once) {
 }
 END_TEST
 
+/* Pair 7 is set twice at once on /q, on two members (record A, then C),
+ * and pair 3 on A's member in between.  C's member reports the next
+ * change first: that change fires pair 7 (one registration in stock's
+ * table, in its first place) and pair 3, then, with nothing left to wait
+ * for - A's copy of the change is the same pair's, swallowed when it
+ * comes.  Pair 7's first record made both events wait for A's member.
+ * (The simulator: tests/sim/zkroute-sim --seed 1995 --mode routed, the
+ * events 1.6 s late.) */
+START_TEST(same_pair_twice_first_copy_of_the_change_fires_all) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.read_from_leader = 1; /* three members take reads */
+  open3_opts(&o, NULL);
+  ck_assert_int_eq(zkr_awget(z, "/q", watcher, (void *)7, done_data, (void *)1), ZOK);
+  ck_assert_int_eq(zkr_awget(z, "/q", watcher, (void *)7, done_data, (void *)2), ZOK);
+  fake_req_t *a = next_req(FK_GET, "/q");
+  fake_req_t *c = next_req(FK_GET, "/q");
+  ck_assert_ptr_ne(a->h, c->h);
+  fake_reply(a, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  ck_assert_int_eq(zkr_awget(z, "/q", watcher, (void *)3, done_data, (void *)3), ZOK);
+  fake_req_t *b = next_req(FK_GET, "/q");
+  ck_assert_ptr_ne(b->h, c->h);
+  fake_reply(b, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 3), 0);
+  fake_reply(c, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+  fake_fire(c->h, "/q", ZOO_CHANGED_EVENT);
+  int w7 = ev_find(0, EV_WATCH, 7), w3 = ev_find(0, EV_WATCH, 3);
+  ck_assert_msg(w7 >= 0, "pair 7's event waited for its other record's member");
+  ck_assert_int_gt(w3, w7);
+  /* The other copies are swallowed: each pair is called once. */
+  fake_fire(a->h, "/q", ZOO_CHANGED_EVENT);
+  if (b->h != a->h) fake_fire(b->h, "/q", ZOO_CHANGED_EVENT);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 7), 1);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 3), 1);
+}
+END_TEST
+
 /* Under the interposer the library's global pair is the interposer's own
  * (its trampoline and handle), which calls the program's global watcher;
  * a watch the program sets with its own global pair is named as the
@@ -535,6 +575,49 @@ START_TEST(held_read_not_yet_handed_on_sets_no_place_before_a_released_one) {
   ck_assert_int_gt(w1, d11);
   ck_assert_int_gt(d12, w1);
   ck_assert_int_gt(w2, d12);
+}
+END_TEST
+
+/* Pair 1 set twice on /n by reads held for watcher 5's event (the node
+ * missing): read 11 saw mzxid 7, read 12 mzxid 9.  Read 12's member
+ * reports the deletion; read 11's member none.  The change fires pair 1's
+ * other record too (spread's twins), and watcher 5's event hands on read
+ * 11, then pair 1's event, then read 12: for the application read 12 set
+ * pair 1 again after that event, and the deletion must call it again -
+ * delivering the first record's event dropped the second's as the same
+ * registration, a lost notification.  (The simulator:
+ * tests/sim/zkroute-sim --seed 1284 --mode routed, "pair 5 never
+ * called".) */
+START_TEST(same_pair_twin_whose_read_is_not_handed_on_gets_its_own_event) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.read_from_leader = 1; /* three members take reads */
+  open3_opts(&o, NULL);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)10), ZOK);
+  fake_req_t *e5 = next_req(FK_EXISTS, "/n");
+  fake_reply(e5, ZNONODE, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)12), ZOK);
+  fake_req_t *g11 = next_req(FK_GET, "/n");
+  fake_req_t *g12 = next_req(FK_GET, "/n");
+  ck_assert_ptr_ne(g11->h, g12->h);
+  fake_reply(g11, ZOK, 7, 7, "a");
+  fake_reply(g12, ZOK, 9, 7, "b");
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_DONE, 11) + ev_matching(EV_DONE, 12), 0); /* both held */
+  fake_fire(g12->h, "/n", ZOO_DELETED_EVENT);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
+  fake_fire(e5->h, "/n", ZOO_CREATED_EVENT);
+  sleep_ms(100);
+  int w5 = ev_find(0, EV_WATCH, 5), d11 = ev_find(0, EV_DONE, 11), d12 = ev_find(0, EV_DONE, 12);
+  ck_assert_int_ge(w5, 0);
+  ck_assert_int_gt(d11, w5);
+  ck_assert_int_gt(d12, d11);
+  int w1 = ev_find(d12, EV_WATCH, 1);
+  ck_assert_msg(w1 > d12, "pair 1, set again by read 12, was not called after it");
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 2);
 }
 END_TEST
 
@@ -1166,6 +1249,7 @@ static Suite *suite(void) {
   tcase_add_checked_fixture(tc, NULL, teardown);
   tcase_add_test(tc, global_pair_set_twice_is_one_registration);
   tcase_add_test(tc, same_pair_set_twice_at_once_fires_once);
+  tcase_add_test(tc, same_pair_twice_first_copy_of_the_change_fires_all);
   tcase_add_test(tc, interposer_global_pair_gets_session_events_once);
   tcase_add_test(tc, delete_calls_a_pair_once_across_tables);
   tcase_add_test(tc, rewatch_while_member_reconnects_fires_once);
@@ -1182,6 +1266,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, read_issued_before_the_watch_shows_no_missed_change);
   tcase_add_test(tc, held_reads_released_in_order_after_their_events);
   tcase_add_test(tc, held_read_not_yet_handed_on_sets_no_place_before_a_released_one);
+  tcase_add_test(tc, same_pair_twin_whose_read_is_not_handed_on_gets_its_own_event);
   tcase_add_test(tc, held_reads_watcher_gets_no_session_event);
   tcase_add_test(tc, held_reads_pairs_fire_in_completion_order);
   tcase_add_test(tc, held_read_setting_a_pair_again_keeps_its_place);

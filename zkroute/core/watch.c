@@ -441,6 +441,10 @@ static void consume_twins(zkr_t *z, const zkr__watch_t *f, int type, zkr__watch_
       continue;
     if (r->fn != f->fn || r->ctx != f->ctx) {
       if (r->fire) r->fire = type; /* its copy of this change (spread) waits its turn */
+    } else if (r->read_pending) {
+      /* Its first read is not handed on (f's is, being delivered): the
+       * application sees that read set the pair again after f's event -
+       * a registration of its own, called in its own turn (blocks). */
     } else if (r->fire == type) {
       /* Its copy of this very event, delivered now by f's.  A consumed
        * record (its event made here, by a re-arm or a superseding read)
@@ -512,11 +516,18 @@ void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) 
  * the path that were set before it (stock's one table fires them all
  * at once), whatever member holds them and whatever event their own
  * copies will say: each gets type now, and its own copy is swallowed.
- * The same pair's records are left to consume_twins (called once). */
+ * So do the same pair's other records (set twice at once on two members,
+ * or in its data and child tables): the pair is one registration in
+ * stock's table, in the place it was first set, and is called there, once
+ * (consume_twins drops the other records' events, but for a record whose
+ * read is not handed on yet: that read sets the pair again after the
+ * event, in the application's eyes).  Left waiting, a twin
+ * set before w would hold w's event, and every pair set between them,
+ * until its own member reported the change. */
 static void spread(zkr_t *z, const zkr__watch_t *w, int type) {
   for (zkr__watch_t *r = zkr__watch_first(z); r; r = zkr__watch_next(r)) {
-    if (r == w || (r->fn == w->fn && r->ctx == w->ctx) || !waiting(r) ||
-        strcmp(r->path, w->path) != 0 || !triggers(type, r) || !same_change(r, w, type))
+    if (r == w || !waiting(r) || strcmp(r->path, w->path) != 0 || !triggers(type, r) ||
+        !same_change(r, w, type))
       continue;
     if (r->state == ZKR__W_ARMED || r->state == ZKR__W_REARMING)
       zkr__watch_set_state_locked(z, r, ZKR__W_CONSUMED);

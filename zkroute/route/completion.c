@@ -91,9 +91,12 @@ void zkr__completion_hand_on(zkr__op_t *op, const zkr__result_t *r) {
   /* The watch it set is set in the application's eyes now: its events,
    * which waited, come after this completion. */
   if (op->watch_id) zkr__watch_read_handed_on(z, op->watch_id);
-  /* A remove_all that covered what it set completes after it. */
+  /* A remove_all that covered what it set completes after it - through
+   * the same hook an op's free uses (core/op.c), so that completion.c does
+   * not call into the removal's file, which calls dispatch and completion:
+   * that pulled watch_remove.c into the route/ circle (scripts/layers.py). */
   if (op->cover_w) {
-    zkr__watch_remove_cover_end(z, op->cover_w);
+    zkr__hooks_cover_end(z, op->cover_w);
     op->cover_w = NULL;
   }
   if (op->app) zkr__barrier_done(op);

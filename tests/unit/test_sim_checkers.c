@@ -266,6 +266,15 @@ static hop_t *watched_get_inv(int pair) {
   return o;
 }
 
+/* remove_all of every watch type on /g0/k0, issued now */
+static hop_t *remove_all_inv(void) {
+  hop_t *rm = inv(H_RMWATCH, "/g0/k0", NULL);
+  rm->mode = 1;
+  rm->version = ZWATCHTYPE_ANY;
+  rm->pair = -1;
+  return rm;
+}
+
 /* get /g0/k0 with pair p at mzxid 5 */
 static hop_t *watched_get(int pair) { return cmp(watched_get_inv(pair), ZOK, 1, 0, 5); }
 
@@ -461,13 +470,9 @@ static int removal_and_read(int rm_first) {
   setup();
   connected();
   txn(5, H_CREATE, "/g0/k0", "a", 0);
-  hop_t *rm = rm_first ? inv(H_RMWATCH, "/g0/k0", NULL) : NULL;
-  hop_t *g = inv(H_GET, "/g0/k0", NULL);
-  g->pair = 0;
-  if (!rm) rm = inv(H_RMWATCH, "/g0/k0", NULL);
-  rm->mode = 1;
-  rm->version = ZWATCHTYPE_ANY;
-  rm->pair = -1;
+  hop_t *rm = rm_first ? remove_all_inv() : NULL;
+  hop_t *g = watched_get_inv(0);
+  if (!rm) rm = remove_all_inv();
   cmp(g, ZOK, 1, 0, 5);
   cmp(rm, ZOK, 0, 0, 0);
   txn(6, H_SET, "/g0/k0", "b", 1);
@@ -504,13 +509,9 @@ static int removal_over_read_in_flight(int rm_after_read) {
   setup();
   connected();
   txn(5, H_CREATE, "/g0/k0", "a", 0);
-  hop_t *rm = rm_after_read ? NULL : inv(H_RMWATCH, "/g0/k0", NULL);
-  hop_t *g = inv(H_GET, "/g0/k0", NULL);
-  g->pair = 0;
-  if (!rm) rm = inv(H_RMWATCH, "/g0/k0", NULL);
-  rm->mode = 1;
-  rm->version = ZWATCHTYPE_ANY;
-  rm->pair = -1;
+  hop_t *rm = rm_after_read ? NULL : remove_all_inv();
+  hop_t *g = watched_get_inv(0);
+  if (!rm) rm = remove_all_inv();
   cmp(g, ZOK, 1, 0, 5);
   txn(6, H_SET, "/g0/k0", "b", 1);
   cmp(inv(H_GET, "/g0/k0", NULL), ZOK, 1, 1, 6);
@@ -546,10 +547,7 @@ static int removal_between_two_reads(int second_after) {
   txn(5, H_CREATE, "/g0/k0", "a", 0);
   cmp(watched_get_inv(0), ZOK, 1, 0, 5);
   hop_t *g = second_after ? NULL : watched_get_inv(0);
-  hop_t *rm = inv(H_RMWATCH, "/g0/k0", NULL);
-  rm->mode = 1;
-  rm->version = ZWATCHTYPE_ANY;
-  rm->pair = -1;
+  hop_t *rm = remove_all_inv();
   if (!g) g = watched_get_inv(0);
   cmp(g, ZOK, 1, 0, 5);
   cmp(rm, ZOK, 0, 0, 0);

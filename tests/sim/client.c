@@ -1127,9 +1127,12 @@ static void remove_local(sim_zh_t *h, int path, int wtype, watcher_fn fn, void *
 }
 
 /* aremove_watches(): ZNOWATCHER at once when this handle holds no such
- * watcher; local removal needs no server; otherwise the server is asked
- * (CHECK_WATCHES for one watcher, REMOVE_WATCHES for all) and the local
- * entry goes when it says ZOK. */
+ * watcher - for one watcher only: a remove_all (no watcher) always asks
+ * the server, as zk_hashtable.c containsWatcher takes a NULL watcher for
+ * a match ("If watcher is NULL, we return TRUE") before pathHasWatcher
+ * looks at the path; local removal needs no server; otherwise the server
+ * is asked (CHECK_WATCHES for one watcher, REMOVE_WATCHES for all) and the
+ * local entry goes when it says ZOK. */
 static int rm_watches(zhandle_t *zh, const char *path, ZooWatcherType wtype, watcher_fn w,
                       void *wctx, int local, void *cb, const void *data, int all, creq_t **out) {
   sim_zh_t *h = H(zh, "zoo_remove_watches on a closed handle");
@@ -1137,7 +1140,7 @@ static int rm_watches(zhandle_t *zh, const char *path, ZooWatcherType wtype, wat
   if (!local && unrecoverable(h)) return ZINVALIDSTATE;
   int p = ens_path(path);
   if (p < 0) return ZBADARGUMENTS;
-  if (!has_watcher(h, p, wtype, all ? NULL : w, wctx)) return ZNOWATCHER;
+  if (!all && !has_watcher(h, p, wtype, w, wctx)) return ZNOWATCHER;
   if (local) {
     remove_local(h, p, wtype, all ? NULL : w, wctx);
     return ZOK;

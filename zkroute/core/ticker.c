@@ -231,7 +231,7 @@ static uint64_t check_stalled(uint64_t now) {
   zkr__queue_link_t *l = T.work.first;
   if (!l) return UINT64_MAX;
   zkr__ticker_entry_t *e = ZKR__QUEUE_DATA(l, zkr__ticker_entry_t, wlink);
-  if (now - e->queued_ns < GRID_NS) return e->queued_ns + GRID_NS;
+  if (now < e->queued_ns + GRID_NS) return e->queued_ns + GRID_NS;
   add_worker();
   e->queued_ns = now; /* the next one after another step */
   return now + GRID_NS;

@@ -60,7 +60,7 @@ static int idle_long(zkr_t *z, uint64_t now) {
     z->carriers_active_ns = now;
     return 0;
   }
-  return now - z->carriers_active_ns >= (uint64_t)z->opts.idle_park_ms * 1000000u;
+  return zkr__since(now, z->carriers_active_ns) >= (uint64_t)z->opts.idle_park_ms * 1000000u;
 }
 
 /* The cap that holds now: read_members, or idle_read_members when idle

@@ -96,6 +96,14 @@ START_TEST(same_pair_set_twice_at_once_fires_once) {
 }
 END_TEST
 
+/* open3 with the leader in the read pool too: three members take reads. */
+static void open3_all_read(void) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.read_from_leader = 1;
+  open3_opts(&o, NULL);
+}
+
 /* Pair 7 is set twice at once on /q, on two members (record A, then C),
  * and pair 3 on A's member in between.  C's member reports the next
  * change first: that change fires pair 7 (one registration in stock's
@@ -105,10 +113,7 @@ END_TEST
  * (The simulator: tests/sim/zkroute-sim --seed 1995 --mode routed, the
  * events 1.6 s late.) */
 START_TEST(same_pair_twice_first_copy_of_the_change_fires_all) {
-  zkr_options_t o;
-  opts_default(&o);
-  o.read_from_leader = 1; /* three members take reads */
-  open3_opts(&o, NULL);
+  open3_all_read();
   ck_assert_int_eq(zkr_awget(z, "/q", watcher, (void *)7, done_data, (void *)1), ZOK);
   ck_assert_int_eq(zkr_awget(z, "/q", watcher, (void *)7, done_data, (void *)2), ZOK);
   fake_req_t *a = next_req(FK_GET, "/q");
@@ -589,10 +594,7 @@ END_TEST
  * tests/sim/zkroute-sim --seed 1284 --mode routed, "pair 5 never
  * called".) */
 START_TEST(same_pair_twin_whose_read_is_not_handed_on_gets_its_own_event) {
-  zkr_options_t o;
-  opts_default(&o);
-  o.read_from_leader = 1; /* three members take reads */
-  open3_opts(&o, NULL);
+  open3_all_read();
   ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)10), ZOK);
   fake_req_t *e5 = next_req(FK_EXISTS, "/n");
   fake_reply(e5, ZNONODE, 0, 0, NULL);
@@ -1016,10 +1018,7 @@ END_TEST
  * stays held for watcher 1 (7 < 9), its record armed before watcher 1's
  * read was handed on.  Returns C's get after A's event. */
 static fake_req_t *pair_set_while_an_earlier_read_was_held(void) {
-  zkr_options_t o;
-  opts_default(&o);
-  o.read_from_leader = 1; /* three members take reads */
-  open3_opts(&o, NULL);
+  open3_all_read();
   ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)9, done_data, (void *)19), ZOK);
   fake_req_t *a = next_req(FK_GET, "/n");
   fake_reply(a, ZOK, 5, 5, "a");
@@ -1073,10 +1072,7 @@ END_TEST
  * (The simulator: tests/sim/zkroute-sim --seed 1995 --mode routed, and
  * --seed 189.) */
 START_TEST(waiting_event_pair_gets_session_events) {
-  zkr_options_t o;
-  opts_default(&o);
-  o.read_from_leader = 1; /* three members take reads */
-  open3_opts(&o, NULL);
+  open3_all_read();
   ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)3, done_data, (void *)13), ZOK);
   fake_req_t *a = next_req(FK_GET, "/n");
   fake_reply(a, ZOK, 5, 5, "a");

@@ -716,7 +716,19 @@ typedef struct {
   long async_issued;
   _Atomic long async_done;
   int last_bad;
+  /* The first violations, for the failure message: what the read
+   * returned, the last acknowledged value, when (ms into the test), and
+   * the outcomes of the thread's last writes (newest last). */
+  struct {
+    long got, acked, next;
+    uint64_t at_ms, read_ms;
+    char writes[40];
+  } seen[4];
+  int n_seen;
+  char wlog[40]; /* outcome of the last writes: '+' acked, '?' unknown */
 } hammer_t;
+
+static uint64_t hammer_t0;
 
 static int allowed(int rc) {
   /* Outcome unknown, or refused while the session moves: documented. */
@@ -747,16 +759,29 @@ static void *hammer_main(void *arg) {
     if (rc == ZOK) acked = next, h->acked++;
     else if (allowed(rc)) h->write_unknown++;
     else h->bad_rc++, h->last_bad = rc;
+    size_t wl = strlen(h->wlog);
+    if (wl + 1 >= sizeof h->wlog) memmove(h->wlog, h->wlog + 1, wl--);
+    h->wlog[wl] = rc == ZOK ? '+' : '?';
+    h->wlog[wl + 1] = '\0';
     next++;
     /* Read-your-writes: never older than the last acknowledged write. */
     char got[32];
     int glen = sizeof got - 1;
+    uint64_t r0 = it_now_ms();
     rc = zkr_get(h->z, h->path, 0, got, &glen, NULL);
     h->ops++;
     if (rc == ZOK) {
       got[glen > 0 ? glen : 0] = '\0';
       long v = atol(got);
-      if (v < acked || v >= next) h->ryw_violations++;
+      if (v < acked || v >= next) {
+        h->ryw_violations++;
+        if (h->n_seen < 4) {
+          __typeof__(h->seen[0]) *e = &h->seen[h->n_seen++];
+          e->got = v, e->acked = acked, e->next = next;
+          e->at_ms = r0 - hammer_t0, e->read_ms = it_now_ms() - r0;
+          memcpy(e->writes, h->wlog, sizeof e->writes);
+        }
+      }
     } else if (allowed(rc)) {
       h->read_fail++;
     } else {
@@ -793,6 +818,7 @@ START_TEST(hammer_while_member_restarts) {
   static hammer_t h[HAMMER_THREADS];
   pthread_t t[HAMMER_THREADS];
   _Atomic int stop = 0;
+  hammer_t0 = it_now_ms();
   for (int i = 0; i < HAMMER_THREADS; i++) {
     memset(&h[i], 0, sizeof h[i]);
     h[i].z = z;
@@ -810,12 +836,20 @@ START_TEST(hammer_while_member_restarts) {
   int restarted = 0;
   int kill_rc = ensemble_cmd("kill", follower);
   if (kill_rc == 0) {
+    printf("hammer: [%llu ms] follower m%d killed\n", (unsigned long long)(it_now_ms() - hammer_t0),
+           follower + 1);
     it_sleep_ms(2000);
     ck_assert_int_eq(ensemble_cmd("restart", follower), 0);
+    printf("hammer: [%llu ms] follower m%d serves again\n",
+           (unsigned long long)(it_now_ms() - hammer_t0), follower + 1);
     it_sleep_ms(1500);
     ck_assert_int_eq(ensemble_cmd("kill", leader), 0);
+    printf("hammer: [%llu ms] leader m%d killed\n", (unsigned long long)(it_now_ms() - hammer_t0),
+           leader + 1);
     it_sleep_ms(2000);
     ck_assert_int_eq(ensemble_cmd("restart", leader), 0);
+    printf("hammer: [%llu ms] m%d serves again\n", (unsigned long long)(it_now_ms() - hammer_t0),
+           leader + 1);
     restarted = 2;
   } else {
     printf("hammer: no local ensemble (kill: %d): hammering without restarts\n", kill_rc);
@@ -841,10 +875,25 @@ START_TEST(hammer_while_member_restarts) {
     issued += h[i].async_issued;
     ck_assert_int_eq(h[i].async_done, h[i].async_issued);
     ck_assert_msg(h[i].bad_rc == 0, "thread %d: unexpected %s", i, zkr_err_name(h[i].last_bad));
+    for (int k = 0; k < h[i].n_seen; k++)
+      printf("hammer: RYW violation, thread %d: read at %llu ms (took %llu ms) returned %ld, last "
+             "acknowledged %ld, next %ld; last writes (+ acked, ? unknown) %s\n",
+             i, (unsigned long long)h[i].seen[k].at_ms, (unsigned long long)h[i].seen[k].read_ms,
+             h[i].seen[k].got, h[i].seen[k].acked, h[i].seen[k].next, h[i].seen[k].writes);
+  }
+  uint64_t again = 0;
+  zkr_stats_t *st;
+  if (zkr_stats(z, &st) == ZOK) {
+    for (int i = 0; i < st->n_members; i++) again += st->members[i].reads_again;
+    zkr_stats_free(st);
   }
   printf("hammer: %d threads, %d restarts: %ld sync ops, %ld writes acked, %ld writes "
-         "outcome-unknown, %ld reads failed, %ld async reads, %ld RYW violations\n",
-         HAMMER_THREADS, restarted, ops, acked, unknown, read_fail, issued, ryw);
+         "outcome-unknown, %ld reads failed, %ld async reads, %ld RYW violations, %llu reads sent "
+         "again after a lost sync\n",
+         HAMMER_THREADS, restarted, ops, acked, unknown, read_fail, issued, ryw,
+         (unsigned long long)again);
+  /* Check's fork mode ends a failing test without flushing its output. */
+  fflush(stdout);
   ck_assert_int_eq(ryw, 0);
   ck_assert_int_gt(acked, HAMMER_THREADS);
   /* After the restarts the handle serves again, with every member back. */

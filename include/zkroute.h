@@ -672,6 +672,10 @@ typedef struct zkr_member_stats {
   int parked;              /* no session, by the read_members cap (or
                               idle_read_members while idle) */
   int64_t server_id;       /* N of server.N in /zookeeper/config, -1 unknown */
+  uint64_t reads_again;    /* reads sent again behind a new sync: their sync
+                              was lost with its connection, and a server
+                              answered them on the next one, after no sync
+                              (docs/guarantees.md) */
   /* Latency of the replies servers gave, from send to reply: reads (the
    * samples of ewma_ms: a sync+read pair, a hedge, no probe) and writes. */
   zkr_latency_hist_t read_latency, write_latency;

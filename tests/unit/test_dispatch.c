@@ -38,10 +38,10 @@ static void check_synced_after_invoke(fake_zh_t *hh, fake_req_t **gets, const in
 
 /* A handle with coalescing at depth and one follower (fake2; fake3 never
  * answers srvr), so every read goes to fake2; the leader is fake1. */
-static void open_one_follower(int depth) {
+static void open_one_follower_coalescing(int coalesce, int depth) {
   zkr_options_t o;
   opts_default(&o);
-  o.sync_coalesce = 1;
+  o.sync_coalesce = coalesce;
   o.sync_coalesce_depth = depth;
   ev_reset();
   fake_install();
@@ -54,6 +54,8 @@ static void open_one_follower(int depth) {
   fake_connect(h[2], 0);
   wait_state(ZOO_CONNECTED_STATE);
 }
+
+static void open_one_follower(int depth) { open_one_follower_coalescing(1, depth); }
 
 START_TEST(coalesced_reads_share_one_sync) {
   open_one_follower(1);
@@ -169,6 +171,134 @@ START_TEST(coalesced_reads_complete_when_session_goes) {
   }
   sleep_ms(100);
   for (int i = 1; i <= 3; i++) ck_assert_int_eq(ev_matching(EV_DONE, i), 1);
+}
+END_TEST
+
+/* ---- a read whose sync was lost with its connection ---- */
+
+/* The connection of a session is lost after a read's sync went out and
+ * before the read did (libzookeeper_mt takes requests while it
+ * reconnects, and sends them on the next connection): the sync fails with
+ * the old connection, the read runs on the new one with no sync before
+ * it, and a server that is behind answers it from behind.  Its reply must
+ * not be handed on: the read goes again behind a new sync on the same
+ * session.  Loop index: sync coalescing off (0) or on (1). */
+START_TEST(read_behind_a_lost_sync_is_read_again) {
+  open_one_follower_coalescing(_i, 1);
+  ck_assert_int_eq(zkr_aget(z, "/u", 0, done_data, (void *)1), ZOK);
+  fake_req_t *s1 = fake_wait(h[2], FK_SYNC, NULL), *g1 = fake_wait(h[2], FK_GET, "/u");
+  ck_assert_ptr_nonnull(s1);
+  ck_assert_ptr_nonnull(g1);
+  ck_assert_int_gt(g1->seq, s1->seq);
+  fake_reply(s1, ZCONNECTIONLOSS, 0, 0, NULL);
+  fake_reply(g1, ZOK, 5, 5, "old");
+  fake_req_t *s2 = fake_wait(h[2], FK_SYNC, NULL), *g2 = fake_wait(h[2], FK_GET, "/u");
+  ck_assert_ptr_nonnull(s2);
+  ck_assert_ptr_nonnull(g2);
+  ck_assert_int_gt(g2->seq, s2->seq);
+  ck_assert_int_eq(ev_matching(EV_DONE, 1), 0);
+  fake_reply(s2, ZOK, 0, 0, NULL);
+  fake_reply(g2, ZOK, 9, 9, "new");
+  int d = ev_find(0, EV_DONE, 1);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+  ck_assert_int_eq(ev_at(d).mzxid, 9);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 1), 1);
+  /* A read whose sync failed and that failed too is not read again: it
+   * completes with the loss (it never ran). */
+  ck_assert_int_eq(zkr_aget(z, "/v", 0, done_data, (void *)2), ZOK);
+  fake_req_t *s3 = fake_wait(h[2], FK_SYNC, NULL), *g3 = fake_wait(h[2], FK_GET, "/v");
+  ck_assert_ptr_nonnull(s3);
+  ck_assert_ptr_nonnull(g3);
+  fake_reply(s3, ZCONNECTIONLOSS, 0, 0, NULL);
+  fake_reply(g3, ZCONNECTIONLOSS, 0, 0, NULL);
+  ck_assert_int_ge(d = ev_find(0, EV_DONE, 2), 0);
+  ck_assert_int_eq(ev_at(d).rc, ZCONNECTIONLOSS);
+  sleep_ms(50);
+  ck_assert_ptr_null(fake_peek(h[2], FK_GET, "/v"));
+}
+END_TEST
+
+/* The same inside a coalesced batch: the sync sent for the waiting reads
+ * is lost and the reads behind it are answered on the next connection;
+ * the read that ran behind the earlier, successful sync is handed on. */
+START_TEST(coalesced_reads_behind_a_lost_sync_are_read_again) {
+  open_one_follower(1);
+  ck_assert_int_eq(zkr_aget(z, "/a", 0, done_data, (void *)1), ZOK);
+  fake_req_t *s1 = fake_wait(h[2], FK_SYNC, NULL), *ga = fake_wait(h[2], FK_GET, "/a");
+  ck_assert_ptr_nonnull(s1);
+  ck_assert_ptr_nonnull(ga);
+  ck_assert_int_eq(zkr_aget(z, "/b", 0, done_data, (void *)2), ZOK);
+  ck_assert_int_eq(zkr_aget(z, "/c", 0, done_data, (void *)3), ZOK);
+  fake_reply(s1, ZOK, 0, 0, NULL);
+  fake_req_t *s2 = fake_wait(h[2], FK_SYNC, NULL), *gb = fake_wait(h[2], FK_GET, "/b"),
+             *gc = fake_wait(h[2], FK_GET, "/c");
+  ck_assert_ptr_nonnull(s2);
+  ck_assert_ptr_nonnull(gb);
+  ck_assert_ptr_nonnull(gc);
+  fake_reply(ga, ZOK, 5, 5, "a");
+  fake_reply(s2, ZCONNECTIONLOSS, 0, 0, NULL);
+  fake_reply(gb, ZOK, 5, 5, "old");
+  fake_reply(gc, ZOK, 5, 5, "old");
+  int d = ev_find(0, EV_DONE, 1);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).mzxid, 5);
+  /* /b and /c again, each behind a sync sent after the loss (/c waits
+   * for the sync of /b at depth 1, then goes behind one of its own). */
+  fake_req_t *gb2 = fake_wait(h[2], FK_GET, "/b");
+  ck_assert_ptr_nonnull(gb2);
+  for (fake_req_t *s; (s = fake_peek(h[2], FK_SYNC, NULL));) fake_reply(s, ZOK, 0, 0, NULL);
+  fake_req_t *gc2 = fake_wait(h[2], FK_GET, "/c");
+  ck_assert_ptr_nonnull(gc2);
+  int invoked[2] = {s2->seq, s2->seq};
+  fake_req_t *gets[2] = {gb2, gc2};
+  check_synced_after_invoke(h[2], gets, invoked, 2);
+  ck_assert_int_eq(ev_matching(EV_DONE, 2), 0);
+  ck_assert_int_eq(ev_matching(EV_DONE, 3), 0);
+  for (fake_req_t *s; (s = fake_peek(h[2], FK_SYNC, NULL));) fake_reply(s, ZOK, 0, 0, NULL);
+  fake_reply(gb2, ZOK, 9, 9, "new");
+  fake_reply(gc2, ZOK, 9, 9, "new");
+  for (int tag = 2; tag <= 3; tag++) {
+    ck_assert_int_ge(d = ev_find(0, EV_DONE, tag), 0);
+    ck_assert_int_eq(ev_at(d).rc, ZOK);
+    ck_assert_int_eq(ev_at(d).mzxid, 9);
+  }
+  for (fake_req_t *s; (s = fake_peek(h[2], FK_SYNC, NULL));) fake_reply(s, ZOK, 0, 0, NULL);
+  sleep_ms(50);
+  for (int tag = 1; tag <= 3; tag++) ck_assert_int_eq(ev_matching(EV_DONE, tag), 1);
+}
+END_TEST
+
+/* A watched read behind a lost sync: the server registered the watch
+ * with the reply from behind, and the change the new sync waits for
+ * fires it before the read's second reply.  That change is in what the
+ * read returns, so its event is not delivered; the watch the second read
+ * set fires once, for the next change. */
+START_TEST(watched_read_behind_a_lost_sync_gets_the_next_change_only) {
+  open_one_follower_coalescing(0, 1);
+  ck_assert_int_eq(zkr_awget(z, "/w", watcher, (void *)7, done_data, (void *)1), ZOK);
+  fake_req_t *s1 = fake_wait(h[2], FK_SYNC, NULL), *g1 = fake_wait(h[2], FK_GET, "/w");
+  ck_assert_ptr_nonnull(s1);
+  ck_assert_ptr_nonnull(g1);
+  fake_reply(s1, ZCONNECTIONLOSS, 0, 0, NULL);
+  fake_reply(g1, ZOK, 5, 5, "old");
+  fake_req_t *s2 = fake_wait(h[2], FK_SYNC, NULL), *g2 = fake_wait(h[2], FK_GET, "/w");
+  ck_assert_ptr_nonnull(s2);
+  ck_assert_ptr_nonnull(g2);
+  ck_assert_int_eq(fake_fire(h[2], "/w", ZOO_CHANGED_EVENT), 1);
+  fake_reply(s2, ZOK, 0, 0, NULL);
+  fake_reply(g2, ZOK, 9, 9, "new");
+  int d = ev_find(0, EV_DONE, 1);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).mzxid, 9);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 7), 0);
+  ck_assert_int_eq(fake_watch_count(h[2], "/w"), 1);
+  ck_assert_int_eq(fake_fire(h[2], "/w", ZOO_CHANGED_EVENT), 1);
+  ck_assert_int_ge(ev_find(0, EV_WATCH, 7), 0);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 7), 1);
 }
 END_TEST
 
@@ -406,6 +536,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, coalesced_reads_share_one_sync);
   tcase_add_test(tc, coalesced_reads_two_syncs_in_flight);
   tcase_add_test(tc, coalesced_reads_complete_when_session_goes);
+  tcase_add_loop_test(tc, read_behind_a_lost_sync_is_read_again, 0, 2);
+  tcase_add_test(tc, coalesced_reads_behind_a_lost_sync_are_read_again);
+  tcase_add_test(tc, watched_read_behind_a_lost_sync_gets_the_next_change_only);
   tcase_add_test(tc, session_mode_syncs_only_when_needed);
   tcase_add_test(tc, session_mode_no_sync_where_the_session_showed_the_zxid);
   tcase_add_test(tc, session_mode_syncs_where_no_zxid_proves_it);

@@ -64,6 +64,7 @@ static int stats_held(zkr_t *z, zkr_stats_t **out) {
     ms->writes = m->writes;
     ms->syncs = m->syncs;
     ms->coalesced = m->coalesced;
+    ms->reads_again = m->reads_again;
     ms->errors = m->errors;
     ms->srvr_polls = m->srvr_polls;
     ms->srvr_shared = m->srvr_shared;

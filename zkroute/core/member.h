@@ -90,7 +90,9 @@ typedef struct zkr__member {
   int co_inflight;
   zkr__queue_t co_q;
   zkr__queue_t co_syncs;
-  _Atomic uint64_t coalesced; /* reads that shared a sync sent for others */
+  _Atomic uint64_t coalesced;   /* reads that shared a sync sent for others */
+  _Atomic uint64_t reads_again; /* reads sent again: their sync was lost with
+                                   its connection (zkr__dispatch_read_again) */
   /* Consistency `session` (zkr__dispatch_*): the write epoch and zhandle of
    * the last sync sent on this member's session (synced_zh NULL again
    * when a sync failed), and, under co_mu, the highest zxid the session

@@ -11,6 +11,7 @@
 #include "zkroute.h"
 
 struct zkr;
+struct zkr__sync;
 
 typedef enum {
   ZKR__OP_CREATE,
@@ -157,6 +158,9 @@ typedef struct zkr__op {
   int co_waiting;            /* ... waits in it for the next sync: under the
                                 member's co_mu, but co_unqueue looks at it
                                 first without the lock, so it stays an int */
+  struct zkr__sync *sync;    /* the sync it was sent behind, held until its
+                                completion looks at it
+                                (zkr__dispatch_read_again); NULL none */
 
   /* The application's order (zkr__barrier_*): every operation the application
    * issued, in issue order, until its completion was handed on.  A

@@ -137,6 +137,8 @@
   X(COUNT, "members[].", "syncs", m->syncs, COUNTER, syncs_total, "Syncs sent before reads")       \
   X(COUNT, "members[].", "coalesced", m->coalesced, COUNTER, coalesced_reads_total,                \
     "Reads that shared a sync sent for others")                                                   \
+  X(COUNT, "members[].", "reads_again", m->reads_again, COUNTER, reads_again_total,                \
+    "Reads sent again behind a new sync: their sync was lost with its connection")                \
   X(COUNT, "members[].", "errors", m->errors, COUNTER, errors_total,                               \
     "Requests that failed without a server's answer")                                             \
   X(INT, "members[].", "outstanding", m->outstanding, GAUGE, outstanding_requests,                 \

@@ -112,6 +112,8 @@ void zkr__completion_hand_on(zkr__op_t *op, const zkr__result_t *r) {
  * was handed on, so that a write it lets go to another session cannot have
  * its completion handed on before this one's. */
 static void complete(zkr__op_t *a, zkr__result_t *r) {
+  /* A read answered after its sync was lost: sent again instead. */
+  if (zkr__dispatch_read_again(a, r->rc)) return;
   r->rc = op_finish(a, r->rc, r->stat);
   zkr_t *z = a->z;
   /* Hedged reads are never gated (zkr__router_*). */

@@ -164,15 +164,6 @@ static int out_take(zkr__op_t *op) {
 
 /* ---- sending ---- */
 
-/* A pipelined sync's own reply is not waited for; one that failed (its
- * connection was lost) proves nothing, and the next read of its member
- * syncs again: a read sent once the connection is back runs on a new one,
- * after no sync. */
-static void pre_sync_done(int rc, const char *value, const void *data) {
-  (void)value;
-  if (rc != ZOK) ((zkr__member_t *)data)->synced_zh = NULL;
-}
-
 /* Linearizable reads, probes, and ordered reads sent on another session
  * than the writes they follow (zkr__router_*) are synced first; in `session`
  * consistency, reads whose member's session has not shown what the
@@ -201,17 +192,82 @@ static int needs_sync(const zkr__op_t *op, zkr__member_t *m, zhandle_t *zh) {
 
 /* ---- sync coalescing ---- */
 
-/* One coalesced sync in flight, listed on its member's co_syncs until its
- * completion runs or its zhandle closed without running it. */
-typedef struct {
+/* A sync sent before reads, listed on its member's co_syncs until its
+ * completion runs or its zhandle closed without running it.  Every read
+ * sent behind it holds it (op->sync) until its own completion: a read may
+ * count on the sync only if the sync did not fail with its connection
+ * (zkr__dispatch_read_again).  refs: one for the listing, one per read. */
+struct zkr__sync {
   zkr__member_t *m;
   zhandle_t *zh;
+  _Atomic int refs;
+  _Atomic int lost; /* failed with its connection (no server answered) */
+  int coalesced;    /* counted in co_inflight, runs co_sync_done */
   zkr__queue_link_t link;
-} co_sync_t;
+};
+typedef struct zkr__sync sync_t;
 
-#define CO_SYNC_OF(l) ZKR__QUEUE_DATA(l, co_sync_t, link)
+#define SYNC_OF(l) ZKR__QUEUE_DATA(l, sync_t, link)
+
+static void sync_put(sync_t *t) {
+  if (atomic_fetch_sub(&t->refs, 1) == 1) free(t);
+}
+
+/* op is sent behind t: it holds t until its completion. */
+static void sync_hold(zkr__op_t *op, sync_t *t) {
+  atomic_fetch_add(&t->refs, 1);
+  op->sync = t;
+}
+
+/* op was not sent after all: it no longer counts on a sync. */
+static void sync_drop(zkr__op_t *op) {
+  if (op->sync) sync_put(op->sync);
+  op->sync = NULL;
+}
 
 static void co_sync_done(int rc, const char *value, const void *data);
+
+/* A pipelined sync's own reply is not waited for; one that failed proves
+ * nothing, and the next read of its member syncs again.  One that failed
+ * with its connection (no server answered it) marks the reads sent behind
+ * it: any of them that a server answers ran on a later connection, after
+ * no sync (zkr__dispatch_read_again). */
+static void sync_done(int rc, const char *value, const void *data) {
+  (void)value;
+  sync_t *t = (sync_t *)data;
+  zkr__member_t *m = t->m;
+  if (!zkr__latency_server_answered(rc)) atomic_store(&t->lost, 1);
+  pthread_mutex_lock(&m->co_mu);
+  zkr__queue_remove(&m->co_syncs, &t->link);
+  pthread_mutex_unlock(&m->co_mu);
+  if (rc != ZOK) m->synced_zh = NULL;
+  sync_put(t);
+}
+
+/* Sends a sync on zh (member m's, under its read lock and co_mu) whose
+ * completion runs co_sync_done (coalesced) or sync_done.  Returns the
+ * sync, or NULL with *rc the error. */
+static sync_t *send_sync(zkr__member_t *m, zhandle_t *zh, const char *path, int coalesced,
+                         int *rc) {
+  sync_t *t = calloc(1, sizeof *t);
+  if (!t) {
+    *rc = ZKR_ENOMEM;
+    return NULL;
+  }
+  t->m = m;
+  t->zh = zh;
+  t->refs = 1;
+  t->coalesced = coalesced;
+  /* Listed first: the completion may run before zoo_async returns. */
+  zkr__queue_push(&m->co_syncs, &t->link);
+  *rc = zkr__zk->zoo_async(zh, path, coalesced ? co_sync_done : sync_done, t);
+  if (*rc != ZOK) {
+    zkr__queue_remove(&m->co_syncs, &t->link);
+    free(t);
+    return NULL;
+  }
+  return t;
+}
 
 /* Plain reads share syncs; probes (which measure a sync+read), ordered
  * reads and session-mode reads keep their own. */
@@ -220,28 +276,17 @@ static int coalescable(const zkr__op_t *op) {
          op->z->opts.consistency == ZKR_CONSISTENCY_LINEARIZABLE;
 }
 
-/* Sends a sync on zh (member m's, under its read lock and co_mu) whose
- * completion runs co_sync_done.  Returns ZOK or the error. */
-static int co_send_sync(zkr__member_t *m, zhandle_t *zh, const char *path) {
-  co_sync_t *t = calloc(1, sizeof *t);
-  if (!t) return ZKR_ENOMEM;
-  t->m = m;
-  t->zh = zh;
-  /* Listed first: the completion may run before zoo_async returns. */
-  zkr__queue_push(&m->co_syncs, &t->link);
-  int rc = zkr__zk->zoo_async(zh, path, co_sync_done, t);
-  if (rc != ZOK) {
-    zkr__queue_remove(&m->co_syncs, &t->link);
-    free(t);
-  } else {
-    m->syncs++;
-  }
-  return rc;
+/* A coalesced sync (under m's read lock and co_mu).  Returns it, or NULL
+ * with *rc the error. */
+static sync_t *co_send_sync(zkr__member_t *m, zhandle_t *zh, const char *path, int *rc) {
+  sync_t *t = send_sync(m, zh, path, 1, rc);
+  if (t) m->syncs++;
+  return t;
 }
 
-/* zh was closed (NULL: every zhandle of z): the coalesced syncs it never
- * answered - libzookeeper_mt's close may drop a completion (ZOOKEEPER-2894
- * family, docs/robustness.md) - are freed here. */
+/* zh was closed (NULL: every zhandle of z): the syncs it never answered -
+ * libzookeeper_mt's close may drop a completion (ZOOKEEPER-2894 family,
+ * docs/robustness.md) - are released here. */
 static void co_free_dropped(zkr_t *z, zhandle_t *zh) {
   size_t filled = z->n;
   for (size_t i = 0; z->members && i <= z->cap; i++) {
@@ -250,12 +295,12 @@ static void co_free_dropped(zkr_t *z, zhandle_t *zh) {
     zkr__queue_t gone = {0};
     pthread_mutex_lock(&m->co_mu);
     ZKR__QUEUE_FOREACH_SAFE(l, n, &m->co_syncs) {
-      if (zh && CO_SYNC_OF(l)->zh != zh) continue;
+      if (zh && SYNC_OF(l)->zh != zh) continue;
       zkr__queue_remove(&m->co_syncs, l);
       zkr__queue_push(&gone, l);
     }
     pthread_mutex_unlock(&m->co_mu);
-    for (zkr__queue_link_t *l; (l = zkr__queue_pop(&gone));) free(CO_SYNC_OF(l));
+    for (zkr__queue_link_t *l; (l = zkr__queue_pop(&gone));) sync_put(SYNC_OF(l));
   }
 }
 
@@ -267,16 +312,16 @@ static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch);
  * connection, and the reads then fail on their own (or run after a
  * reconnect, behind the new sync). */
 static void co_sync_done(int rc, const char *value, const void *data) {
-  (void)rc;
   (void)value;
-  co_sync_t *t = (co_sync_t *)data;
+  sync_t *t = (sync_t *)data;
   zkr__member_t *m = t->m;
   zhandle_t *zh = t->zh;
   zkr__queue_t batch = {0}, failed = {0};
+  if (!zkr__latency_server_answered(rc)) atomic_store(&t->lost, 1);
   pthread_rwlock_rdlock(&m->zh_lock);
   pthread_mutex_lock(&m->co_mu);
   zkr__queue_remove(&m->co_syncs, &t->link);
-  free(t);
+  sync_put(t);
   if (m->co_zh == zh) {
     zkr__queue_move(&batch, &m->co_q);
     ZKR__QUEUE_FOREACH(l, &batch) ZKR__OP_OF(l, co_link)->co_waiting = 0;
@@ -285,14 +330,18 @@ static void co_sync_done(int rc, const char *value, const void *data) {
      * with it (zkr__dispatch_complete_dropped). */
     if (batch.first && m->zh == zh) {
       const zkr__op_t *first = ZKR__OP_OF(batch.first, co_link);
-      int src = co_send_sync(m, zh, first->path ? first->path : "/");
-      if (src == ZOK) m->co_inflight++;
+      int src;
+      sync_t *t2 = co_send_sync(m, zh, first->path ? first->path : "/", &src);
+      if (t2) m->co_inflight++;
       /* Failed ones are listed newest first, as they always were. */
       for (zkr__queue_link_t *l; (l = zkr__queue_pop(&batch));) {
         zkr__op_t *op = ZKR__OP_OF(l, co_link);
         int with_watch = op->watch && !op->watch_unbound;
-        if (src != ZOK || send_request(op, zh, with_watch) != ZOK)
+        if (t2) sync_hold(op, t2);
+        if (!t2 || send_request(op, zh, with_watch) != ZOK) {
+          sync_drop(op);
           zkr__queue_push_front(&failed, &op->co_link);
+        }
       }
     }
   }
@@ -338,10 +387,11 @@ static int co_dispatch(zkr__op_t *op, zkr__member_t *m, zhandle_t *zh, int with_
     m->coalesced++;
     rc = ZOK;
   } else {
-    rc = co_send_sync(m, zh, op->type == ZKR__OP_MULTI ? "/" : op->path);
-    if (rc == ZOK) {
+    sync_t *t = co_send_sync(m, zh, op->type == ZKR__OP_MULTI ? "/" : op->path, &rc);
+    if (t) {
       m->co_inflight++;
-      rc = send_request(op, zh, with_watch);
+      sync_hold(op, t);
+      if ((rc = send_request(op, zh, with_watch)) != ZOK) sync_drop(op);
     }
   }
   pthread_mutex_unlock(&m->co_mu);
@@ -386,6 +436,72 @@ static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch) {
   return ZBADARGUMENTS;
 }
 
+/* Under m's read lock, op listed: sends op on zh, behind a sync (sync),
+ * a coalesced one where it can.  Returns ZOK or the error. */
+static int send_on(zkr__op_t *op, zkr__member_t *m, zhandle_t *zh, int with_watch, int sync) {
+  if (sync && coalescable(op)) return co_dispatch(op, m, zh, with_watch);
+  int rc = ZOK;
+  if (sync) {
+    /* The sync's own reply is not waited for: the session runs requests
+     * in order, so the read after it sees everything the sync saw. */
+    const char *sp = op->type == ZKR__OP_MULTI ? "/" : op->path;
+    zkr_t *z = op->z;
+    uint64_t epoch = z->write_epoch;
+    int64_t mark = z->hwm_zxid;
+    pthread_mutex_lock(&m->co_mu);
+    sync_t *t = send_sync(m, zh, sp, 0, &rc);
+    if (t) sync_hold(op, t);
+    pthread_mutex_unlock(&m->co_mu);
+    if (!t) return rc;
+    if (!zkr__op_has(op, ZKR__OP_F_HEDGE)) m->syncs++;
+    m->synced_epoch = epoch;
+    m->synced_zh = zh;
+    shown(m, zh, mark);
+  }
+  if ((rc = send_request(op, zh, with_watch)) != ZOK) sync_drop(op);
+  return rc;
+}
+
+/* Completion's first look at a reply (zkr__completion_*), which takes
+ * op's hold on its sync.  A sync that failed with its connection while
+ * the read behind it was answered by a server: libzookeeper_mt took the
+ * read after the connection was lost and sent it on the next one, with
+ * no sync before it, so its server may have answered from behind what
+ * the handle already showed (a follower catching up, just restarted).
+ * The reply is not handed on: the read goes again, behind a new sync, on
+ * the same zhandle - where the watch the first reply registered is the
+ * same registration, and an event it gets before the second reply is for
+ * a change that reply includes (the record is armed by the second reply
+ * only: zkr__watch_trampoline drops it).  Returns 1 when op is in flight
+ * again, or stays listed for its zhandle's close (replaced meanwhile,
+ * or its session over: zkr__dispatch_complete_dropped completes it);
+ * 0 when the reply stands. */
+int zkr__dispatch_read_again(zkr__op_t *op, int rc) {
+  sync_t *t = op->sync;
+  if (!t) return 0;
+  op->sync = NULL;
+  int lost = atomic_load(&t->lost);
+  sync_put(t);
+  if (!lost || !zkr__latency_server_answered(rc) || op->member < 0 || !op->zh) return 0;
+  zkr__member_t *m = &op->z->members[op->member];
+  int again = 1;
+  pthread_rwlock_rdlock(&m->zh_lock);
+  if (m->zh == op->zh) {
+    if (m->state == ZOO_READONLY_STATE) {
+      again = 0; /* served as it is, as any read of a read-only member */
+    } else if (send_on(op, m, op->zh, op->watch && !op->watch_unbound, 1) == ZOK) {
+      m->reads_again++;
+    } else {
+      /* Refused: a session that is over stays listed for its close; any
+       * other refusal (out of memory) leaves the reply standing. */
+      int st = zkr__zk->zoo_state ? zkr__zk->zoo_state(op->zh) : m->state;
+      again = st == ZOO_EXPIRED_SESSION_STATE || st == ZOO_AUTH_FAILED_STATE;
+    }
+  }
+  pthread_rwlock_unlock(&m->zh_lock);
+  return again;
+}
+
 /* Hands op to member m.  Returns ZOK (the completion will run) or the
  * error zoo_a* returned (it will not; op still belongs to the caller and is
  * on no list). */
@@ -428,26 +544,7 @@ int zkr__dispatch(zkr__op_t *op, zkr__member_t *m) {
     /* A read-only server refuses sync (it has no leader): its reads are
      * served as they are, as stock serves them. */
     int sync = needs_sync(op, m, zh) && m->state != ZOO_READONLY_STATE;
-    if (sync && coalescable(op)) {
-      rc = co_dispatch(op, m, zh, with_watch);
-    } else {
-      if (sync) {
-        /* The sync's own reply is not waited for: the session runs
-         * requests in order, so the read after it sees everything the
-         * sync saw. */
-        const char *sp = op->type == ZKR__OP_MULTI ? "/" : op->path;
-        uint64_t epoch = z->write_epoch;
-        int64_t mark = z->hwm_zxid;
-        rc = zkr__zk->zoo_async(zh, sp, pre_sync_done, m);
-        if (rc == ZOK) {
-          if (!is_hedge) m->syncs++;
-          m->synced_epoch = epoch;
-          m->synced_zh = zh;
-          shown(m, zh, mark);
-        }
-      }
-      if (rc == ZOK) rc = send_request(op, zh, with_watch);
-    }
+    rc = send_on(op, m, zh, with_watch, sync);
     /* Unlisted while zh cannot be closed (the read lock is held), so a
      * refused request is never also completed as dropped. */
     if (rc != ZOK) zkr__dispatch_out_remove(op);

@@ -17,6 +17,9 @@ int zkr__dispatch(zkr__op_t *op, zkr__member_t *m);
 int zkr__dispatch_probe(zkr__member_t *m);
 /* A completion's thread.  @locks out_mu. */
 void zkr__dispatch_out_remove(zkr__op_t *op);
+/* A completion's thread, first thing.  @locks m->zh_lock (read), inside it
+ * m->co_mu and out_mu, as zkr__dispatch. */
+int zkr__dispatch_read_again(zkr__op_t *op, int rc);
 /* A completion's thread.  @locks out_mu (zkr__dispatch_out_remove), then m->co_mu alone
  * (`session` consistency, a reply's zxid). */
 void zkr__dispatch_op_done(zkr__op_t *op, int rc, const struct Stat *stat);

@@ -74,6 +74,8 @@ typedef struct auth {
 
 typedef struct sim_zh {
   int id, closed, close_requested, close_deferred;
+  uint64_t lose_at; /* --io-loss: the event (events + 1) whose next request on
+                       this zhandle finds the connection lost; 0 none */
   int hosts[SIM_MAX_SRV], nhosts, cur;
   watcher_fn fn;
   void *ctx;
@@ -896,12 +898,28 @@ static int valid_client_path(const char *p, int mode) {
   return 1;
 }
 
-/* Queues a request; sends it at once when connected. */
+/* Queues a request; sends it at once when connected.
+ *
+ * --io-loss (sim_w->io_loss_pct): the I/O thread runs beside the caller's
+ * thread, so a connection can be lost between two requests one thread
+ * makes back to back - a sync and the read behind it.  The sync was sent
+ * (or queued) on the old connection and fails with it; the next request,
+ * taken while the handle reconnects, goes out on the next connection
+ * (zookeeper.c: zoo_a* queue whenever the handle is not unrecoverable,
+ * cleanup() fails only what was queued before).  Modelled inside one
+ * world event: after a sync taken while connected, by chance, the next
+ * request on the same zhandle in the same event finds the connection
+ * lost first. */
 static int submit(sim_zh_t *h, creq_t *r, sim_sreq_t *q) {
   if (unrecoverable(h) || h->close_requested) {
     net_req_free(q);
     free(r);
     return ZINVALIDSTATE;
+  }
+  if (h->lose_at) {
+    int now = h->lose_at == sim_w->events + 1;
+    h->lose_at = 0;
+    if (now && h->state == ZOO_CONNECTED_STATE && h->conn) handle_error(h, ZCONNECTIONLOSS);
   }
   r->xid = ++h->xid;
   q->xid = r->xid;
@@ -910,7 +928,11 @@ static int submit(sim_zh_t *h, creq_t *r, sim_sreq_t *q) {
   if (h->tail) h->tail->next = r;
   else h->head = r;
   h->tail = r;
-  if (h->state == ZOO_CONNECTED_STATE && h->conn) send_creq(h, r);
+  if (h->state == ZOO_CONNECTED_STATE && h->conn) {
+    send_creq(h, r);
+    if (r->kind == OP_SYNC && sim_w->io_loss_pct && sim_chance(sim_w->io_loss_pct))
+      h->lose_at = sim_w->events + 1;
+  }
   return ZOK;
 }
 

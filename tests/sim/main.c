@@ -9,7 +9,10 @@
  * the handles' consistency), --bug K (a planted model bug, tests only),
  * --length S (simulated seconds of the fault phase, default 6), --jobs J
  * (worker processes, default 2), --idle-park MS (routed: the handles'
- * idle_park_ms, so that idle parking happens within a schedule), --verbose,
+ * idle_park_ms, so that idle parking happens within a schedule), --io-loss
+ * PCT (routed: after PCT % of the syncs a member session sends, its
+ * connection is lost before its next request, which goes out on the next
+ * connection - the I/O thread's window between two calls), --verbose,
  * --messages (exploring: each failing seed's checker messages and the wall
  * time since the start).
  *
@@ -43,6 +46,7 @@ static void replay_cmd(char *buf, size_t n, uint64_t seed) {
   if (base.session) k += snprintf(buf + k, n - (size_t)k, " --consistency session");
   if (base.idle_park_ms)
     k += snprintf(buf + k, n - (size_t)k, " --idle-park %d", base.idle_park_ms);
+  if (base.io_loss_pct) k += snprintf(buf + k, n - (size_t)k, " --io-loss %d", base.io_loss_pct);
   if (base.bug) k += snprintf(buf + k, n - (size_t)k, " --bug %d", base.bug);
   if (base.seconds) snprintf(buf + k, n - (size_t)k, " --length %d", base.seconds);
 }
@@ -156,16 +160,21 @@ static int regressions(const char *file) {
   int failed = 0, ran = 0;
   while (fgets(line, sizeof line, f)) {
     unsigned long long seed;
-    char mode[16] = "stock", cons[16] = "", idle[16] = "";
-    if (line[0] == '#' || sscanf(line, "%llu %15s %15s %15s", &seed, mode, cons, idle) < 1)
+    char mode[16] = "stock", w[3][16] = {"", "", ""};
+    if (line[0] == '#' ||
+        sscanf(line, "%llu %15s %15s %15s %15s", &seed, mode, w[0], w[1], w[2]) < 1)
       continue;
     sim_opts_t save = base;
     base.mode = strcmp(mode, "routed") == 0 ? SIM_ROUTED : SIM_STOCK;
-    /* After the mode: "session" and/or "idle=MS" (--idle-park), in either order. */
-    base.session = strcmp(cons, "session") == 0 || strcmp(idle, "session") == 0;
-    base.idle_park_ms = !strncmp(cons, "idle=", 5)   ? atoi(cons + 5)
-                        : !strncmp(idle, "idle=", 5) ? atoi(idle + 5)
-                                                     : 0;
+    /* After the mode, in any order: "session", "idle=MS" (--idle-park),
+     * "ioloss=PCT" (--io-loss). */
+    base.session = 0;
+    base.idle_park_ms = base.io_loss_pct = 0;
+    for (int i = 0; i < 3; i++) {
+      if (!strcmp(w[i], "session")) base.session = 1;
+      else if (!strncmp(w[i], "idle=", 5)) base.idle_park_ms = atoi(w[i] + 5);
+      else if (!strncmp(w[i], "ioloss=", 7)) base.io_loss_pct = atoi(w[i] + 7);
+    }
     sim_opts_t o = base;
     o.seed = seed;
     sim_result_t r;
@@ -188,7 +197,8 @@ static int regressions(const char *file) {
 static void usage(void) {
   fprintf(stderr, "usage: zkroute-sim (--seed N | --seeds N [--start S] | --seconds S | "
                   "--regressions FILE) [--mode stock|routed] [--consistency linearizable|session] "
-                  "[--length S] [--jobs J] [--idle-park MS] [--bug K] [--verbose] [--messages]\n");
+                  "[--length S] [--jobs J] [--idle-park MS] [--io-loss PCT] [--bug K] [--verbose] "
+                  "[--messages]\n");
   exit(2);
 }
 
@@ -222,6 +232,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--bug")) base.bug = atoi(v);
     else if (!strcmp(a, "--length")) base.seconds = atoi(v);
     else if (!strcmp(a, "--idle-park")) base.idle_park_ms = atoi(v);
+    else if (!strcmp(a, "--io-loss")) base.io_loss_pct = atoi(v);
     else if (!strcmp(a, "--regressions")) reg = v;
     else if (!strcmp(a, "--mode")) base.mode = !strcmp(v, "routed") ? SIM_ROUTED : SIM_STOCK;
     else if (!strcmp(a, "--consistency") && !strcmp(v, "session")) base.session = 1;
@@ -230,6 +241,9 @@ int main(int argc, char **argv) {
   }
   if (jobs < 1) jobs = 1;
   if (base.idle_park_ms && (base.mode != SIM_ROUTED || base.idle_park_ms < 100)) usage();
+  if (base.io_loss_pct &&
+      (base.mode != SIM_ROUTED || base.io_loss_pct < 0 || base.io_loss_pct > 100))
+    usage();
   if (reg) return regressions(reg);
   if (have_seed) return one(seed);
   if (seeds < 0 && seconds <= 0) usage();

@@ -93,6 +93,7 @@ int sim_run(const sim_opts_t *o, sim_result_t *r) {
   hist_t h;
   sim_world_init(&w, o->seed);
   w.bug = o->bug;
+  w.io_loss_pct = o->io_loss_pct;
   int n = sim_chance(30) ? 5 : 3;
   net_init(&net);
   ens_init(&ens, n);

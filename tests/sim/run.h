@@ -20,6 +20,8 @@ typedef struct sim_opts {
   int session;      /* routed: the library's consistency=session (default linearizable) */
   int idle_park_ms; /* routed: the handles' idle_park_ms (0: the library's default,
                        longer than a schedule) */
+  int io_loss_pct;  /* routed: --io-loss, % of syncs after which a connection is
+                       lost before the next request (client.c submit) */
 } sim_opts_t;
 
 typedef struct sim_result {

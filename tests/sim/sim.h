@@ -55,6 +55,8 @@ struct sim_world {
   int bug_done;   /* a one-shot planted bug fired */
   uint64_t stuck; /* events at the same instant in a row (livelock watchdog) */
   int livelock;
+  int io_loss_pct; /* --io-loss: % of syncs after which the I/O thread drops the
+                      connection before the caller's next request (client.c) */
 };
 
 extern sim_world_t *sim_w; /* the world in force (the zkapi table has no argument for it) */

@@ -199,6 +199,30 @@ START_TEST(held_read_completes_auth_failed) {
 }
 END_TEST
 
+/* A watched read is out when another member's server refuses the
+ * credentials; its own server then answers ZOK and registers the watch on
+ * that member's session.  The application is told ZAUTHFAILED, yet the
+ * record must outlive that registration: its event still calls the
+ * record (freed with the read's completion, that was a use after free:
+ * tests/sim/zkroute-sim --seed 346 --mode routed --io-loss 5 under
+ * --enable-sanitizers), and reaches nobody. */
+START_TEST(watched_read_answered_after_auth_failed_keeps_its_record) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/a", watcher, (void *)8, done_data, (void *)3), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/a");
+  ck_assert_ptr_nonnull(g);
+  auth_failed_elsewhere(g->h);
+  fake_reply(g, ZOK, 5, 5, "v");
+  int d = ev_find(0, EV_DONE, 3);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZAUTHFAILED);
+  ck_assert_int_eq(fake_watch_count(g->h, "/a"), 1);
+  ck_assert_int_eq(fake_fire(g->h, "/a", ZOO_CHANGED_EVENT), 1);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 8), 0);
+}
+END_TEST
+
 /* A remove_all is out when another member's server refuses the
  * credentials; its server then answers ZOK.  After AUTH_FAILED nothing is
  * answered by a server: the removal completes ZAUTHFAILED.
@@ -391,6 +415,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, no_server_answer_after_auth_failed);
   tcase_add_test(tc, no_watch_event_after_auth_failed);
   tcase_add_test(tc, no_removal_answer_after_auth_failed);
+  tcase_add_test(tc, watched_read_answered_after_auth_failed_keeps_its_record);
   tcase_add_test(tc, held_read_completes_auth_failed);
   tcase_add_test(tc, add_auth_reports_owner_answer);
   tcase_add_test(tc, owner_refused_a_credential_while_down_reconnects_after_resend);

@@ -270,11 +270,12 @@ START_TEST(coalesced_reads_behind_a_lost_sync_are_read_again) {
 }
 END_TEST
 
-/* A watched read behind a lost sync: the server registered the watch
+/* A watched read behind a lost sync: the client registered the watch
  * with the reply from behind, and the change the new sync waits for
- * fires it before the read's second reply.  That change is in what the
- * read returns, so its event is not delivered; the watch the second read
- * set fires once, for the next change. */
+ * fires the server's watch before the read's second reply.  That change
+ * is in what the read returns, so its event is not delivered (the first
+ * registration was taken off the client: nothing fires); the watch the
+ * second read set fires once, for the next change. */
 START_TEST(watched_read_behind_a_lost_sync_gets_the_next_change_only) {
   open_one_follower_coalescing(0, 1);
   ck_assert_int_eq(zkr_awget(z, "/w", watcher, (void *)7, done_data, (void *)1), ZOK);
@@ -286,7 +287,8 @@ START_TEST(watched_read_behind_a_lost_sync_gets_the_next_change_only) {
   fake_req_t *s2 = fake_wait(h[2], FK_SYNC, NULL), *g2 = fake_wait(h[2], FK_GET, "/w");
   ck_assert_ptr_nonnull(s2);
   ck_assert_ptr_nonnull(g2);
-  ck_assert_int_eq(fake_fire(h[2], "/w", ZOO_CHANGED_EVENT), 1);
+  ck_assert_int_eq(fake_watch_count(h[2], "/w"), 0);
+  ck_assert_int_eq(fake_fire(h[2], "/w", ZOO_CHANGED_EVENT), 0);
   fake_reply(s2, ZOK, 0, 0, NULL);
   fake_reply(g2, ZOK, 9, 9, "new");
   int d = ev_find(0, EV_DONE, 1);
@@ -299,6 +301,33 @@ START_TEST(watched_read_behind_a_lost_sync_gets_the_next_change_only) {
   ck_assert_int_ge(ev_find(0, EV_WATCH, 7), 0);
   sleep_ms(50);
   ck_assert_int_eq(ev_matching(EV_WATCH, 7), 1);
+}
+END_TEST
+
+/* The same, and the second read fails with its connection too: the read
+ * completes with the loss, no watch is left on the client, and a change
+ * afterwards calls nobody (the record went with the failed read). */
+START_TEST(watched_read_behind_a_lost_sync_that_fails_again_leaves_no_watch) {
+  open_one_follower_coalescing(0, 1);
+  ck_assert_int_eq(zkr_awget(z, "/w", watcher, (void *)7, done_data, (void *)1), ZOK);
+  fake_req_t *s1 = fake_wait(h[2], FK_SYNC, NULL), *g1 = fake_wait(h[2], FK_GET, "/w");
+  ck_assert_ptr_nonnull(s1);
+  ck_assert_ptr_nonnull(g1);
+  fake_reply(s1, ZCONNECTIONLOSS, 0, 0, NULL);
+  fake_reply(g1, ZOK, 5, 5, "old");
+  fake_req_t *s2 = fake_wait(h[2], FK_SYNC, NULL), *g2 = fake_wait(h[2], FK_GET, "/w");
+  ck_assert_ptr_nonnull(s2);
+  ck_assert_ptr_nonnull(g2);
+  fake_reply(s2, ZCONNECTIONLOSS, 0, 0, NULL);
+  fake_reply(g2, ZCONNECTIONLOSS, 0, 0, NULL);
+  int d = ev_find(0, EV_DONE, 1);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZCONNECTIONLOSS);
+  ck_assert_int_eq(fake_watch_count(h[2], "/w"), 0);
+  ck_assert_int_eq(fake_fire(h[2], "/w", ZOO_CHANGED_EVENT), 0);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 7), 0);
+  ck_assert_int_eq(ev_matching(EV_DONE, 1), 1);
 }
 END_TEST
 
@@ -539,6 +568,7 @@ static Suite *suite(void) {
   tcase_add_loop_test(tc, read_behind_a_lost_sync_is_read_again, 0, 2);
   tcase_add_test(tc, coalesced_reads_behind_a_lost_sync_are_read_again);
   tcase_add_test(tc, watched_read_behind_a_lost_sync_gets_the_next_change_only);
+  tcase_add_test(tc, watched_read_behind_a_lost_sync_that_fails_again_leaves_no_watch);
   tcase_add_test(tc, session_mode_syncs_only_when_needed);
   tcase_add_test(tc, session_mode_no_sync_where_the_session_showed_the_zxid);
   tcase_add_test(tc, session_mode_syncs_where_no_zxid_proves_it);

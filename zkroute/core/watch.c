@@ -689,6 +689,26 @@ void zkr__watch_discard(zkr__watch_t *w) {
   zkr__watch_done(z, gone);
 }
 
+void zkr__watch_abandon(zkr__watch_t *w, int member, zhandle_t *zh) {
+  zkr_t *z = w->z;
+  zkr__watch_t *gone = NULL;
+  pthread_mutex_lock(&z->watch_mu);
+  zkr__watch_t *old = w->supersedes;
+  if (old) {
+    /* As for a read that failed: the old record stays the registration. */
+    w->supersedes = NULL;
+    if (--old->reuses == 0 && old->state == ZKR__W_FIRED) over_to(z, old, &gone);
+  }
+  w->member = member;
+  w->zh = zh;
+  w->zh_pinned = 1;
+  w->fire = 0;
+  zkr__watch_set_state_locked(z, w, ZKR__W_REMOVED);
+  w->removed_ns = zkr__now_ns();
+  pthread_mutex_unlock(&z->watch_mu);
+  zkr__watch_done(z, gone);
+}
+
 /* Same registration in ZooKeeper's eyes: its watcher tables are data
  * (get, and exists on a node that exists), exist (exists on a missing
  * node) and child. */

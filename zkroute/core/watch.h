@@ -110,6 +110,12 @@ void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct S
 
 /* A completion's thread or an op's free.  @locks watch_mu; then zkr__watch_done's, none held. */
 void zkr__watch_discard(zkr__watch_t *w);
+/* A completion's thread.  @locks watch_mu.  The read that set w completes
+ * with a lost connection although ZooKeeper registered its watch on zh
+ * (zkr__dispatch_read_again): w calls nobody again, and is freed once zh
+ * is closed (zkr__watch_rearm_from) or with the handle - an event zh
+ * collected for it may still come. */
+void zkr__watch_abandon(zkr__watch_t *w, int member, zhandle_t *zh);
 
 /* A completion's thread, nothing held.  @locks watch_mu (its record; zkr__watch_armed or
  * _discard), then the remove cover hooks and zkr__watch_done's. */

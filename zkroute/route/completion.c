@@ -63,14 +63,20 @@ static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
   zkr_t *z = op->z;
   if (rc == ZOK && stat) see_zxids(z, stat);
   zkr__dispatch_op_done(op, rc, stat); /* outstanding list, zxids shown */
+  /* What ZooKeeper registered follows its own answer: a watch a member
+   * session set after the virtual session ended is not the application's
+   * (nothing is delivered any more), but its events still call the record,
+   * which must live on as armed (test_auth
+   * watched_read_answered_after_auth_failed_keeps_its_record). */
+  int registered = rc;
   rc = outcome(z, rc);
   if (op->member >= 0) {
     uint64_t now = zkr__now_ns();
     double ms = (double)zkr__since(now, op->start_ns) / 1e6;
-    zkr__pool_op_done(op, rc, now, ms); /* probe result, latency sample */
-    zkr__hedger_op_done(op, rc, ms);    /* the hedge delay's sample */
-    zkr__member_op_done(op, rc);        /* error count, monitor kick */
-    zkr__watch_op_done(op, rc, stat);   /* the watch it set */
+    zkr__pool_op_done(op, rc, now, ms);       /* probe result, latency sample */
+    zkr__hedger_op_done(op, rc, ms);          /* the hedge delay's sample */
+    zkr__member_op_done(op, rc);              /* error count, monitor kick */
+    zkr__watch_op_done(op, registered, stat); /* the watch it set */
   }
   zkr__router_op_done(op, rc); /* in-flight paths, the fence */
   return rc;
@@ -112,8 +118,12 @@ void zkr__completion_hand_on(zkr__op_t *op, const zkr__result_t *r) {
  * was handed on, so that a write it lets go to another session cannot have
  * its completion handed on before this one's. */
 static void complete(zkr__op_t *a, zkr__result_t *r) {
-  /* A read answered after its sync was lost: sent again instead. */
-  if (zkr__dispatch_read_again(a, r->rc)) return;
+  /* A read answered after its sync was lost: sent again instead (or, if
+   * it cannot be, its outcome is a lost connection). */
+  int again = zkr__dispatch_read_again(a, r->rc);
+  if (again > 0) return;
+  zkr__result_t lost = {.rc = ZCONNECTIONLOSS, .value_len = -1};
+  if (again < 0) r = &lost;
   r->rc = op_finish(a, r->rc, r->stat);
   zkr_t *z = a->z;
   /* Hedged reads are never gated (zkr__router_*). */

@@ -469,13 +469,16 @@ static int send_on(zkr__op_t *op, zkr__member_t *m, zhandle_t *zh, int with_watc
  * no sync before it, so its server may have answered from behind what
  * the handle already showed (a follower catching up, just restarted).
  * The reply is not handed on: the read goes again, behind a new sync, on
- * the same zhandle - where the watch the first reply registered is the
- * same registration, and an event it gets before the second reply is for
- * a change that reply includes (the record is armed by the second reply
- * only: zkr__watch_trampoline drops it).  Returns 1 when op is in flight
- * again, or stays listed for its zhandle's close (replaced meanwhile,
- * or its session over: zkr__dispatch_complete_dropped completes it);
- * 0 when the reply stands. */
+ * the same zhandle.  The watch the first reply registered (a new record's)
+ * is taken off the client first - locally: an event the server still
+ * sends for it before the second reply is for a change that reply
+ * includes, and finds no watcher; the second reply registers the watch
+ * again (an event the client collected for the first registration before
+ * that is dropped by the record, which the second reply arms only).
+ * Returns 1 when op is in flight again, 0 when the reply stands
+ * (its sync held, or a read-only member, whose reads are served as they
+ * are), -1 when op must complete with ZCONNECTIONLOSS instead (its
+ * zhandle was replaced meanwhile, or refused the second send). */
 int zkr__dispatch_read_again(zkr__op_t *op, int rc) {
   sync_t *t = op->sync;
   if (!t) return 0;
@@ -484,22 +487,30 @@ int zkr__dispatch_read_again(zkr__op_t *op, int rc) {
   sync_put(t);
   if (!lost || !zkr__latency_server_answered(rc) || op->member < 0 || !op->zh) return 0;
   zkr__member_t *m = &op->z->members[op->member];
-  int again = 1;
+  int with_watch = op->watch && !op->watch_unbound;
   pthread_rwlock_rdlock(&m->zh_lock);
-  if (m->zh == op->zh) {
-    if (m->state == ZOO_READONLY_STATE) {
-      again = 0; /* served as it is, as any read of a read-only member */
-    } else if (send_on(op, m, op->zh, op->watch && !op->watch_unbound, 1) == ZOK) {
-      m->reads_again++;
-    } else {
-      /* Refused: a session that is over stays listed for its close; any
-       * other refusal (out of memory) leaves the reply standing. */
-      int st = zkr__zk->zoo_state ? zkr__zk->zoo_state(op->zh) : m->state;
-      again = st == ZOO_EXPIRED_SESSION_STATE || st == ZOO_AUTH_FAILED_STATE;
-    }
+  int same = m->zh == op->zh;
+  if (same && m->state == ZOO_READONLY_STATE) {
+    pthread_rwlock_unlock(&m->zh_lock);
+    return 0;
   }
+  /* On zh's own completion thread: zh cannot be closed under the call.  A
+   * record set again (reused) was registered before this read, and stays. */
+  int registered = rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE);
+  if (with_watch && registered && !zkr__op_has(op, ZKR__OP_F_WATCH_REUSED))
+    zkr__zk->zoo_remove_watches(op->zh, op->path, ZWATCHTYPE_ANY, zkr__watch_trampoline, op->watch,
+                                1);
+  int sent = same && send_on(op, m, op->zh, with_watch, 1) == ZOK;
+  if (sent) m->reads_again++;
   pthread_rwlock_unlock(&m->zh_lock);
-  return again;
+  if (sent) return 1;
+  /* It fails: an event zh collected for the first registration before it
+   * was taken off may still call the record, which must outlive zh. */
+  if (with_watch && registered && !zkr__op_has(op, ZKR__OP_F_WATCH_REUSED)) {
+    zkr__watch_abandon(op->watch, op->member, op->zh);
+    op->watch = NULL;
+  }
+  return -1;
 }
 
 /* Hands op to member m.  Returns ZOK (the completion will run) or the

@@ -270,13 +270,10 @@ START_TEST(coalesced_reads_behind_a_lost_sync_are_read_again) {
 }
 END_TEST
 
-/* A watched read behind a lost sync: the client registered the watch
- * with the reply from behind, and the change the new sync waits for
- * fires the server's watch before the read's second reply.  That change
- * is in what the read returns, so its event is not delivered (the first
- * registration was taken off the client: nothing fires); the watch the
- * second read set fires once, for the next change. */
-START_TEST(watched_read_behind_a_lost_sync_gets_the_next_change_only) {
+/* A watched read of /w (watcher context 7, completion tag 1) on fake2
+ * whose sync is lost with its connection while the read is answered on
+ * the next one, from behind: the sync and read it is sent again with. */
+static void watched_read_behind_a_lost_sync(fake_req_t **s2, fake_req_t **g2) {
   open_one_follower_coalescing(0, 1);
   ck_assert_int_eq(zkr_awget(z, "/w", watcher, (void *)7, done_data, (void *)1), ZOK);
   fake_req_t *s1 = fake_wait(h[2], FK_SYNC, NULL), *g1 = fake_wait(h[2], FK_GET, "/w");
@@ -284,9 +281,19 @@ START_TEST(watched_read_behind_a_lost_sync_gets_the_next_change_only) {
   ck_assert_ptr_nonnull(g1);
   fake_reply(s1, ZCONNECTIONLOSS, 0, 0, NULL);
   fake_reply(g1, ZOK, 5, 5, "old");
-  fake_req_t *s2 = fake_wait(h[2], FK_SYNC, NULL), *g2 = fake_wait(h[2], FK_GET, "/w");
-  ck_assert_ptr_nonnull(s2);
-  ck_assert_ptr_nonnull(g2);
+  ck_assert_ptr_nonnull(*s2 = fake_wait(h[2], FK_SYNC, NULL));
+  ck_assert_ptr_nonnull(*g2 = fake_wait(h[2], FK_GET, "/w"));
+}
+
+/* A watched read behind a lost sync: the client registered the watch
+ * with the reply from behind, and the change the new sync waits for
+ * fires the server's watch before the read's second reply.  That change
+ * is in what the read returns, so its event is not delivered (the first
+ * registration was taken off the client: nothing fires); the watch the
+ * second read set fires once, for the next change. */
+START_TEST(watched_read_behind_a_lost_sync_gets_the_next_change_only) {
+  fake_req_t *s2, *g2;
+  watched_read_behind_a_lost_sync(&s2, &g2);
   ck_assert_int_eq(fake_watch_count(h[2], "/w"), 0);
   ck_assert_int_eq(fake_fire(h[2], "/w", ZOO_CHANGED_EVENT), 0);
   fake_reply(s2, ZOK, 0, 0, NULL);
@@ -308,16 +315,8 @@ END_TEST
  * completes with the loss, no watch is left on the client, and a change
  * afterwards calls nobody (the record went with the failed read). */
 START_TEST(watched_read_behind_a_lost_sync_that_fails_again_leaves_no_watch) {
-  open_one_follower_coalescing(0, 1);
-  ck_assert_int_eq(zkr_awget(z, "/w", watcher, (void *)7, done_data, (void *)1), ZOK);
-  fake_req_t *s1 = fake_wait(h[2], FK_SYNC, NULL), *g1 = fake_wait(h[2], FK_GET, "/w");
-  ck_assert_ptr_nonnull(s1);
-  ck_assert_ptr_nonnull(g1);
-  fake_reply(s1, ZCONNECTIONLOSS, 0, 0, NULL);
-  fake_reply(g1, ZOK, 5, 5, "old");
-  fake_req_t *s2 = fake_wait(h[2], FK_SYNC, NULL), *g2 = fake_wait(h[2], FK_GET, "/w");
-  ck_assert_ptr_nonnull(s2);
-  ck_assert_ptr_nonnull(g2);
+  fake_req_t *s2, *g2;
+  watched_read_behind_a_lost_sync(&s2, &g2);
   fake_reply(s2, ZCONNECTIONLOSS, 0, 0, NULL);
   fake_reply(g2, ZCONNECTIONLOSS, 0, 0, NULL);
   int d = ev_find(0, EV_DONE, 1);

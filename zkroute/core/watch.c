@@ -673,17 +673,21 @@ void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct S
   zkr__watch_done(z, gone);
 }
 
+/* w's read failed: the record it would have superseded stays the
+ * registration.  Under watch_mu. */
+static void keep_superseded_locked(zkr_t *z, zkr__watch_t *w, zkr__watch_t **gone) {
+  zkr__watch_t *old = w->supersedes;
+  if (!old) return;
+  w->supersedes = NULL;
+  if (--old->reuses == 0 && old->state == ZKR__W_FIRED) over_to(z, old, gone);
+}
+
 /* The read failed and ZooKeeper did not register the watch. */
 void zkr__watch_discard(zkr__watch_t *w) {
   zkr_t *z = w->z;
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
-  zkr__watch_t *old = w->supersedes;
-  if (old) {
-    /* The record it would have superseded stays the registration. */
-    w->supersedes = NULL;
-    if (--old->reuses == 0 && old->state == ZKR__W_FIRED) over_to(z, old, &gone);
-  }
+  keep_superseded_locked(z, w, &gone);
   over_to(z, w, &gone);
   pthread_mutex_unlock(&z->watch_mu);
   zkr__watch_done(z, gone);
@@ -693,12 +697,7 @@ void zkr__watch_abandon(zkr__watch_t *w, int member, zhandle_t *zh) {
   zkr_t *z = w->z;
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
-  zkr__watch_t *old = w->supersedes;
-  if (old) {
-    /* As for a read that failed: the old record stays the registration. */
-    w->supersedes = NULL;
-    if (--old->reuses == 0 && old->state == ZKR__W_FIRED) over_to(z, old, &gone);
-  }
+  keep_superseded_locked(z, w, &gone);
   w->member = member;
   w->zh = zh;
   w->zh_pinned = 1;

@@ -549,6 +549,59 @@ START_TEST(held_reads_released_in_order_after_their_events) {
 }
 END_TEST
 
+/* Two held reads pass the hold's bound in one turn, and the first one's
+ * own watch has had its event meanwhile: watcher 1's read (issued first,
+ * the node there) is held for watcher 5's exists watch, set by a read
+ * issued after it and answered first (the node missing: either order
+ * explains it, so no event is made from it, and it waits up to the
+ * bound); watcher 1's event (the deletion) waits for its read; read 12
+ * shows the deletion and is held for watcher 1.  When the bound releases
+ * both reads, watcher 1's event is in hand: read 12 comes after it - the
+ * read first, then its watch's event, then the data that event
+ * announced.  (The simulator: tests/sim/zkroute-sim --seed 308 --mode
+ * routed, "op 1006 saw /g3/k0 changed ... before pair 0's watch fired":
+ * both reads were handed on before the event.) */
+START_TEST(reads_past_their_bound_keep_an_event_in_hand_before_the_data) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.rescue_ms = 400;
+  open3_stepped_opts(&o);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)1, done_stat, (void *)11), ZOK);
+  step();
+  fake_req_t *e1 = fake_peek(NULL, FK_EXISTS, "/n");
+  ck_assert_ptr_nonnull(e1);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)10), ZOK);
+  step();
+  fake_req_t *e5 = fake_peek(NULL, FK_EXISTS, "/n");
+  ck_assert_ptr_nonnull(e5);
+  fake_reply(e5, ZNONODE, 0, 0, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 10), 1);
+  fake_reply(e1, ZOK, 7, 7, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 0); /* held for watcher 5 */
+  ck_assert_int_eq(fake_fire(e1->h, "/n", ZOO_DELETED_EVENT), 1);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0); /* waits for its read */
+  ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)12), ZOK);
+  step();
+  fake_req_t *g = fake_peek(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(g);
+  fake_reply(g, ZNONODE, 0, 0, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 0); /* held for watcher 1 */
+  advance_ms(500);
+  step();
+  int d1 = ev_find(0, EV_DONE, 11), w1 = ev_find(0, EV_WATCH, 1), d2 = ev_find(0, EV_DONE, 12);
+  ck_assert_int_ge(d1, 0);
+  ck_assert_int_gt(w1, d1);
+  ck_assert_msg(d2 > w1, "read 12 (at %d) showed the deletion before watcher 1's event (at %d)", d2,
+                w1);
+  ck_assert_int_eq(ev_at(w1).type, ZOO_DELETED_EVENT);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 5), 0);
+}
+END_TEST
+
 /* As above, but the second read sets watcher 2, and both watchers' events
  * come while their reads are held.  Watcher 1's record takes its place
  * when its read is handed on; watcher 2's read is still held then, so for
@@ -1270,6 +1323,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, pair_set_again_after_its_superseded_event_goes_last);
   tcase_add_test(tc, held_read_closing);
   tcase_add_test(tc, held_read_completes_before_its_own_watch_fires);
+  tcase_add_test(tc, reads_past_their_bound_keep_an_event_in_hand_before_the_data);
   tcase_add_test(tc, removed_watcher_not_rearmed);
   tcase_add_test(tc, rearmed_exists_watch_on_missing_node_stays_quiet);
   tcase_add_test(tc, rearmed_exists_watch_sees_node_created);

@@ -218,6 +218,26 @@ int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r, void (*keep)(zkr
   return held;
 }
 
+/* Under watch_mu.  Whether op, past the hold's bound, shows a change whose
+ * event is in hand and waits only for the hand-on of the read that set
+ * its record - released (resuming) or on its way to the application, not
+ * held itself.  That event comes as soon as that read is handed on, and op
+ * after it (zkr__watch_read_handed_on calls done_with again), not with the
+ * reads before the event it waited for.  At most twice the bound: a read
+ * that never reaches the application (e.g. a hedge's loser) holds nobody
+ * for ever. */
+static int event_on_its_way_locked(zkr_t *z, const zkr__op_t *op, const zkr__result_t *r) {
+  if (zkr__since(zkr__now_ns(), op->held_ns) >= 2 * (uint64_t)z->rescue_ms * 1000000u) return 0;
+  for (const zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w)) {
+    if (!w->fire || strcmp(w->path, op->path) != 0 || !shows_change(w, r->rc, r->stat)) continue;
+    int held = 0;
+    ZKR__QUEUE_FOREACH(l, &z->wf_held)
+    held |= ZKR__OP_OF(l, wf_link)->watch_id == w->id;
+    if (w->resuming || (w->read_pending && !held)) return 1;
+  }
+  return 0;
+}
+
 /* After records changed (outside watch_mu): frees those that went, and
  * hands on the held reads nothing blocks any more - after the events just
  * queued, which come first.  all: every held read (the handle closes). */
@@ -249,6 +269,7 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
     zkr__result_t r = {.rc = ZKR_ENOMEM, .value_len = -1};
     if (op->kept) r = zkr__deliver_reply_view(op->kept);
     int over = !all && op->kept && hold_over(z, op);
+    if (over && event_on_its_way_locked(z, op, &r)) over = 0;
     if (over && !zkr__handle_ended_rc(z)) make_late_events_locked(z, op, r.rc, r.stat, &made_gone);
     zkr__watch_t *own = op->watch_id && !ended ? zkr__watch_by_id_locked(z, op->watch_id) : NULL;
     int release = all || !op->kept || over || !read_blocked_locked(z, op, r.rc, r.stat);

@@ -785,6 +785,49 @@ START_TEST(pair_set_again_after_its_superseded_event_goes_last) {
 }
 END_TEST
 
+/* Watcher 5's exists watch on a missing /n sits on a member that then
+ * reconnects; a get elsewhere shows /n created and is held for watcher
+ * 5's event.  /n is deleted again, and watcher 5 is set again by a read
+ * on another member that finds it missing - the state watcher 5's record
+ * remembers, so that read shows no change.  The held get proves the
+ * creation the first registration missed: on stock's one session it fires
+ * before the get's reply, and the pair is set again after.  The
+ * application sees watcher 5 (CREATED), then the get, then the second
+ * exists.  (The simulator: tests/sim/zkroute-sim --seed 2352 --mode
+ * routed, "op 177 saw /g0/k4 changed ... before pair 2's watch fired":
+ * the superseded record was consumed without an event, and the get
+ * handed on.) */
+START_TEST(superseded_watch_gets_the_change_a_held_read_proved) {
+  fake_req_t *e5 = open_with_exists_watch();
+  fake_session_event(e5->h, ZOO_CONNECTING_STATE);
+  ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)12), ZOK);
+  fake_req_t *g = next_req(FK_GET, "/n");
+  ck_assert_ptr_ne(g->h, e5->h);
+  fake_reply(g, ZOK, 9, 9, "b");
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 0); /* held for watcher 5 */
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)13), ZOK);
+  fake_req_t *e = next_req(FK_EXISTS, "/n");
+  ck_assert_ptr_ne(e->h, e5->h);
+  fake_reply(e, ZNONODE, 0, 0, NULL);
+  int d12 = ev_find(0, EV_DONE, 12), d13 = ev_find(0, EV_DONE, 13);
+  int w5 = ev_find(0, EV_WATCH, 5);
+  ck_assert_msg(w5 >= 0 && w5 < d12, "the get (at %d) showed the creation watcher 5 never heard of (%d)",
+                d12, w5);
+  ck_assert_int_eq(ev_at(w5).type, ZOO_CREATED_EVENT);
+  ck_assert_int_gt(d13, w5);
+  /* The first registration's own event, when its member reconnects, is
+   * swallowed; the second one fires for the next creation. */
+  fake_session_event(e5->h, ZOO_CONNECTED_STATE);
+  fake_fire(e5->h, "/n", ZOO_CREATED_EVENT);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 5), 1);
+  fake_fire(e->h, "/n", ZOO_CREATED_EVENT);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 5), 2);
+}
+END_TEST
+
 /* Two reads held for watcher 5's event set watchers 1 and 2, in that
  * order; the next change's events for both come while they are held.
  * When they are released the application sees watcher 5, both reads,
@@ -1321,6 +1364,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, held_read_setting_a_pair_again_keeps_its_place);
   tcase_add_test(tc, pair_set_again_before_its_members_event_fires_again);
   tcase_add_test(tc, pair_set_again_after_its_superseded_event_goes_last);
+  tcase_add_test(tc, superseded_watch_gets_the_change_a_held_read_proved);
   tcase_add_test(tc, held_read_closing);
   tcase_add_test(tc, held_read_completes_before_its_own_watch_fires);
   tcase_add_test(tc, reads_past_their_bound_keep_an_event_in_hand_before_the_data);

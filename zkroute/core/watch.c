@@ -545,9 +545,9 @@ void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) 
  * event, in the application's eyes).  Left waiting, a twin
  * set before w would hold w's event, and every pair set between them,
  * until its own member reported the change. */
-static void spread(zkr_t *z, const zkr__watch_t *w, int type) {
+static void spread(zkr_t *z, const zkr__watch_t *w, int type, const zkr__watch_t *except) {
   for (zkr__watch_t *r = zkr__watch_first(z); r; r = zkr__watch_next(r)) {
-    if (r == w || !waiting(r) || strcmp(r->path, w->path) != 0 || !triggers(type, r) ||
+    if (r == w || r == except || !waiting(r) || strcmp(r->path, w->path) != 0 || !triggers(type, r) ||
         !same_change(r, w, type))
       continue;
     if (r->state == ZKR__W_ARMED || r->state == ZKR__W_REARMING)
@@ -558,13 +558,20 @@ static void spread(zkr_t *z, const zkr__watch_t *w, int type) {
   }
 }
 
-void zkr__watch_fire_locked(zkr_t *z, zkr__watch_t *w, int type, int synthetic,
-                            zkr__watch_t **gone) {
+/* except: a record the change does not fire, which spread cannot tell
+ * (fire_proved_locked). */
+static void fire_except_locked(zkr_t *z, zkr__watch_t *w, int type, int synthetic,
+                               const zkr__watch_t *except, zkr__watch_t **gone) {
   w->fire = type;
   if (!synthetic) zkr__watch_set_state_locked(z, w, ZKR__W_HELD);
   if (!w->seq) w->seq = ++z->watch_seq;
-  spread(z, w, type);
+  spread(z, w, type, except);
   zkr__watch_release_locked(z, w->path, gone);
+}
+
+void zkr__watch_fire_locked(zkr_t *z, zkr__watch_t *w, int type, int synthetic,
+                            zkr__watch_t **gone) {
+  fire_except_locked(z, w, type, synthetic, NULL, gone);
 }
 
 /* ---- arming ---- */
@@ -606,6 +613,29 @@ int zkr__watch_missed(const zkr__watch_t *w, int rc, const struct Stat *st) {
   return st->mzxid != w->mzxid ? ZOO_CHANGED_EVENT : 0;
 }
 
+/* The event a held read proves w missed: its answer shows a change
+ * after w's state that w has not fired for, and no older state (not
+ * maybe_older) - the first such read in held order.  A read that sets w
+ * again may find the state w remembers (an exists watch on a missing
+ * node: created and deleted again meanwhile) while a read held for w saw
+ * the change between: the change happened, and on stock's one session w
+ * fired for it before that read's reply.  0: none.  Under watch_mu. */
+static int missed_by_held_locked(zkr_t *z, const zkr__watch_t *w, uint64_t *read_seq) {
+  ZKR__QUEUE_FOREACH(l, &z->wf_held) {
+    const zkr__op_t *op = ZKR__OP_OF(l, wf_link);
+    if (!op->kept || strcmp(op->path, w->path) != 0) continue;
+    zkr__result_t r = zkr__deliver_reply_view(op->kept);
+    if (pending_change(w, r.rc, r.stat) && !maybe_older(w, op, r.rc)) {
+      int event = zkr__watch_missed(w, r.rc, r.stat);
+      if (event) {
+        *read_seq = op->read_seq;
+        return event;
+      }
+    }
+  }
+  return 0;
+}
+
 /* w2's read armed it; old, the record of the same pair it set again (its
  * member could not take the read), is superseded: it gets the event of a
  * change between the two reads, if there was one, and its registration,
@@ -622,6 +652,13 @@ static void supersede_locked(zkr_t *z, zkr__watch_t *w2, const struct Stat *st,
   old->reuses--;
   if (waiting(old)) {
     int event = zkr__watch_missed(old, st ? ZOK : ZNONODE, st);
+    /* w2's read found the state old remembers, and a held read proved a
+     * change between: that read (issued before w2's) saw it, so w2's
+     * read saw the state after it, and the change does not fire w2. */
+    uint64_t proof = 0;
+    const zkr__watch_t *not_fired = NULL;
+    if (!event && (event = missed_by_held_locked(z, old, &proof)) && proof < w2->read_seq)
+      not_fired = w2;
     int registered = old->state == ZKR__W_ARMED || old->state == ZKR__W_REARMING;
     if (old->seq && !event) w2->seq = old->seq;
     if (registered) zkr__watch_set_state_locked(z, old, ZKR__W_CONSUMED);
@@ -629,7 +666,7 @@ static void supersede_locked(zkr_t *z, zkr__watch_t *w2, const struct Stat *st,
     if (event) {
       w2->place_on_hand_on = 1;
       z->watch_missed_events++;
-      zkr__watch_fire_locked(z, old, event, 1, gone);
+      fire_except_locked(z, old, event, 1, not_fired, gone);
     } else if (!registered) {
       over_to(z, old, gone);
     }

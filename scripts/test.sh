@@ -7,7 +7,8 @@
 # and purged; then the robustness stages of docs/robustness.md: ASan+UBSan
 # and TSan builds with their tests (each in a copy of the tree), valgrind
 # over the integration tests and the CLI, and every fuzz target for
-# ZKR_FUZZ_SECONDS (60) each; last, every integration test again, the
+# ZKR_FUZZ_SECONDS (60) each (beside the simulator's stage); last, every
+# integration test again, the
 # fault proxy's included, with the ZooKeeper members in podman containers
 # (scripts/container-tests.sh, docker/README.md; its images build during
 # the simulator's stage); and the simulator's fixed budget of new seeds
@@ -58,8 +59,8 @@ fi
 # Release and robustness stages (docs/release.md, docs/robustness.md),
 # each timed.
 stages=
-stage() { # stage NAME CMD...
-  local name=$1 t0=$SECONDS rc=0
+stage() { # stage NAME CMD...  (stage_t0=S: timed from S, not from now)
+  local name=$1 t0=${stage_t0:-$SECONDS} rc=0
   shift
   echo "==== $name"
   "$@" 2>&1 | tee -a "$out" || rc=${PIPESTATUS[0]}
@@ -81,7 +82,25 @@ if [ "${ZKR_SKIP_ROBUSTNESS:-0}" != 1 ]; then
   stage asan+ubsan scripts/sanitize.sh asan
   stage tsan scripts/sanitize.sh tsan
   stage valgrind scripts/valgrind.sh
-  stage fuzz make fuzz FUZZ_SECONDS="${ZKR_FUZZ_SECONDS:-60}"
+fi
+# The fuzz stage: every target for ZKR_FUZZ_SECONDS.  It runs beside the
+# simulator's stage when both run (each has a fixed length in wall time:
+# they share the cores, and the run is shorter by the fuzz stage's length;
+# docs/decisions.md), in the foreground otherwise.
+fuzz_bg=
+if [ "${ZKR_SKIP_ROBUSTNESS:-0}" != 1 ]; then
+  if [ "${ZKR_SKIP_SIM:-0}" != 1 ]; then
+    fuzz_bg=$(mktemp "${TMPDIR:-/tmp}/zkr-fuzz.XXXXXX")
+    fuzz_t0=$SECONDS
+    (
+      rc=0
+      make fuzz FUZZ_SECONDS="${ZKR_FUZZ_SECONDS:-60}" >"$fuzz_bg" 2>&1 || rc=$?
+      exit $rc
+    ) &
+    fuzz_pid=$!
+  else
+    stage fuzz make fuzz FUZZ_SECONDS="${ZKR_FUZZ_SECONDS:-60}"
+  fi
 fi
 
 # The simulator (docs/simulation.md): a fixed budget of new seeds per mode
@@ -103,6 +122,16 @@ if [ "${ZKR_SKIP_SIM:-0}" != 1 ]; then
   for m in ${ZKR_SIM_MODES:-stock}; do
     stage "sim-$m" make sim SIM_MODE="$m" SIM_SECONDS="${ZKR_SIM_SECONDS:-300}"
   done
+fi
+if [ -n "$fuzz_bg" ]; then
+  # Its output; the stage's line says how long it ran, its own last line
+  # how long the run waited for it after the simulator's stage.
+  fuzz_rc=0 fuzz_w0=$SECONDS
+  wait "$fuzz_pid" || fuzz_rc=$?
+  echo "fuzz: the run waited $((SECONDS - fuzz_w0)) s for it after the simulator's stage" >>"$fuzz_bg"
+  fuzz_show() { cat "$fuzz_bg"; return "$fuzz_rc"; }
+  stage_t0=$fuzz_t0 stage fuzz fuzz_show
+  rm -f "$fuzz_bg"
 fi
 
 # The integration tests with the members in containers, after the others

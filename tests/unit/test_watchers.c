@@ -785,6 +785,62 @@ START_TEST(pair_set_again_after_its_superseded_event_goes_last) {
 }
 END_TEST
 
+/* Watcher 6's get is issued first and answered last, by a member behind
+ * (version 5); watcher 3's, issued after it, saw version 9 and was handed
+ * on first, so watcher 3 is set before watcher 6.  Watcher 3 is set again
+ * (on its member) by a read that sees version 9: a change after watcher
+ * 6's state, so that read is held for watcher 6's event.  Then watcher
+ * 3's member reports a change: it came after that read's reply there, so
+ * it is a later change than the one watcher 6 missed.  Stock's order:
+ * watcher 6 (the change the held read saw), the read, then watcher 3 -
+ * not watcher 6 behind watcher 3's event, which waits for the read, which
+ * waits for watcher 6.  (The simulator: tests/sim/zkroute-sim --seed 871
+ * --mode routed, "op 1118 saw /g3/e changed ... before pair 6's watch
+ * fired": the cycle held the read until the hold's bound, which handed it
+ * on first.) */
+START_TEST(later_change_of_a_reset_watch_does_not_hold_an_earlier_one) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.rescue_ms = 400;
+  open3_stepped_opts(&o);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)6, done_data, (void *)16), ZOK);
+  step();
+  fake_req_t *g6 = fake_peek(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(g6);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)3, done_data, (void *)13), ZOK);
+  step();
+  fake_req_t *g3 = fake_peek(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(g3);
+  ck_assert_ptr_ne(g3->h, g6->h);
+  fake_reply(g3, ZOK, 9, 9, "b");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 13), 1);
+  fake_reply(g6, ZOK, 5, 5, "a");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 16), 1);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)3, done_data, (void *)23), ZOK);
+  step();
+  fake_req_t *x = fake_peek(g3->h, FK_GET, "/n");
+  ck_assert_ptr_nonnull(x); /* where watcher 3 is armed */
+  fake_reply(x, ZOK, 9, 9, "b");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 23), 0); /* held for watcher 6 */
+  ck_assert_int_eq(fake_fire(g3->h, "/n", ZOO_CHANGED_EVENT), 1);
+  step();
+  advance_ms(500);
+  step();
+  int w6 = ev_find(0, EV_WATCH, 6), d = ev_find(0, EV_DONE, 23), w3 = ev_find(0, EV_WATCH, 3);
+  ck_assert_int_ge(w6, 0);
+  ck_assert_msg(d > w6, "the read (at %d) came before watcher 6 (at %d)", d, w6);
+  ck_assert_msg(w3 > d, "watcher 3 (at %d) came before the read that set it again (at %d)", w3, d);
+  /* Watcher 6's own event, when its member catches up, is swallowed. */
+  ck_assert_int_eq(fake_fire(g6->h, "/n", ZOO_CHANGED_EVENT), 1);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 6), 1);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 3), 1);
+}
+END_TEST
+
 /* Watcher 5's exists watch on a missing /n sits on a member that then
  * reconnects; a get elsewhere shows /n created and is held for watcher
  * 5's event.  /n is deleted again, and watcher 5 is set again by a read
@@ -812,8 +868,8 @@ START_TEST(superseded_watch_gets_the_change_a_held_read_proved) {
   fake_reply(e, ZNONODE, 0, 0, NULL);
   int d12 = ev_find(0, EV_DONE, 12), d13 = ev_find(0, EV_DONE, 13);
   int w5 = ev_find(0, EV_WATCH, 5);
-  ck_assert_msg(w5 >= 0 && w5 < d12, "the get (at %d) showed the creation watcher 5 never heard of (%d)",
-                d12, w5);
+  ck_assert_msg(w5 >= 0 && w5 < d12,
+                "the get (at %d) showed the creation watcher 5 never heard of (%d)", d12, w5);
   ck_assert_int_eq(ev_at(w5).type, ZOO_CREATED_EVENT);
   ck_assert_int_gt(d13, w5);
   /* The first registration's own event, when its member reconnects, is
@@ -1159,14 +1215,18 @@ END_TEST
  * a pair leaves the table when its event is taken, and the application
  * sees that event before any later session event; here the session event
  * comes first, so the pair is still set in the application's eyes.
- * Watchers 3 and 5 are set on members A and B (version 5), watcher 4 on
- * C, which is behind (version 3).  Watcher 5 is set again on B (its
- * record reused); that read shows version 5, newer than watcher 4's, and
- * is held for watcher 4's event.  A's copy of the next change fires
- * watcher 3 and gives it to watchers 5 and 4: watcher 5's event waits for
- * the read that set it again, and watcher 4's behind watcher 5's record.
- * (The simulator: tests/sim/zkroute-sim --seed 1995 --mode routed, and
- * --seed 189.) */
+ * Watchers 3, 5 and 4 are set on members A, B and C (version 5), and
+ * child watcher 7 on C while it was behind (child version 3).  Watcher 5
+ * is set again on B (its record reused); that read shows child version
+ * 5, newer than watcher 7's, and is held for watcher 7's event.  A's copy
+ * of the next change fires watcher 3 and gives it to watchers 5 and 4:
+ * watcher 5's event waits for the read that set it again, and watcher 4's
+ * behind watcher 5's record.  (The simulator: tests/sim/zkroute-sim
+ * --seed 1995 --mode routed, and --seed 189.  Before, watcher 4 was the
+ * one behind, the held read waiting for it; since a held read that shows
+ * a change after a record's state lets that record's event go before
+ * the record it set again - tests/sim/zkroute-sim --seed 871 - watcher 4
+ * no longer waits there.) */
 START_TEST(waiting_event_pair_gets_session_events) {
   open3_all_read();
   ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)3, done_data, (void *)13), ZOK);
@@ -1180,14 +1240,18 @@ START_TEST(waiting_event_pair_gets_session_events) {
   ck_assert_ptr_ne(c->h, a->h);
   ck_assert_ptr_ne(c->h, b->h);
   ck_assert_ptr_ne(a->h, b->h);
-  fake_reply(c, ZOK, 3, 3, "o");
+  fake_reply(c, ZOK, 5, 5, "a");
   for (int t = 13; t <= 15; t++) ck_assert_int_ge(ev_find(0, EV_DONE, t), 0);
+  ck_assert_int_eq(zkr_awget_children(z, "/n", watcher, (void *)7, done_strings, (void *)17), ZOK);
+  fake_req_t *c7 = next_req(FK_CHILDREN, "/n");
+  fake_reply(c7, ZOK, 3, 3, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 17), 0);
   ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)5, done_data, (void *)25), ZOK);
   fake_req_t *b2 = next_req(FK_GET, "/n");
   ck_assert_ptr_eq(b2->h, b->h); /* where the pair is armed */
   fake_reply(b2, ZOK, 5, 5, "a");
   sleep_ms(50);
-  ck_assert_int_eq(ev_matching(EV_DONE, 25), 0); /* held for watcher 4's event */
+  ck_assert_int_eq(ev_matching(EV_DONE, 25), 0); /* held for watcher 7's event */
   fake_fire(a->h, "/n", ZOO_CHANGED_EVENT);
   ck_assert_int_ge(ev_find(0, EV_WATCH, 3), 0);
   sleep_ms(50);
@@ -1365,6 +1429,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, pair_set_again_before_its_members_event_fires_again);
   tcase_add_test(tc, pair_set_again_after_its_superseded_event_goes_last);
   tcase_add_test(tc, superseded_watch_gets_the_change_a_held_read_proved);
+  tcase_add_test(tc, later_change_of_a_reset_watch_does_not_hold_an_earlier_one);
   tcase_add_test(tc, held_read_closing);
   tcase_add_test(tc, held_read_completes_before_its_own_watch_fires);
   tcase_add_test(tc, reads_past_their_bound_keep_an_event_in_hand_before_the_data);

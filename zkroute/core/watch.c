@@ -418,17 +418,34 @@ static int same_change(const zkr__watch_t *r, const zkr__watch_t *f, int type) {
   return !(comparable && seen(r) > seen(f));
 }
 
+/* Whether w's event reports a later change than the one r fires for: a
+ * read held here that set w on w's session (its reply came there before
+ * w's event, so w's change is after that read's state) shows a change
+ * after r's state.  r is one-shot: that earlier change fires it, before
+ * the read's reply on stock's one session, and w after the read - so r's
+ * event does not wait for w's, though w was set first.  Under watch_mu. */
+static int later_change_locked(const zkr_t *z, const zkr__watch_t *w, const zkr__watch_t *r) {
+  if (!w->zh) return 0;
+  ZKR__QUEUE_FOREACH(l, &z->wf_held) {
+    const zkr__op_t *op = ZKR__OP_OF(l, wf_link);
+    if (op->watch_id != w->id || op->zh != w->zh || !op->kept) continue;
+    zkr__result_t a = zkr__deliver_reply_view(op->kept);
+    if (shows_change(r, a.rc, a.stat) && !maybe_older(r, op, a.rc)) return 1;
+  }
+  return 0;
+}
+
 /* Whether r, set before f on f's path, must be delivered before f's event
  * (f->fire): r's event came and waits too, or r has had none yet and the
  * same change will fire it - unless r's read saw a later state than f's,
  * after the change that fired f. */
-static int blocks(const zkr__watch_t *r, const zkr__watch_t *f) {
+static int blocks(const zkr_t *z, const zkr__watch_t *r, const zkr__watch_t *f) {
   if (r == f || !r->seq || r->seq >= f->seq || !triggers(f->fire, r)) return 0;
   /* r's first read is not handed on: its pair is not set in the
    * application's eyes, and takes its place when that read is (done_with,
    * zkr__watch_read_handed_on) - after f, which was handed on. */
   if (r->read_pending && !f->read_pending) return 0;
-  if (r->fire) return 1;
+  if (r->fire) return !later_change_locked(z, r, f);
   return waiting(r) && same_change(r, f, f->fire);
 }
 
@@ -517,7 +534,7 @@ void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) 
       if (next_f && next_f->seq <= f->seq) continue;
       int blocked = read_held_locked(z, f);
       for (zkr__watch_t *r = zkr__watch_first(z); r && !blocked; r = zkr__watch_next(r))
-        blocked = strcmp(r->path, path) == 0 && blocks(r, f) && !unplaced_locked(z, r);
+        blocked = strcmp(r->path, path) == 0 && blocks(z, r, f) && !unplaced_locked(z, r);
       if (!blocked) next_f = f;
     }
     if (!next_f) return;
@@ -547,8 +564,8 @@ void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) 
  * until its own member reported the change. */
 static void spread(zkr_t *z, const zkr__watch_t *w, int type, const zkr__watch_t *except) {
   for (zkr__watch_t *r = zkr__watch_first(z); r; r = zkr__watch_next(r)) {
-    if (r == w || r == except || !waiting(r) || strcmp(r->path, w->path) != 0 || !triggers(type, r) ||
-        !same_change(r, w, type))
+    if (r == w || r == except || !waiting(r) || strcmp(r->path, w->path) != 0 ||
+        !triggers(type, r) || !same_change(r, w, type))
       continue;
     if (r->state == ZKR__W_ARMED || r->state == ZKR__W_REARMING)
       zkr__watch_set_state_locked(z, r, ZKR__W_CONSUMED);

@@ -549,6 +549,23 @@ START_TEST(held_reads_released_in_order_after_their_events) {
 }
 END_TEST
 
+/* A stepped handle whose held reads wait at most rescue_ms. */
+static void open3_stepped_bound(int rescue_ms) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.rescue_ms = rescue_ms;
+  open3_stepped_opts(&o);
+}
+
+/* After one step: the request of kind on /n the library sent for the call
+ * just made. */
+static fake_req_t *sent_now(int kind) {
+  step();
+  fake_req_t *r = fake_peek(NULL, kind, "/n");
+  ck_assert_ptr_nonnull(r);
+  return r;
+}
+
 /* Two held reads pass the hold's bound in one turn, and the first one's
  * own watch has had its event meanwhile: watcher 1's read (issued first,
  * the node there) is held for watcher 5's exists watch, set by a read
@@ -562,18 +579,11 @@ END_TEST
  * routed, "op 1006 saw /g3/k0 changed ... before pair 0's watch fired":
  * both reads were handed on before the event.) */
 START_TEST(reads_past_their_bound_keep_an_event_in_hand_before_the_data) {
-  zkr_options_t o;
-  opts_default(&o);
-  o.rescue_ms = 400;
-  open3_stepped_opts(&o);
+  open3_stepped_bound(400);
   ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)1, done_stat, (void *)11), ZOK);
-  step();
-  fake_req_t *e1 = fake_peek(NULL, FK_EXISTS, "/n");
-  ck_assert_ptr_nonnull(e1);
+  fake_req_t *e1 = sent_now(FK_EXISTS);
   ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)10), ZOK);
-  step();
-  fake_req_t *e5 = fake_peek(NULL, FK_EXISTS, "/n");
-  ck_assert_ptr_nonnull(e5);
+  fake_req_t *e5 = sent_now(FK_EXISTS);
   fake_reply(e5, ZNONODE, 0, 0, NULL);
   step();
   ck_assert_int_eq(ev_matching(EV_DONE, 10), 1);
@@ -799,18 +809,11 @@ END_TEST
  * fired": the cycle held the read until the hold's bound, which handed it
  * on first.) */
 START_TEST(later_change_of_a_reset_watch_does_not_hold_an_earlier_one) {
-  zkr_options_t o;
-  opts_default(&o);
-  o.rescue_ms = 400;
-  open3_stepped_opts(&o);
+  open3_stepped_bound(400);
   ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)6, done_data, (void *)16), ZOK);
-  step();
-  fake_req_t *g6 = fake_peek(NULL, FK_GET, "/n");
-  ck_assert_ptr_nonnull(g6);
+  fake_req_t *g6 = sent_now(FK_GET);
   ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)3, done_data, (void *)13), ZOK);
-  step();
-  fake_req_t *g3 = fake_peek(NULL, FK_GET, "/n");
-  ck_assert_ptr_nonnull(g3);
+  fake_req_t *g3 = sent_now(FK_GET);
   ck_assert_ptr_ne(g3->h, g6->h);
   fake_reply(g3, ZOK, 9, 9, "b");
   step();

@@ -576,7 +576,8 @@ static void spread(zkr_t *z, const zkr__watch_t *w, int type, const zkr__watch_t
 }
 
 /* except: a record the change does not fire, which spread cannot tell
- * (fire_proved_locked). */
+ * (supersede_locked: a change a held read proved, and the record set by
+ * a read issued after that one). */
 static void fire_except_locked(zkr_t *z, zkr__watch_t *w, int type, int synthetic,
                                const zkr__watch_t *except, zkr__watch_t **gone) {
   w->fire = type;

@@ -230,10 +230,7 @@ static int event_on_its_way_locked(zkr_t *z, const zkr__op_t *op, const zkr__res
   if (zkr__since(zkr__now_ns(), op->held_ns) >= 2 * (uint64_t)z->rescue_ms * 1000000u) return 0;
   for (const zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w)) {
     if (!w->fire || strcmp(w->path, op->path) != 0 || !shows_change(w, r->rc, r->stat)) continue;
-    int held = 0;
-    ZKR__QUEUE_FOREACH(l, &z->wf_held)
-    held |= ZKR__OP_OF(l, wf_link)->watch_id == w->id;
-    if (w->resuming || (w->read_pending && !held)) return 1;
+    if (w->resuming || (w->read_pending && !zkr__watch_read_held_back_locked(z, w))) return 1;
   }
   return 0;
 }

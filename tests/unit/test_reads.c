@@ -143,6 +143,47 @@ START_TEST(session_mode_watch_event_after_its_held_read) {
 }
 END_TEST
 
+/* Completions held behind an earlier one are handed on one at a time, each
+ * still listed in the issue order while it is handed on: handing on the
+ * watched read 2 delivers its watch's event, which resumes read 4 (held for
+ * that event); read 4 must still wait for read 3, issued before it and
+ * held behind read 1 as well.  (The simulator: tests/sim/zkroute-sim --seed
+ * 111 --mode routed --consistency session, where a sequential create
+ * completed before two creates issued before it.) */
+START_TEST(session_mode_resumed_read_waits_for_the_held_ones_before_it) {
+  open3_session();
+  ck_assert_int_eq(zkr_aget(z, "/slow", 0, done_data, (void *)1), ZOK);
+  fake_req_t *slow = fake_wait(NULL, FK_GET, "/slow");
+  ck_assert_ptr_nonnull(slow);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)2), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(g);
+  fake_reply(g, ZOK, 5, 5, "a");
+  ck_assert_int_eq(zkr_aget(z, "/m", 0, done_data, (void *)3), ZOK);
+  fake_req_t *m = fake_wait(NULL, FK_GET, "/m");
+  ck_assert_ptr_nonnull(m);
+  fake_reply(m, ZOK, 4, 4, "m");
+  fake_fire(g->h, "/n", ZOO_CHANGED_EVENT); /* waits for read 2's hand-on */
+  ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)4), ZOK);
+  fake_req_t *g2 = fake_wait(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(g2);
+  fake_reply(g2, ZOK, 6, 5, "b"); /* the change watcher 7 has not had yet */
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 2) + ev_matching(EV_DONE, 3) + ev_matching(EV_DONE, 4), 0);
+  fake_reply(slow, ZOK, 3, 3, "s");
+  int d4 = ev_find(0, EV_DONE, 4);
+  ck_assert_int_ge(d4, 0);
+  int d1 = ev_find(0, EV_DONE, 1), d2 = ev_find(0, EV_DONE, 2), d3 = ev_find(0, EV_DONE, 3);
+  int w = ev_find(0, EV_WATCH, 7);
+  ck_assert_int_ge(d1, 0);
+  ck_assert_int_gt(d2, d1);
+  ck_assert_int_gt(w, d2);
+  ck_assert_msg(d3 > d2 && d4 > d3, "completions out of issue order: 2 at %d, 3 at %d, 4 at %d", d2,
+                d3, d4);
+  ck_assert_int_gt(d4, w);
+}
+END_TEST
+
 /* consistency=session claims a stock session's guarantees, FIFO client
  * order among them: aset(/a) then aget(/b) complete in that order, and
  * the read runs after the write (it cannot miss it). */
@@ -336,6 +377,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, deposed_leader_claim_is_not_the_leader);
   tcase_add_test(tc, session_mode_read_after_write_in_issue_order);
   tcase_add_test(tc, session_mode_watch_event_after_its_held_read);
+  tcase_add_test(tc, session_mode_resumed_read_waits_for_the_held_ones_before_it);
   tcase_add_test(tc, session_mode_write_after_read_waits);
   tcase_add_test(tc, linearizable_read_of_another_path_is_not_ordered);
   tcase_add_test(tc, ordered_read_after_switch_is_synced);

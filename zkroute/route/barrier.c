@@ -9,7 +9,11 @@
  * moment it is accepted until its completion is handed on, and a
  * barrier's completion is handed on only when nothing before it is still
  * listed - at once if its reply comes last, else by whichever thread hands
- * on the last operation before it.
+ * on the last operation before it.  An operation leaves the list only
+ * after its completion was handed on: were it unlinked first, a later one
+ * whose reply comes meanwhile (or is resumed by the very hand-on, as a
+ * read held for the event of a watch an earlier read set) would find itself
+ * the oldest and go first.
  *
  * One mutex, order_mu, taken twice per operation; it nests inside the
  * write gate's (zkr__router_* completes parked operations under gate_mu). */
@@ -26,62 +30,69 @@ static void unlink_locked(zkr_t *z, zkr__op_t *op) {
   op->app = 0;
 }
 
-/* Ready barriers at the head, unlinked, in order: the caller hands them
- * on outside the lock. */
 static int ready(const zkr__op_t *op) {
   return (zkr__op_has(op, ZKR__OP_F_BARRIER) && op->b_ready) || op->held;
 }
 
 static zkr__op_t *first_locked(const zkr_t *z) { return ZKR__OP_OF(z->ord_q.first, ord_link); }
 
-/* Moves them to *out (its link reused: they are off the order). */
-static void pop_ready_locked(zkr_t *z, zkr__queue_t *out) {
-  for (zkr__op_t *b; (b = first_locked(z)) && ready(b);) {
-    unlink_locked(z, b);
-    zkr__queue_push(out, &b->ord_link);
+/* The head when it is ready, else NULL.  Only the thread that made it the
+ * head (by unlinking the one before) asks, so each ready operation is
+ * handed on by exactly one thread.  It stays listed - at the head - until
+ * its completion has been handed on (zkr__barrier_* unlinks it after), so
+ * nothing issued after it can find itself the oldest and be handed on
+ * first; only app is cleared, which keeps zkr__completion_hand_on from
+ * calling zkr__barrier_done for it. */
+static zkr__op_t *take_ready_head_locked(zkr_t *z) {
+  zkr__op_t *b = first_locked(z);
+  if (!b || !ready(b)) return NULL;
+  b->app = 0;
+  return b;
+}
+
+/* Hands on op, a ready operation at the head (take_ready_head_locked): a
+ * barrier with its own answer, anything else with its kept reply
+ * (ZKR_ENOMEM when none could be kept).  When the session ended first, it
+ * completes with that end, whatever answer it got meanwhile: on a stock
+ * session it was queued behind the earlier requests, and stock completes
+ * what is pending then with that end (a barrier with ZOK after EXPIRED
+ * would say the session still served it). */
+static void hand_on_one(zkr__op_t *op) {
+  int end = zkr__handle_ended_rc(op->z);
+  zkr__result_t r = {.value_len = -1};
+  if (zkr__op_has(op, ZKR__OP_F_BARRIER)) {
+    r.rc = end ? end : op->b_rc;
+    r.value = end ? NULL : op->b_path;
+    zkr__completion_hand_on(op, &r);
+    free(op->b_path);
+    op->b_path = NULL;
+    return;
   }
-}
-
-static void hand_on_barrier(zkr__op_t *b, int rc, const char *path) {
-  zkr__result_t r = {.rc = rc, .value = path, .value_len = -1};
-  zkr__completion_hand_on(b, &r); /* b->app is 0: not listed any more */
-  zkr__op_free(b);
-}
-
-/* A completion held back in issue order: its kept reply (ZKR_ENOMEM when
- * none could be kept), then op goes. */
-static void hand_on_held(zkr__op_t *op) {
-  zkr__result_t r = {.rc = op->kept_rc ? op->kept_rc : ZKR_ENOMEM, .value_len = -1};
+  if (end) {
+    zkr__deliver_reply_free(op->kept);
+    op->kept = NULL;
+    op->kept_rc = end;
+  }
+  r.rc = op->kept_rc ? op->kept_rc : ZKR_ENOMEM;
   if (op->kept) r = zkr__deliver_reply_view(op->kept);
-  zkr__completion_hand_on(op, &r); /* op->app is 0: not listed any more */
+  zkr__completion_hand_on(op, &r);
   zkr__deliver_reply_free(op->kept);
   op->kept = NULL;
-  zkr__op_free(op);
 }
 
-/* Operations held back behind earlier ones.  When the session ended
- * first, they complete with its end, whatever answer they got meanwhile:
- * on a stock session they were queued behind those earlier requests, and
- * stock completes what is pending then with that end (a barrier with ZOK
- * after EXPIRED would say the session still served it). */
-static void hand_on_ready(zkr__queue_t *ready) {
-  for (zkr__queue_link_t *l; (l = zkr__queue_pop(ready));) {
-    zkr__op_t *op = ZKR__OP_OF(l, ord_link);
-    int end = zkr__handle_ended_rc(op->z);
-    if (end && zkr__op_has(op, ZKR__OP_F_BARRIER)) {
-      free(op->b_path);
-      op->b_path = NULL;
-      hand_on_barrier(op, end, NULL);
-    } else if (zkr__op_has(op, ZKR__OP_F_BARRIER)) {
-      hand_on_barrier(op, op->b_rc, op->b_path);
-    } else {
-      if (end) {
-        zkr__deliver_reply_free(op->kept);
-        op->kept = NULL;
-        op->kept_rc = end;
-      }
-      hand_on_held(op);
-    }
+/* Hands on op (taken by take_ready_head_locked) and then, one at a time,
+ * each operation behind it that is ready by then; each leaves the order
+ * only after its completion was handed on, and goes. */
+static void hand_on_from(zkr__op_t *op) {
+  zkr_t *z = op->z;
+  while (op) {
+    hand_on_one(op);
+    pthread_mutex_lock(&z->order_mu);
+    zkr__queue_remove(&z->ord_q, &op->ord_link);
+    zkr__op_t *next = take_ready_head_locked(z);
+    pthread_mutex_unlock(&z->order_mu);
+    zkr__op_free(op);
+    op = next;
   }
 }
 
@@ -95,18 +106,18 @@ void zkr__barrier_add(zkr__op_t *op) {
 }
 
 /* op's completion was handed on (or op was refused and will have none):
- * barriers it held up may go. */
+ * the operations it held up may go. */
 void zkr__barrier_done(zkr__op_t *op) {
   zkr_t *z = op->z;
   pthread_mutex_lock(&z->order_mu);
-  zkr__queue_t ready = {0};
+  zkr__op_t *next = NULL;
   if (op->app) {
     int was_head = first_locked(z) == op;
     unlink_locked(z, op);
-    if (was_head) pop_ready_locked(z, &ready);
+    if (was_head) next = take_ready_head_locked(z);
   }
   pthread_mutex_unlock(&z->order_mu);
-  hand_on_ready(&ready);
+  if (next) hand_on_from(next);
 }
 
 void zkr__barrier_cancel(zkr__op_t *op) { zkr__barrier_done(op); }
@@ -135,12 +146,21 @@ void zkr__barrier_reply(zkr__op_t *b, const zkr__result_t *r) {
   zkr_t *z = b->z;
   pthread_mutex_lock(&z->order_mu);
   if (!b->app || first_locked(z) == b) {
-    if (b->app) unlink_locked(z, b);
-    zkr__queue_t ready = {0};
-    pop_ready_locked(z, &ready);
+    /* Listed, it stays at the head while it is handed on (see
+     * take_ready_head_locked). */
+    int listed = b->app;
+    b->app = 0;
     pthread_mutex_unlock(&z->order_mu);
-    hand_on_barrier(b, r->rc, r->value);
-    hand_on_ready(&ready);
+    zkr__completion_hand_on(b, r);
+    zkr__op_t *next = NULL;
+    if (listed) {
+      pthread_mutex_lock(&z->order_mu);
+      zkr__queue_remove(&z->ord_q, &b->ord_link);
+      next = take_ready_head_locked(z);
+      pthread_mutex_unlock(&z->order_mu);
+    }
+    zkr__op_free(b);
+    if (next) hand_on_from(next);
     return;
   }
   b->b_rc = r->rc;

@@ -795,6 +795,9 @@ static void conn_closed(int s, sim_conn_t *c) {
     if (--q->refs == 0) net_req_free(q);
   }
   c->qhead = c->qtail = NULL;
+  if (getenv("SIM_TRACE_WATCH"))
+    fprintf(stderr, "TRACE %.6f connclosed s%d sess %d nw %d %d\n", (double)sim_w->now / 1e9, s + 1,
+            c->sess, c->nwdata, c->nwchild);
   c->nwdata = c->nwchild = 0;
 }
 
@@ -806,6 +809,9 @@ static void close_fin(int s, sim_conn_t *c) {
 }
 
 static void notify(sim_conn_t *c, int type, int path) {
+  if (getenv("SIM_TRACE_WATCH"))
+    fprintf(stderr, "TRACE %.6f notify sess %d type %d %s\n", (double)sim_w->now / 1e9, c->sess,
+            type, sim_e->paths[path].name);
   sim_msg_t *m = net_msg(M_NOTIFY, c);
   m->ntype = type;
   m->npath = path;
@@ -826,8 +832,8 @@ static void do_read(int s, sim_conn_t *c, sim_sreq_t *r) {
   r->st = *st;
   if (getenv("SIM_TRACE_READS"))
     fprintf(stderr,
-            "TRACE %.6f read s%d sess %d kind %d %s mz %#llx srvzxid %#llx stale %d role %d\n",
-            (double)sim_w->now / 1e9, s + 1, c->sess, r->kind, sim_e->paths[r->path].name,
+            "TRACE %.6f read s%d sess %d kind %d w %d %s mz %#llx srvzxid %#llx stale %d role %d\n",
+            (double)sim_w->now / 1e9, s + 1, c->sess, r->kind, r->watch, sim_e->paths[r->path].name,
             (unsigned long long)st->mzxid, (unsigned long long)r->zxid, stale[s], v->role);
   switch (r->kind) {
   case OP_GET:

@@ -184,6 +184,42 @@ START_TEST(session_mode_resumed_read_waits_for_the_held_ones_before_it) {
 }
 END_TEST
 
+/* A watch set again while a write of the handle is in flight: in session
+ * mode the read follows the write, on the write session, not on the
+ * member that holds the watch - so that read must register the watch
+ * there.  Here the first registration fires for the change the second read
+ * sees; the pair is set again by that read and must fire for the next
+ * change.  (The simulator: tests/sim/zkroute-sim --seed 545 --mode routed
+ * --consistency session, "op 526 saw /g1/x2 changed before pair 3's watch
+ * fired": the second read went without a watch.) */
+START_TEST(session_mode_watch_set_again_behind_a_write_stays_set) {
+  open3_session();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)1), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(g);
+  ck_assert_msg(g->h != h[1], "the scenario changed: the first read went to the write session");
+  fake_reply(g, ZOK, 0x100000005LL, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  ck_assert_int_eq(zkr_aset(z, "/w", "1", 1, -1, done_stat, (void *)2), ZOK);
+  fake_req_t *w = fake_wait(h[1], FK_SET, "/w");
+  ck_assert_ptr_nonnull(w);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)3), ZOK);
+  fake_req_t *g2 = fake_wait(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(g2);
+  ck_assert_msg(g2->h != g->h, "the scenario changed: the second read went to the watch's member");
+  ck_assert_msg(g2->watched, "the read that sets the watch again carries no watch");
+  fake_reply(w, ZOK, 0x100000006LL, 0, NULL);
+  ck_assert_int_eq(fake_fire(g->h, "/n", ZOO_CHANGED_EVENT), 1);
+  fake_reply(g2, ZOK, 0x100000007LL, 5, "b");
+  int d3 = ev_find(0, EV_DONE, 3), w1 = ev_find(0, EV_WATCH, 7);
+  ck_assert_int_ge(d3, 0);
+  ck_assert_int_ge(w1, 0);
+  ck_assert_int_lt(w1, d3);
+  ck_assert_int_eq(fake_fire(g2->h, "/n", ZOO_CHANGED_EVENT), 1);
+  ck_assert_int_ge(ev_find(w1 + 1, EV_WATCH, 7), 0);
+}
+END_TEST
+
 /* consistency=session claims a stock session's guarantees, FIFO client
  * order among them: aset(/a) then aget(/b) complete in that order, and
  * the read runs after the write (it cannot miss it). */
@@ -378,6 +414,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, session_mode_read_after_write_in_issue_order);
   tcase_add_test(tc, session_mode_watch_event_after_its_held_read);
   tcase_add_test(tc, session_mode_resumed_read_waits_for_the_held_ones_before_it);
+  tcase_add_test(tc, session_mode_watch_set_again_behind_a_write_stays_set);
   tcase_add_test(tc, session_mode_write_after_read_waits);
   tcase_add_test(tc, linearizable_read_of_another_path_is_not_ordered);
   tcase_add_test(tc, ordered_read_after_switch_is_synced);

@@ -32,9 +32,7 @@ static int read_held(zkr_t *z, zkr__op_type_t type, const char *path, int watch,
    * before it (zkr__barrier_*). */
   zkr__op_set(op, ZKR__OP_F_BARRIER, type == ZKR__OP_SYNC);
   if (watch || watcher) {
-    int kind = type == ZKR__OP_EXISTS ? ZKR__WATCH_EXIST
-               : type == ZKR__OP_GET  ? ZKR__WATCH_DATA
-                                      : ZKR__WATCH_CHILD;
+    int kind = zkr__watch_kind_of(type);
     /* The same watch set again (same path, kind, watcher and context) is
      * the same registration, as in ZooKeeper, which fires it once: the
      * read goes to the member that holds it, with the same record, and

@@ -58,6 +58,12 @@ zkr__watch_t *zkr__watch_new(zkr_t *z, watcher_fn fn, void *ctx, int kind, const
   return w;
 }
 
+zkr__watch_t *zkr__watch_reuse_elsewhere(zkr__watch_t *w, int kind) {
+  zkr__watch_t *n = zkr__watch_new(w->z, w->fn, w->ctx, kind, w->path);
+  if (n) n->supersedes = w; /* w's reuse count now holds it for n */
+  return n;
+}
+
 zkr__watch_t *zkr__watch_by_id_locked(zkr_t *z, uint64_t id) {
   for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w))
     if (w->id == id) return w;

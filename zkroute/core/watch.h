@@ -100,6 +100,13 @@ static inline zkr__watch_t *zkr__watch_at(zkr__queue_link_t *l) {
 #define zkr__watch_first(z) zkr__watch_at((z)->watch_q.first)
 #define zkr__watch_next(w) zkr__watch_at((w)->link.next)
 
+/* The watcher table a watched read of type sets. */
+static inline int zkr__watch_kind_of(zkr__op_type_t type) {
+  return type == ZKR__OP_EXISTS ? ZKR__WATCH_EXIST
+         : type == ZKR__OP_GET  ? ZKR__WATCH_DATA
+                                : ZKR__WATCH_CHILD;
+}
+
 /* The application's thread (a watched read).  @locks watch_mu. */
 zkr__watch_t *zkr__watch_new(struct zkr *z, watcher_fn fn, void *ctx, int kind, const char *path);
 
@@ -130,6 +137,15 @@ void zkr__watch_read_handed_on(struct zkr *z, uint64_t id);
 zkr__watch_t *zkr__watch_find(struct zkr *z, int kind, const char *path, watcher_fn fn, void *ctx,
                               int (*pin_ok)(struct zkr *z, int member), int *member,
                               zkr__watch_t **supersede);
+
+/* The application's thread (zkr__router_route).  @locks watch_mu.  A read
+ * that was to set w again on w's own member (zkr__watch_find counted it in
+ * w's reuses) goes to another session after all - in consistency
+ * `session`, behind the handle's writes on their session: it sets a record
+ * of its own there, which supersedes w once the read armed it, as when
+ * zkr__watch_find finds w's member unable to take the read.  NULL when
+ * there is no memory (the caller fails the read: ZKR_ENOMEM). */
+zkr__watch_t *zkr__watch_reuse_elsewhere(zkr__watch_t *w, int kind);
 
 /* The application's thread.  @locks ctx_mu. */
 void zkr__watch_pair(struct zkr *z, watcher_fn *fn, void **ctx);

@@ -309,6 +309,19 @@ int zkr__router_route(zkr__op_t *op) {
   } else {
     /* FIFO: behind the handle's outstanding writes, on their session. */
     int behind = zkr__router_fifo(z) && z->writes_out > 0;
+    if (behind && op->pin >= 0 && zkr__op_has(op, ZKR__OP_F_WATCH_REUSED)) {
+      /* A watch set again, pinned to the member that holds it: not there
+       * after all, so this read sets it where it goes (without, it would
+       * only read, and the pair would stay unset once the old
+       * registration fired). */
+      zkr__watch_t *n = zkr__watch_reuse_elsewhere(op->watch, zkr__watch_kind_of(op->type));
+      if (!n) {
+        rc = ZKR_ENOMEM;
+        goto undo;
+      }
+      op->watch = n;
+      zkr__op_set(op, ZKR__OP_F_WATCH_REUSED, 0);
+    }
     if (behind) op->pin = -1;
     if (op->pin >= 0) {
       /* A watch set again goes where the watch is (zkr__api_read_*, which

@@ -220,6 +220,44 @@ START_TEST(session_mode_watch_set_again_behind_a_write_stays_set) {
 }
 END_TEST
 
+/* A watch set again while it is armed goes to the member that holds it,
+ * where ZooKeeper merges the two registrations.  Answered before the
+ * change, that read's completion comes before the event on one stock
+ * session - also when the completion is held behind an earlier operation.
+ * (The simulator: tests/sim/zkroute-sim --seed 536 --mode routed
+ * --consistency session, "op 2019 saw /g2/x1 changed before pair 4's
+ * watch (set by op 2014) fired": the event came before op 2014's
+ * completion, so the application saw the pair set again after it.) */
+START_TEST(session_mode_event_after_a_held_read_that_set_the_watch_again) {
+  open3_session();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)1), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(g);
+  fake_reply(g, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  ck_assert_int_eq(zkr_aget(z, "/slow", 0, done_data, (void *)2), ZOK);
+  fake_req_t *slow = fake_wait(NULL, FK_GET, "/slow");
+  ck_assert_ptr_nonnull(slow);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)3), ZOK);
+  fake_req_t *g2 = fake_wait(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(g2);
+  ck_assert_msg(g2->h == g->h, "the scenario changed: the watch set again went to another member");
+  fake_reply(g2, ZOK, 5, 5, "a");
+  ck_assert_int_eq(fake_fire(g->h, "/n", ZOO_CHANGED_EVENT), 1);
+  sleep_ms(50);
+  ck_assert_msg(ev_matching(EV_WATCH, 7) == 0,
+                "the event came before the completion of the read that set the watch again");
+  fake_reply(slow, ZOK, 3, 3, "s");
+  int w = ev_find(0, EV_WATCH, 7);
+  ck_assert_int_ge(w, 0);
+  int d2 = ev_find(0, EV_DONE, 2), d3 = ev_find(0, EV_DONE, 3);
+  ck_assert_int_ge(d2, 0);
+  ck_assert_int_gt(d3, d2);
+  ck_assert_int_gt(w, d3);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 7), 1);
+}
+END_TEST
+
 /* consistency=session claims a stock session's guarantees, FIFO client
  * order among them: aset(/a) then aget(/b) complete in that order, and
  * the read runs after the write (it cannot miss it). */
@@ -415,6 +453,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, session_mode_watch_event_after_its_held_read);
   tcase_add_test(tc, session_mode_resumed_read_waits_for_the_held_ones_before_it);
   tcase_add_test(tc, session_mode_watch_set_again_behind_a_write_stays_set);
+  tcase_add_test(tc, session_mode_event_after_a_held_read_that_set_the_watch_again);
   tcase_add_test(tc, session_mode_write_after_read_waits);
   tcase_add_test(tc, linearizable_read_of_another_path_is_not_ordered);
   tcase_add_test(tc, ordered_read_after_switch_is_synced);

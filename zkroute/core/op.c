@@ -195,6 +195,9 @@ void zkr__op_free(zkr__op_t *op) {
   } else if (op->watch) {
     zkr__watch_reuse_done(op->watch, 0, -1, NULL, NULL, 0);
   }
+  /* A read that set an armed record again, freed without its hand-on:
+   * the record's event waits no more. */
+  if (op->watch_merged) zkr__watch_merged_handed_on(op->z, op->watch_id);
   /* A covered read freed without its hand-on (a hedge's other request). */
   if (op->cover_w) zkr__hooks_cover_end(op->z, op->cover_w);
   for (int i = 0; i < op->n_inflight; i++) free(op->inflight[i]);

@@ -139,6 +139,8 @@ typedef struct zkr__op {
                                         the read is held, that record's event waits
                                         for it, as a server sends a read's reply
                                         before the events of the watch it set */
+  int watch_merged;                  /* ... set again while armed (zkr__watch_reuse_done):
+                                        its event waits for this read's hand-on */
   int pin;                           /* member it must go to, -1 any */
 
   /* Paths registered in the in-flight set by this write. */

@@ -236,7 +236,9 @@ static int event_on_its_way_locked(zkr_t *z, const zkr__op_t *op, const zkr__res
   if (zkr__since(zkr__now_ns(), op->held_ns) >= 2 * (uint64_t)z->rescue_ms * 1000000u) return 0;
   for (const zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w)) {
     if (!w->fire || strcmp(w->path, op->path) != 0 || !shows_change(w, r->rc, r->stat)) continue;
-    if (w->resuming || (w->read_pending && !zkr__watch_read_held_back_locked(z, w))) return 1;
+    if (w->resuming ||
+        ((w->read_pending || w->merged_pending) && !zkr__watch_read_held_back_locked(z, w)))
+      return 1;
   }
   return 0;
 }
@@ -515,7 +517,7 @@ int zkr__watch_read_held_back_locked(const zkr_t *z, const zkr__watch_t *w) {
  * or not handed on yet: w's event waits for that read's completion
  * (done_with). */
 static int read_held_locked(const zkr_t *z, const zkr__watch_t *w) {
-  return w->read_pending || zkr__watch_read_held_back_locked(z, w);
+  return w->read_pending || w->merged_pending || zkr__watch_read_held_back_locked(z, w);
 }
 
 /* Whether r was armed by a read still held back for another record's
@@ -709,7 +711,7 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
   zkr__watch_t *w = op->watch;
   op->watch_id = armed ? w->id : 0;
   if (zkr__op_has(op, ZKR__OP_F_WATCH_REUSED)) {
-    zkr__watch_reuse_done(w, armed, op->member, op->zh, st, op->read_seq);
+    op->watch_merged = zkr__watch_reuse_done(w, armed, op->member, op->zh, st, op->read_seq);
   } else {
     /* A remove_all asked while this read was in flight removes what it
      * set (the route layer's cover, through the hooks), and completes
@@ -736,6 +738,16 @@ void zkr__watch_read_handed_on(zkr_t *z, uint64_t id) {
     w->place_on_hand_on = 0;
     if (w->fire) zkr__watch_release_locked(z, w->path, &gone);
   }
+  pthread_mutex_unlock(&z->watch_mu);
+  zkr__watch_done(z, gone);
+}
+
+void zkr__watch_merged_handed_on(zkr_t *z, uint64_t id) {
+  zkr__watch_t *gone = NULL;
+  pthread_mutex_lock(&z->watch_mu);
+  zkr__watch_t *w = zkr__watch_by_id_locked(z, id);
+  if (w && w->merged_pending > 0 && --w->merged_pending == 0 && w->fire)
+    zkr__watch_release_locked(z, w->path, &gone);
   pthread_mutex_unlock(&z->watch_mu);
   zkr__watch_done(z, gone);
 }
@@ -849,10 +861,11 @@ int zkr__watch_reuse_bound(zkr__watch_t *w, zhandle_t *zh) {
  * read's reply, so the server processed the read after the change and
  * holds a new watch: the record is armed again for it, at the end of the
  * order, as stock inserts a pair set again after it fired. */
-void zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member, zhandle_t *zh,
-                           const struct Stat *stat, uint64_t read_seq) {
+int zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member, zhandle_t *zh,
+                          const struct Stat *stat, uint64_t read_seq) {
   zkr_t *z = w->z;
   zkr__watch_t *gone = NULL;
+  int merged = 0;
   pthread_mutex_lock(&z->watch_mu);
   w->reuses--;
   if (w->state == ZKR__W_CONSUMED && armed && !w->fire && !w->swallow && w->zh == zh) {
@@ -875,9 +888,16 @@ void zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member, zhandle_t *zh
       zkr__watch_unlink_locked(z, w);
       gone = w;
     }
+  } else if (armed && w->state == ZKR__W_ARMED && w->zh == zh) {
+    /* Still armed: the read's reply came before the event, on the same
+     * session, so the server read before the change - and on stock's one
+     * session that reply, and its completion, come before the event. */
+    w->merged_pending++;
+    merged = 1;
   }
   pthread_mutex_unlock(&z->watch_mu);
   zkr__watch_done(z, gone);
+  return merged;
 }
 
 void zkr__watch_trampoline(zhandle_t *zh, int type, int state, const char *path, void *ctx) {

@@ -80,6 +80,10 @@ struct zkr__watch {
                                     is closed, not by the removal GC */
   int read_pending;              /* the read that armed it has not been handed on
                                     to the application: its events wait */
+  int merged_pending;            /* reads that set it again while it was armed,
+                                    on its own session (ZooKeeper merged the two),
+                                    answered before its event and not handed on
+                                    yet: its event comes after them */
   int place_on_hand_on;          /* it superseded a record whose event was made:
                                     its place in the order is taken when its
                                     read is handed on, after that event */
@@ -132,6 +136,11 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat);
 /* The thread handing the read on.  @locks watch_mu, inside it delivery's mu; then
  * zkr__watch_done's. */
 void zkr__watch_read_handed_on(struct zkr *z, uint64_t id);
+/* The same for a read that set record id again while it was armed
+ * (zkr__watch_reuse_done returned 1), or its free if it never was. */
+/* The thread handing the read on.  @locks watch_mu, inside it delivery's mu; then
+ * zkr__watch_done's. */
+void zkr__watch_merged_handed_on(struct zkr *z, uint64_t id);
 
 /* The application's thread.  @locks watch_mu. */
 zkr__watch_t *zkr__watch_find(struct zkr *z, int kind, const char *path, watcher_fn fn, void *ctx,
@@ -160,9 +169,11 @@ zkr__watch_t *zkr__watch_by_id_locked(struct zkr *z, uint64_t id);
 int zkr__watch_reuse_bound(zkr__watch_t *w, zhandle_t *zh);
 
 /* A completion's thread, the application's, or an op's free.  @locks watch_mu; then
- * zkr__watch_done's, none held. */
-void zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member, zhandle_t *zh,
-                           const struct Stat *stat, uint64_t read_seq);
+ * zkr__watch_done's, none held.  Returns 1 when the read's registration
+ * merged with w's, still armed: w's event waits for the read's hand-on
+ * (zkr__watch_merged_handed_on). */
+int zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member, zhandle_t *zh,
+                          const struct Stat *stat, uint64_t read_seq);
 
 /* A member zhandle's completion thread (ZooKeeper's watcher).  @locks watch_mu, inside it
  * delivery's mu; then zkr__watch_done's. */

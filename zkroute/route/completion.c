@@ -97,6 +97,10 @@ void zkr__completion_hand_on(zkr__op_t *op, const zkr__result_t *r) {
   /* The watch it set is set in the application's eyes now: its events,
    * which waited, come after this completion. */
   if (op->watch_id) zkr__watch_read_handed_on(z, op->watch_id);
+  if (op->watch_merged) {
+    op->watch_merged = 0;
+    zkr__watch_merged_handed_on(z, op->watch_id);
+  }
   /* A remove_all that covered what it set completes after it - through
    * the same hook an op's free uses (core/op.c), so that completion.c does
    * not call into the removal's file, which calls dispatch and completion:

@@ -220,6 +220,38 @@ START_TEST(session_mode_watch_set_again_behind_a_write_stays_set) {
 }
 END_TEST
 
+/* The same, with a session event while that read is held behind the
+ * write: the pair was set all along (the read only set it again, with no
+ * change between), so the event reaches it as on one stock session.
+ * (The simulator: tests/sim/zkroute-sim --seed 985 --mode routed
+ * --consistency session, "session event 1 missed watcher pairs 0x10".) */
+START_TEST(session_mode_pair_set_again_behind_a_write_gets_session_events) {
+  open3_session();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)1), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(g);
+  ck_assert_msg(g->h != h[1], "the scenario changed: the first read went to the write session");
+  fake_reply(g, ZOK, 0x100000005LL, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  ck_assert_int_eq(zkr_aset(z, "/w", "1", 1, -1, done_stat, (void *)2), ZOK);
+  fake_req_t *w = fake_wait(h[1], FK_SET, "/w");
+  ck_assert_ptr_nonnull(w);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)3), ZOK);
+  fake_req_t *g2 = fake_wait(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(g2);
+  ck_assert_msg(g2->h != g->h, "the scenario changed: the second read went to the watch's member");
+  fake_reply(g2, ZOK, 0x100000005LL, 5, "a"); /* the same state: no event */
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 3), 0); /* held behind the write */
+  int mark = ev_count();
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+  ck_assert_int_ge(ev_find(mark, EV_SESSION, 100), 0);
+  ck_assert_msg(ev_find(mark, EV_SESSION, 7) >= 0,
+                "the pair set all along missed the session event");
+}
+END_TEST
+
 /* A watch set again while it is armed goes to the member that holds it,
  * where ZooKeeper merges the two registrations.  Answered before the
  * change, that read's completion comes before the event on one stock
@@ -453,6 +485,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, session_mode_watch_event_after_its_held_read);
   tcase_add_test(tc, session_mode_resumed_read_waits_for_the_held_ones_before_it);
   tcase_add_test(tc, session_mode_watch_set_again_behind_a_write_stays_set);
+  tcase_add_test(tc, session_mode_pair_set_again_behind_a_write_gets_session_events);
   tcase_add_test(tc, session_mode_event_after_a_held_read_that_set_the_watch_again);
   tcase_add_test(tc, session_mode_write_after_read_waits);
   tcase_add_test(tc, linearizable_read_of_another_path_is_not_ordered);

@@ -683,7 +683,10 @@ static void supersede_locked(zkr_t *z, zkr__watch_t *w2, const struct Stat *st,
     if (!event && (event = missed_by_held_locked(z, old, &proof)) && proof < w2->read_seq)
       not_fired = w2;
     int registered = old->state == ZKR__W_ARMED || old->state == ZKR__W_REARMING;
-    if (old->seq && !event) w2->seq = old->seq;
+    if (old->seq && !event) {
+      w2->seq = old->seq;
+      w2->took_over = 1; /* the pair stayed set, in the application's eyes */
+    }
     if (registered) zkr__watch_set_state_locked(z, old, ZKR__W_CONSUMED);
     else zkr__watch_set_state_locked(z, old, ZKR__W_HELD);
     if (event) {
@@ -956,11 +959,14 @@ int zkr__watch_session_watchers(zkr_t *z, watcher_fn *fns, void **ctxs, int cap)
   for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w)) k += registered(w);
   pair_t *v = k ? malloc(k * sizeof *v) : NULL;
   size_t n = 0;
-  /* A record whose read is held has not been set in the application's
-   * eyes: stock registers a watch when its read's completion is
-   * processed, and a session event before that does not reach it. */
+  /* A record whose first read is not handed on has not been set in the
+   * application's eyes: stock registers a watch when its read's
+   * completion is processed, and a session event before that does not
+   * reach it.  A read that only set it again changes nothing here, held
+   * or not: the pair was set already - whether that read reused its
+   * record or superseded it with one of its own (took_over). */
   for (zkr__watch_t *w = zkr__watch_first(z); v && w; w = zkr__watch_next(w))
-    if (registered(w) && !read_held_locked(z, w))
+    if (registered(w) && (!w->read_pending || w->took_over))
       v[n++] = (pair_t){(uintptr_t)w->fn, (uintptr_t)w->ctx};
   pthread_mutex_unlock(&z->watch_mu);
   if (!v) return 0;

@@ -84,6 +84,9 @@ struct zkr__watch {
                                     on its own session (ZooKeeper merged the two),
                                     answered before its event and not handed on
                                     yet: its event comes after them */
+  int took_over;                 /* it superseded a record of the pair with no
+                                    event between: the pair was set all along,
+                                    before its read is handed on too */
   int place_on_hand_on;          /* it superseded a record whose event was made:
                                     its place in the order is taken when its
                                     read is handed on, after that event */

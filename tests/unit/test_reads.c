@@ -252,6 +252,49 @@ START_TEST(session_mode_pair_set_again_behind_a_write_gets_session_events) {
 }
 END_TEST
 
+/* The same, with a second pair set between, and a change that fires both:
+ * the pair set first is called first, though the read that set it again
+ * is handed on after the other pair's.  (The simulator:
+ * tests/sim/zkroute-sim --seed 488 --mode routed --consistency session,
+ * "changed event on /g0/k3: pair 5 called before pair 1, which was set
+ * first".) */
+START_TEST(session_mode_pair_set_again_behind_a_write_keeps_its_place) {
+  open3_session();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)1), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(g);
+  ck_assert_msg(g->h != h[1], "the scenario changed: the first read went to the write session");
+  fake_reply(g, ZOK, 0x100000005LL, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  ck_assert_int_eq(zkr_aset(z, "/w", "1", 1, -1, done_stat, (void *)2), ZOK);
+  fake_req_t *w = fake_wait(h[1], FK_SET, "/w");
+  ck_assert_ptr_nonnull(w);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)8, done_data, (void *)3), ZOK);
+  fake_req_t *b = fake_wait(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(b);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)4), ZOK);
+  fake_req_t *a2 = fake_wait(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(a2);
+  ck_assert_msg(b->h == a2->h && a2->h != g->h,
+                "the scenario changed: the reads behind the write went elsewhere");
+  fake_reply(b, ZOK, 0x100000005LL, 5, "a");
+  fake_reply(a2, ZOK, 0x100000005LL, 5, "a");
+  ck_assert_int_eq(fake_fire(a2->h, "/n", ZOO_CHANGED_EVENT), 2);
+  ck_assert_int_eq(fake_fire(g->h, "/n", ZOO_CHANGED_EVENT), 1);
+  sleep_ms(50);
+  fake_reply(w, ZOK, 0x100000006LL, 0, NULL);
+  int e7 = ev_find(0, EV_WATCH, 7), e8 = ev_find(0, EV_WATCH, 8);
+  ck_assert_int_ge(e7, 0);
+  ck_assert_int_ge(e8, 0);
+  int d4 = ev_find(0, EV_DONE, 4);
+  ck_assert_int_ge(d4, 0);
+  ck_assert_msg(e7 < e8, "pair 8 called (at %d) before pair 7 (at %d), which was set first", e8,
+                e7);
+  ck_assert_int_gt(e7, d4);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 7), 1);
+}
+END_TEST
+
 /* A watch set again while it is armed goes to the member that holds it,
  * where ZooKeeper merges the two registrations.  Answered before the
  * change, that read's completion comes before the event on one stock
@@ -486,6 +529,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, session_mode_resumed_read_waits_for_the_held_ones_before_it);
   tcase_add_test(tc, session_mode_watch_set_again_behind_a_write_stays_set);
   tcase_add_test(tc, session_mode_pair_set_again_behind_a_write_gets_session_events);
+  tcase_add_test(tc, session_mode_pair_set_again_behind_a_write_keeps_its_place);
   tcase_add_test(tc, session_mode_event_after_a_held_read_that_set_the_watch_again);
   tcase_add_test(tc, session_mode_write_after_read_waits);
   tcase_add_test(tc, linearizable_read_of_another_path_is_not_ordered);

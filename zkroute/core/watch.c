@@ -286,7 +286,7 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
          * set the pair again while it was set (its record reused: a read
          * released before this one in this turn, or one handed on
          * earlier) changes nothing, as in stock's table. */
-        if (own->state != ZKR__W_FIRED && own->read_pending && !own->resuming) {
+        if (own->state != ZKR__W_FIRED && own->read_pending && !own->took_over && !own->resuming) {
           own->seq = ++z->watch_seq;
           own->place_on_hand_on = 0; /* placed here, in the order reads are handed on */
         }
@@ -449,7 +449,7 @@ static int blocks(const zkr_t *z, const zkr__watch_t *r, const zkr__watch_t *f) 
   /* r's first read is not handed on: its pair is not set in the
    * application's eyes, and takes its place when that read is (done_with,
    * zkr__watch_read_handed_on) - after f, which was handed on. */
-  if (r->read_pending && !f->read_pending) return 0;
+  if (r->read_pending && !r->took_over && !f->read_pending) return 0;
   if (r->fire) return !later_change_locked(z, r, f);
   return waiting(r) && same_change(r, f, f->fire);
 }
@@ -526,7 +526,7 @@ static int read_held_locked(const zkr_t *z, const zkr__watch_t *w) {
  * read was handed on before - it precedes none of those yet.  Under
  * watch_mu. */
 static int unplaced_locked(const zkr_t *z, const zkr__watch_t *r) {
-  return r->read_pending && !r->resuming && zkr__watch_read_held_back_locked(z, r);
+  return r->read_pending && !r->took_over && !r->resuming && zkr__watch_read_held_back_locked(z, r);
 }
 
 /* Delivers, in the order they were set, the events of path's records

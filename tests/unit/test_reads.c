@@ -295,6 +295,80 @@ START_TEST(session_mode_pair_set_again_behind_a_write_keeps_its_place) {
 }
 END_TEST
 
+/* A watch removal completes in issue order too: issued after a watched
+ * read held behind an earlier one, it completes after that read (on one
+ * stock session the server answers the read, which sets the watch, then
+ * the removal, which removes it).  (The simulator: tests/sim/zkroute-sim
+ * --seed 662 --mode routed --consistency session: the removal completed
+ * first, and the application saw a pair set after it was removed.) */
+START_TEST(session_mode_watch_removal_completes_in_issue_order) {
+  open3_session();
+  ck_assert_int_eq(zkr_aget(z, "/slow", 0, done_data, (void *)1), ZOK);
+  fake_req_t *slow = fake_wait(NULL, FK_GET, "/slow");
+  ck_assert_ptr_nonnull(slow);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)2), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(g);
+  fake_reply(g, ZOK, 5, 5, "a");
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/n", ZWATCHTYPE_ANY, 0, done_void, (void *)3), ZOK);
+  fake_req_t *rm = fake_wait(g->h, FK_REMOVE_ALL_WATCHES, "/n");
+  ck_assert_ptr_nonnull(rm);
+  fake_reply(rm, ZOK, 0, 0, NULL);
+  sleep_ms(50);
+  ck_assert_msg(ev_matching(EV_DONE, 3) == 0,
+                "the removal completed before the reads issued before it");
+  fake_reply(slow, ZOK, 3, 3, "s");
+  int d1 = ev_find(0, EV_DONE, 1), d2 = ev_find(0, EV_DONE, 2), d3 = ev_find(0, EV_DONE, 3);
+  ck_assert_int_ge(d1, 0);
+  ck_assert_int_gt(d2, d1);
+  ck_assert_int_gt(d3, d2);
+  ck_assert_int_eq(ev_at(d3).rc, ZOK);
+}
+END_TEST
+
+/* ... and until its completion is handed on, the application holds the
+ * pairs it removes: a session event meanwhile still reaches them, as
+ * stock's client drops a watcher only when the removal's answer is
+ * processed. */
+START_TEST(session_mode_held_watch_removal_leaves_pairs_their_session_events) {
+  open3_session();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)1), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(g);
+  fake_reply(g, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  ck_assert_int_eq(zkr_aget(z, "/slow", 0, done_data, (void *)2), ZOK);
+  fake_req_t *slow = fake_wait(NULL, FK_GET, "/slow");
+  ck_assert_ptr_nonnull(slow);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/n", ZWATCHTYPE_ANY, 0, done_void, (void *)3), ZOK);
+  fake_req_t *rm = fake_wait(g->h, FK_REMOVE_ALL_WATCHES, "/n");
+  ck_assert_ptr_nonnull(rm);
+  fake_reply(rm, ZOK, 0, 0, NULL);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 3), 0); /* behind /slow */
+  int mark = ev_count();
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+  ck_assert_int_ge(ev_find(mark, EV_SESSION, 100), 0);
+  ck_assert_msg(ev_find(mark, EV_SESSION, 7) >= 0,
+                "a pair whose removal had not completed missed the session event");
+  fake_session_event(h[1], ZOO_CONNECTED_STATE);
+  wait_state(ZOO_CONNECTED_STATE);
+  fake_reply(slow, ZOK, 3, 3, "s");
+  int d3 = ev_find(0, EV_DONE, 3);
+  ck_assert_int_ge(d3, 0);
+  /* Removed now: the next session event does not reach it. */
+  mark = ev_count();
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+  ck_assert_int_ge(ev_find(mark, EV_SESSION, 100), 0);
+  sleep_ms(50);
+  for (int i = mark; i < ev_count(); i++)
+    ck_assert_msg(!(ev_at(i).kind == EV_SESSION && ev_at(i).tag == 7),
+                  "a removed pair got a session event");
+}
+END_TEST
+
 /* A watch set again while it is armed goes to the member that holds it,
  * where ZooKeeper merges the two registrations.  Answered before the
  * change, that read's completion comes before the event on one stock
@@ -530,6 +604,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, session_mode_watch_set_again_behind_a_write_stays_set);
   tcase_add_test(tc, session_mode_pair_set_again_behind_a_write_gets_session_events);
   tcase_add_test(tc, session_mode_pair_set_again_behind_a_write_keeps_its_place);
+  tcase_add_test(tc, session_mode_watch_removal_completes_in_issue_order);
+  tcase_add_test(tc, session_mode_held_watch_removal_leaves_pairs_their_session_events);
   tcase_add_test(tc, session_mode_event_after_a_held_read_that_set_the_watch_again);
   tcase_add_test(tc, session_mode_write_after_read_waits);
   tcase_add_test(tc, linearizable_read_of_another_path_is_not_ordered);

@@ -153,6 +153,7 @@ int zkr_init_opts(zkr_t **out, const char *host, watcher_fn fn, int recv_timeout
   pthread_mutex_init(&z->watch_mu, NULL);
   pthread_mutex_init(&z->out_mu, NULL);
   pthread_mutex_init(&z->order_mu, NULL);
+  z->ord_head = 1; /* nothing listed */
   pthread_mutex_init(&z->mon_mu, NULL);
   pthread_rwlock_init(&z->sel_lock, NULL);
   if ((z->reg_slot = zkr__registry_add(z)) < 0) {

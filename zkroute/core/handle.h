@@ -214,6 +214,11 @@ struct zkr {
   /* The application's operations in issue order (zkr__barrier_*). */
   pthread_mutex_t order_mu;
   zkr__queue_t ord_q;
+  /* Issue numbers (1, 2, ...; under order_mu): the last given, and the
+   * oldest operation still listed (ord_issued + 1 when none is) - what
+   * the application has not seen complete yet is at or after ord_head. */
+  uint64_t ord_issued;
+  _Atomic uint64_t ord_head;
 
   /* Operations handed to ZooKeeper, not yet completed (zkr__dispatch_*). */
   pthread_mutex_t out_mu;

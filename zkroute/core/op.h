@@ -192,6 +192,7 @@ typedef struct zkr__op {
   int b_rc;
   char *b_path;
   zkr__queue_link_t ord_link; /* the handle's issue order, while app */
+  uint64_t ord_seq;           /* ... its issue number there (zkr__barrier_add) */
 
   /* Hedged reads (zkr__hedger_*).  A hedgeable read is the primary: it carries
    * the application's completion, which runs once, with the first reply of

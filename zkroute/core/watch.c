@@ -956,7 +956,7 @@ static int registered(const zkr__watch_t *w) {
 int zkr__watch_session_watchers(zkr_t *z, watcher_fn *fns, void **ctxs, int cap) {
   pthread_mutex_lock(&z->watch_mu);
   size_t k = 0;
-  for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w)) k += registered(w);
+  for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w)) k++;
   pair_t *v = k ? malloc(k * sizeof *v) : NULL;
   size_t n = 0;
   /* A record whose first read is not handed on has not been set in the
@@ -965,8 +965,10 @@ int zkr__watch_session_watchers(zkr_t *z, watcher_fn *fns, void **ctxs, int cap)
    * reach it.  A read that only set it again changes nothing here, held
    * or not: the pair was set already - whether that read reused its
    * record or superseded it with one of its own (took_over). */
+  uint64_t unseen = atomic_load(&z->ord_head);
   for (zkr__watch_t *w = zkr__watch_first(z); v && w; w = zkr__watch_next(w))
-    if (registered(w) && (!w->read_pending || w->took_over))
+    if ((registered(w) && (!w->read_pending || w->took_over)) ||
+        (w->fn && w->state == ZKR__W_REMOVED && w->rm_seq && w->rm_seq >= unseen))
       v[n++] = (pair_t){(uintptr_t)w->fn, (uintptr_t)w->ctx};
   pthread_mutex_unlock(&z->watch_mu);
   if (!v) return 0;

@@ -93,6 +93,9 @@ struct zkr__watch {
   int resuming;                  /* the read that armed it is being handed on
                                     (its event waits), under watch_mu */
   uint64_t removed_ns;
+  uint64_t rm_seq;              /* the issue number of the removal call that removes it
+                      (0 none): until that call's completion is handed on,
+                      the application holds the pair (zkr__watch_session_watchers) */
   zkr__queue_link_t link;       /* in z->watch_q while in the registry, under watch_mu */
   struct zkr__watch *gone_next; /* a list of records out of the registry, to be freed */
 };

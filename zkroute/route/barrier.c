@@ -25,16 +25,23 @@
 #include "core/deliver.h"
 #include "core/handle.h"
 
-static void unlink_locked(zkr_t *z, zkr__op_t *op) {
+static zkr__op_t *first_locked(const zkr_t *z) { return ZKR__OP_OF(z->ord_q.first, ord_link); }
+
+/* op leaves the list: the oldest listed may change. */
+static void remove_locked(zkr_t *z, zkr__op_t *op) {
   zkr__queue_remove(&z->ord_q, &op->ord_link);
+  zkr__op_t *f = first_locked(z);
+  atomic_store(&z->ord_head, f ? f->ord_seq : z->ord_issued + 1);
+}
+
+static void unlink_locked(zkr_t *z, zkr__op_t *op) {
+  remove_locked(z, op);
   op->app = 0;
 }
 
 static int ready(const zkr__op_t *op) {
   return (zkr__op_has(op, ZKR__OP_F_BARRIER) && op->b_ready) || op->held;
 }
-
-static zkr__op_t *first_locked(const zkr_t *z) { return ZKR__OP_OF(z->ord_q.first, ord_link); }
 
 /* The head when it is ready, else NULL.  Only the thread that made it the
  * head (by unlinking the one before) asks, so each ready operation is
@@ -88,7 +95,7 @@ static void hand_on_from(zkr__op_t *op) {
   while (op) {
     hand_on_one(op);
     pthread_mutex_lock(&z->order_mu);
-    zkr__queue_remove(&z->ord_q, &op->ord_link);
+    remove_locked(z, op);
     zkr__op_t *next = take_ready_head_locked(z);
     pthread_mutex_unlock(&z->order_mu);
     zkr__op_free(op);
@@ -101,6 +108,8 @@ void zkr__barrier_add(zkr__op_t *op) {
   zkr_t *z = op->z;
   pthread_mutex_lock(&z->order_mu);
   op->app = 1;
+  op->ord_seq = ++z->ord_issued;
+  if (zkr__queue_empty(&z->ord_q)) atomic_store(&z->ord_head, op->ord_seq);
   zkr__queue_push(&z->ord_q, &op->ord_link);
   pthread_mutex_unlock(&z->order_mu);
 }
@@ -155,7 +164,7 @@ void zkr__barrier_reply(zkr__op_t *b, const zkr__result_t *r) {
     zkr__op_t *next = NULL;
     if (listed) {
       pthread_mutex_lock(&z->order_mu);
-      zkr__queue_remove(&z->ord_q, &b->ord_link);
+      remove_locked(z, b);
       next = take_ready_head_locked(z);
       pthread_mutex_unlock(&z->order_mu);
     }

@@ -38,6 +38,8 @@
 #include <string.h>
 
 #include "route/barrier.h"
+#include "route/completion.h"
+#include "route/router.h"
 #include "core/deliver.h"
 #include "core/handle.h"
 #include "model/path.h"
@@ -208,6 +210,24 @@ static void call_finish(rm_call_t *c) {
   zkr_t *z = c->z;
   if (z->expired || z->auth_failed) rc = z->expired ? ZSESSIONEXPIRED : ZAUTHFAILED;
   settle_later(c, rc);
+  if (c->order && zkr__router_fifo(z)) {
+    /* Consistency `session`: handed on in issue order, as every
+     * completion (zkr__barrier_hold) - on one stock session the server
+     * answers the requests sent before it first. */
+    zkr__op_t *o = c->order;
+    c->order = NULL;
+    o->shape = ZKR__CB_VOID;
+    o->cb.v = c->cb;
+    o->data = c->data;
+    zkr__op_set(o, ZKR__OP_F_DIRECT, c->direct);
+    zkr__result_t r = {.rc = rc, .value_len = -1};
+    if (!zkr__barrier_hold(o, &r)) {
+      zkr__completion_hand_on(o, &r); /* then it leaves the order */
+      zkr__op_free(o);
+    }
+    free(c);
+    return;
+  }
   if (c->direct) {
     if (c->cb) c->cb(rc, c->data);
   } else {
@@ -366,6 +386,7 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
   c->data = data;
   c->direct = direct;
   c->pending = 1;
+  int fifo = zkr__router_fifo(z);
   /* The armed records to ask a server about; the rest is removed here. */
   pthread_mutex_lock(&z->watch_mu);
   size_t cap = 0;
@@ -374,6 +395,11 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
   zkr__watch_t **here = malloc((cap ? cap : 1) * sizeof *here);
   int na = 0, nh = 0, found = 0;
   for (zkr__watch_t *w = zkr__watch_first(z); armed && here && w; w = zkr__watch_next(w)) {
+    /* Consistency `session`: until this call's completion is handed on -
+     * in issue order (call_finish) - the application holds what it
+     * removes, and session events still reach those pairs. */
+    if (fifo && (covers(w, path, t, all, local) || matches(z, w, path, t, all, fn, ctx, gfn, gctx)))
+      w->rm_seq = c->order->ord_seq;
     if (covers(w, path, t, all, local)) {
       /* A watched read in flight: its server sets the watch before this
        * removal's request reaches that session, as on one stock session

@@ -260,6 +260,75 @@ START_TEST(unknown_outcome_fence_falls_when_carrier_session_moved) {
 }
 END_TEST
 
+/* The same, with a watch on the carrier's session: closing the connected
+ * mover ends that session at the servers, and with it the watch.  It is
+ * re-armed on another member at once, not when the carrier's zhandle
+ * learns of the end - a change meanwhile would be lost.  (The simulator:
+ * tests/sim/zkroute-sim --seed 6519 --mode routed, an exists watch that
+ * never fired for a creation.) */
+START_TEST(carrier_watches_rearmed_when_its_moved_session_is_closed) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.rescue_down_ms = 100;
+  open3_opts(&o, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+  /* An exists watch on fake2's session (reads rotate over the followers). */
+  char path[16] = "";
+  for (int i = 0; i < 6 && !path[0]; i++) {
+    char p[16];
+    snprintf(p, sizeof p, "/w%d", i);
+    ck_assert_int_eq(zkr_awexists(z, p, watcher, (void *)9, done_stat, (void *)(intptr_t)(50 + i)),
+                     ZOK);
+    fake_req_t *r = fake_wait(NULL, FK_EXISTS, p);
+    ck_assert_ptr_nonnull(r);
+    fake_reply(r, ZNONODE, 0, 0, NULL);
+    ck_assert_int_ge(ev_find(0, EV_DONE, 50 + i), 0);
+    if (r->h == h[2]) snprintf(path, sizeof path, "%s", p);
+    else ck_assert_int_eq(zkr_remove_watches(z, p, ZWATCHTYPE_ANY, watcher, (void *)9, 1), ZOK);
+  }
+  ck_assert_msg(path[0], "the scenario changed: no exists watch went to fake2");
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
+  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
+  wait_leader(1);
+  ck_assert_int_eq(zkr_aset(z, "/k", "1", 1, -1, done_stat, (void *)1), ZOK);
+  fake_req_t *w1 = fake_wait(h[2], FK_SET, "/k");
+  ck_assert_ptr_nonnull(w1);
+  int64_t sid = fake_session_id(h[2]);
+  fake_set_role(2, 0, 0); /* silent */
+  fake_set_role(3, ZKR_ROLE_LEADER, 0x300000001LL);
+  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x300000001LL);
+  fake_session_event(h[2], ZOO_CONNECTING_STATE);
+  fake_reply(w1, ZCONNECTIONLOSS, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  wait_leader(2);
+  fake_zh_t *mv = NULL;
+  uint64_t deadline = now_ms() + 5000;
+  while (!mv && now_ms() < deadline) {
+    for (int k = 1; k < 4 && !mv; k++) {
+      fake_zh_t *c = fake_handle_count(3) > k ? fake_handle(3, k) : NULL;
+      if (c && fake_handle_resumed(c) == sid) mv = c;
+    }
+    if (!mv) sleep_ms(5);
+  }
+  ck_assert_ptr_nonnull(mv);
+  fake_connect(mv, 0);
+  deadline = now_ms() + 5000;
+  while (!fake_handle_closed(mv) && now_ms() < deadline) sleep_ms(5);
+  ck_assert(fake_handle_closed(mv));
+  ck_assert_int_eq(fake_handle_state_at_close(mv), ZOO_CONNECTED_STATE);
+  /* The session is over: the watch is set again elsewhere, at once. */
+  fake_req_t *re = fake_wait(NULL, FK_EXISTS, path);
+  ck_assert_msg(re != NULL, "the watch of the closed session was not set again");
+  ck_assert_ptr_ne(re->h, h[2]);
+  fake_reply(re, ZNONODE, 0, 0, NULL);
+  sleep_ms(50);
+  ck_assert_int_eq(fake_fire(re->h, path, ZOO_CREATED_EVENT), 1);
+  int e = ev_find(0, EV_WATCH, 9);
+  ck_assert_int_ge(e, 0);
+  ck_assert_int_eq(ev_at(e).type, ZOO_CREATED_EVENT);
+}
+END_TEST
+
 /* ---- writes are fenced while the application's session may be gone ---- */
 
 /* The owner's server stays reachable to srvr (no rescue) but the owner's
@@ -486,6 +555,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, unknown_outcome_write_fence_ends_with_session_timeout);
   tcase_add_test(tc, unknown_outcome_fence_falls_when_owner_rescued);
   tcase_add_test(tc, unknown_outcome_fence_falls_when_carrier_session_moved);
+  tcase_add_test(tc, carrier_watches_rearmed_when_its_moved_session_is_closed);
   tcase_add_test(tc, writes_fenced_while_owner_away);
   tcase_add_test(tc, parked_failure_completes_before_later_writes);
   tcase_add_test(tc, parked_write_fails_after_earlier_in_flight_at_close);

@@ -172,6 +172,8 @@ struct zkr {
    * to fence it (zkr__rescue_*; the monitor's), NULL none. */
   zhandle_t *mover;
   uint64_t mover_ns;
+  int mover_slot;        /* the carrier whose session it resumed ... */
+  zhandle_t *mover_from; /* ... and that carrier's zhandle then */
   /* The longest session timeout a server negotiated for a member session
    * (zkr__member_*), for the fence's bound. */
   _Atomic int negotiated_ms;

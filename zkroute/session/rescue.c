@@ -152,9 +152,11 @@ static void rescue_owner(zkr_t *z, uint64_t now) {
  * for longer than the session timeout.  The mover resumes that session on
  * a live server instead: once it connects, the session has moved and the
  * old connection's late requests are refused, so the fence falls.  The
- * mover is then closed, which ends the session (a carrier owns nothing but
- * watches: its zhandle learns of the expiry when its server is back, and
- * is re-created as any expired carrier is). */
+ * mover is then closed, which ends the session.  A carrier owns nothing
+ * but watches, and those end with it: the carrier is replaced at once
+ * (carrier_session_closed) - its watches re-armed elsewhere, a new session
+ * opened at home - not when its zhandle learns of the end, which a change
+ * meanwhile would not survive. */
 
 /* ctx is the fenced carrier's member: every zhandle the library opens has
  * a member as its context (the interposer's table finds the program's log
@@ -175,6 +177,9 @@ void zkr__rescue_mover_close(zkr_t *z) {
   if (mv) zkr__zk->zookeeper_close(mv);
 }
 
+static void carrier_session_closed(zkr_t *z, int slot, zhandle_t *from);
+static int carrier_replace(zkr__member_t *m, int reopen, int force);
+
 static void fence_move(zkr_t *z, uint64_t now) {
   int slot;
   clientid_t cid;
@@ -186,7 +191,18 @@ static void fence_move(zkr_t *z, uint64_t now) {
       zkr__router_gate_session_event(z, z->mover, s);
     f = zkr__router_gate_fence(z, &slot, &cid);
     uint64_t bound = (uint64_t)z->recv_timeout * 1000000u;
-    if (f != z->mover || zkr__since(now, z->mover_ns) > bound) zkr__rescue_mover_close(z);
+    if (f != z->mover || zkr__since(now, z->mover_ns) > bound) {
+      /* Closing a connected mover sends CloseSession: the carrier's
+       * session ends at the servers now, and with it every watch its
+       * zhandle holds.  They are re-armed at once, as for an expired
+       * carrier; waiting for that zhandle to learn of the expiry loses
+       * every change until then. */
+      int ended = zkr__zk->zoo_state(z->mover) == ZOO_CONNECTED_STATE;
+      int mslot = z->mover_slot;
+      zhandle_t *from = z->mover_from;
+      zkr__rescue_mover_close(z);
+      if (ended) carrier_session_closed(z, mslot, from);
+    }
     return;
   }
   /* The owner's session is moved by the owner's rescue. */
@@ -214,6 +230,8 @@ static void fence_move(zkr_t *z, uint64_t now) {
   if (zkr__zk->zoo_set_servers_resolution_delay) zkr__zk->zoo_set_servers_resolution_delay(mv, -1);
   z->mover = mv;
   z->mover_ns = now;
+  z->mover_slot = slot;
+  z->mover_from = f;
   zkr__router_gate_fence_moved(z, f, mv, slot);
 }
 
@@ -222,9 +240,9 @@ static void fence_move(zkr_t *z, uint64_t now) {
  * ZCONNECTIONLOSS, its watches are re-armed elsewhere, and with reopen a
  * new session is opened at home.  Returns 1 when the zhandle was
  * replaced. */
-int zkr__rescue_carrier_replace(zkr__member_t *m, int reopen) {
+static int carrier_replace(zkr__member_t *m, int reopen, int force) {
   zkr_t *z = m->z;
-  zhandle_t *old = zkr__member_detach(m, !m->expired);
+  zhandle_t *old = zkr__member_detach(m, !force && !m->expired);
   if (!old) return 0;
   m->recreated++;
   zkr__log_event(z, ZOO_LOG_LEVEL_WARN, "carrier_recreated", m->index, "reason=%s",
@@ -234,6 +252,23 @@ int zkr__rescue_carrier_replace(zkr__member_t *m, int reopen) {
   zkr__watch_rearm_from(z, m->index, old);
   if (reopen) m->reopen = zkr__member_open(m, m->index, NULL) != ZOK;
   return 1;
+}
+
+int zkr__rescue_carrier_replace(zkr__member_t *m, int reopen) {
+  return carrier_replace(m, reopen, 0);
+}
+
+/* The mover that resumed carrier slot's session was closed connected: that
+ * session is over.  The carrier's zhandle, if still the one fenced, is
+ * replaced whatever its state (a server that has not applied the close -
+ * a deposed leader - may even take it back). */
+static void carrier_session_closed(zkr_t *z, int slot, zhandle_t *from) {
+  if (slot < 0 || (size_t)slot >= z->n || slot == z->owner) return;
+  zkr__member_t *m = &z->members[slot];
+  pthread_rwlock_rdlock(&m->zh_lock);
+  int same = m->zh == from;
+  pthread_rwlock_unlock(&m->zh_lock);
+  if (same) carrier_replace(m, !m->retired, 1);
 }
 
 void zkr__rescue_tick(zkr_t *z, uint64_t now) {

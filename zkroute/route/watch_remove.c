@@ -85,6 +85,11 @@ static ZooWatcherType type_of(const zkr__watch_t *w) {
 
 /* Under watch_mu. */
 void zkr__watch_remove_locked(zkr_t *z, zkr__watch_t *w) {
+  /* Only a watch still registered when removed is the application's
+   * until the call completes (rm_seq); one whose event came is over. */
+  int registered = !w->fire && (w->state == ZKR__W_ARMED || w->state == ZKR__W_REARMING ||
+                                w->state == ZKR__W_LOST);
+  if (!registered) w->rm_seq = 0;
   zkr__watch_set_state_locked(z, w, ZKR__W_REMOVED);
   w->fire = 0; /* an event that waited for its turn is dropped */
   w->removed_ns = zkr__now_ns();

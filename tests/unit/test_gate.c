@@ -212,17 +212,10 @@ START_TEST(unknown_outcome_fence_falls_when_owner_rescued) {
 }
 END_TEST
 
-/* W1 is lost on a carrier's session (fake2 leads, the owner stays on
- * fake1), and fake2 goes silent: its zhandle cannot reconnect.  The
- * session is resumed on a live server to fence it (once that zhandle
- * connected, the old connection's late requests are refused), then that
- * zhandle is closed; W2 goes to fake3, the new leader. */
-START_TEST(unknown_outcome_fence_falls_when_carrier_session_moved) {
-  zkr_options_t o;
-  opts_default(&o);
-  o.rescue_down_ms = 100;
-  open3_opts(&o, NULL);
-  wait_state(ZOO_CONNECTED_STATE);
+/* fake2 leads; a set of /k (tag 1) on its session is lost
+ * (ZCONNECTIONLOSS: its outcome unknown) as fake2 goes silent, and fake3
+ * leads from then on.  Returns fake2's session id (the fenced carrier's). */
+static int64_t carrier_write_lost_as_its_server_goes_silent(void) {
   fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
   fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
   wait_leader(1);
@@ -237,14 +230,39 @@ START_TEST(unknown_outcome_fence_falls_when_carrier_session_moved) {
   fake_reply(w1, ZCONNECTIONLOSS, 0, 0, NULL);
   ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
   wait_leader(2);
+  return sid;
+}
+
+/* The mover: a zhandle on fake3 resuming session sid; NULL if none came
+ * within 5 s. */
+static fake_zh_t *mover_of(int64_t sid) {
+  uint64_t deadline = now_ms() + 5000;
+  for (;;) {
+    for (int k = 1; k < fake_handle_count(3); k++) {
+      fake_zh_t *c = fake_handle(3, k);
+      if (c && fake_handle_resumed(c) == sid) return c;
+    }
+    if (now_ms() >= deadline) return NULL;
+    sleep_ms(5);
+  }
+}
+
+/* W1 is lost on a carrier's session (fake2 leads, the owner stays on
+ * fake1), and fake2 goes silent: its zhandle cannot reconnect.  The
+ * session is resumed on a live server to fence it (once that zhandle
+ * connected, the old connection's late requests are refused), then that
+ * zhandle is closed; W2 goes to fake3, the new leader. */
+START_TEST(unknown_outcome_fence_falls_when_carrier_session_moved) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.rescue_down_ms = 100;
+  open3_opts(&o, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+  int64_t sid = carrier_write_lost_as_its_server_goes_silent();
   ck_assert_int_eq(zkr_aset(z, "/k", "2", 1, -1, done_stat, (void *)2), ZOK);
   /* The mover: a zhandle on fake3 (the new leader) resuming fake2's
    * session. */
-  fake_zh_t *mv = NULL;
-  for (int k = 1; k < 4 && !mv; k++) {
-    fake_zh_t *c = fake_handle(3, k);
-    if (c && fake_handle_resumed(c) == sid) mv = c;
-  }
+  fake_zh_t *mv = mover_of(sid);
   ck_assert_ptr_nonnull(mv);
   ck_assert_ptr_null(fake_peek(h[3], FK_SET, "/k"));
   fake_connect(mv, 0);
@@ -287,32 +305,11 @@ START_TEST(carrier_watches_rearmed_when_its_moved_session_is_closed) {
     else ck_assert_int_eq(zkr_remove_watches(z, p, ZWATCHTYPE_ANY, watcher, (void *)9, 1), ZOK);
   }
   ck_assert_msg(path[0], "the scenario changed: no exists watch went to fake2");
-  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x200000001LL);
-  fake_set_role(2, ZKR_ROLE_LEADER, 0x200000001LL);
-  wait_leader(1);
-  ck_assert_int_eq(zkr_aset(z, "/k", "1", 1, -1, done_stat, (void *)1), ZOK);
-  fake_req_t *w1 = fake_wait(h[2], FK_SET, "/k");
-  ck_assert_ptr_nonnull(w1);
-  int64_t sid = fake_session_id(h[2]);
-  fake_set_role(2, 0, 0); /* silent */
-  fake_set_role(3, ZKR_ROLE_LEADER, 0x300000001LL);
-  fake_set_role(1, ZKR_ROLE_FOLLOWER, 0x300000001LL);
-  fake_session_event(h[2], ZOO_CONNECTING_STATE);
-  fake_reply(w1, ZCONNECTIONLOSS, 0, 0, NULL);
-  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
-  wait_leader(2);
-  fake_zh_t *mv = NULL;
-  uint64_t deadline = now_ms() + 5000;
-  while (!mv && now_ms() < deadline) {
-    for (int k = 1; k < 4 && !mv; k++) {
-      fake_zh_t *c = fake_handle_count(3) > k ? fake_handle(3, k) : NULL;
-      if (c && fake_handle_resumed(c) == sid) mv = c;
-    }
-    if (!mv) sleep_ms(5);
-  }
+  int64_t sid = carrier_write_lost_as_its_server_goes_silent();
+  fake_zh_t *mv = mover_of(sid);
   ck_assert_ptr_nonnull(mv);
   fake_connect(mv, 0);
-  deadline = now_ms() + 5000;
+  uint64_t deadline = now_ms() + 5000;
   while (!fake_handle_closed(mv) && now_ms() < deadline) sleep_ms(5);
   ck_assert(fake_handle_closed(mv));
   ck_assert_int_eq(fake_handle_state_at_close(mv), ZOO_CONNECTED_STATE);

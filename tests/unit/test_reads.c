@@ -115,6 +115,23 @@ static void open3_session(void) {
   wait_state(ZOO_CONNECTED_STATE);
 }
 
+/* zkr_awget of /n by watcher ctx, completion tag: its request. */
+static fake_req_t *wget_n(int ctx, int tag) {
+  ck_assert_int_eq(
+      zkr_awget(z, "/n", watcher, (void *)(intptr_t)ctx, done_data, (void *)(intptr_t)tag), ZOK);
+  fake_req_t *r = fake_wait(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(r);
+  return r;
+}
+
+/* zkr_aget of /slow, completion tag, left unanswered: its request. */
+static fake_req_t *slow_read(int tag) {
+  ck_assert_int_eq(zkr_aget(z, "/slow", 0, done_data, (void *)(intptr_t)tag), ZOK);
+  fake_req_t *r = fake_wait(NULL, FK_GET, "/slow");
+  ck_assert_ptr_nonnull(r);
+  return r;
+}
+
 /* In session mode completions are handed on in issue order: a watched
  * read answered while an earlier read is still out is held behind it, and
  * the event of the watch it set - which its server may send at once -
@@ -123,12 +140,8 @@ static void open3_session(void) {
  * --consistency session.) */
 START_TEST(session_mode_watch_event_after_its_held_read) {
   open3_session();
-  ck_assert_int_eq(zkr_aget(z, "/slow", 0, done_data, (void *)1), ZOK);
-  fake_req_t *slow = fake_wait(NULL, FK_GET, "/slow");
-  ck_assert_ptr_nonnull(slow);
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)2), ZOK);
-  fake_req_t *g = fake_wait(NULL, FK_GET, "/n");
-  ck_assert_ptr_nonnull(g);
+  fake_req_t *slow = slow_read(1);
+  fake_req_t *g = wget_n(7, 2);
   fake_reply(g, ZOK, 5, 5, "a");
   sleep_ms(50);
   ck_assert_int_eq(ev_matching(EV_DONE, 2), 0); /* behind /slow */
@@ -152,12 +165,8 @@ END_TEST
  * completed before two creates issued before it.) */
 START_TEST(session_mode_resumed_read_waits_for_the_held_ones_before_it) {
   open3_session();
-  ck_assert_int_eq(zkr_aget(z, "/slow", 0, done_data, (void *)1), ZOK);
-  fake_req_t *slow = fake_wait(NULL, FK_GET, "/slow");
-  ck_assert_ptr_nonnull(slow);
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)2), ZOK);
-  fake_req_t *g = fake_wait(NULL, FK_GET, "/n");
-  ck_assert_ptr_nonnull(g);
+  fake_req_t *slow = slow_read(1);
+  fake_req_t *g = wget_n(7, 2);
   fake_reply(g, ZOK, 5, 5, "a");
   ck_assert_int_eq(zkr_aget(z, "/m", 0, done_data, (void *)3), ZOK);
   fake_req_t *m = fake_wait(NULL, FK_GET, "/m");
@@ -184,6 +193,54 @@ START_TEST(session_mode_resumed_read_waits_for_the_held_ones_before_it) {
 }
 END_TEST
 
+/* Consistency session: watcher 7 set on /n by read 1 on a follower
+ * (answered at 0x100000005 and handed on), then a set of /w (tag 2) in
+ * flight on the write session; *g gets the read, and the set's request is
+ * returned. */
+static fake_req_t *watch_on_a_follower_then_a_write(fake_req_t **g) {
+  open3_session();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)1), ZOK);
+  *g = fake_wait(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(*g);
+  ck_assert_msg((*g)->h != h[1], "the scenario changed: the first read went to the write session");
+  fake_reply(*g, ZOK, 0x100000005LL, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  ck_assert_int_eq(zkr_aset(z, "/w", "1", 1, -1, done_stat, (void *)2), ZOK);
+  fake_req_t *w = fake_wait(h[1], FK_SET, "/w");
+  ck_assert_ptr_nonnull(w);
+  return w;
+}
+
+/* Watcher 7 set on /n again (tag 3), behind that write: its request, on
+ * another member than the first read g's. */
+static fake_req_t *watch_again_behind_the_write(const fake_req_t *g) {
+  fake_req_t *g2 = wget_n(7, 3);
+  ck_assert_msg(g2->h != g->h, "the scenario changed: the second read went to the watch's member");
+  return g2;
+}
+
+/* Consistency session: watcher 7 set on /n by read 1 (answered at 5 and
+ * handed on; *g gets it), then a read of /slow (tag 2) left unanswered:
+ * its request. */
+static fake_req_t *watch_then_a_slow_read(fake_req_t **g) {
+  open3_session();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)1), ZOK);
+  *g = fake_wait(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(*g);
+  fake_reply(*g, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  fake_req_t *slow = slow_read(2);
+  return slow;
+}
+
+/* remove_all of /n's watches (tag 3): its request to g's member. */
+static fake_req_t *remove_all_of_n(const fake_req_t *g) {
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/n", ZWATCHTYPE_ANY, 0, done_void, (void *)3), ZOK);
+  fake_req_t *rm = fake_wait(g->h, FK_REMOVE_ALL_WATCHES, "/n");
+  ck_assert_ptr_nonnull(rm);
+  return rm;
+}
+
 /* A watch set again while a write of the handle is in flight: in session
  * mode the read follows the write, on the write session, not on the
  * member that holds the watch - so that read must register the watch
@@ -193,20 +250,9 @@ END_TEST
  * --consistency session, "op 526 saw /g1/x2 changed before pair 3's watch
  * fired": the second read went without a watch.) */
 START_TEST(session_mode_watch_set_again_behind_a_write_stays_set) {
-  open3_session();
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)1), ZOK);
-  fake_req_t *g = fake_wait(NULL, FK_GET, "/n");
-  ck_assert_ptr_nonnull(g);
-  ck_assert_msg(g->h != h[1], "the scenario changed: the first read went to the write session");
-  fake_reply(g, ZOK, 0x100000005LL, 5, "a");
-  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
-  ck_assert_int_eq(zkr_aset(z, "/w", "1", 1, -1, done_stat, (void *)2), ZOK);
-  fake_req_t *w = fake_wait(h[1], FK_SET, "/w");
-  ck_assert_ptr_nonnull(w);
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)3), ZOK);
-  fake_req_t *g2 = fake_wait(NULL, FK_GET, "/n");
-  ck_assert_ptr_nonnull(g2);
-  ck_assert_msg(g2->h != g->h, "the scenario changed: the second read went to the watch's member");
+  fake_req_t *g;
+  fake_req_t *w = watch_on_a_follower_then_a_write(&g);
+  fake_req_t *g2 = watch_again_behind_the_write(g);
   ck_assert_msg(g2->watched, "the read that sets the watch again carries no watch");
   fake_reply(w, ZOK, 0x100000006LL, 0, NULL);
   ck_assert_int_eq(fake_fire(g->h, "/n", ZOO_CHANGED_EVENT), 1);
@@ -226,20 +272,9 @@ END_TEST
  * (The simulator: tests/sim/zkroute-sim --seed 985 --mode routed
  * --consistency session, "session event 1 missed watcher pairs 0x10".) */
 START_TEST(session_mode_pair_set_again_behind_a_write_gets_session_events) {
-  open3_session();
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)1), ZOK);
-  fake_req_t *g = fake_wait(NULL, FK_GET, "/n");
-  ck_assert_ptr_nonnull(g);
-  ck_assert_msg(g->h != h[1], "the scenario changed: the first read went to the write session");
-  fake_reply(g, ZOK, 0x100000005LL, 5, "a");
-  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
-  ck_assert_int_eq(zkr_aset(z, "/w", "1", 1, -1, done_stat, (void *)2), ZOK);
-  fake_req_t *w = fake_wait(h[1], FK_SET, "/w");
-  ck_assert_ptr_nonnull(w);
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)3), ZOK);
-  fake_req_t *g2 = fake_wait(NULL, FK_GET, "/n");
-  ck_assert_ptr_nonnull(g2);
-  ck_assert_msg(g2->h != g->h, "the scenario changed: the second read went to the watch's member");
+  fake_req_t *g;
+  watch_on_a_follower_then_a_write(&g); /* the write stays in flight */
+  fake_req_t *g2 = watch_again_behind_the_write(g);
   fake_reply(g2, ZOK, 0x100000005LL, 5, "a"); /* the same state: no event */
   sleep_ms(50);
   ck_assert_int_eq(ev_matching(EV_DONE, 3), 0); /* held behind the write */
@@ -259,22 +294,10 @@ END_TEST
  * "changed event on /g0/k3: pair 5 called before pair 1, which was set
  * first".) */
 START_TEST(session_mode_pair_set_again_behind_a_write_keeps_its_place) {
-  open3_session();
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)1), ZOK);
-  fake_req_t *g = fake_wait(NULL, FK_GET, "/n");
-  ck_assert_ptr_nonnull(g);
-  ck_assert_msg(g->h != h[1], "the scenario changed: the first read went to the write session");
-  fake_reply(g, ZOK, 0x100000005LL, 5, "a");
-  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
-  ck_assert_int_eq(zkr_aset(z, "/w", "1", 1, -1, done_stat, (void *)2), ZOK);
-  fake_req_t *w = fake_wait(h[1], FK_SET, "/w");
-  ck_assert_ptr_nonnull(w);
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)8, done_data, (void *)3), ZOK);
-  fake_req_t *b = fake_wait(NULL, FK_GET, "/n");
-  ck_assert_ptr_nonnull(b);
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)4), ZOK);
-  fake_req_t *a2 = fake_wait(NULL, FK_GET, "/n");
-  ck_assert_ptr_nonnull(a2);
+  fake_req_t *g;
+  fake_req_t *w = watch_on_a_follower_then_a_write(&g);
+  fake_req_t *b = wget_n(8, 3);
+  fake_req_t *a2 = wget_n(7, 4);
   ck_assert_msg(b->h == a2->h && a2->h != g->h,
                 "the scenario changed: the reads behind the write went elsewhere");
   fake_reply(b, ZOK, 0x100000005LL, 5, "a");
@@ -303,16 +326,10 @@ END_TEST
  * first, and the application saw a pair set after it was removed.) */
 START_TEST(session_mode_watch_removal_completes_in_issue_order) {
   open3_session();
-  ck_assert_int_eq(zkr_aget(z, "/slow", 0, done_data, (void *)1), ZOK);
-  fake_req_t *slow = fake_wait(NULL, FK_GET, "/slow");
-  ck_assert_ptr_nonnull(slow);
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)2), ZOK);
-  fake_req_t *g = fake_wait(NULL, FK_GET, "/n");
-  ck_assert_ptr_nonnull(g);
+  fake_req_t *slow = slow_read(1);
+  fake_req_t *g = wget_n(7, 2);
   fake_reply(g, ZOK, 5, 5, "a");
-  ck_assert_int_eq(zkr_aremove_all_watches(z, "/n", ZWATCHTYPE_ANY, 0, done_void, (void *)3), ZOK);
-  fake_req_t *rm = fake_wait(g->h, FK_REMOVE_ALL_WATCHES, "/n");
-  ck_assert_ptr_nonnull(rm);
+  fake_req_t *rm = remove_all_of_n(g);
   fake_reply(rm, ZOK, 0, 0, NULL);
   sleep_ms(50);
   ck_assert_msg(ev_matching(EV_DONE, 3) == 0,
@@ -331,18 +348,9 @@ END_TEST
  * stock's client drops a watcher only when the removal's answer is
  * processed. */
 START_TEST(session_mode_held_watch_removal_leaves_pairs_their_session_events) {
-  open3_session();
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)1), ZOK);
-  fake_req_t *g = fake_wait(NULL, FK_GET, "/n");
-  ck_assert_ptr_nonnull(g);
-  fake_reply(g, ZOK, 5, 5, "a");
-  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
-  ck_assert_int_eq(zkr_aget(z, "/slow", 0, done_data, (void *)2), ZOK);
-  fake_req_t *slow = fake_wait(NULL, FK_GET, "/slow");
-  ck_assert_ptr_nonnull(slow);
-  ck_assert_int_eq(zkr_aremove_all_watches(z, "/n", ZWATCHTYPE_ANY, 0, done_void, (void *)3), ZOK);
-  fake_req_t *rm = fake_wait(g->h, FK_REMOVE_ALL_WATCHES, "/n");
-  ck_assert_ptr_nonnull(rm);
+  fake_req_t *g;
+  fake_req_t *slow = watch_then_a_slow_read(&g);
+  fake_req_t *rm = remove_all_of_n(g);
   fake_reply(rm, ZOK, 0, 0, NULL);
   sleep_ms(50);
   ck_assert_int_eq(ev_matching(EV_DONE, 3), 0); /* behind /slow */
@@ -374,18 +382,9 @@ END_TEST
  * simulator: tests/sim/zkroute-sim --seed 534 --mode routed --consistency
  * session, "watcher pair 1 got session event 1 but holds no watch".) */
 START_TEST(session_mode_pair_fired_before_a_held_removal_gets_no_session_event) {
-  open3_session();
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)1), ZOK);
-  fake_req_t *g = fake_wait(NULL, FK_GET, "/n");
-  ck_assert_ptr_nonnull(g);
-  fake_reply(g, ZOK, 5, 5, "a");
-  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
-  ck_assert_int_eq(zkr_aget(z, "/slow", 0, done_data, (void *)2), ZOK);
-  fake_req_t *slow = fake_wait(NULL, FK_GET, "/slow");
-  ck_assert_ptr_nonnull(slow);
-  ck_assert_int_eq(zkr_aremove_all_watches(z, "/n", ZWATCHTYPE_ANY, 0, done_void, (void *)3), ZOK);
-  fake_req_t *rm = fake_wait(g->h, FK_REMOVE_ALL_WATCHES, "/n");
-  ck_assert_ptr_nonnull(rm);
+  fake_req_t *g;
+  fake_req_t *slow = watch_then_a_slow_read(&g);
+  fake_req_t *rm = remove_all_of_n(g);
   ck_assert_int_eq(fake_fire(g->h, "/n", ZOO_CHANGED_EVENT), 1);
   ck_assert_int_ge(ev_find(0, EV_WATCH, 7), 0);
   fake_reply(rm, ZNOWATCHER, 0, 0, NULL);
@@ -414,18 +413,9 @@ END_TEST
  * watch (set by op 2014) fired": the event came before op 2014's
  * completion, so the application saw the pair set again after it.) */
 START_TEST(session_mode_event_after_a_held_read_that_set_the_watch_again) {
-  open3_session();
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)1), ZOK);
-  fake_req_t *g = fake_wait(NULL, FK_GET, "/n");
-  ck_assert_ptr_nonnull(g);
-  fake_reply(g, ZOK, 5, 5, "a");
-  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
-  ck_assert_int_eq(zkr_aget(z, "/slow", 0, done_data, (void *)2), ZOK);
-  fake_req_t *slow = fake_wait(NULL, FK_GET, "/slow");
-  ck_assert_ptr_nonnull(slow);
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)3), ZOK);
-  fake_req_t *g2 = fake_wait(NULL, FK_GET, "/n");
-  ck_assert_ptr_nonnull(g2);
+  fake_req_t *g;
+  fake_req_t *slow = watch_then_a_slow_read(&g);
+  fake_req_t *g2 = wget_n(7, 3);
   ck_assert_msg(g2->h == g->h, "the scenario changed: the watch set again went to another member");
   fake_reply(g2, ZOK, 5, 5, "a");
   ck_assert_int_eq(fake_fire(g->h, "/n", ZOO_CHANGED_EVENT), 1);

@@ -114,6 +114,27 @@ START_TEST(carrier_auth_failed_is_the_applications) {
 }
 END_TEST
 
+/* AUTH_FAILED ends the session: when the owner's session expires after
+ * it, the application hears nothing more - no EXPIRED after AUTH_FAILED,
+ * as a stock session, over at AUTH_FAILED, reports no other state - and
+ * the handle stays AUTH_FAILED.  (The simulator: tests/sim/zkroute-sim
+ * --seed 16989 --mode routed --consistency session, "session event -112
+ * after the session ended".) */
+START_TEST(no_expired_after_auth_failed) {
+  open3();
+  int mark = ev_count();
+  fake_session_event(h[3], ZOO_AUTH_FAILED_STATE);
+  wait_state(ZOO_AUTH_FAILED_STATE);
+  ck_assert_int_ge(ev_find(mark, EV_SESSION, 100), 0);
+  fake_session_event(h[1], ZOO_EXPIRED_SESSION_STATE);
+  sleep_ms(200);
+  for (int i = mark; i < ev_count(); i++)
+    ck_assert_msg(!(ev_at(i).kind == EV_SESSION && ev_at(i).state == ZOO_EXPIRED_SESSION_STATE),
+                  "EXPIRED delivered after AUTH_FAILED");
+  ck_assert_int_eq(zkr_state(z), ZOO_AUTH_FAILED_STATE);
+}
+END_TEST
+
 /* A sync and a read go out on two member sessions; a carrier's server
  * refuses the credentials and the virtual session is AUTH_FAILED; then
  * the other member answers both.  On a stock session nothing is answered
@@ -414,6 +435,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, carrier_auth_failed_is_the_applications);
   tcase_add_test(tc, no_server_answer_after_auth_failed);
   tcase_add_test(tc, no_watch_event_after_auth_failed);
+  tcase_add_test(tc, no_expired_after_auth_failed);
   tcase_add_test(tc, no_removal_answer_after_auth_failed);
   tcase_add_test(tc, watched_read_answered_after_auth_failed_keeps_its_record);
   tcase_add_test(tc, held_read_completes_auth_failed);

@@ -128,6 +128,8 @@ struct zkr {
   _Atomic int vstate;  /* state last reported to the application */
   _Atomic int expired; /* the owner session expired */
   _Atomic int auth_failed;
+  _Atomic int auth_first; /* AUTH_FAILED came before any EXPIRED: it is the
+                             session's end, and EXPIRED after it is not reported */
   _Atomic int closing;
   _Atomic int carriers_closed; /* after expiry: every session closed */
   /* Slots whose connection loss failed an application operation while
@@ -303,6 +305,7 @@ void zkr__handle_set_close_hook(void (*hook)(struct zkr *z, int phase));
  * it goes on.  Any thread.  @locks none. */
 static inline int zkr__handle_ended_rc(const struct zkr *self) {
   return self->closing       ? ZCLOSING
+         : self->auth_first  ? ZAUTHFAILED
          : self->expired     ? ZSESSIONEXPIRED
          : self->auth_failed ? ZAUTHFAILED
                              : 0;

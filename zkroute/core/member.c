@@ -296,7 +296,9 @@ void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path, v
                    m->index, "owner=%s", zkr__member_is_owner(m) ? "yes" : "no");
   } else if (state == ZOO_AUTH_FAILED_STATE) {
     /* The same credentials go to every session: what one server refuses,
-     * the owner's refuses too. */
+     * the owner's refuses too.  The first of the two ends is the
+     * session's end (zkr__handle_ended_rc). */
+    if (!z->expired) z->auth_first = 1;
     z->auth_failed = 1;
   }
   pthread_mutex_lock(&m->health_mu);

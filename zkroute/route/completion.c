@@ -30,13 +30,17 @@
  * expired (or failed authentication), that is a lost connection, as a
  * stock session moving to another server reports it. */
 static int outcome(zkr_t *z, int rc) {
-  if (rc == ZCLOSING && !z->closing) return z->expired ? ZSESSIONEXPIRED : ZCONNECTIONLOSS;
+  if (rc == ZCLOSING && !z->closing) {
+    int end = zkr__handle_ended_rc(z);
+    return end ? end : ZCONNECTIONLOSS;
+  }
   if (rc == ZSESSIONEXPIRED && !z->expired) return ZCONNECTIONLOSS;
   if (rc == ZAUTHFAILED && !z->auth_failed) return ZCONNECTIONLOSS;
   /* The virtual session ended (EXPIRED or AUTH_FAILED): an answer a member
    * session still gives is not the application's session's - on a stock
    * session nothing is answered after that, and what was pending
    * completes with the end (a close afterwards finds nothing pending). */
+  if (z->auth_first) return ZAUTHFAILED;
   if (z->expired) return ZSESSIONEXPIRED;
   if (z->auth_failed) return ZAUTHFAILED;
   return rc;

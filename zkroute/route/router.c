@@ -409,9 +409,8 @@ int zkr__router_gate_current(zkr_t *z) {
 
 /* Why op, parked, can never be sent now, or ZOK. */
 static int hopeless(zkr_t *z, const zkr__op_t *op) {
-  if (z->closing) return ZCLOSING;
-  if (z->expired) return ZSESSIONEXPIRED;
-  if (z->auth_failed) return ZAUTHFAILED;
+  int end = zkr__handle_ended_rc(z);
+  if (end) return end;
   if (zkr__op_has(op, ZKR__OP_F_WRITE) && writes_fenced(z)) return ZCONNECTIONLOSS;
   return ZOK;
 }

@@ -213,7 +213,7 @@ static void call_finish(rm_call_t *c) {
   /* The session ended meanwhile (EXPIRED, AUTH_FAILED): no server answers
    * the application after that, as stock completes what is pending. */
   zkr_t *z = c->z;
-  if (z->expired || z->auth_failed) rc = z->expired ? ZSESSIONEXPIRED : ZAUTHFAILED;
+  if (z->expired || z->auth_failed) rc = zkr__handle_ended_rc(z);
   settle_later(c, rc);
   if (c->order && zkr__router_fifo(z)) {
     /* Consistency `session`: handed on in issue order, as every

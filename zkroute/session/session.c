@@ -67,6 +67,9 @@ static void choose_owner_locked(zkr_t *z) {
 /* ---- state ---- */
 
 static int derive_state(zkr_t *z) {
+  /* Once ended, ended: no EXPIRED after AUTH_FAILED (stock's zhandle is
+   * over at AUTH_FAILED, and reports no other state after it). */
+  if (z->auth_first) return ZOO_AUTH_FAILED_STATE;
   if (z->expired) return ZOO_EXPIRED_SESSION_STATE;
   if (z->auth_failed) return ZOO_AUTH_FAILED_STATE;
   int o = z->owner;

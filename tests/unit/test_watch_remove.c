@@ -226,6 +226,50 @@ START_TEST(remove_all_racing_an_event_calls_every_pair_it_covers) {
 }
 END_TEST
 
+/* A pair set again on its member while its record was consumed (another
+ * member's copy of a change made its event), then a remove_all of the
+ * path: nothing armed matched when it was asked, so every member is
+ * asked.  That read's answer came before the removal's ZOK on the same
+ * session and armed the record again - but its server read before it
+ * removed, so the removal took that watch as well.  The record goes with
+ * the removal: no later read is held for its event, and nothing calls
+ * the pair.  (The simulator: tests/sim/zkroute-sim --seed 2803 --mode
+ * routed; diagnosed by a second engineer.) */
+START_TEST(remove_all_takes_a_record_armed_again_before_its_answer) {
+  open3();
+  fake_zh_t *ha, *hb;
+  two_watches(&ha, &hb);
+  ck_assert_ptr_ne(ha, hb);
+  ck_assert_int_eq(zkr_awget(z, "/p", watcher, (void *)1, done_data, (void *)13), ZOK);
+  fake_req_t *a2 = fake_wait(ha, FK_GET, "/p"); /* to the member that holds it */
+  ck_assert_ptr_nonnull(a2);
+  ck_assert_int_eq(fake_fire(hb, "/p", ZOO_CHANGED_EVENT), 1);
+  ck_assert_int_ge(ev_find(0, EV_WATCH, 1), 0);
+  ck_assert_int_ge(ev_find(0, EV_WATCH, 2), 0);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)20), ZOK);
+  fake_req_t *ra = fake_wait(ha, FK_REMOVE_ALL_WATCHES, "/p");
+  ck_assert_ptr_nonnull(ra);
+  fake_reply(a2, ZOK, 5, 5, "x"); /* ha had not applied the change */
+  ck_assert_int_ge(ev_find(0, EV_DONE, 13), 0);
+  fake_reply(ra, ZOK, 0, 0, NULL);
+  for (int i = 1; i <= 3; i++) {
+    fake_req_t *r = h[i] != ha ? fake_peek(h[i], FK_REMOVE_ALL_WATCHES, "/p") : NULL;
+    if (r) fake_reply(r, ZNOWATCHER, 0, 0, NULL);
+  }
+  int d = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+  int mark = ev_count();
+  ck_assert_int_eq(zkr_aget(z, "/p", 0, done_data, (void *)14), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/p");
+  ck_assert_ptr_nonnull(g);
+  fake_reply(g, ZOK, 6, 5, "y");
+  sleep_ms(100);
+  ck_assert_msg(ev_find(mark, EV_DONE, 14) >= 0 && ev_matching(EV_WATCH, 1) == 1,
+                "a record the remove_all took held a read for its event, or called its pair");
+}
+END_TEST
+
 /* A remove_all asked while a watched read of the path is in flight: on
  * one stock session the read was sent first, so the server sets its watch
  * and then removes it, and the client drops it when the removal's ZOK
@@ -384,6 +428,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, remove_answered_when_its_session_goes);
   tcase_add_test(tc, remove_all_result_matches_what_is_left);
   tcase_add_test(tc, remove_all_racing_an_event_calls_every_pair_it_covers);
+  tcase_add_test(tc, remove_all_takes_a_record_armed_again_before_its_answer);
   tcase_add_test(tc, remove_all_covers_a_watched_read_in_flight);
   tcase_add_test(tc, remove_all_covering_a_read_completes_after_it_when_answered_at_once);
   tcase_add_test(tc, remove_all_of_a_watch_being_rearmed);

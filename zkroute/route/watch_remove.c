@@ -74,6 +74,9 @@ struct zkr__rm_req {
   rm_call_t *call;
   zhandle_t *zh;
   int covers; /* the removal of a record a covered read set (zkr__watch_remove_covered) */
+  int all;    /* a remove_all: its ZOK drops every registration of path and type on zh */
+  ZooWatcherType t;
+  char *path;
   int n;
   zkr__watch_t *w[]; /* the records it removes, held (reuses) */
 };
@@ -278,6 +281,27 @@ static rm_call_t *answer_locked(zkr_t *z, rm_req_t *q, int rc, zkr__watch_t **go
     /* Events held behind it may go now. */
     zkr__watch_release_locked(z, w->path, gone);
   }
+  /* A remove_all's ZOK: the server dropped every watch of the path and
+   * type on this session, and the client every registration - also those
+   * of records armed on zh after the request was sent, by a read whose
+   * reply came before this answer (a read that set a pair again while
+   * its record was consumed or fired: zkr__watch_reuse_done).  The server
+   * read before it removed, so those go too, as in stock's table;
+   * left armed, they would wait for an event that never comes. */
+  if (rc == ZOK && q->all && q->path) {
+    for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w)) {
+      if (w->zh != q->zh || w->state != ZKR__W_ARMED || w->removing ||
+          strcmp(w->path, q->path) != 0 || (q->t != ZWATCHTYPE_ANY && type_of(w) != q->t))
+        continue;
+      if (defer_locked(q->call, w)) {
+        zkr__watch_set_state_locked(z, w, ZKR__W_LOST);
+        w->zh = NULL;
+      } else {
+        zkr__watch_remove_locked(z, w);
+      }
+      zkr__watch_release_locked(z, w->path, gone);
+    }
+  }
   rm_call_t *c = q->call;
   if (rc == ZOK || (rc == ZNOWATCHER && q->covers)) c->ok = 1;
   else if (rc == ZNOWATCHER) c->nowatcher = 1;
@@ -301,6 +325,7 @@ static void rm_done(int rc, const void *data) {
   rm_call_t *done = answer_locked(z, q, rc, &gone);
   pthread_mutex_unlock(&z->watch_mu);
   zkr__watch_done(z, gone);
+  free(q->path);
   free(q);
   call_finish(done);
 }
@@ -323,6 +348,7 @@ void zkr__watch_remove_dropped(zkr_t *z, zhandle_t *zh) {
     pthread_mutex_unlock(&z->watch_mu);
     zkr__watch_done(z, gone);
     if (!q) return;
+    free(q->path);
     free(q);
     call_finish(done);
   }
@@ -343,6 +369,9 @@ static void send_req(rm_call_t *c, int slot, zhandle_t *zh, zkr__watch_t **v, in
   q->call = c;
   q->zh = zh;
   q->covers = cover;
+  q->all = all;
+  q->t = t;
+  q->path = all ? strdup(path) : NULL;
   q->n = n;
   if (n > 0) memcpy(q->w, v, (size_t)n * sizeof *v);
   pthread_mutex_lock(&z->watch_mu);

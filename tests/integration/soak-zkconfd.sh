@@ -208,7 +208,16 @@ run_variant() {
 			kill -KILL "$p"
 			rc=1
 		fi
-		wait "$p" || { echo "# d$i exit status $?"; rc=1; }
+		st=0
+		wait "$p" || st=$?
+		if [ "$st" -ne 0 ]; then
+			# What the daemon said last (a sanitizer's report goes to its
+			# stderr): the logs are removed after the run unless ZKR_SOAK_KEEP=1.
+			echo "# d$i exit status $st; the end of d$i.err and d$i.log:"
+			tail -n 60 "$w/d$i.err" 2>/dev/null | sed 's/^/#   err: /'
+			tail -n 15 "$w/d$i.log" 2>/dev/null | sed 's/^/#   log: /'
+			rc=1
+		fi
 		grep -q ' exit close=ZOK\| exit close=ok' "$w/d$i.log" || { echo "# d$i: no clean exit in its log"; rc=1; }
 	done
 	daemons=()

@@ -1401,6 +1401,46 @@ START_TEST(rearm_unchanged_then_fires_once) {
 }
 END_TEST
 
+/* A carrier's server keeps following a deposed leader: srvr shows it in
+ * an older epoch than the handle's, and the changes the new leader commits
+ * do not reach it - nor the events of the watches its session holds, until
+ * that leader notices it lost its quorum (ZOOKEEPER-1675).  Once it has
+ * been behind for rescue_ms the carrier is replaced: its session closed,
+ * its watches set again on a member of the current epoch.
+ * (The simulator: tests/sim/zkroute-sim --seed 8858 --mode routed
+ * --consistency session, an exists watch on a follower of the deposed
+ * leader that never fired.) */
+START_TEST(carrier_behind_the_epoch_has_its_watches_rearmed) {
+  open3_rescue();
+  ck_assert_int_eq(zkr_awexists(z, "/x", watcher, (void *)1, done_stat, (void *)10), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_EXISTS, "/x");
+  ck_assert_ptr_nonnull(g);
+  fake_zh_t *carrier = g->h;
+  ck_assert_ptr_ne(carrier, h[1]);
+  fake_reply(g, ZNONODE, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  int behind = carrier == h[2] ? 2 : 3;
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x200000003LL);
+  fake_set_role(5 - behind, ZKR_ROLE_FOLLOWER, 0x200000003LL);
+  fake_set_role(behind, ZKR_ROLE_FOLLOWER, 0x100000009LL);
+  /* Set again elsewhere, without the carrier's connection ever breaking. */
+  fake_req_t *rg = fake_wait(NULL, FK_EXISTS, "/x");
+  ck_assert_msg(rg != NULL, "the watch of a carrier behind the epoch was not set again");
+  ck_assert_ptr_ne(rg->h, carrier);
+  ck_assert(fake_handle_closed(carrier));
+  fake_reply(rg, ZNONODE, 0, 0, NULL);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
+  ck_assert_int_eq(fake_fire(rg->h, "/x", ZOO_CREATED_EVENT), 1);
+  int w = ev_find(0, EV_WATCH, 1);
+  ck_assert_int_ge(w, 0);
+  ck_assert_int_eq(ev_at(w).type, ZOO_CREATED_EVENT);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
+  ck_assert_int_eq(zkr_state(z), ZOO_CONNECTED_STATE);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("watchers");
   TCase *tc = tcase_create("fake");
@@ -1445,6 +1485,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, pair_whose_read_is_held_does_not_hold_an_earlier_set_pair);
   tcase_add_test(tc, carrier_expiry_silent_watch_rearmed);
   tcase_add_test(tc, rearm_unchanged_then_fires_once);
+  tcase_add_test(tc, carrier_behind_the_epoch_has_its_watches_rearmed);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -178,7 +178,7 @@ void zkr__rescue_mover_close(zkr_t *z) {
 }
 
 static void carrier_session_closed(zkr_t *z, int slot, zhandle_t *from);
-static int carrier_replace(zkr__member_t *m, int reopen, int force);
+static int carrier_replace(zkr__member_t *m, int reopen, const char *force);
 
 static void fence_move(zkr_t *z, uint64_t now) {
   int slot;
@@ -236,17 +236,20 @@ static void fence_move(zkr_t *z, uint64_t now) {
 }
 
 /* Replaces carrier m's session: its zhandle is closed (only if it is not
- * connected, unless it expired), its operations in flight complete with
+ * connected, unless it expired or `force` gives the reason to close it
+ * anyway, which the log names), its operations in flight complete with
  * ZCONNECTIONLOSS, its watches are re-armed elsewhere, and with reopen a
  * new session is opened at home.  Returns 1 when the zhandle was
  * replaced. */
-static int carrier_replace(zkr__member_t *m, int reopen, int force) {
+static int carrier_replace(zkr__member_t *m, int reopen, const char *force) {
   zkr_t *z = m->z;
   zhandle_t *old = zkr__member_detach(m, !force && !m->expired);
   if (!old) return 0;
   m->recreated++;
   zkr__log_event(z, ZOO_LOG_LEVEL_WARN, "carrier_recreated", m->index, "reason=%s",
-                 m->expired ? "expired" : "unreachable_with_watches");
+                 m->expired ? "expired"
+                 : force    ? force
+                            : "unreachable_with_watches");
   zkr__zk->zookeeper_close(old);
   zkr__dispatch_complete_dropped(z, old);
   zkr__watch_rearm_from(z, m->index, old);
@@ -255,7 +258,7 @@ static int carrier_replace(zkr__member_t *m, int reopen, int force) {
 }
 
 int zkr__rescue_carrier_replace(zkr__member_t *m, int reopen) {
-  return carrier_replace(m, reopen, 0);
+  return carrier_replace(m, reopen, NULL);
 }
 
 /* The mover that resumed carrier slot's session was closed connected: that
@@ -268,7 +271,35 @@ static void carrier_session_closed(zkr_t *z, int slot, zhandle_t *from) {
   pthread_rwlock_rdlock(&m->zh_lock);
   int same = m->zh == from;
   pthread_rwlock_unlock(&m->zh_lock);
-  if (same) carrier_replace(m, !m->retired, 1);
+  if (same) carrier_replace(m, !m->retired, "session_closed");
+}
+
+/* Carrier m holds watches on a server srvr has shown behind the handle's
+ * epoch for rescue_ms: a follower still following a deposed leader.  The
+ * changes the new leader commits do not reach it - nor the events of the
+ * watches there - until that leader notices it lost its quorum
+ * (ZOOKEEPER-1675), which may take longer than the session timeout.  Its
+ * connection does not break, so nothing else moves them.  Not while a
+ * member of the current epoch is missing to set them on, nor while a write
+ * of unknown outcome fences the gate on its session (fence_move's case). */
+static int carrier_behind(zkr_t *z, zkr__member_t *m, uint64_t now) {
+  if (m->watches <= 0 || zkr__policy_epoch_current(z, m)) {
+    m->behind_since_ns = 0;
+    return 0;
+  }
+  if (!m->behind_since_ns) {
+    m->behind_since_ns = now;
+    return 0;
+  }
+  if (zkr__since(now, m->behind_since_ns) <= (uint64_t)z->rescue_ms * 1000000u ||
+      rescue_target(z, m->index) < 0)
+    return 0;
+  int slot;
+  clientid_t cid;
+  zhandle_t *f = zkr__router_gate_fence(z, &slot, &cid);
+  if (f && slot == m->index) return 0;
+  m->behind_since_ns = 0;
+  return 1;
 }
 
 void zkr__rescue_tick(zkr_t *z, uint64_t now) {
@@ -288,6 +319,8 @@ void zkr__rescue_tick(zkr_t *z, uint64_t now) {
     } else if (m->watches > 0 && !zkr__member_connected(m) && m->down_since_ns &&
                zkr__since(now, m->down_since_ns) > (uint64_t)z->rescue_ms * 1000000u) {
       zkr__rescue_carrier_replace(m, 1);
+    } else if (carrier_behind(z, m, now)) {
+      carrier_replace(m, 1, "behind_epoch");
     }
   }
 }

@@ -6,7 +6,11 @@
  *   (stock completes nothing before its session is established);
  * - every ephemeral node the handle made (in the committed log, under its
  *   /g<N>) is owned by the client id the application saw, and an
- *   acknowledged ephemeral create's Stat says so too. */
+ *   acknowledged ephemeral create's Stat says so too;
+ * - the application's session ends by a client's closeSession only once
+ *   the application has closed that handle: a close it did not ask for -
+ *   a zhandle of its session that the library closed connected - takes its
+ *   ephemerals and its identity with it. */
 #include "simcheck.h"
 
 #include <stdio.h>
@@ -81,6 +85,24 @@ void check_session(const hist_t *h, check_out_t *c) {
                    "the application saw",
                    s->path, (unsigned long long)t->zxid, (unsigned long long)s->owner,
                    (unsigned long long)h->gens[g].client_id);
+    }
+  }
+  for (int i = 0; i < h->nlog; i++) {
+    const htxn_t *t = &h->log[i];
+    if (!t->close_asked) continue;
+    for (int g = 0; g < h->ngens; g++) {
+      if (!h->gens[g].client_id || t->session != h->gens[g].client_id) continue;
+      c->checked[CK_SESSION]++;
+      uint64_t asked = UINT64_MAX;
+      for (int k = 0; k < h->nops; k++)
+        if (h->ops[k].kind == H_CLOSE && h->ops[k].gen == g && h->ops[k].t_inv < asked)
+          asked = h->ops[k].t_inv;
+      if (asked > t->t_commit)
+        check_fail(c, CK_SESSION,
+                   "the application's session %#llx (generation %d) ended at %.3f s (zxid %#llx) "
+                   "by a closeSession the application did not ask for",
+                   (unsigned long long)t->session, g, (double)t->t_commit / 1e9,
+                   (unsigned long long)t->zxid);
     }
   }
 }

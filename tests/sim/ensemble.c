@@ -603,7 +603,7 @@ static void inbox_push(int s, sim_fn fn, void *a, uint64_t b) {
     v->capin = v->capin ? 2 * v->capin : 32;
     v->inbox = realloc(v->inbox, (size_t)v->capin * sizeof *v->inbox);
   }
-  v->inbox[v->nin++] = (sim_ev_t){0, 0, fn, a, b};
+  v->inbox[v->nin++] = (sim_ev_t){0, 0, fn, a, b, 0};
 }
 
 static void env_arrive(void *a, uint64_t b) {

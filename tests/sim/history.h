@@ -91,7 +91,8 @@ typedef struct hev {
 typedef struct htxn {
   int64_t zxid;
   uint64_t t_commit;
-  int close; /* a closeSession (expiry or close) */
+  int close;       /* a closeSession (expiry or close) */
+  int close_asked; /* ... a client sent it (not the leader's expiry) */
   int create_session;
   int64_t session;
   int first, n; /* into subs */

@@ -12,7 +12,9 @@
  * idle_park_ms, so that idle parking happens within a schedule), --io-loss
  * PCT (routed: after PCT % of the syncs a member session sends, its
  * connection is lost before its next request, which goes out on the next
- * connection - the I/O thread's window between two calls), --verbose,
+ * connection - the I/O thread's window between two calls), --slow-calls
+ * (routed: a zookeeper_init the library makes may take time - a slow name
+ * lookup - while the world's other events go on), --verbose,
  * --messages (exploring: each failing seed's checker messages and the wall
  * time since the start).
  *
@@ -47,6 +49,7 @@ static void replay_cmd(char *buf, size_t n, uint64_t seed) {
   if (base.idle_park_ms)
     k += snprintf(buf + k, n - (size_t)k, " --idle-park %d", base.idle_park_ms);
   if (base.io_loss_pct) k += snprintf(buf + k, n - (size_t)k, " --io-loss %d", base.io_loss_pct);
+  if (base.slow_calls) k += snprintf(buf + k, n - (size_t)k, " --slow-calls");
   if (base.bug) k += snprintf(buf + k, n - (size_t)k, " --bug %d", base.bug);
   if (base.seconds) snprintf(buf + k, n - (size_t)k, " --length %d", base.seconds);
 }
@@ -170,13 +173,14 @@ static int regressions(const char *file) {
     sim_opts_t save = base;
     base.mode = strcmp(mode, "routed") == 0 ? SIM_ROUTED : SIM_STOCK;
     /* After the mode, in any order: "session", "idle=MS" (--idle-park),
-     * "ioloss=PCT" (--io-loss). */
+     * "ioloss=PCT" (--io-loss), "slowcalls" (--slow-calls). */
     base.session = 0;
-    base.idle_park_ms = base.io_loss_pct = 0;
+    base.idle_park_ms = base.io_loss_pct = base.slow_calls = 0;
     for (int i = 0; i < 3; i++) {
       if (!strcmp(w[i], "session")) base.session = 1;
       else if (!strncmp(w[i], "idle=", 5)) base.idle_park_ms = atoi(w[i] + 5);
       else if (!strncmp(w[i], "ioloss=", 7)) base.io_loss_pct = atoi(w[i] + 7);
+      else if (!strcmp(w[i], "slowcalls")) base.slow_calls = 1;
     }
     sim_opts_t o = base;
     o.seed = seed;
@@ -199,10 +203,12 @@ static int regressions(const char *file) {
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: zkroute-sim (--seed N | --seeds N [--start S] | --seconds S | "
-                  "--regressions FILE) [--mode stock|routed] [--consistency linearizable|session] "
-                  "[--length S] [--jobs J] [--idle-park MS] [--io-loss PCT] [--bug K] [--verbose] "
-                  "[--messages]\n");
+  fprintf(stderr,
+          "usage: zkroute-sim (--seed N | --seeds N [--start S] | --seconds S | "
+          "--regressions FILE) [--mode stock|routed] [--consistency linearizable|session] "
+          "[--length S] [--jobs J] [--idle-park MS] [--io-loss PCT] [--slow-calls] [--bug K] "
+          "[--verbose] "
+          "[--messages]\n");
   exit(2);
 }
 
@@ -224,6 +230,10 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(a, "--messages")) {
       messages = 1;
+      continue;
+    }
+    if (!strcmp(a, "--slow-calls")) {
+      base.slow_calls = 1;
       continue;
     }
     if (!v) usage();
@@ -248,6 +258,7 @@ int main(int argc, char **argv) {
   if (base.io_loss_pct &&
       (base.mode != SIM_ROUTED || base.io_loss_pct < 0 || base.io_loss_pct > 100))
     usage();
+  if (base.slow_calls && base.mode != SIM_ROUTED) usage();
   if (reg) return regressions(reg);
   if (have_seed) return one(seed);
   if (seeds < 0 && seconds <= 0) usage();

@@ -50,7 +50,7 @@ static void defer(void (*fn)(void *), void *arg) {
   deferred_t *d = malloc(sizeof *d);
   d->fn = fn;
   d->arg = arg;
-  sim_after(0, defer_ev, d, 0);
+  sim_after_app(0, defer_ev, d, 0);
 }
 
 static const zkr__runtime_t rt = {
@@ -73,7 +73,7 @@ static void step_all(void) {
       if (t <= sim_w->now) t = sim_w->now + 1;
       if (wake_at[i] <= sim_w->now || t < wake_at[i]) {
         wake_at[i] = t;
-        sim_at(t, wake_ev, NULL, 0);
+        sim_after_app(t - sim_w->now, wake_ev, NULL, 0);
       }
     }
   }

@@ -35,6 +35,7 @@ static void copy_log(hist_t *h) {
     x->zxid = t->zxid;
     x->t_commit = t->t_commit;
     x->close = t->type == OP_CLOSE;
+    x->close_asked = x->close && t->origin >= 0;
     x->create_session = t->type == OP_CREATE_SESSION;
     x->session = t->sess >= 0 && t->sess < e->nsess ? e->sess[t->sess].id : 0;
     for (int k = 0; k < t->nops; k++) {
@@ -94,6 +95,7 @@ int sim_run(const sim_opts_t *o, sim_result_t *r) {
   sim_world_init(&w, o->seed);
   w.bug = o->bug;
   w.io_loss_pct = o->io_loss_pct;
+  w.slow_calls = o->slow_calls;
   int n = sim_chance(30) ? 5 : 3;
   net_init(&net);
   ens_init(&ens, n);

@@ -22,6 +22,7 @@ typedef struct sim_opts {
                        longer than a schedule) */
   int io_loss_pct;  /* routed: --io-loss, % of syncs after which a connection is
                        lost before the next request (client.c submit) */
+  int slow_calls;   /* routed: --slow-calls, zookeeper_init takes time (client.c) */
 } sim_opts_t;
 
 typedef struct sim_result {

@@ -32,6 +32,8 @@ typedef struct sim_ev {
   sim_fn fn;
   void *a;
   uint64_t b;
+  int app; /* an application or completion thread's, or the library's own
+              loop: waits out sim_pass (world.c) */
 } sim_ev_t;
 
 /* Planted model bugs (tests only): each makes the model break one of
@@ -55,8 +57,11 @@ struct sim_world {
   int bug_done;   /* a one-shot planted bug fired */
   uint64_t stuck; /* events at the same instant in a row (livelock watchdog) */
   int livelock;
-  int io_loss_pct; /* --io-loss: % of syncs after which the I/O thread drops the
+  int io_loss_pct;  /* --io-loss: % of syncs after which the I/O thread drops the
                       connection before the caller's next request (client.c) */
+  int slow_calls;   /* --slow-calls: zookeeper_init takes time (client.c) */
+  uint64_t rng2[4]; /* the draws of --slow-calls: a stream of their own */
+  int in_pass;      /* inside sim_pass */
 };
 
 extern sim_world_t *sim_w; /* the world in force (the zkapi table has no argument for it) */
@@ -71,6 +76,17 @@ void sim_world_init(sim_world_t *w, uint64_t seed);
 void sim_world_free(sim_world_t *w);
 void sim_at(uint64_t t, sim_fn fn, void *a, uint64_t b);
 void sim_after(uint64_t dt, sim_fn fn, void *a, uint64_t b);
+/* The same for an event of a thread that calls into the library or is
+ * called by it (application, completion thread, the library's loops). */
+void sim_after_app(uint64_t dt, sim_fn fn, void *a, uint64_t b);
+/* Time passes inside a call: the world's own events due in the next dt
+ * run (servers, the network, the client's I/O threads and timers), the
+ * threads that would call into the library or be called by it wait
+ * (sim_after_app's events): they run after, in their order.  A zkapi call
+ * that blocks - a name lookup in zookeeper_init - leaves the caller's
+ * lock held and the other zhandles' I/O going on. */
+void sim_pass(uint64_t dt);
+uint64_t sim_rand2(void);
 /* Runs one event; 0 when the queue is empty. */
 int sim_step(void);
 /* Runs events until done(arg) holds, the queue empties or time passes

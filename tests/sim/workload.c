@@ -109,7 +109,7 @@ static void wdef(zhandle_t *zh, int type, int state, const char *path, void *ctx
     g->t_ended = sim_w->now;
     if (!W->stopping && !W->reopen_pending) {
       W->reopen_pending = 1;
-      sim_after(sim_range(10, 200) * SIM_MS, reopen, NULL, 0);
+      sim_after_app(sim_range(10, 200) * SIM_MS, reopen, NULL, 0);
     }
   }
 }
@@ -493,7 +493,7 @@ static void x_string(int rc, const char *v, const void *data) {
 static void ext_step(void *a, uint64_t b) {
   (void)a, (void)b;
   if (W->stopping) return;
-  sim_after(sim_range(5, 40) * SIM_MS, ext_step, NULL, 0);
+  sim_after_app(sim_range(5, 40) * SIM_MS, ext_step, NULL, 0);
   if (!W->ready || W->xout >= 2) return;
   if (W->xreopen) {
     W->X->zookeeper_close(W->xzh);
@@ -587,7 +587,7 @@ static void task_step(void *a, uint64_t b);
 
 static void schedule_task(task_t *t, uint64_t dt) {
   t->running = 1;
-  sim_after(dt, task_step, t, (uint64_t)W->gen);
+  sim_after_app(dt, task_step, t, (uint64_t)W->gen);
 }
 
 static void task_step(void *a, uint64_t b) {
@@ -616,7 +616,7 @@ static void task_step(void *a, uint64_t b) {
   else if (r < 98) op_acl(t->id);
   else if (W->B) op_blocking(t->id);
   else op_acl(t->id);
-  if (sim_range(0, 999) < 2 && !W->h->gens[W->gen].ended) sim_after(0, reopen, NULL, 1);
+  if (sim_range(0, 999) < 2 && !W->h->gens[W->gen].ended) sim_after_app(0, reopen, NULL, 1);
   schedule_task(t, sim_range(1, 40) * SIM_MS);
 }
 
@@ -655,7 +655,7 @@ static void setup_done(int rc, const char *v, const void *data) {
   if (rc != ZOK && rc != ZNODEEXISTS) W->setup_failed = 1;
   if (--W->setup_pending > 0) return;
   if (W->setup_failed) {
-    if (!W->stopping) sim_after(100 * SIM_MS, setup_retry, NULL, (uint64_t)W->gen);
+    if (!W->stopping) sim_after_app(100 * SIM_MS, setup_retry, NULL, (uint64_t)W->gen);
     return;
   }
   W->ready = 1;
@@ -716,7 +716,7 @@ wl_t *wl_start(hist_t *h, const zkr__zk_t *T, const zkr__zk_t *X, const char *ho
   h->session_ms = (uint64_t)timeout_ms;
   open_gen();
   ext_open();
-  sim_after(sim_range(5, 40) * SIM_MS, ext_step, NULL, 0);
+  sim_after_app(sim_range(5, 40) * SIM_MS, ext_step, NULL, 0);
   return W;
 }
 

@@ -807,6 +807,41 @@ START_TEST(session_client_id_and_ephemerals) {
 }
 END_TEST
 
+/* A closeSession of the application's session, sent by a client (asked)
+ * or the leader's expiry, at the next instant. */
+static void session_closed(int64_t session, int asked) {
+  htxn_t *t = hist_txn(&H);
+  t->zxid = 9;
+  t->t_commit = tick();
+  t->session = session;
+  t->close = 1;
+  t->close_asked = asked;
+}
+
+/* The application's session ended by a closeSession it did not ask for
+ * (the library closed a connected zhandle of it: the rescue's close
+ * order, docs/simulation.md): caught.  An expiry, a carrier's close, or
+ * the close after the application's own zookeeper_close: not. */
+START_TEST(session_closed_under_the_application) {
+  connected();
+  session_closed(0x77, 1);
+  check_session(&H, &C);
+  ck_assert_int_eq(C.violations[CK_SESSION], 1);
+  setup();
+  connected();
+  session_closed(0x77, 0);
+  session_closed(0x88, 1);
+  check_session(&H, &C);
+  ck_assert_int_eq(C.violations[CK_SESSION], 0);
+  setup();
+  connected();
+  inv(H_CLOSE, "", NULL);
+  session_closed(0x77, 1);
+  check_session(&H, &C);
+  ck_assert_int_eq(C.violations[CK_SESSION], 0);
+}
+END_TEST
+
 /* ---- watchdog ---- */
 
 START_TEST(watchdog_hang) {
@@ -870,6 +905,7 @@ int main(void) {
       {"watch", watch_older_read_not_a_missed_deletion},
       {"session", session_answer_before_connected},
       {"session", session_client_id_and_ephemerals},
+      {"session", session_closed_under_the_application},
       {"watchdog", watchdog_hang},
       {"watchdog", watchdog_near_miss},
   };

@@ -245,8 +245,10 @@ static int event_on_its_way_locked(zkr_t *z, const zkr__op_t *op, const zkr__res
 
 /* After records changed (outside watch_mu): frees those that went, and
  * hands on the held reads nothing blocks any more - after the events just
- * queued, which come first.  all: every held read (the handle closes). */
-static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
+ * queued, which come first.  all: every held read (the handle closes).
+ * before (unless 0): only the reads issued before the operation of that
+ * issue number. */
+static void done_with(zkr_t *z, zkr__watch_t *gone, int all, uint64_t before) {
   zkr__watch_free_list(gone);
   if (!z->wf_count) return;
   zkr__queue_t ready = {0};
@@ -271,6 +273,7 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
   zkr__watch_t **covers = malloc((cap ? cap : 1) * sizeof *covers);
   ZKR__QUEUE_FOREACH_SAFE(l, next, &z->wf_held) {
     zkr__op_t *op = ZKR__OP_OF(l, wf_link);
+    if (before && op->ord_seq >= before) continue;
     zkr__result_t r = {.rc = ZKR_ENOMEM, .value_len = -1};
     if (op->kept) r = zkr__deliver_reply_view(op->kept);
     int over = !all && op->kept && hold_over(z, op);
@@ -335,17 +338,21 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all) {
   for (size_t i = 0; i < n_covers; i++) zkr__hooks_cover_end(z, covers[i]);
   free(covers);
   /* Those events may unblock other held reads. */
-  if (released) done_with(z, NULL, 0);
+  if (released) done_with(z, NULL, 0, before);
 }
 
-void zkr__watch_done(zkr_t *z, zkr__watch_t *gone) { done_with(z, gone, 0); }
+void zkr__watch_done(zkr_t *z, zkr__watch_t *gone) { done_with(z, gone, 0, 0); }
+
+void zkr__watch_done_before(zkr_t *z, zkr__watch_t *gone, uint64_t ord_seq) {
+  done_with(z, gone, 0, ord_seq);
+}
 
 /* The monitor's turn: held reads past their bound go. */
 void zkr__watch_hold_tick(zkr_t *z) {
-  if (z->wf_count) done_with(z, NULL, 0);
+  if (z->wf_count) done_with(z, NULL, 0, 0);
 }
 
-void zkr__watch_release_all_held(zkr_t *z) { done_with(z, NULL, 1); }
+void zkr__watch_release_all_held(zkr_t *z) { done_with(z, NULL, 1, 0); }
 
 /* The record's watch is over (its event came, or the read that set it
  * failed).  Returns 1 when the caller must free it: it is out of the

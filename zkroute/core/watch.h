@@ -197,6 +197,10 @@ int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r, void (*keep)(zkr
 /* Any thread, no watch_mu held.  @locks watch_mu (delivery's mu inside), then resumes reads (as
  * zkr__completion_resume) without it. */
 void zkr__watch_done(struct zkr *z, zkr__watch_t *gone);
+/* zkr__watch_done for the held reads issued before the operation of
+ * issue number ord_seq (zkr__barrier_add) only: the rest stay held until
+ * the next zkr__watch_done.  @locks as zkr__watch_done. */
+void zkr__watch_done_before(struct zkr *z, zkr__watch_t *gone, uint64_t ord_seq);
 /* The close path.  @locks as zkr__watch_done. */
 void zkr__watch_release_all_held(struct zkr *z);
 /* The monitor.  @locks as zkr__watch_done. */

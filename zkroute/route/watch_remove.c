@@ -173,9 +173,36 @@ static void leave_order(rm_call_t *c) {
   c->order = NULL;
 }
 
-/* The deferred records follow the call's result rc. */
-static void settle_later(rm_call_t *c, int rc) {
-  if (!c->nlater) return;
+/* The application's completion of the call (not in session mode's issue
+ * order: that one waits its turn in call_finish). */
+static void complete_call(rm_call_t *c, int rc) {
+  if (c->direct) {
+    if (c->cb) c->cb(rc, c->data);
+  } else {
+    zkr__result_t r = {.rc = rc, .value_len = -1};
+    zkr__cb_t cb = {.v = c->cb};
+    zkr__deliver_result(c->z, ZKR__CB_VOID, cb, c->data, &r);
+  }
+}
+
+/* The deferred records follow the call's result rc.  complete (unless
+ * NULL) is the call's completion: it goes before the reads issued after
+ * the removal that were held for those records' events and that their
+ * removal releases (and the events those reads' records wait to
+ * deliver); one issued before it is handed on first, as before.  On one
+ * stock session the removal's answer comes before the reply of a read
+ * issued after it and before a later change's event, and drops the pairs
+ * from the client's table first; handed on before the completion, such a
+ * read's pair's event reached the application while the removed pairs
+ * were still the application's, and not called (seeds 2940, 2422: a
+ * CHANGED to pair 6, set by a read the removal released, before the
+ * remove_all's completion - stock's collectWatchers takes the exist
+ * table, where pairs 0 and 4 still were, for CHANGED too). */
+static void settle_later(rm_call_t *c, int rc, void (*complete)(rm_call_t *, int)) {
+  if (!c->nlater) {
+    if (complete) complete(c, rc);
+    return;
+  }
   zkr_t *z = c->z;
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
@@ -202,6 +229,12 @@ static void settle_later(rm_call_t *c, int rc) {
     zkr__watch_release_locked(z, w->path, &gone);
   }
   pthread_mutex_unlock(&z->watch_mu);
+  if (complete && c->order) {
+    /* A read issued before the removal still completes before it. */
+    zkr__watch_done_before(z, gone, c->order->ord_seq);
+    gone = NULL;
+  }
+  if (complete) complete(c, rc);
   zkr__watch_done(z, gone);
   free(c->later);
   c->later = NULL;
@@ -217,8 +250,8 @@ static void call_finish(rm_call_t *c) {
    * the application after that, as stock completes what is pending. */
   zkr_t *z = c->z;
   if (z->expired || z->auth_failed) rc = zkr__handle_ended_rc(z);
-  settle_later(c, rc);
   if (c->order && zkr__router_fifo(z)) {
+    settle_later(c, rc, NULL);
     /* Consistency `session`: handed on in issue order, as every
      * completion (zkr__barrier_hold) - on one stock session the server
      * answers the requests sent before it first. */
@@ -236,13 +269,7 @@ static void call_finish(rm_call_t *c) {
     free(c);
     return;
   }
-  if (c->direct) {
-    if (c->cb) c->cb(rc, c->data);
-  } else {
-    zkr__result_t r = {.rc = rc, .value_len = -1};
-    zkr__cb_t cb = {.v = c->cb};
-    zkr__deliver_result(c->z, ZKR__CB_VOID, cb, c->data, &r);
-  }
+  settle_later(c, rc, complete_call);
   leave_order(c);
   free(c);
 }
@@ -473,7 +500,7 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
   if (!armed || !here) {
     free(armed);
     free(here);
-    settle_later(c, ZKR_ENOMEM);
+    settle_later(c, ZKR_ENOMEM, NULL);
     leave_order(c);
     free(c);
     return ZKR_ENOMEM;

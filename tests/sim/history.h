@@ -132,6 +132,8 @@ typedef struct hist {
   uint64_t t_quiet;     /* from here the ensemble was healed and the client idle */
   uint64_t session_ms;  /* the session timeout asked for */
   int fifo_completions; /* stock mode: every completion in issue order */
+  int writes_after_end; /* --writes-after-end: judge acknowledged writes committed
+                           after the application's session ended (check_session.c) */
   int misuse;           /* API misuse the model saw (calls on a closed handle...) */
   char misuse_msg[160];
   int no_quiescence; /* the run could not settle */

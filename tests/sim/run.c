@@ -102,6 +102,7 @@ int sim_run(const sim_opts_t *o, sim_result_t *r) {
   cli_init();
   hist_init(&h);
   h.fifo_completions = o->mode == SIM_STOCK;
+  h.writes_after_end = o->writes_after_end;
   char hosts[128];
   size_t len = 0;
   for (int s = 0; s < n; s++)

@@ -13,16 +13,17 @@ enum { SIM_STOCK = 0, SIM_ROUTED = 1 };
 
 typedef struct sim_opts {
   uint64_t seed;
-  int mode;         /* SIM_STOCK, SIM_ROUTED */
-  int bug;          /* SIM_BUG_* (a planted model bug), 0 none */
-  int seconds;      /* length of the fault phase (0: 6) */
-  int verbose;      /* print the history's marks and the report */
-  int session;      /* routed: the library's consistency=session (default linearizable) */
-  int idle_park_ms; /* routed: the handles' idle_park_ms (0: the library's default,
+  int mode;             /* SIM_STOCK, SIM_ROUTED */
+  int bug;              /* SIM_BUG_* (a planted model bug), 0 none */
+  int seconds;          /* length of the fault phase (0: 6) */
+  int verbose;          /* print the history's marks and the report */
+  int session;          /* routed: the library's consistency=session (default linearizable) */
+  int idle_park_ms;     /* routed: the handles' idle_park_ms (0: the library's default,
                        longer than a schedule) */
-  int io_loss_pct;  /* routed: --io-loss, % of syncs after which a connection is
+  int io_loss_pct;      /* routed: --io-loss, % of syncs after which a connection is
                        lost before the next request (client.c submit) */
-  int slow_calls;   /* routed: --slow-calls, zookeeper_init takes time (client.c) */
+  int slow_calls;       /* routed: --slow-calls, zookeeper_init takes time (client.c) */
+  int writes_after_end; /* --writes-after-end: the session checker's rule (check_session.c) */
 } sim_opts_t;
 
 typedef struct sim_result {

@@ -842,6 +842,31 @@ START_TEST(session_closed_under_the_application) {
 }
 END_TEST
 
+/* --writes-after-end: an acknowledged set committed after the
+ * application's session ended (its expiry at zxid 9) is caught; one
+ * committed before it, or any with the rule off, is not. */
+START_TEST(session_write_after_the_session_ended) {
+  H.writes_after_end = 1;
+  connected();
+  session_closed(0x77, 0);
+  cmp(inv(H_SET, "/g0/k0", "a"), ZOK, 1, 1, 10);
+  check_session(&H, &C);
+  ck_assert_int_eq(C.violations[CK_SESSION], 1);
+  H.writes_after_end = 0;
+  check_init(&C);
+  check_session(&H, &C);
+  ck_assert_int_eq(C.violations[CK_SESSION], 0);
+  setup();
+  H.writes_after_end = 1;
+  connected();
+  hop_t *w = inv(H_SET, "/g0/k0", "a");
+  session_closed(0x77, 0);
+  cmp(w, ZOK, 1, 1, 8); /* committed before the end, acknowledged after */
+  check_session(&H, &C);
+  ck_assert_int_eq(C.violations[CK_SESSION], 0);
+}
+END_TEST
+
 /* ---- watchdog ---- */
 
 START_TEST(watchdog_hang) {
@@ -906,6 +931,7 @@ int main(void) {
       {"session", session_answer_before_connected},
       {"session", session_client_id_and_ephemerals},
       {"session", session_closed_under_the_application},
+      {"session", session_write_after_the_session_ended},
       {"watchdog", watchdog_hang},
       {"watchdog", watchdog_near_miss},
   };

@@ -423,9 +423,9 @@ static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch) {
   case ZKR__OP_GET_CHILDREN:
     /* Sent as get_children2: the Stat lets a child watch be re-armed with
      * a comparison (zkr__watch_rearm_*); the application gets no Stat. */
-    return zkr__zk->zoo_awget_children2(zh, p, wf, wc, zkr__completion_strings, op);
+    return zkr__zkapi_zoo_awget_children2(zh, p, wf, wc, zkr__completion_strings, op);
   case ZKR__OP_GET_CHILDREN2:
-    return zkr__zk->zoo_awget_children2(zh, p, wf, wc, zkr__completion_strings_stat, op);
+    return zkr__zkapi_zoo_awget_children2(zh, p, wf, wc, zkr__completion_strings_stat, op);
   case ZKR__OP_GET_ACL: return zkr__zk->zoo_aget_acl(zh, p, zkr__completion_acl, op);
   case ZKR__OP_SYNC: return zkr__zk->zoo_async(zh, p, zkr__completion_string, op);
   case ZKR__OP_RECONFIG:

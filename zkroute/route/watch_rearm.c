@@ -203,7 +203,7 @@ static void send_rearm(zkr_t *z, uint64_t id, int exclude) {
     if (kind == ZKR__WATCH_DATA)
       rc = zkr__zk->zoo_awget(zh, path, zkr__watch_trampoline, w, rearm_data, a);
     else if (kind == ZKR__WATCH_CHILD)
-      rc = zkr__zk->zoo_awget_children2(zh, path, zkr__watch_trampoline, w, rearm_children, a);
+      rc = zkr__zkapi_zoo_awget_children2(zh, path, zkr__watch_trampoline, w, rearm_children, a);
     else rc = zkr__zk->zoo_awexists(zh, path, zkr__watch_trampoline, w, rearm_stat, a);
   }
   if (m) pthread_rwlock_unlock(&m->zh_lock);

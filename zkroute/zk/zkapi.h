@@ -56,4 +56,12 @@ void zkr__zkapi_use(const zkr__zk_t *table);
 /* The table of the real functions as this library was linked. */
 extern const zkr__zk_t zkr__zk_real;
 
+/* zkr__zk->zoo_awget_children2, called in a frame of its own named after
+ * it (zkapi.c: LeakSanitizer's suppression of the requests
+ * zookeeper_close drops needs a frame named zoo_a* in their stack).
+ * @locks none of its own. */
+int zkr__zkapi_zoo_awget_children2(zhandle_t *zh, const char *path, watcher_fn watcher,
+                                   void *watcherCtx, strings_stat_completion_t completion,
+                                   const void *data);
+
 #endif

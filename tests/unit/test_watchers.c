@@ -1402,8 +1402,9 @@ START_TEST(rearm_unchanged_then_fires_once) {
 END_TEST
 
 /* A carrier's server keeps following a deposed leader: srvr shows it in
- * an older epoch than the handle's, and the changes the new leader commits
- * do not reach it - nor the events of the watches its session holds, until
+ * an older epoch than a change the handle saw committed (its own write
+ * through the new leader), and the changes the new leader commits do not
+ * reach it - nor the events of the watches its session holds, until
  * that leader notices it lost its quorum (ZOOKEEPER-1675).  Once it has
  * been behind for rescue_ms the carrier is replaced: its session closed,
  * its watches set again on a member of the current epoch.
@@ -1423,6 +1424,18 @@ START_TEST(carrier_behind_the_epoch_has_its_watches_rearmed) {
   fake_set_role(1, ZKR_ROLE_LEADER, 0x200000003LL);
   fake_set_role(5 - behind, ZKR_ROLE_FOLLOWER, 0x200000003LL);
   fake_set_role(behind, ZKR_ROLE_FOLLOWER, 0x100000009LL);
+  /* An older epoch alone is a follower of the new one that has applied no
+   * write of it yet: nothing moves. */
+  sleep_ms(600);
+  ck_assert_int_eq(fake_handle_closed(carrier), 0);
+  ck_assert_ptr_null(fake_peek(NULL, FK_EXISTS, "/x"));
+  /* The handle's write commits in the new epoch; the carrier's server
+   * stays behind it. */
+  ck_assert_int_eq(zkr_aset(z, "/y", "1", 1, -1, done_stat, (void *)11), ZOK);
+  fake_req_t *set = fake_wait(h[1], FK_SET, "/y");
+  ck_assert_ptr_nonnull(set);
+  fake_reply(set, ZOK, 0x200000004LL, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
   /* Set again elsewhere, without the carrier's connection ever breaking. */
   fake_req_t *rg = fake_wait(NULL, FK_EXISTS, "/x");
   ck_assert_msg(rg != NULL, "the watch of a carrier behind the epoch was not set again");

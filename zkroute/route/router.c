@@ -121,6 +121,23 @@ static int writes_fenced(zkr_t *z) {
   return zkr__since(zkr__now_ns(), down) >= (uint64_t)t * 2 / 3 * 1000000u;
 }
 
+/* Whether the owner session is away - not connected (owner_down_ns,
+ * zkr__session_*) - so that the servers may have ended it although the
+ * library has not been told: a server closes the connection of a session
+ * it expired.  A stock session sends nothing then: the writes it is given
+ * wait for its reconnect, which tells it EXPIRED if the session ended.
+ * Writes park the same way (try_send) and go once the owner is back - its
+ * session alive - or fail at its end, or after two thirds of the timeout
+ * (writes_fenced): a lock holder's write is not acknowledged after its
+ * lock vanished with its session (the simulator's --writes-after-end,
+ * docs/decisions.md).  An owner connected to a follower that still
+ * follows a deposed leader is not caught here: srvr cannot tell it from
+ * a follower of the new epoch that has applied no write of it yet, whose
+ * zxid is the old epoch's too, and parking on that stalled the first
+ * write after a leader restart until the session timeout (it_session
+ * client_id_stable_ephemerals_owned). */
+static int owner_away(zkr_t *z) { return z->owner_down_ns != 0; }
+
 /* Gate held: whether the fence keeps gated operations from member
  * target's session. */
 static int fenced(zkr_t *z, int target) {
@@ -175,6 +192,8 @@ static int try_send(zkr_t *z, zkr__op_t *op) {
   if (target < 0 && zkr__op_has(op, ZKR__OP_F_WRITE) && z->vstate == ZOO_READONLY_STATE)
     return ZNOTREADONLY;
   if (target < 0 || fenced(z, target)) return PARK;
+  if (zkr__op_has(op, ZKR__OP_F_WRITE) && z->vstate != ZOO_READONLY_STATE && owner_away(z))
+    return PARK;
   /* FIFO: a write waits for the reads issued before it. */
   if (zkr__op_has(op, ZKR__OP_F_WRITE) && z->reads_out > 0 && zkr__router_fifo(z)) return PARK;
   if (z->gate_cur != target) {

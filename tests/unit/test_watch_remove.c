@@ -354,6 +354,34 @@ START_TEST(remove_all_covering_a_read_completes_after_it_when_answered_at_once) 
 }
 END_TEST
 
+/* Pairs 1 and 3 set exists watches on the missing /n (tags 11, 13), each
+ * on a follower of its own (reads rotate over them): *m1, *m3. */
+static void exists_watches_of_pairs_1_and_3(fake_zh_t **m1, fake_zh_t **m3) {
+  open3();
+  fake_zh_t **at[2] = {m1, m3};
+  for (int i = 0; i < 2; i++) {
+    int pair = 1 + 2 * i;
+    ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)(intptr_t)pair, done_stat,
+                                  (void *)(intptr_t)(10 + pair)),
+                     ZOK);
+    fake_req_t *e = fake_wait(NULL, FK_EXISTS, "/n");
+    ck_assert_ptr_nonnull(e);
+    fake_reply(e, ZNONODE, 0, 0, NULL);
+    ck_assert_int_ge(ev_find(0, EV_DONE, 10 + pair), 0);
+    *at[i] = e->h;
+  }
+  ck_assert_ptr_ne(*m1, *m3);
+}
+
+/* The members that hold no watch of /n answer the remove_all's requests. */
+static void other_members_hold_no_watch(void) {
+  for (int i = 1; i <= 3; i++) {
+    fake_req_t *r;
+    while ((r = fake_peek(h[i], FK_REMOVE_ALL_WATCHES, "/n")) != NULL)
+      fake_reply(r, ZNOWATCHER, 0, 0, NULL);
+  }
+}
+
 /* A remove_all of a path where pairs 1 and 3 hold exists watches on the
  * missing node, on two members.  The first member's server removes pair
  * 1's watch; the second has not answered yet.  A read of pair 2 issued
@@ -369,21 +397,11 @@ END_TEST
  * seed 2422: the removal completed after the read it released and pair
  * 2's event.) */
 START_TEST(remove_all_completes_before_the_reads_and_events_it_releases) {
-  open3();
-  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)1, done_stat, (void *)11), ZOK);
-  fake_req_t *e1 = fake_wait(NULL, FK_EXISTS, "/n");
-  ck_assert_ptr_nonnull(e1);
-  fake_reply(e1, ZNONODE, 0, 0, NULL);
-  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
-  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)3, done_stat, (void *)13), ZOK);
-  fake_req_t *e3 = fake_wait(NULL, FK_EXISTS, "/n");
-  ck_assert_ptr_nonnull(e3);
-  fake_reply(e3, ZNONODE, 0, 0, NULL);
-  ck_assert_int_ge(ev_find(0, EV_DONE, 13), 0);
-  ck_assert_ptr_ne(e1->h, e3->h); /* reads rotate over the followers */
+  fake_zh_t *m1, *m3;
+  exists_watches_of_pairs_1_and_3(&m1, &m3);
   ck_assert_int_eq(zkr_aremove_all_watches(z, "/n", ZWATCHTYPE_ANY, 0, done_void, (void *)20), ZOK);
-  fake_req_t *r1 = fake_wait(e1->h, FK_REMOVE_ALL_WATCHES, "/n");
-  fake_req_t *r3 = fake_wait(e3->h, FK_REMOVE_ALL_WATCHES, "/n");
+  fake_req_t *r1 = fake_wait(m1, FK_REMOVE_ALL_WATCHES, "/n");
+  fake_req_t *r3 = fake_wait(m3, FK_REMOVE_ALL_WATCHES, "/n");
   ck_assert_ptr_nonnull(r1);
   ck_assert_ptr_nonnull(r3);
   fake_reply(r1, ZOK, 0, 0, NULL);
@@ -399,11 +417,7 @@ START_TEST(remove_all_completes_before_the_reads_and_events_it_releases) {
   ck_assert_int_eq(ev_matching(EV_WATCH, 2), 0); /* waits for its read */
   ck_assert_int_eq(ev_matching(EV_DONE, 20), 0);
   fake_reply(r3, ZOK, 0, 0, NULL);
-  for (int i = 1; i <= 3; i++) {
-    fake_req_t *r;
-    while ((r = fake_peek(h[i], FK_REMOVE_ALL_WATCHES, "/n")) != NULL)
-      fake_reply(r, ZNOWATCHER, 0, 0, NULL);
-  }
+  other_members_hold_no_watch();
   int d = ev_find(0, EV_DONE, 20), d2 = ev_find(0, EV_DONE, 12), w2 = ev_find(0, EV_WATCH, 2);
   ck_assert_int_ge(d, 0);
   ck_assert_int_eq(ev_at(d).rc, ZOK);
@@ -426,24 +440,14 @@ END_TEST
  * eight more of seeds 1-3000 then failed, a read of pair 2 issued before a
  * remove_all completing after it.) */
 START_TEST(remove_all_completes_after_a_read_issued_before_it_that_it_releases) {
-  open3();
-  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)1, done_stat, (void *)11), ZOK);
-  fake_req_t *e1 = fake_wait(NULL, FK_EXISTS, "/n");
-  ck_assert_ptr_nonnull(e1);
-  fake_reply(e1, ZNONODE, 0, 0, NULL);
-  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
-  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)3, done_stat, (void *)13), ZOK);
-  fake_req_t *e3 = fake_wait(NULL, FK_EXISTS, "/n");
-  ck_assert_ptr_nonnull(e3);
-  fake_reply(e3, ZNONODE, 0, 0, NULL);
-  ck_assert_int_ge(ev_find(0, EV_DONE, 13), 0);
-  ck_assert_ptr_ne(e1->h, e3->h);
+  fake_zh_t *m1, *m3;
+  exists_watches_of_pairs_1_and_3(&m1, &m3);
   ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)14), ZOK);
   fake_req_t *g = fake_wait(NULL, FK_GET, "/n");
   ck_assert_ptr_nonnull(g);
   ck_assert_int_eq(zkr_aremove_all_watches(z, "/n", ZWATCHTYPE_ANY, 0, done_void, (void *)20), ZOK);
-  fake_req_t *r1 = fake_wait(e1->h, FK_REMOVE_ALL_WATCHES, "/n");
-  fake_req_t *r3 = fake_wait(e3->h, FK_REMOVE_ALL_WATCHES, "/n");
+  fake_req_t *r1 = fake_wait(m1, FK_REMOVE_ALL_WATCHES, "/n");
+  fake_req_t *r3 = fake_wait(m3, FK_REMOVE_ALL_WATCHES, "/n");
   ck_assert_ptr_nonnull(r1);
   ck_assert_ptr_nonnull(r3);
   fake_reply(g, ZOK, 7, 7, "x");
@@ -451,11 +455,7 @@ START_TEST(remove_all_completes_after_a_read_issued_before_it_that_it_releases) 
   ck_assert_int_eq(ev_matching(EV_DONE, 14), 0); /* held for pairs 1 and 3 */
   fake_reply(r1, ZOK, 0, 0, NULL);
   fake_reply(r3, ZOK, 0, 0, NULL);
-  for (int i = 1; i <= 3; i++) {
-    fake_req_t *r;
-    while ((r = fake_peek(h[i], FK_REMOVE_ALL_WATCHES, "/n")) != NULL)
-      fake_reply(r, ZNOWATCHER, 0, 0, NULL);
-  }
+  other_members_hold_no_watch();
   int d = ev_find(0, EV_DONE, 20), d4 = ev_find(0, EV_DONE, 14);
   ck_assert_int_ge(d, 0);
   ck_assert_int_eq(ev_at(d).rc, ZOK);

@@ -63,8 +63,9 @@ typedef struct zkr__member {
   int srvr_fail_streak;                /* consecutive failed srvr polls (monitor) */
   _Atomic uint64_t srvr_fail_since_ns; /* first failed poll of the streak, 0 none */
   _Atomic int suspect;                 /* silent to srvr while others answer */
-  uint64_t behind_since_ns;            /* srvr shows it behind the handle's epoch
-                                          since (monitor; zkr__rescue_*), 0 not */
+  uint64_t behind_since_ns;            /* srvr shows it behind a change of a newer
+                                          epoch the handle saw, since (monitor;
+                                          zkr__rescue_*), 0 not */
 
   _Atomic uint64_t reads, writes, syncs, errors, srvr_polls, srvr_failures;
   _Atomic uint64_t srvr_shared; /* srvr answers another handle's request gave */

@@ -274,24 +274,24 @@ static void carrier_session_closed(zkr_t *z, int slot, zhandle_t *from) {
   if (same) carrier_replace(m, !m->retired, "session_closed");
 }
 
-/* Carrier m holds watches on a server srvr has shown behind a change of a
- * newer epoch that the handle saw, for rescue_ms: a follower still
- * following a deposed leader.  The
- * changes the new leader commits do not reach it - nor the events of the
- * watches there - until that leader notices it lost its quorum
- * (ZOOKEEPER-1675), which may take longer than the session timeout.  Its
- * connection does not break, so nothing else moves them.  Not while a
- * member of the current epoch is missing to set them on, nor while a write
- * of unknown outcome fences the gate on its session (fence_move's case). */
-/* srvr shows m in an older epoch than a change the handle saw committed.
- * An older epoch alone proves nothing: a follower of the new epoch shows
- * the old epoch's last zxid until the new leader's first write. */
+/* srvr shows m in an older epoch than a change the handle saw committed
+ * (a zxid of the newer epoch with a non-zero counter).  An older epoch
+ * alone proves nothing: a follower of the new epoch shows the old epoch's
+ * last zxid until the new leader's first write. */
 static int behind_a_seen_change(zkr_t *z, const zkr__member_t *m) {
-  if (zkr__policy_epoch_current(z, m)) return 0;
   int64_t seen = z->hwm_zxid, zx = m->zxid >= 0 ? m->zxid : m->last_zxid;
   return zx >= 0 && seen > 0 && (seen >> 32) > (zx >> 32) && (seen & 0xffffffffLL) != 0;
 }
 
+/* Carrier m holds watches on a server that has been behind a change the
+ * handle saw (behind_a_seen_change) for rescue_ms: a follower still
+ * following a deposed leader.  The changes the new leader commits do not
+ * reach it - nor the events of the watches there - until that leader
+ * notices it lost its quorum (ZOOKEEPER-1675), which may take longer than
+ * the session timeout.  Its connection does not break, so nothing else
+ * moves them.  Not while a member of the current epoch is missing to set
+ * them on, nor while a write of unknown outcome fences the gate on its
+ * session (fence_move's case). */
 static int carrier_behind(zkr_t *z, zkr__member_t *m, uint64_t now) {
   if (m->watches <= 0 || !behind_a_seen_change(z, m)) {
     m->behind_since_ns = 0;

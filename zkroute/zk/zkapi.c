@@ -18,9 +18,9 @@ void zkr__zkapi_use(const zkr__zk_t *table) { zkr__zk = table ? table : &zkr__zk
 /* libzookeeper_mt 3.8.0 as Debian ships it makes zoo_awget_children2 a
  * 5-byte jump into a static function, so its name is in no stack (and
  * dispatch.c's send_request reaches it by a tail call, which leaves no
- * frame of its own either).  zookeeper_close may drop a request in flight without freeing
- * its completion entry, watch registration and path copy (ZOOKEEPER-2894
- * family, docs/robustness.md); tests/harness/lsan.supp suppresses that by
+ * frame of its own either).  zookeeper_close may drop a request in flight
+ * without freeing its completion entry, watch registration and path copy
+ * (docs/robustness.md); tests/harness/lsan.supp suppresses that by
  * a frame named zoo_a*, which such a request then lacks whenever zkroute
  * sent it on its own - a coalesced sync's waiting reads, sent from the
  * completion thread (dispatch.c), a re-armed child watch, a hedge - rather

@@ -115,6 +115,16 @@ void fake_hook_init(void (*fn)(void *), void *arg) {
   pthread_mutex_unlock(&mu);
 }
 
+static void (*close_hook_fn)(fake_zh_t *, void *);
+static void *close_hook_arg;
+
+void fake_hook_close(void (*fn)(fake_zh_t *h, void *), void *arg) {
+  pthread_mutex_lock(&mu);
+  close_hook_fn = fn;
+  close_hook_arg = arg;
+  pthread_mutex_unlock(&mu);
+}
+
 static zhandle_t *f_zookeeper_init(const char *host, watcher_fn fn, int recv_timeout,
                                    const clientid_t *cid, void *context, int flags) {
   (void)flags;
@@ -160,6 +170,12 @@ static int f_zookeeper_close(zhandle_t *zh) {
   fake_zh_t *h = (fake_zh_t *)zh;
   freq_t *auth[256];
   int na = 0;
+  pthread_mutex_lock(&mu);
+  void (*hook)(fake_zh_t *, void *) = close_hook_fn;
+  void *ha = close_hook_arg;
+  close_hook_fn = NULL;
+  pthread_mutex_unlock(&mu);
+  if (hook) hook(h, ha);
   pthread_mutex_lock(&mu);
   h->state_at_close = h->state;
   h->closed = 1;
@@ -520,6 +536,7 @@ void fake_install(void) {
   n_reqs = 0;
   fail_kind = hook_kind = sent_kind = 0;
   init_hook_fn = NULL;
+  close_hook_fn = NULL;
   pthread_mutex_unlock(&mu);
   zkr__zkapi_use(&fake_table);
 }

@@ -131,4 +131,10 @@ void fake_hook_sent(int kind, const char *path, void (*fn)(fake_req_t *r, void *
  * it holds, and what it has not done yet) can be acted on there. */
 void fake_hook_init(void (*fn)(void *), void *arg);
 
+/* Runs fn(h, arg) inside the next zookeeper_close (of whichever handle
+ * is closed next), before it drops what is outstanding: a request
+ * answered there is one whose reply the session had received when the
+ * library closed it (its completion runs during the close). */
+void fake_hook_close(void (*fn)(fake_zh_t *h, void *), void *arg);
+
 #endif

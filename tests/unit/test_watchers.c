@@ -1037,6 +1037,40 @@ START_TEST(held_read_closing) {
 }
 END_TEST
 
+/* The same read answered while the handle closes, not before: its reply
+ * came in as the library closed the read's session (that zookeeper_close
+ * ran its completion).  On stock's one session the watch's event would
+ * have come before that reply; closing, the handle delivers no event any
+ * more, so the read completes as what is outstanding at close does,
+ * ZCLOSING, and not with data that shows a change its watch was never
+ * called for.  (The simulator: tests/sim/zkroute-sim --seed 2472 --mode
+ * routed, a children read answered as the application closed.) */
+static fake_req_t *reply_at_close;
+static void answer_at_close(fake_zh_t *closed, void *arg) {
+  if (closed != reply_at_close->h) {
+    fake_hook_close(answer_at_close, arg); /* another member's session first */
+    return;
+  }
+  fake_reply(reply_at_close, ZOK, 9, 9, "b");
+}
+
+START_TEST(read_answered_during_close_not_shown_before_its_watch) {
+  fake_req_t *g1 = open_and_watch("/n");
+  ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)12), ZOK);
+  reply_at_close = next_req(FK_GET, "/n");
+  ck_assert_ptr_ne(reply_at_close->h, g1->h);
+  fake_hook_close(answer_at_close, NULL);
+  ck_assert_int_eq(zkr_close(z), ZOK);
+  z = NULL;
+  ck_assert_int_eq(reply_at_close->answered, 1);
+  int d = ev_find(0, EV_DONE, 12);
+  ck_assert_int_ge(d, 0);
+  ck_assert_msg(ev_at(d).rc == ZCLOSING, "the read completed %d during close, before its watch",
+                ev_at(d).rc);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
+}
+END_TEST
+
 /* ---- a removed watcher is never called again ---- */
 
 /* Two watches lose their session; the monitor re-arms them one after the
@@ -1486,6 +1520,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, superseded_watch_gets_the_change_a_held_read_proved);
   tcase_add_test(tc, later_change_of_a_reset_watch_does_not_hold_an_earlier_one);
   tcase_add_test(tc, held_read_closing);
+  tcase_add_test(tc, read_answered_during_close_not_shown_before_its_watch);
   tcase_add_test(tc, held_read_completes_before_its_own_watch_fires);
   tcase_add_test(tc, reads_past_their_bound_keep_an_event_in_hand_before_the_data);
   tcase_add_test(tc, removed_watcher_not_rearmed);

@@ -193,7 +193,9 @@ void zkr__watch_free_all(struct zkr *z);
 /* keep: called under the registry's lock when op is held (a hedged
  * read's extra hold, taken before any resume can run), or NULL. */
 /* A completion's thread.  @locks watch_mu; keep runs inside it (hedger's mu). */
-int zkr__watch_hold_read(zkr__op_t *op, const zkr__result_t *r, void (*keep)(zkr__op_t *));
+/* A reply that comes once the session is over and would be held is
+ * rewritten to the end's outcome (ZCLOSING) and not held. */
+int zkr__watch_hold_read(zkr__op_t *op, zkr__result_t *r, void (*keep)(zkr__op_t *));
 /* Any thread, no watch_mu held.  @locks watch_mu (delivery's mu inside), then resumes reads (as
  * zkr__completion_resume) without it. */
 void zkr__watch_done(struct zkr *z, zkr__watch_t *gone);

@@ -235,27 +235,42 @@ END_TEST
  * the removal: no later read is held for its event, and nothing calls
  * the pair.  (The simulator: tests/sim/zkroute-sim --seed 2803 --mode
  * routed; diagnosed by a second engineer.) */
-START_TEST(remove_all_takes_a_record_armed_again_before_its_answer) {
+/* The first part of the two tests below: pair 1 set again on ha (tag
+ * 13) while its record was consumed, a remove_all of /p sent (tag 20),
+ * and that read's answer armed the record again before the removal's.
+ * Returns the removal's request on ha. */
+static fake_req_t *remove_all_after_a_pair_armed_again(fake_zh_t **ha) {
   open3();
-  fake_zh_t *ha, *hb;
-  two_watches(&ha, &hb);
-  ck_assert_ptr_ne(ha, hb);
+  fake_zh_t *hb;
+  two_watches(ha, &hb);
+  ck_assert_ptr_ne(*ha, hb);
   ck_assert_int_eq(zkr_awget(z, "/p", watcher, (void *)1, done_data, (void *)13), ZOK);
-  fake_req_t *a2 = fake_wait(ha, FK_GET, "/p"); /* to the member that holds it */
+  fake_req_t *a2 = fake_wait(*ha, FK_GET, "/p"); /* to the member that holds it */
   ck_assert_ptr_nonnull(a2);
   ck_assert_int_eq(fake_fire(hb, "/p", ZOO_CHANGED_EVENT), 1);
   ck_assert_int_ge(ev_find(0, EV_WATCH, 1), 0);
   ck_assert_int_ge(ev_find(0, EV_WATCH, 2), 0);
   ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)20), ZOK);
-  fake_req_t *ra = fake_wait(ha, FK_REMOVE_ALL_WATCHES, "/p");
+  fake_req_t *ra = fake_wait(*ha, FK_REMOVE_ALL_WATCHES, "/p");
   ck_assert_ptr_nonnull(ra);
   fake_reply(a2, ZOK, 5, 5, "x"); /* ha had not applied the change */
   ck_assert_int_ge(ev_find(0, EV_DONE, 13), 0);
+  return ra;
+}
+
+/* The removal's answers: ZOK from ha, ZNOWATCHER from the others. */
+static void removal_answered(fake_zh_t *ha, fake_req_t *ra) {
   fake_reply(ra, ZOK, 0, 0, NULL);
   for (int i = 1; i <= 3; i++) {
     fake_req_t *r = h[i] != ha ? fake_peek(h[i], FK_REMOVE_ALL_WATCHES, "/p") : NULL;
     if (r) fake_reply(r, ZNOWATCHER, 0, 0, NULL);
   }
+}
+
+START_TEST(remove_all_takes_a_record_armed_again_before_its_answer) {
+  fake_zh_t *ha;
+  fake_req_t *ra = remove_all_after_a_pair_armed_again(&ha);
+  removal_answered(ha, ra);
   int d = ev_find(0, EV_DONE, 20);
   ck_assert_int_ge(d, 0);
   ck_assert_int_eq(ev_at(d).rc, ZOK);
@@ -267,6 +282,35 @@ START_TEST(remove_all_takes_a_record_armed_again_before_its_answer) {
   sleep_ms(100);
   ck_assert_msg(ev_find(mark, EV_DONE, 14) >= 0 && ev_matching(EV_WATCH, 1) == 1,
                 "a record the remove_all took held a read for its event, or called its pair");
+}
+END_TEST
+
+/* The same, and the pair set again once more on ha (tag 15) after the
+ * removal was sent and before its answer: that read reached the server
+ * after the removal (one session answers in order, and its reply comes
+ * after the removal's ZOK), so the server holds its watch - as stock's
+ * table holds the pair, put back by the read's reply after the removal's
+ * answer dropped it.  The read's completion sets the pair again, and the
+ * next change calls it.  (The simulator: tests/sim/zkroute-sim --seed
+ * 4889 --mode routed: a read saw a deletion before the pair, set again
+ * after a remove_all, was called; it never was.) */
+START_TEST(remove_all_leaves_the_pair_a_read_sent_after_it_sets_again) {
+  fake_zh_t *ha;
+  fake_req_t *ra = remove_all_after_a_pair_armed_again(&ha);
+  ck_assert_int_eq(zkr_awget(z, "/p", watcher, (void *)1, done_data, (void *)15), ZOK);
+  fake_req_t *a3 = fake_wait(ha, FK_GET, "/p");
+  ck_assert_ptr_nonnull(a3);
+  removal_answered(ha, ra);
+  int d = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+  fake_reply(a3, ZOK, 5, 5, "x");
+  ck_assert_int_gt(ev_find(0, EV_DONE, 15), d);
+  int mark = ev_count();
+  ck_assert_int_eq(fake_fire(ha, "/p", ZOO_CHANGED_EVENT), 1);
+  ck_assert_msg(ev_find(mark, EV_WATCH, 1) >= 0,
+                "the pair a read set again after the remove_all was never called");
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 2);
 }
 END_TEST
 
@@ -541,6 +585,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, remove_all_result_matches_what_is_left);
   tcase_add_test(tc, remove_all_racing_an_event_calls_every_pair_it_covers);
   tcase_add_test(tc, remove_all_takes_a_record_armed_again_before_its_answer);
+  tcase_add_test(tc, remove_all_leaves_the_pair_a_read_sent_after_it_sets_again);
   tcase_add_test(tc, remove_all_covers_a_watched_read_in_flight);
   tcase_add_test(tc, remove_all_covering_a_read_completes_after_it_when_answered_at_once);
   tcase_add_test(tc, remove_all_of_a_watch_being_rearmed);

@@ -47,7 +47,7 @@ static int read_held(zkr_t *z, zkr__op_type_t type, const char *path, int watch,
       zkr__op_set(op, ZKR__OP_F_WATCH_REUSED, 1);
       op->pin = armed_on;
     } else if (!(op->watch = zkr__watch_new(z, watcher, wctx, kind, path))) {
-      if (old) zkr__watch_reuse_done(old, 0, -1, NULL, NULL, 0);
+      if (old) zkr__watch_reuse_done(old, 0, 0, -1, NULL, NULL, 0);
       zkr__op_free(op);
       return ZKR_ENOMEM;
     } else {

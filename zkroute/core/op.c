@@ -193,7 +193,7 @@ void zkr__op_free(zkr__op_t *op) {
       zkr__hooks_cover_end(op->z, w);
     }
   } else if (op->watch) {
-    zkr__watch_reuse_done(op->watch, 0, -1, NULL, NULL, 0);
+    zkr__watch_reuse_done(op->watch, 1, 0, -1, NULL, NULL, 0);
   }
   /* A read that set an armed record again, freed without its hand-on:
    * the record's event waits no more. */

@@ -736,7 +736,7 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
   zkr__watch_t *w = op->watch;
   op->watch_id = armed ? w->id : 0;
   if (zkr__op_has(op, ZKR__OP_F_WATCH_REUSED)) {
-    op->watch_merged = zkr__watch_reuse_done(w, armed, op->member, op->zh, st, op->read_seq);
+    op->watch_merged = zkr__watch_reuse_done(w, 1, armed, op->member, op->zh, st, op->read_seq);
   } else {
     /* A remove_all asked while this read was in flight removes what it
      * set (the route layer's cover, through the hooks), and completes
@@ -862,6 +862,7 @@ zkr__watch_t *zkr__watch_find(zkr_t *z, int kind, const char *path, watcher_fn f
     found = NULL;
   } else if (found) {
     found->reuses++;
+    found->rereads++;
     *member = found->member;
   }
   pthread_mutex_unlock(&z->watch_mu);
@@ -886,14 +887,27 @@ int zkr__watch_reuse_bound(zkr__watch_t *w, zhandle_t *zh) {
  * read's reply, so the server processed the read after the change and
  * holds a new watch: the record is armed again for it, at the end of the
  * order, as stock inserts a pair set again after it fired. */
-int zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member, zhandle_t *zh,
+int zkr__watch_reuse_done(zkr__watch_t *w, int reread, int armed, int member, zhandle_t *zh,
                           const struct Stat *stat, uint64_t read_seq) {
   zkr_t *z = w->z;
   zkr__watch_t *gone = NULL;
   int merged = 0;
   pthread_mutex_lock(&z->watch_mu);
   w->reuses--;
-  if (w->state == ZKR__W_CONSUMED && armed && !w->fire && !w->swallow && w->zh == zh) {
+  if (reread) w->rereads--;
+  if (w->state == ZKR__W_REMOVED && w->revive && reread && armed && w->zh == zh) {
+    /* A remove_all's answer took it while this read was on its way on
+     * the same session, sent after the removal (the session answers in
+     * order): the server holds the watch the read set, and stock's table
+     * the pair its reply put back.  The record is armed again, at the
+     * end of the order, as a pair set again after it fired. */
+    w->revive = 0;
+    w->zh_pinned = 0;
+    w->rm_seq = 0;
+    w->seq = 0;
+    zkr__watch_arm_locked(z, w, member, zh, stat, read_seq);
+    w->read_pending = 1;
+  } else if (w->state == ZKR__W_CONSUMED && armed && !w->fire && !w->swallow && w->zh == zh) {
     /* Its event was made and delivered (another pair's event came first,
      * or a re-arm's), and the server's own is still to come: that server
      * answered this read before it applied the change, and the watch the

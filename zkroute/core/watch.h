@@ -50,6 +50,13 @@ struct zkr__watch {
                        zhandle are stale and ignored */
   int state;                     /* ZKR__W_*, under watch_mu */
   int reuses;                    /* reads in flight that set it again, under watch_mu */
+  int rereads;                   /* ... of which those that zkr__watch_find sent to
+                                    its own session (the rest: superseding reads
+                                    elsewhere, removals' holds), under watch_mu */
+  int revive;                    /* REMOVED by a remove_all's answer while rereads
+                                    were in flight on its session: sent after the
+                                    removal, such a read sets the pair again
+                                    (zkr__watch_reuse_done), under watch_mu */
   int existed;                   /* the node as the arming read saw it */
   int64_t mzxid, pzxid, czxid;   /* czxid: which incarnation of the node it saw */
   int64_t ppzxid;                /* an exists watch on a missing node: its parent's pzxid
@@ -178,7 +185,7 @@ int zkr__watch_reuse_bound(zkr__watch_t *w, zhandle_t *zh);
  * zkr__watch_done's, none held.  Returns 1 when the read's registration
  * merged with w's, still armed: w's event waits for the read's hand-on
  * (zkr__watch_merged_handed_on). */
-int zkr__watch_reuse_done(zkr__watch_t *w, int armed, int member, zhandle_t *zh,
+int zkr__watch_reuse_done(zkr__watch_t *w, int reread, int armed, int member, zhandle_t *zh,
                           const struct Stat *stat, uint64_t read_seq);
 
 /* A member zhandle's completion thread (ZooKeeper's watcher).  @locks watch_mu, inside it

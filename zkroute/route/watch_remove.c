@@ -320,7 +320,16 @@ static rm_call_t *answer_locked(zkr_t *z, rm_req_t *q, int rc, zkr__watch_t **go
       if (w->zh != q->zh || w->state != ZKR__W_ARMED || w->removing ||
           strcmp(w->path, q->path) != 0 || (q->t != ZWATCHTYPE_ANY && type_of(w) != q->t))
         continue;
-      if (defer_locked(q->call, w)) {
+      if (w->rereads > 0) {
+        /* A read that sets it again is on its way on zh, sent after this
+         * removal (zh answers in order, and it is not answered yet): the
+         * server removed the watch, and that read registers it again.  It
+         * goes now and comes back at that read's completion
+         * (zkr__watch_reuse_done), where stock's table gets the pair
+         * back. */
+        zkr__watch_remove_locked(z, w);
+        w->revive = 1;
+      } else if (defer_locked(q->call, w)) {
         zkr__watch_set_state_locked(z, w, ZKR__W_LOST);
         w->zh = NULL;
       } else {

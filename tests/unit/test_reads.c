@@ -404,6 +404,132 @@ START_TEST(session_mode_pair_fired_before_a_held_removal_gets_no_session_event) 
 }
 END_TEST
 
+/* Watcher 7 gets no session event from mark on. */
+static void no_session_event_to_7(int mark, const char *why) {
+  sleep_ms(50);
+  for (int i = mark; i < ev_count(); i++)
+    ck_assert_msg(!(ev_at(i).kind == EV_SESSION && ev_at(i).tag == 7), "%s", why);
+}
+
+/* The owner's connection drops (or comes back): the global watcher has the
+ * event; returns where to look from. */
+static int owner_state(int state) {
+  int mark = ev_count();
+  fake_session_event(h[1], state);
+  wait_state(state);
+  ck_assert_int_ge(ev_find(mark, EV_SESSION, 100), 0);
+  return mark;
+}
+
+/* A removal of a pair whose read, answered, is held behind an earlier
+ * one: the application has seen neither the read set the pair nor the
+ * removal take it, and a session event meanwhile does not reach it (on
+ * one stock session both completions come before that event, and the
+ * pair is gone).  (The simulator: tests/sim/zkroute-sim --seed 5563
+ * --mode routed --consistency session, "watcher pair 4 got session event
+ * 1 but holds no watch"; seeds 11678 15053 16376 too.) */
+START_TEST(session_mode_pair_removed_while_its_read_is_held_gets_no_session_event) {
+  open3_session();
+  fake_req_t *slow = slow_read(1);
+  fake_req_t *g = wget_n(7, 2);
+  fake_reply(g, ZOK, 5, 5, "a");
+  fake_req_t *rm = remove_all_of_n(g);
+  fake_reply(rm, ZOK, 0, 0, NULL);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 2) + ev_matching(EV_DONE, 3), 0); /* behind /slow */
+  no_session_event_to_7(owner_state(ZOO_CONNECTING_STATE),
+                        "a pair whose read was not handed on got a session event");
+  owner_state(ZOO_CONNECTED_STATE);
+  fake_reply(slow, ZOK, 3, 3, "s");
+  int d2 = ev_find(0, EV_DONE, 2), d3 = ev_find(0, EV_DONE, 3);
+  ck_assert_int_ge(d2, 0);
+  ck_assert_int_gt(d3, d2);
+  no_session_event_to_7(owner_state(ZOO_CONNECTING_STATE), "a removed pair got a session event");
+}
+END_TEST
+
+/* A remove_all held behind a write, of pairs 7 (on a follower) and 8
+ * (set behind the write, on the leader): the leader removes pair 8's
+ * watch, pair 7's member loses the request, and the call's ZOK removes
+ * pair 7's record too, left registered on that member's zhandle.  That
+ * session then goes and its zhandle is closed: the application still
+ * holds pair 7 until the removal's completion is handed on, and a
+ * session event meanwhile reaches it.  (The simulator:
+ * tests/sim/zkroute-sim --seed 11640 --mode routed --consistency session,
+ * "session event 3 missed watcher pairs 0x20"; seeds 17070 17098 too.) */
+START_TEST(session_mode_held_removal_keeps_the_pair_when_its_session_goes) {
+  fake_req_t *g;
+  fake_req_t *w = watch_on_a_follower_then_a_write(&g);
+  fake_req_t *b = wget_n(8, 4);
+  ck_assert_msg(b->h == h[1], "the scenario changed: the read behind the write went elsewhere");
+  fake_reply(b, ZOK, 0x100000005LL, 5, "a");
+  fake_req_t *rm = remove_all_of_n(g);
+  fake_req_t *rl = fake_wait(h[1], FK_REMOVE_ALL_WATCHES, "/n");
+  ck_assert_ptr_nonnull(rl);
+  fake_reply(rl, ZOK, 0, 0, NULL);
+  fake_reply(rm, ZCONNECTIONLOSS, 0, 0, NULL);
+  for (int i = 1; i <= 3; i++) {
+    fake_req_t *r;
+    while ((r = fake_peek(h[i], FK_REMOVE_ALL_WATCHES, "/n")) != NULL)
+      fake_reply(r, ZNOWATCHER, 0, 0, NULL);
+  }
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 3), 0); /* behind the write */
+  fake_session_event(g->h, ZOO_EXPIRED_SESSION_STATE);
+  for (int i = 0; i < 100 && !fake_handle_closed(g->h); i++) sleep_ms(10);
+  ck_assert_msg(fake_handle_closed(g->h), "the scenario changed: the expired carrier stays open");
+  sleep_ms(50);
+  int mark = owner_state(ZOO_CONNECTING_STATE);
+  ck_assert_msg(ev_find(mark, EV_SESSION, 7) >= 0,
+                "a pair whose removal had not completed missed the session event");
+  owner_state(ZOO_CONNECTED_STATE);
+  fake_reply(w, ZOK, 0x100000006LL, 0, NULL);
+  int d3 = ev_find(0, EV_DONE, 3);
+  ck_assert_int_ge(d3, 0);
+  ck_assert_int_eq(ev_at(d3).rc, ZOK);
+  no_session_event_to_7(owner_state(ZOO_CONNECTING_STATE), "a removed pair got a session event");
+}
+END_TEST
+
+/* Pair 7's read, answered, is held behind an earlier read on the same
+ * follower; that follower then falls behind the epoch, so the pair set
+ * again goes elsewhere, with a record of its own that supersedes the
+ * first (no change between).  Neither read is handed on: the application
+ * has not seen the pair set, and a session event meanwhile does not reach
+ * it; once both are, the next one does.  (The simulator:
+ * tests/sim/zkroute-sim --seed 7973 --mode routed --consistency session,
+ * "watcher pair 0 got session event 1 but holds no watch"; seed 13607
+ * too.) */
+START_TEST(session_mode_pair_set_again_elsewhere_while_its_read_is_held_gets_no_session_event) {
+  open3_session();
+  fake_set_role(1, ZKR_ROLE_LEADER, 0x200000005LL);
+  fake_set_role(2, ZKR_ROLE_FOLLOWER, 0x200000005LL);
+  fake_set_role(3, ZKR_ROLE_FOLLOWER, 0x200000005LL);
+  sleep_ms(100);
+  fake_req_t *slow = slow_read(1);
+  fake_req_t *a = wget_n(7, 2);
+  ck_assert_msg(a->h == slow->h, "the scenario changed: the reads went to two members");
+  fake_reply(a, ZOK, 0x200000004LL, 5, "a");
+  int f = fake_handle_server(a->h);
+  fake_set_role(f, ZKR_ROLE_FOLLOWER, 0x100000009LL);
+  sleep_ms(100);
+  fake_req_t *b = wget_n(7, 3);
+  ck_assert_msg(b->h != a->h, "the scenario changed: the read went to the member behind");
+  fake_reply(b, ZOK, 0x200000004LL, 5, "a"); /* the same state: no event */
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 2) + ev_matching(EV_DONE, 3), 0); /* behind /slow */
+  no_session_event_to_7(owner_state(ZOO_CONNECTING_STATE),
+                        "a pair whose reads were not handed on got a session event");
+  owner_state(ZOO_CONNECTED_STATE);
+  fake_reply(slow, ZOK, 3, 3, "s");
+  int d2 = ev_find(0, EV_DONE, 2), d3 = ev_find(0, EV_DONE, 3);
+  ck_assert_int_ge(d2, 0);
+  ck_assert_int_gt(d3, d2);
+  int mark = owner_state(ZOO_CONNECTING_STATE);
+  ck_assert_msg(ev_find(mark, EV_SESSION, 7) >= 0, "the pair set missed the session event");
+}
+END_TEST
+
 /* A watch set again while it is armed goes to the member that holds it,
  * where ZooKeeper merges the two registrations.  Answered before the
  * change, that read's completion comes before the event on one stock
@@ -634,6 +760,10 @@ static Suite *suite(void) {
   tcase_add_test(tc, session_mode_held_watch_removal_leaves_pairs_their_session_events);
   tcase_add_test(tc, session_mode_pair_fired_before_a_held_removal_gets_no_session_event);
   tcase_add_test(tc, session_mode_event_after_a_held_read_that_set_the_watch_again);
+  tcase_add_test(tc, session_mode_pair_removed_while_its_read_is_held_gets_no_session_event);
+  tcase_add_test(tc, session_mode_held_removal_keeps_the_pair_when_its_session_goes);
+  tcase_add_test(
+      tc, session_mode_pair_set_again_elsewhere_while_its_read_is_held_gets_no_session_event);
   tcase_add_test(tc, session_mode_write_after_read_waits);
   tcase_add_test(tc, linearizable_read_of_another_path_is_not_ordered);
   tcase_add_test(tc, ordered_read_after_switch_is_synced);

@@ -708,6 +708,8 @@ static void supersede_locked(zkr_t *z, zkr__watch_t *w2, const struct Stat *st,
     if (old->seq && !event) {
       w2->seq = old->seq;
       w2->took_over = 1; /* the pair stayed set, in the application's eyes */
+      /* ... once old's own first read is handed on, if it is not yet. */
+      w2->took_over_of = !old->read_pending ? 0 : old->took_over ? old->took_over_of : old->id;
     }
     if (registered) zkr__watch_set_state_locked(z, old, ZKR__W_CONSUMED);
     else zkr__watch_set_state_locked(z, old, ZKR__W_HELD);
@@ -987,6 +989,24 @@ static int registered(const zkr__watch_t *w) {
   return w->fn && (waiting(w) || w->state == ZKR__W_HELD || w->fire);
 }
 
+/* Whether the application has seen w's pair set: stock registers a
+ * watch when its read's completion is processed, so a record counts once
+ * the read that armed it is handed on - or, when that read only set the
+ * pair again (it superseded a record of the pair with no event between:
+ * took_over), once the superseded record's first read is.  (A superseded
+ * record gone before that: as set.)  Under watch_mu. */
+static int set_in_app_eyes_locked(zkr_t *z, const zkr__watch_t *w) {
+  if (!w->read_pending) return 1;
+  if (!w->took_over) return 0;
+  if (!w->took_over_of) return 1;
+  const zkr__watch_t *first = zkr__watch_by_id_locked(z, w->took_over_of);
+  return !first || !first->read_pending;
+}
+
+int zkr__watch_removal_unseen_locked(const zkr_t *z, const zkr__watch_t *w) {
+  return w->state == ZKR__W_REMOVED && w->rm_seq && w->rm_seq >= atomic_load(&z->ord_head);
+}
+
 /* The distinct (watcher, context) pairs of registered per-path watches:
  * fills up to cap of them and returns how many there are. */
 int zkr__watch_session_watchers(zkr_t *z, watcher_fn *fns, void **ctxs, int cap) {
@@ -995,16 +1015,12 @@ int zkr__watch_session_watchers(zkr_t *z, watcher_fn *fns, void **ctxs, int cap)
   for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w)) k++;
   pair_t *v = k ? malloc(k * sizeof *v) : NULL;
   size_t n = 0;
-  /* A record whose first read is not handed on has not been set in the
-   * application's eyes: stock registers a watch when its read's
-   * completion is processed, and a session event before that does not
-   * reach it.  A read that only set it again changes nothing here, held
-   * or not: the pair was set already - whether that read reused its
-   * record or superseded it with one of its own (took_over). */
-  uint64_t unseen = atomic_load(&z->ord_head);
+  /* A record whose pair the application has not seen set gets no session
+   * event (set_in_app_eyes_locked), nor does one it has seen removed; a
+   * removed one whose removal it has not seen complete does. */
   for (zkr__watch_t *w = zkr__watch_first(z); v && w; w = zkr__watch_next(w))
-    if ((registered(w) && (!w->read_pending || w->took_over)) ||
-        (w->fn && w->state == ZKR__W_REMOVED && w->rm_seq && w->rm_seq >= unseen))
+    if (w->fn && (registered(w) || zkr__watch_removal_unseen_locked(z, w)) &&
+        set_in_app_eyes_locked(z, w))
       v[n++] = (pair_t){(uintptr_t)w->fn, (uintptr_t)w->ctx};
   pthread_mutex_unlock(&z->watch_mu);
   if (!v) return 0;

@@ -94,6 +94,10 @@ struct zkr__watch {
   int took_over;                 /* it superseded a record of the pair with no
                                     event between: the pair was set all along,
                                     before its read is handed on too */
+  uint64_t took_over_of;         /* ... a record whose own first read was not
+                                    handed on yet (its id): the pair is set in
+                                    the application's eyes once that read is;
+                                    0 it was set already */
   int place_on_hand_on;          /* it superseded a record whose event was made:
                                     its place in the order is taken when its
                                     read is handed on, after that event */

@@ -37,6 +37,10 @@ void zkr__watch_arm_locked(struct zkr *z, zkr__watch_t *w, int member, zhandle_t
 void zkr__watch_deliver_locked(zkr__watch_t *w, int type);
 /* @locks watch_mu held. */
 void zkr__watch_remove_locked(struct zkr *z, zkr__watch_t *w);
+/* Whether w was removed by a call whose completion the application has
+ * not seen yet (rm_seq): until it has, it holds the pair, and the record
+ * stays.  @locks watch_mu held. */
+int zkr__watch_removal_unseen_locked(const struct zkr *z, const zkr__watch_t *w);
 /* Drops the registration of w on zhandle zh on the client only.
  * A completion's thread, watch_mu not held.  @locks m->zh_lock (read). */
 void zkr__watch_remove_unregister(struct zkr *z, zkr__watch_t *w, int slot, zhandle_t *zh,

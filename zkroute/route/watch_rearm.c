@@ -237,10 +237,12 @@ void zkr__watch_rearm_from(zkr_t *z, int slot, zhandle_t *old) {
       w->removing = 0;
       zkr__watch_remove_locked(z, w);
     } else if (w->state == ZKR__W_REMOVED) {
-      /* That zhandle can call it no more: it can go now. */
+      /* That zhandle can call it no more: it can go now - unless the
+       * application still holds its pair (its removal's completion not
+       * handed on): then the removal GC frees it. */
       w->zh = NULL;
       w->zh_pinned = 0;
-      if (w->reuses == 0) {
+      if (w->reuses == 0 && !zkr__watch_removal_unseen_locked(z, w)) {
         zkr__watch_unlink_locked(z, w);
         w->gone_next = gone;
         gone = w;

@@ -632,7 +632,7 @@ void zkr__watch_remove_gc(zkr_t *z, uint64_t now) {
   for (zkr__watch_t *w = zkr__watch_first(z), *next; w; w = next) {
     next = zkr__watch_next(w);
     if (w->state != ZKR__W_REMOVED || w->reuses > 0 || w->zh_pinned ||
-        zkr__since(now, w->removed_ns) < keep)
+        zkr__since(now, w->removed_ns) < keep || zkr__watch_removal_unseen_locked(z, w))
       continue;
     zkr__watch_unlink_locked(z, w);
     w->gone_next = gone;

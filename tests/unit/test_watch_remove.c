@@ -314,6 +314,48 @@ START_TEST(remove_all_leaves_the_pair_a_read_sent_after_it_sets_again) {
 }
 END_TEST
 
+/* A remove_all that takes a pair whose read was answered but is held
+ * (its reply shows a change another pair's watch has not fired for, and
+ * the removal does not take that one): on one stock session the read,
+ * issued first, completes first, and the removal after it.  The call
+ * waits for the read's hand-on.  (The simulator: tests/sim/zkroute-sim
+ * --seed 15108 --mode routed: the removal completed first, and the read
+ * after it set the pair again in the application's eyes.) */
+START_TEST(remove_all_completes_after_a_held_read_of_a_pair_it_takes) {
+  open3();
+  ck_assert_int_eq(zkr_awget_children(z, "/p", watcher, (void *)1, done_strings, (void *)11), ZOK);
+  fake_req_t *c1 = fake_wait(NULL, FK_CHILDREN, "/p");
+  ck_assert_ptr_nonnull(c1);
+  fake_reply(c1, ZOK, 5, 5, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  ck_assert_int_eq(zkr_awget(z, "/p", watcher, (void *)2, done_data, (void *)12), ZOK);
+  fake_req_t *g2 = fake_wait(NULL, FK_GET, "/p");
+  ck_assert_ptr_nonnull(g2);
+  fake_reply(g2, ZOK, 5, 9, "x"); /* a child changed: held for pair 1's event */
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 0);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_DATA, 0, done_void, (void *)20),
+                   ZOK);
+  fake_req_t *r2 = fake_wait(g2->h, FK_REMOVE_ALL_WATCHES, "/p");
+  ck_assert_ptr_nonnull(r2);
+  fake_reply(r2, ZOK, 0, 0, NULL);
+  for (int i = 1; i <= 3; i++) {
+    fake_req_t *r = fake_peek(h[i], FK_REMOVE_ALL_WATCHES, "/p");
+    if (r) fake_reply(r, ZNOWATCHER, 0, 0, NULL);
+  }
+  sleep_ms(50);
+  ck_assert_msg(ev_matching(EV_DONE, 20) == 0,
+                "the remove_all completed before a read issued before it, held, of a pair it took");
+  ck_assert_int_eq(fake_fire(c1->h, "/p", ZOO_CHILD_EVENT), 1);
+  int w1 = ev_find(0, EV_WATCH, 1), d12 = ev_find(0, EV_DONE, 12), d20 = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(w1, 0);
+  ck_assert_int_gt(d12, w1);
+  ck_assert_int_gt(d20, d12);
+  ck_assert_int_eq(ev_at(d20).rc, ZOK);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 0);
+}
+END_TEST
+
 /* A remove_all asked while a watched read of the path is in flight: on
  * one stock session the read was sent first, so the server sets its watch
  * and then removes it, and the client drops it when the removal's ZOK
@@ -586,6 +628,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, remove_all_racing_an_event_calls_every_pair_it_covers);
   tcase_add_test(tc, remove_all_takes_a_record_armed_again_before_its_answer);
   tcase_add_test(tc, remove_all_leaves_the_pair_a_read_sent_after_it_sets_again);
+  tcase_add_test(tc, remove_all_completes_after_a_held_read_of_a_pair_it_takes);
   tcase_add_test(tc, remove_all_covers_a_watched_read_in_flight);
   tcase_add_test(tc, remove_all_covering_a_read_completes_after_it_when_answered_at_once);
   tcase_add_test(tc, remove_all_of_a_watch_being_rearmed);

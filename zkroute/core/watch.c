@@ -528,6 +528,23 @@ static void consume_twins(zkr_t *z, const zkr__watch_t *f, int type, zkr__watch_
 /* Whether the read that armed w is held back for another record's event
  * (or being released): its completion is not on its way to the
  * application yet.  Under watch_mu. */
+/* A remove_all (zkr__watch_remove_*) takes w while a read that armed it
+ * is held here (answered, not handed on): that read was issued before the
+ * removal, and on one stock session it completes first.  The first such
+ * read carries w as its cover (cover_w): the call's completion waits for
+ * its hand-on, or its free (zkr__hooks_cover_end).  1 when one does.
+ * Under watch_mu. */
+int zkr__watch_cover_held_read_locked(zkr_t *z, zkr__watch_t *w) {
+  ZKR__QUEUE_FOREACH(l, &z->wf_held) {
+    zkr__op_t *op = ZKR__OP_OF(l, wf_link);
+    if (op->watch_id == w->id && !op->cover_w) {
+      op->cover_w = w;
+      return 1;
+    }
+  }
+  return 0;
+}
+
 int zkr__watch_read_held_back_locked(const zkr_t *z, const zkr__watch_t *w) {
   if (w->resuming) return 1;
   ZKR__QUEUE_FOREACH(l, &z->wf_held)

@@ -35,6 +35,10 @@ void zkr__watch_arm_locked(struct zkr *z, zkr__watch_t *w, int member, zhandle_t
                            const struct Stat *stat, uint64_t read_seq);
 /* @locks watch_mu held; takes delivery's mu inside it. */
 void zkr__watch_deliver_locked(zkr__watch_t *w, int type);
+/* A remove_all takes w: the first held read that armed it carries it as
+ * its cover, and the call completes after that read's hand-on; 1 when
+ * one does.  @locks watch_mu held. */
+int zkr__watch_cover_held_read_locked(struct zkr *z, zkr__watch_t *w);
 /* @locks watch_mu held. */
 void zkr__watch_remove_locked(struct zkr *z, zkr__watch_t *w);
 /* Whether w was removed by a call whose completion the application has

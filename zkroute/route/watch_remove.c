@@ -485,6 +485,13 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
     found++;
     if (w->state == ZKR__W_ARMED && !local) {
       armed[na++] = w;
+      /* Armed by a read answered before and held (for another record's
+       * event): issued before this call, that read completes first. */
+      if (all && !w->rm_cover_end && zkr__watch_cover_held_read_locked(z, w)) {
+        w->rm_cover_end = c;
+        w->reuses++;
+        c->pending++;
+      }
     } else if (w->state == ZKR__W_ARMED) {
       /* Local: the client-side registration goes below; meanwhile the
        * record is held and no read may set it again. */

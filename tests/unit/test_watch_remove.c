@@ -521,10 +521,12 @@ END_TEST
 /* The same removal, and a read issued before it (no watch) that finds the
  * node created: held for pairs 1 and 3 as well, and released by the same
  * answer.  That one still completes before the removal, as on one stock
- * session (sent first, answered first).  (A first version of the change
- * above handed on every released read after the completion: seed 123 and
- * eight more of seeds 1-3000 then failed, a read of pair 2 issued before a
- * remove_all completing after it.) */
+ * session (sent first, answered first) - and after pairs 1 and 3's
+ * CREATED, which the server that saw the creation sent before the read's
+ * reply (remove_all_makes_the_event_a_read_issued_before_it_proves).  (A
+ * first version of the change above handed on every released read after
+ * the completion: seed 123 and eight more of seeds 1-3000 then failed, a
+ * read of pair 2 issued before a remove_all completing after it.) */
 START_TEST(remove_all_completes_after_a_read_issued_before_it_that_it_releases) {
   fake_zh_t *m1, *m3;
   exists_watches_of_pairs_1_and_3(&m1, &m3);
@@ -547,8 +549,72 @@ START_TEST(remove_all_completes_after_a_read_issued_before_it_that_it_releases) 
   ck_assert_int_eq(ev_at(d).rc, ZOK);
   ck_assert_int_ge(d4, 0);
   ck_assert_int_lt(d4, d);
+  int w1 = ev_find(0, EV_WATCH, 1), w3 = ev_find(0, EV_WATCH, 3);
+  ck_assert_int_ge(w1, 0);
+  ck_assert_int_ge(w3, 0);
+  ck_assert_int_eq(ev_at(w1).type, ZOO_CREATED_EVENT);
+  ck_assert_int_eq(ev_at(w3).type, ZOO_CREATED_EVENT);
+  ck_assert_int_lt(w1, w3);
+  ck_assert_int_lt(w3, d4);
   sleep_ms(50);
-  ck_assert_int_eq(ev_matching(EV_WATCH, 1) + ev_matching(EV_WATCH, 3), 0);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1) + ev_matching(EV_WATCH, 3), 2);
+}
+END_TEST
+
+/* Pairs 1 and 3 hold exists watches on the missing /n, on members whose
+ * servers have not reported the node's creation yet (in the simulator
+ * both were on a member whose connection was down while the node was
+ * created and deleted again).  Pair 2's get, issued before a remove_all
+ * of the path's data watches, finds the node: it is held for pairs 1 and
+ * 3's CREATED, and its own watch's DELETED comes meanwhile.  The
+ * removal's servers remove pairs 1 and 3's watches (ZOK): no event of
+ * theirs will come.  On one stock session the get, sent first, is served
+ * first, by a server that had applied the creation: its CREATED to pairs
+ * 1 and 3 came before the get's reply, then pair 2's DELETED, then the
+ * removal's answer.  The records removed without that event let the get
+ * and pair 2's DELETED go while pairs 1 and 3 were still in stock's exist
+ * table, which collectWatchers takes for DELETED too.  (The simulator:
+ * tests/sim/zkroute-sim --seed 10095 --mode routed, "deleted event on
+ * /g0/k2: pair 6 called before pair 1, which was set first"; nine more
+ * seeds of the first 20,000 the same.) */
+START_TEST(remove_all_makes_the_event_a_read_issued_before_it_proves) {
+  fake_zh_t *m1, *m3;
+  exists_watches_of_pairs_1_and_3(&m1, &m3);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)2, done_data, (void *)12), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(g);
+  fake_reply(g, ZOK, 7, 7, "x");
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 0); /* held for pairs 1 and 3 */
+  ck_assert_int_eq(fake_fire(g->h, "/n", ZOO_DELETED_EVENT), 1);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 0); /* waits for its read */
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/n", ZWATCHTYPE_DATA, 0, done_void, (void *)20),
+                   ZOK);
+  fake_req_t *r1 = fake_wait(m1, FK_REMOVE_ALL_WATCHES, "/n");
+  fake_req_t *r3 = fake_wait(m3, FK_REMOVE_ALL_WATCHES, "/n");
+  ck_assert_ptr_nonnull(r1);
+  ck_assert_ptr_nonnull(r3);
+  fake_reply(r1, ZOK, 0, 0, NULL);
+  fake_reply(r3, ZOK, 0, 0, NULL);
+  other_members_hold_no_watch();
+  int d = ev_find(0, EV_DONE, 20), d2 = ev_find(0, EV_DONE, 12);
+  int w1 = ev_find(0, EV_WATCH, 1), w3 = ev_find(0, EV_WATCH, 3), w2 = ev_find(0, EV_WATCH, 2);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+  ck_assert_int_ge(d2, 0);
+  ck_assert_int_ge(w2, 0);
+  ck_assert_int_eq(ev_at(w2).type, ZOO_DELETED_EVENT);
+  ck_assert_msg(w1 >= 0 && w3 >= 0, "pairs 1 and 3 never got the creation the get saw");
+  ck_assert_int_eq(ev_at(w1).type, ZOO_CREATED_EVENT);
+  ck_assert_int_eq(ev_at(w3).type, ZOO_CREATED_EVENT);
+  ck_assert_int_lt(w1, w3);
+  ck_assert_int_lt(w3, d2);
+  ck_assert_int_lt(d2, w2);
+  ck_assert_int_lt(w2, d);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1) + ev_matching(EV_WATCH, 3), 2);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 1);
 }
 END_TEST
 
@@ -634,6 +700,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, remove_all_of_a_watch_being_rearmed);
   tcase_add_test(tc, remove_all_completes_before_the_reads_and_events_it_releases);
   tcase_add_test(tc, remove_all_completes_after_a_read_issued_before_it_that_it_releases);
+  tcase_add_test(tc, remove_all_makes_the_event_a_read_issued_before_it_proves);
   suite_add_tcase(s, tc);
   return s;
 }

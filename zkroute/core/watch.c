@@ -681,11 +681,14 @@ int zkr__watch_missed(const zkr__watch_t *w, int rc, const struct Stat *st) {
  * again may find the state w remembers (an exists watch on a missing
  * node: created and deleted again meanwhile) while a read held for w saw
  * the change between: the change happened, and on stock's one session w
- * fired for it before that read's reply.  0: none.  Under watch_mu. */
-static int missed_by_held_locked(zkr_t *z, const zkr__watch_t *w, uint64_t *read_seq) {
+ * fired for it before that read's reply.  before (unless 0): only the
+ * reads issued before the operation of that issue number.  0: none.
+ * Under watch_mu. */
+static int missed_by_held_locked(zkr_t *z, const zkr__watch_t *w, uint64_t before,
+                                 uint64_t *read_seq) {
   ZKR__QUEUE_FOREACH(l, &z->wf_held) {
     const zkr__op_t *op = ZKR__OP_OF(l, wf_link);
-    if (!op->kept || strcmp(op->path, w->path) != 0) continue;
+    if (!op->kept || strcmp(op->path, w->path) != 0 || (before && op->ord_seq >= before)) continue;
     zkr__result_t r = zkr__deliver_reply_view(op->kept);
     if (pending_change(w, r.rc, r.stat) && !maybe_older(w, op, r.rc)) {
       int event = zkr__watch_missed(w, r.rc, r.stat);
@@ -696,6 +699,19 @@ static int missed_by_held_locked(zkr_t *z, const zkr__watch_t *w, uint64_t *read
     }
   }
   return 0;
+}
+
+int zkr__watch_missed_before_locked(zkr_t *z, zkr__watch_t *w, uint64_t ord_seq,
+                                    zkr__watch_t **gone) {
+  uint64_t proof = 0;
+  int event = missed_by_held_locked(z, w, ord_seq, &proof);
+  if (!event) return 0;
+  if (w->state == ZKR__W_ARMED || w->state == ZKR__W_REARMING)
+    zkr__watch_set_state_locked(z, w, ZKR__W_CONSUMED);
+  else zkr__watch_set_state_locked(z, w, ZKR__W_HELD); /* lost: nothing to swallow */
+  z->watch_missed_events++;
+  zkr__watch_fire_locked(z, w, event, 1, gone);
+  return 1;
 }
 
 /* w2's read armed it; old, the record of the same pair it set again (its
@@ -719,7 +735,7 @@ static void supersede_locked(zkr_t *z, zkr__watch_t *w2, const struct Stat *st,
      * read saw the state after it, and the change does not fire w2. */
     uint64_t proof = 0;
     const zkr__watch_t *not_fired = NULL;
-    if (!event && (event = missed_by_held_locked(z, old, &proof)) && proof < w2->read_seq)
+    if (!event && (event = missed_by_held_locked(z, old, 0, &proof)) && proof < w2->read_seq)
       not_fired = w2;
     int registered = old->state == ZKR__W_ARMED || old->state == ZKR__W_REARMING;
     if (old->seq && !event) {

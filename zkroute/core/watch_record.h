@@ -30,6 +30,15 @@ int zkr__watch_read_held_back_locked(const struct zkr *z, const zkr__watch_t *w)
  * the read's answer), 0 none.
  * @locks none. */
 int zkr__watch_missed(const zkr__watch_t *w, int rc, const struct Stat *stat);
+/* w, still registered, goes with a removal call of issue number ord_seq
+ * (zkr__watch_remove_*): a read issued before that call and held here
+ * for w's event proves a change w missed - on one stock session that
+ * read's reply came before the removal's answer, and w's event before
+ * the reply.  The event is made from it, as at the hold's bound, and w
+ * keeps it (1); 0: none.
+ * @locks watch_mu held; takes delivery's mu inside it. */
+int zkr__watch_missed_before_locked(struct zkr *z, zkr__watch_t *w, uint64_t ord_seq,
+                                    zkr__watch_t **gone);
 /* @locks watch_mu held. */
 void zkr__watch_arm_locked(struct zkr *z, zkr__watch_t *w, int member, zhandle_t *zh,
                            const struct Stat *stat, uint64_t read_seq);

@@ -212,8 +212,15 @@ static void settle_later(rm_call_t *c, int rc, void (*complete)(rm_call_t *, int
     w->reuses--;
     /* One whose event came meanwhile (another member's copy of a change,
      * spread to it) keeps it: that event reached the client before the
-     * removal's answer, and is delivered in its turn. */
-    if (rc == ZOK && w->state != ZKR__W_REMOVED && w->state != ZKR__W_PENDING && !w->fire) {
+     * removal's answer, and is delivered in its turn.  So does one whose
+     * missed change a read issued before the call, held for its event,
+     * proves (its server had not reported it, and now never will): on one
+     * stock session that read's reply, and the event before it, came
+     * before the removal's answer - the event is made now (sim seed
+     * 10095: the read and a later event of the path went first, and the
+     * pair was never called). */
+    if (rc == ZOK && w->state != ZKR__W_REMOVED && w->state != ZKR__W_PENDING && !w->fire &&
+        !(c->order && zkr__watch_missed_before_locked(z, w, c->order->ord_seq, &gone))) {
       /* One still registered on a server it could not reach stays until
        * that zhandle is closed (zkr__watch_rearm_from frees it): its event
        * may still call it, and is dropped. */

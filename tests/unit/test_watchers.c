@@ -1071,6 +1071,35 @@ START_TEST(read_answered_during_close_not_shown_before_its_watch) {
 }
 END_TEST
 
+/* The same, but the watch's event comes first, as the close begins (so
+ * it is dropped: nothing is delivered once the handle closes), and the
+ * read's reply after it: no record waits any more, and the read must not
+ * show the change its pair was never called for either.  (The
+ * simulator: tests/sim/zkroute-sim --seed 12344 --mode routed.) */
+static fake_req_t *fire_then_answer_watch;
+static void fire_then_answer_at_close(fake_zh_t *closed, void *arg) {
+  (void)closed;
+  (void)arg;
+  ck_assert_int_eq(fake_fire(fire_then_answer_watch->h, "/n", ZOO_CHANGED_EVENT), 1);
+  fake_reply(reply_at_close, ZOK, 9, 9, "b");
+}
+
+START_TEST(read_answered_during_close_after_its_dropped_event) {
+  fire_then_answer_watch = open_and_watch("/n");
+  ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)12), ZOK);
+  reply_at_close = next_req(FK_GET, "/n");
+  fake_hook_close(fire_then_answer_at_close, NULL);
+  ck_assert_int_eq(zkr_close(z), ZOK);
+  z = NULL;
+  ck_assert_int_eq(reply_at_close->answered, 1);
+  int d = ev_find(0, EV_DONE, 12);
+  ck_assert_int_ge(d, 0);
+  ck_assert_msg(ev_at(d).rc == ZCLOSING,
+                "the read completed %d during close, after its dropped event", ev_at(d).rc);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
+}
+END_TEST
+
 /* ---- a removed watcher is never called again ---- */
 
 /* Two watches lose their session; the monitor re-arms them one after the
@@ -1521,6 +1550,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, later_change_of_a_reset_watch_does_not_hold_an_earlier_one);
   tcase_add_test(tc, held_read_closing);
   tcase_add_test(tc, read_answered_during_close_not_shown_before_its_watch);
+  tcase_add_test(tc, read_answered_during_close_after_its_dropped_event);
   tcase_add_test(tc, held_read_completes_before_its_own_watch_fires);
   tcase_add_test(tc, reads_past_their_bound_keep_an_event_in_hand_before_the_data);
   tcase_add_test(tc, removed_watcher_not_rearmed);

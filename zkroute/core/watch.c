@@ -150,18 +150,14 @@ static int read_held_locked(const zkr_t *z, const zkr__watch_t *w);
  * completes first.  Held for it, op would wait for an event that may
  * wait for op itself (the read that armed w held for the event of a pair
  * that op sets again). */
-static int blocked_by_watch_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st) {
+static int read_blocked_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st) {
+  if (zkr__handle_ended_rc(z)) return 0; /* no event comes any more */
   for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w))
     if (strcmp(w->path, op->path) == 0 &&
         (pending_change(w, rc, st) || (w->fire && shows_change(w, rc, st))) &&
         !(maybe_older(w, op, rc) && read_held_locked(z, w)))
       return 1;
   return 0;
-}
-
-static int read_blocked_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st) {
-  if (zkr__handle_ended_rc(z)) return 0; /* no event comes any more */
-  return blocked_by_watch_locked(z, op, rc, st);
 }
 
 /* Under watch_mu.  A read is held at most rescue_ms: a watch that has not
@@ -208,23 +204,25 @@ static void make_late_events_locked(zkr_t *z, const zkr__op_t *op, int rc, const
  * reply is kept and op held here, to be handed on by zkr__watch_done once
  * no record blocks it.  A reply that comes once the session is over (the
  * handle closes: its member sessions' completions run during the close)
- * and would be held is not handed on with its data: no event comes any
- * more, and on stock's one session the event would have come before it.
+ * is not handed on with its data: no event is delivered any more, and on
+ * stock's one session an event of a change the reply shows would have
+ * come before it - the record that waited for that event may even be gone
+ * already, its event dropped by the close (zkr__watch_deliver_locked).
  * *r becomes the end's outcome instead (ZCLOSING), as for the reads held
- * when the session ended (done_with). */
+ * when the session ended (done_with), and as stock completes what is
+ * outstanding at its close. */
 int zkr__watch_hold_read(zkr__op_t *op, zkr__result_t *r, void (*keep)(zkr__op_t *)) {
   zkr_t *z = op->z;
   if (zkr__op_has(op, ZKR__OP_F_WRITE) || !op->path || (r->rc != ZOK && r->rc != ZNONODE)) return 0;
+  int ended = zkr__handle_ended_rc(z);
+  if (ended) {
+    *r = (zkr__result_t){.rc = ended, .value_len = -1};
+    return 0;
+  }
   /* The list is read under its lock only (an unlocked look at watch_list
    * raced with the watcher thread's unlink: ThreadSanitizer). */
   pthread_mutex_lock(&z->watch_mu);
   op->held_ns = 0;
-  int ended = zkr__handle_ended_rc(z);
-  if (ended && !zkr__queue_empty(&z->watch_q) && blocked_by_watch_locked(z, op, r->rc, r->stat)) {
-    pthread_mutex_unlock(&z->watch_mu);
-    *r = (zkr__result_t){.rc = ended, .value_len = -1};
-    return 0;
-  }
   int held = !zkr__queue_empty(&z->watch_q) && read_blocked_locked(z, op, r->rc, r->stat);
   if (held) {
     if (keep) keep(op);

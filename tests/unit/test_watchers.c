@@ -1471,6 +1471,44 @@ START_TEST(rearm_unchanged_then_fires_once) {
 }
 END_TEST
 
+/* Pair 1's exists watch on the missing /x, and a read of /x issued
+ * after it, answered with the node created: held for the pair's CREATED.
+ * Then the watch's carrier expires, and the node is deleted again before
+ * the re-arm's read, which finds it missing - the state the record
+ * remembers.  The held read proved the creation, and on stock's one
+ * session the CREATED came before that read's reply: the re-arm makes
+ * that event, before the read, not the hold's bound (2 s here).  The
+ * registration the re-arm left behind is swallowed.  (The simulator:
+ * tests/sim/zkroute-sim --seed 14481 --mode routed: three pairs' exists
+ * watches re-armed after a leader change never got the CREATED that the
+ * held reads had seen.) */
+START_TEST(rearm_makes_the_event_a_held_read_proved) {
+  open3_with(2000);
+  ck_assert_int_eq(zkr_awexists(z, "/x", watcher, (void *)1, done_stat, (void *)10), ZOK);
+  fake_req_t *g = next_req(FK_EXISTS, "/x");
+  fake_zh_t *carrier = g->h;
+  fake_reply(g, ZNONODE, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  ck_assert_int_eq(zkr_aget(z, "/x", 0, done_data, (void *)12), ZOK);
+  fake_reply(next_req(FK_GET, "/x"), ZOK, 9, 9, "b");
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 0); /* held */
+  fake_session_event(carrier, ZOO_EXPIRED_SESSION_STATE);
+  fake_req_t *rg = next_req(FK_EXISTS, "/x");
+  ck_assert_ptr_ne(rg->h, carrier);
+  fake_reply(rg, ZNONODE, 0, 0, NULL);
+  sleep_ms(200);
+  ck_assert_msg(ev_matching(EV_WATCH, 1) == 1 && ev_matching(EV_DONE, 12) == 1,
+                "the re-arm did not make the CREATED the held read proved");
+  int w = ev_find(0, EV_WATCH, 1), d = ev_find(0, EV_DONE, 12);
+  ck_assert_int_eq(ev_at(w).type, ZOO_CREATED_EVENT);
+  ck_assert_int_gt(d, w);
+  fake_fire(rg->h, "/x", ZOO_CREATED_EVENT);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
+}
+END_TEST
+
 /* A carrier's server keeps following a deposed leader: srvr shows it in
  * an older epoch than a change the handle saw committed (its own write
  * through the new leader), and the changes the new leader commits do not
@@ -1562,6 +1600,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, pair_whose_read_is_held_does_not_hold_an_earlier_set_pair);
   tcase_add_test(tc, carrier_expiry_silent_watch_rearmed);
   tcase_add_test(tc, rearm_unchanged_then_fires_once);
+  tcase_add_test(tc, rearm_makes_the_event_a_held_read_proved);
   tcase_add_test(tc, carrier_behind_the_epoch_has_its_watches_rearmed);
   suite_add_tcase(s, tc);
   return s;

@@ -108,6 +108,17 @@ static void rearmed(rearm_t *a, int rc, const struct Stat *st) {
     return;
   }
   int event = zkr__watch_missed(w, rc, st);
+  if (!event && set && zkr__watch_missed_before_locked(z, w, 0, &gone)) {
+    /* The node is as the record remembers it, but a read held for its
+     * event saw a change between (created and deleted again, say): that
+     * event is made from the read, as at the hold's bound, and the
+     * registration this re-arm left is swallowed (consumed). */
+    zkr__log_event(z, ZOO_LOG_LEVEL_INFO, "watch_rearmed", w->member,
+                   "path=%s missed_event=proved_by_a_held_read", w->path);
+    pthread_mutex_unlock(&z->watch_mu);
+    zkr__watch_done(z, gone);
+    return;
+  }
   if (!set) {
     /* A data or child watch on a node that is gone: no watch was set, and
      * the deletion is the application's event. */

@@ -377,6 +377,62 @@ START_TEST(session_mode_held_watch_removal_leaves_pairs_their_session_events) {
 }
 END_TEST
 
+/* The same pair removed by two calls held behind a write: its own removal
+ * (tag 4), whose request fails (connection loss), and a remove_all of the
+ * path (tag 3) issued while that request was out, which takes the pair
+ * too and answers ZOK after it.  The pair's registration stays on its
+ * carrier's session, so its record stays until that zhandle closes: the
+ * carrier expires first.  Until the remove_all's completion is handed on
+ * the pair is still the application's, and a session event must reach
+ * it - the record must outlive that zhandle.  (The simulator:
+ * tests/sim/zkroute-sim --seed 8841 --mode routed --consistency session,
+ * "session event 3 missed watcher pairs 0x8".) */
+START_TEST(session_mode_pair_of_a_held_removal_gets_session_events_after_its_carrier_closed) {
+  open3_session();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)7, done_data, (void *)1), ZOK);
+  fake_req_t *g = fake_wait(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(g);
+  fake_reply(g, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  ck_assert_ptr_ne(g->h, h[1]);
+  /* A write on the leader's session, unanswered: what follows completes
+   * after it (the carrier's expiry fails no request of its own). */
+  ck_assert_int_eq(zkr_aset(z, "/slow", "s", 1, -1, done_stat, (void *)2), ZOK);
+  fake_req_t *slow = fake_wait(NULL, FK_SET, "/slow");
+  ck_assert_ptr_nonnull(slow);
+  ck_assert_ptr_ne(slow->h, g->h);
+  ck_assert_int_eq(
+      zkr_aremove_watches(z, "/n", ZWATCHTYPE_DATA, watcher, (void *)7, 0, done_void, (void *)4),
+      ZOK);
+  fake_req_t *r4 = fake_wait(g->h, FK_REMOVE_WATCHES, "/n");
+  ck_assert_ptr_nonnull(r4);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/n", ZWATCHTYPE_ANY, 0, done_void, (void *)3), ZOK);
+  for (int i = 1; i <= 3; i++) {
+    fake_req_t *r = fake_peek(h[i], FK_REMOVE_ALL_WATCHES, "/n");
+    if (r) fake_reply(r, ZNOWATCHER, 0, 0, NULL);
+  }
+  fake_reply(r4, ZCONNECTIONLOSS, 0, 0, NULL);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 3) + ev_matching(EV_DONE, 4), 0); /* behind the set */
+  fake_session_event(g->h, ZOO_EXPIRED_SESSION_STATE);
+  sleep_ms(50);
+  int mark = ev_count();
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+  ck_assert_int_ge(ev_find(mark, EV_SESSION, 100), 0);
+  ck_assert_msg(ev_find(mark, EV_SESSION, 7) >= 0,
+                "a pair whose removal had not completed missed the session event");
+  fake_session_event(h[1], ZOO_CONNECTED_STATE);
+  wait_state(ZOO_CONNECTED_STATE);
+  fake_reply(slow, ZOK, 6, 0, NULL);
+  int d4 = ev_find(0, EV_DONE, 4), d3 = ev_find(0, EV_DONE, 3);
+  ck_assert_int_ge(d4, 0);
+  ck_assert_int_ge(d3, 0);
+  ck_assert_int_lt(d4, d3);
+  ck_assert_int_eq(ev_at(d3).rc, ZOK);
+}
+END_TEST
+
 /* ... but a pair whose event came before the removal's answer is over:
  * the next session event does not reach it, removal held or not.  (The
  * simulator: tests/sim/zkroute-sim --seed 534 --mode routed --consistency
@@ -759,6 +815,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, session_mode_watch_removal_completes_in_issue_order);
   tcase_add_test(tc, session_mode_held_watch_removal_leaves_pairs_their_session_events);
   tcase_add_test(tc, session_mode_pair_fired_before_a_held_removal_gets_no_session_event);
+  tcase_add_test(tc,
+                 session_mode_pair_of_a_held_removal_gets_session_events_after_its_carrier_closed);
   tcase_add_test(tc, session_mode_event_after_a_held_read_that_set_the_watch_again);
   tcase_add_test(tc, session_mode_pair_removed_while_its_read_is_held_gets_no_session_event);
   tcase_add_test(tc, session_mode_held_removal_keeps_the_pair_when_its_session_goes);

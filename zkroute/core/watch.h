@@ -72,7 +72,11 @@ struct zkr__watch {
   struct zkr__watch *supersedes; /* PENDING: the record of the same pair
                                     that this read sets again (held by
                                     reuses), NULL none */
-  int removing;                  /* a removal is on its way (zkr__watch_remove_*) */
+  int removing;                  /* removal calls that hold it: their requests or
+                                    results are on their way (zkr__watch_remove_*) */
+  void *rm_call;                 /* ... the last of them to take it, NULL none: a
+                                    later call that takes it too completes after that
+                                    one, under watch_mu */
   void *rm_cover;                /* PENDING: a remove_all asked while the read that
                                     sets it was in flight, which removes what that read
                                     sets (zkr__watch_remove_covered), under watch_mu */

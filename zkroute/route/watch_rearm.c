@@ -94,8 +94,8 @@ static void rearmed(rearm_t *a, int rc, const struct Stat *st) {
   int set = rc == ZOK || (w->kind == ZKR__WATCH_EXIST && rc == ZNONODE);
   if (w->removing) {
     /* Removed by the application while this was on its way: whatever it
-     * set goes, and nothing is delivered. */
-    w->removing = 0;
+     * set goes, and nothing is delivered.  (The removals that hold it
+     * count themselves out of removing when they settle.) */
     if (set) zkr__watch_remove_unregister(z, w, w->member, w->zh, 1);
     zkr__watch_remove_locked(z, w);
     pthread_mutex_unlock(&z->watch_mu);
@@ -245,7 +245,6 @@ void zkr__watch_rearm_from(zkr_t *z, int slot, zhandle_t *old) {
     if (w->zh != old || w->member != slot) continue;
     if (w->state == ZKR__W_REARMING && w->removing) {
       /* Its re-arm went with the zhandle: the removal is complete. */
-      w->removing = 0;
       zkr__watch_remove_locked(z, w);
     } else if (w->state == ZKR__W_REMOVED) {
       /* That zhandle can call it no more: it can go now - unless the

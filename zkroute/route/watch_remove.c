@@ -26,7 +26,11 @@
  * records not on a server (lost, fired) and those whose server could not
  * be asked go only with ZOK - then all of them, so that no watch the
  * application was told is gone fires - and stay with an error, as a
- * failed stock removal leaves its watches (settle_later).  A request whose zhandle is closed before it answers
+ * failed stock removal leaves its watches (settle_later).  A record that
+ * an earlier removal still holds (its request or its result on the way)
+ * is taken by a later one too, which completes after that one, as one
+ * stock session answers the earlier first (wait_for_locked).  A request
+ * whose zhandle is closed before it answers
  * is answered ZCONNECTIONLOSS (ZCLOSING when the handle closes) by
  * zkr__watch_remove_dropped, exactly once.
  *
@@ -50,7 +54,7 @@
 
 #define REMOVED_KEEP_S 60
 
-typedef struct {
+typedef struct rm_call {
   zkr_t *z;
   void_completion_t cb;
   const void *data;
@@ -67,6 +71,11 @@ typedef struct {
    * leaves its watches.  Each is held (reuses) and marked removing. */
   zkr__watch_t **later;
   int nlater, caplater;
+  /* Later calls that took records this one holds: each waits (pending)
+   * until this one completed, as on one stock session, where the server
+   * answers the earlier removal first.  Under watch_mu. */
+  struct rm_call **waiters;
+  int nwaiters, capwaiters;
 } rm_call_t;
 
 struct zkr__rm_req {
@@ -122,7 +131,7 @@ static int matches(const zkr_t *z, const zkr__watch_t *w, const char *path, ZooW
    * and waits only for its turn - stock would have delivered it already,
    * and removes nothing for it (a removal does not drop an event). */
   if (w->state != ZKR__W_ARMED && w->state != ZKR__W_REARMING && w->state != ZKR__W_LOST) return 0;
-  if (w->removing || strcmp(w->path, path) != 0) return 0;
+  if (strcmp(w->path, path) != 0) return 0;
   if (t != ZWATCHTYPE_ANY && type_of(w) != t) return 0;
   if (all) return 1;
   /* Armed by a read held back for another record's event: in the
@@ -157,13 +166,46 @@ static int defer_locked(rm_call_t *c, zkr__watch_t *w) {
     c->caplater = cap;
   }
   c->later[c->nlater++] = w;
-  w->removing = 1;
+  w->removing++;
   w->reuses++;
+  if (!w->rm_call) w->rm_call = c;
   return 1;
 }
 
 /* Under watch_mu: one request answered, or one sender done. */
 static rm_call_t *call_release_locked(rm_call_t *c) { return --c->pending == 0 ? c : NULL; }
+
+/* Under watch_mu: c completes after prev (c took a record prev holds).
+ * Out of memory: it does not wait. */
+static void wait_for_locked(rm_call_t *c, rm_call_t *prev) {
+  for (int i = 0; i < prev->nwaiters; i++)
+    if (prev->waiters[i] == c) return;
+  if (prev->nwaiters == prev->capwaiters) {
+    int cap = prev->capwaiters ? 2 * prev->capwaiters : 4;
+    rm_call_t **v = realloc(prev->waiters, (size_t)cap * sizeof *v);
+    if (!v) return;
+    prev->waiters = v;
+    prev->capwaiters = cap;
+  }
+  prev->waiters[prev->nwaiters++] = c;
+  c->pending++;
+}
+
+static void call_finish(rm_call_t *c);
+
+/* c completed: the calls that waited for it may complete now. */
+static void release_waiters(rm_call_t *c) {
+  zkr_t *z = c->z;
+  for (int i = 0; i < c->nwaiters; i++) {
+    pthread_mutex_lock(&z->watch_mu);
+    rm_call_t *done = call_release_locked(c->waiters[i]);
+    pthread_mutex_unlock(&z->watch_mu);
+    call_finish(done);
+  }
+  free(c->waiters);
+  c->waiters = NULL;
+  c->nwaiters = 0;
+}
 
 /* The removal call leaves the issue order: a barrier behind it may go. */
 static void leave_order(rm_call_t *c) {
@@ -208,8 +250,9 @@ static void settle_later(rm_call_t *c, int rc, void (*complete)(rm_call_t *, int
   pthread_mutex_lock(&z->watch_mu);
   for (int i = 0; i < c->nlater; i++) {
     zkr__watch_t *w = c->later[i];
-    w->removing = 0;
+    w->removing--;
     w->reuses--;
+    if (w->rm_call == c) w->rm_call = NULL;
     /* One whose event came meanwhile (another member's copy of a change,
      * spread to it) keeps it: that event reached the client before the
      * removal's answer, and is delivered in its turn.  So does one whose
@@ -273,11 +316,13 @@ static void call_finish(rm_call_t *c) {
       zkr__completion_hand_on(o, &r); /* then it leaves the order */
       zkr__op_free(o);
     }
+    release_waiters(c);
     free(c);
     return;
   }
   settle_later(c, rc, complete_call);
   leave_order(c);
+  release_waiters(c);
   free(c);
 }
 
@@ -286,8 +331,10 @@ static rm_call_t *answer_locked(zkr_t *z, rm_req_t *q, int rc, zkr__watch_t **go
   int failed = rc != ZOK && rc != ZNOWATCHER;
   for (int i = 0; i < q->n; i++) {
     zkr__watch_t *w = q->w[i];
-    w->removing = 0;
+    w->removing--;
     w->reuses--;
+    /* Deferred below, it is still this call's (defer_locked). */
+    if (w->rm_call == q->call) w->rm_call = NULL;
     /* Its server did not answer: whether it goes is the call's result. */
     if (failed && w->state == ZKR__W_ARMED && defer_locked(q->call, w)) continue;
     /* Its server removed it, and so did its zhandle: no event can come
@@ -420,7 +467,8 @@ static void send_req(rm_call_t *c, int slot, zhandle_t *zh, zkr__watch_t **v, in
   pthread_mutex_lock(&z->watch_mu);
   for (int i = 0; i < n; i++) {
     v[i]->reuses++; /* held until answered */
-    v[i]->removing = 1;
+    v[i]->removing++;
+    v[i]->rm_call = c;
     v[i]->rm_covered = cover;
   }
   c->pending++;
@@ -490,7 +538,22 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
     }
     if (!matches(z, w, path, t, all, fn, ctx, gfn, gctx)) continue;
     found++;
-    if (w->state == ZKR__W_ARMED && !local) {
+    if (w->removing) {
+      /* An earlier removal holds it (its request on the way, or its
+       * result awaited): it follows this call's result too - a ZOK here
+       * tells the application the pair is gone, whatever that earlier
+       * call answers - and this call completes after that one, as a
+       * stock session answers the earlier removal first.  Out of memory:
+       * this call fails. */
+      rm_call_t *prev = w->rm_call;
+      if (defer_locked(c, w)) {
+        w->rm_call = c;
+        if (prev && prev != c) wait_for_locked(c, prev);
+      } else {
+        found--;
+        if (!c->other_rc) c->other_rc = ZKR_ENOMEM;
+      }
+    } else if (w->state == ZKR__W_ARMED && !local) {
       armed[na++] = w;
       /* Armed by a read answered before and held (for another record's
        * event): issued before this call, that read completes first. */
@@ -502,7 +565,7 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
     } else if (w->state == ZKR__W_ARMED) {
       /* Local: the client-side registration goes below; meanwhile the
        * record is held and no read may set it again. */
-      w->removing = 1;
+      w->removing++;
       w->reuses++;
       here[nh++] = w;
     } else if (w->state == ZKR__W_REARMING) {
@@ -510,7 +573,7 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
        * (a ZOK answered at once must leave nothing registered: a session
        * event would call it).  Meanwhile its re-arm drops what it set
        * (zkr__watch_rearm_*). */
-      if (!defer_locked(c, w)) w->removing = 1;
+      if (!defer_locked(c, w)) w->removing++;
     } else if (!defer_locked(c, w)) {
       zkr__watch_remove_locked(z, w); /* lost or fired: on no server */
     }
@@ -532,7 +595,7 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
     zkr__watch_t *w = here[i];
     zkr__watch_remove_unregister(z, w, w->member, w->zh, 0);
     pthread_mutex_lock(&z->watch_mu);
-    w->removing = 0;
+    w->removing--;
     w->reuses--;
     if (w->state == ZKR__W_ARMED || w->state == ZKR__W_FIRED) zkr__watch_remove_locked(z, w);
     zkr__watch_t *g = NULL;

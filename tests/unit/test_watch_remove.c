@@ -356,6 +356,112 @@ START_TEST(remove_all_completes_after_a_held_read_of_a_pair_it_takes) {
 }
 END_TEST
 
+/* A pair set again (its record reused: the read goes to the member that
+ * holds it) by a read that waits there for a coalesced sync, then a
+ * remove_all of the path.  On one stock session the read was sent first:
+ * its server sets the watch again and the removal takes it, and the read
+ * completes before the removal.  Sent after the removal, the read set
+ * the watch again on the server after it and completed after the
+ * removal's ZOK: the application held the pair as set, and nothing fired
+ * it.  The waiting reads with a watch of the path go first, behind a
+ * sync of their own, so that the server sees the issue order.  (The
+ * simulator: tests/sim/zkroute-sim --seed 1932 --mode routed, a lost
+ * notification.) */
+START_TEST(remove_all_sent_behind_a_watched_read_waiting_for_a_sync) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.sync_coalesce = 1;
+  o.sync_coalesce_depth = 1;
+  open3_opts(&o, NULL);
+  wait_state(ZOO_CONNECTED_STATE);
+  /* Pair 5's exists watch on the missing /p, armed on a follower whose
+   * sync (sent before that read) is not answered yet. */
+  ck_assert_int_eq(zkr_awexists(z, "/p", watcher, (void *)5, done_stat, (void *)10), ZOK);
+  fake_req_t *e = fake_wait(NULL, FK_EXISTS, "/p");
+  ck_assert_ptr_nonnull(e);
+  fake_req_t *s1 = fake_wait(e->h, FK_SYNC, "/p");
+  ck_assert_ptr_nonnull(s1);
+  fake_reply(e, ZNONODE, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  /* Pair 5 set again: on the member that holds it, behind that sync. */
+  int invoked = fake_seq_now();
+  ck_assert_int_eq(zkr_awexists(z, "/p", watcher, (void *)5, done_stat, (void *)11), ZOK);
+  sleep_ms(30);
+  ck_assert_ptr_null(fake_peek(NULL, FK_EXISTS, "/p"));
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)20), ZOK);
+  fake_req_t *r = fake_wait(e->h, FK_REMOVE_ALL_WATCHES, "/p");
+  ck_assert_ptr_nonnull(r);
+  fake_req_t *e2 = fake_peek(e->h, FK_EXISTS, "/p");
+  ck_assert_msg(e2 && e2->seq < r->seq, "the read issued before the removal was sent after it");
+  fake_req_t *s2 = fake_peek(e->h, FK_SYNC, "/p");
+  ck_assert_ptr_nonnull(s2);
+  ck_assert_int_gt(s2->seq, invoked);
+  ck_assert_int_lt(s2->seq, e2->seq);
+  /* Answered in that order, as the server runs them. */
+  fake_reply(e2, ZNONODE, 0, 0, NULL);
+  fake_reply(r, ZOK, 0, 0, NULL);
+  fake_reply(s1, ZOK, 0, 0, NULL);
+  fake_reply(s2, ZOK, 0, 0, NULL);
+  int d11 = ev_find(0, EV_DONE, 11), d20 = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(d11, 0);
+  ck_assert_int_ge(d20, 0);
+  ck_assert_int_lt(d11, d20);
+  ck_assert_int_eq(ev_at(d20).rc, ZOK);
+  /* Nothing holds pair 5's watch: the creation calls nobody. */
+  ck_assert_int_eq(fake_fire(e->h, "/p", ZOO_CREATED_EVENT), 0);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 5), 0);
+}
+END_TEST
+
+/* A pair's watch set by two reads, the second issued while the first was
+ * in flight (two records of the pair), then a removal of that one watcher
+ * while the second read is in flight.  On one stock session the pair is
+ * one entry of the client's table: the second read's reply, which comes
+ * before the removal's answer, registers the same entry again, and the
+ * removal's ZOK drops it - nothing calls the pair after that, and the
+ * removal completes after the read.  Here the second record must go too.
+ * (The simulator: tests/sim/zkroute-sim --seed 18739 --mode routed, a
+ * CHANGED to a pair that held no watch, once the reads before a removal
+ * were sent before it.) */
+START_TEST(remove_watch_covers_a_read_of_the_pair_in_flight) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/p", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *a = fake_wait(NULL, FK_GET, "/p");
+  ck_assert_ptr_nonnull(a);
+  ck_assert_int_eq(zkr_awget(z, "/p", watcher, (void *)1, done_data, (void *)12), ZOK);
+  fake_req_t *b = fake_wait(NULL, FK_GET, "/p");
+  ck_assert_ptr_nonnull(b);
+  fake_reply(a, ZOK, 5, 5, "x");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  ck_assert_int_eq(
+      zkr_aremove_watches(z, "/p", ZWATCHTYPE_DATA, watcher, (void *)1, 0, done_void, (void *)20),
+      ZOK);
+  fake_req_t *r = fake_wait(a->h, FK_REMOVE_WATCHES, "/p");
+  ck_assert_ptr_nonnull(r);
+  fake_reply(b, ZOK, 5, 5, "x");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 12), 0);
+  fake_reply(r, ZOK, 0, 0, NULL);
+  /* Every further removal request is answered as its server would. */
+  for (int round = 0; round < 2; round++) {
+    sleep_ms(50);
+    for (int i = 1; i <= 3; i++) {
+      fake_req_t *q;
+      while ((q = fake_peek(h[i], FK_REMOVE_WATCHES, "/p")) != NULL)
+        fake_reply(q, fake_watch_count(h[i], "/p") ? ZOK : ZNOWATCHER, 0, 0, NULL);
+    }
+  }
+  int d12 = ev_find(0, EV_DONE, 12), d20 = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(d20, 0);
+  ck_assert_int_eq(ev_at(d20).rc, ZOK);
+  ck_assert_int_lt(d12, d20);
+  fake_fire(a->h, "/p", ZOO_CHANGED_EVENT);
+  if (b->h != a->h) fake_fire(b->h, "/p", ZOO_CHANGED_EVENT);
+  sleep_ms(50);
+  ck_assert_msg(ev_matching(EV_WATCH, 1) == 0, "a removed pair was called");
+}
+END_TEST
+
 /* A remove_all asked while a watched read of the path is in flight: on
  * one stock session the read was sent first, so the server sets its watch
  * and then removes it, and the client drops it when the removal's ZOK
@@ -734,6 +840,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, remove_all_takes_a_record_armed_again_before_its_answer);
   tcase_add_test(tc, remove_all_leaves_the_pair_a_read_sent_after_it_sets_again);
   tcase_add_test(tc, remove_all_completes_after_a_held_read_of_a_pair_it_takes);
+  tcase_add_test(tc, remove_all_sent_behind_a_watched_read_waiting_for_a_sync);
+  tcase_add_test(tc, remove_watch_covers_a_read_of_the_pair_in_flight);
   tcase_add_test(tc, remove_all_covers_a_watched_read_in_flight);
   tcase_add_test(tc, remove_all_covering_a_read_completes_after_it_when_answered_at_once);
   tcase_add_test(tc, remove_all_of_a_watch_being_rearmed);

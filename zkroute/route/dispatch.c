@@ -306,6 +306,40 @@ static void co_free_dropped(zkr_t *z, zhandle_t *zh) {
 
 static int send_request(zkr__op_t *op, zhandle_t *zh, int with_watch);
 
+/* Under m's read lock and co_mu, zh its co_zh: the reads waiting in co_q
+ * go now, behind one new sync, if zh is still the member's (else they stay
+ * in batch, and go with zh).  Those refused are put in failed, newest
+ * first, for co_fail. */
+static void co_send_waiting(zkr__member_t *m, zhandle_t *zh, zkr__queue_t *batch,
+                            zkr__queue_t *failed) {
+  zkr__queue_move(batch, &m->co_q);
+  ZKR__QUEUE_FOREACH(l, batch) ZKR__OP_OF(l, co_link)->co_waiting = 0;
+  if (!batch->first || m->zh != zh) return;
+  const zkr__op_t *first = ZKR__OP_OF(batch->first, co_link);
+  int src;
+  sync_t *t2 = co_send_sync(m, zh, first->path ? first->path : "/", &src);
+  if (t2) m->co_inflight++;
+  /* Failed ones are listed newest first, as they always were. */
+  for (zkr__queue_link_t *l; (l = zkr__queue_pop(batch));) {
+    zkr__op_t *op = ZKR__OP_OF(l, co_link);
+    int with_watch = op->watch && !op->watch_unbound;
+    if (t2) sync_hold(op, t2);
+    if (!t2 || send_request(op, zh, with_watch) != ZOK) {
+      sync_drop(op);
+      zkr__queue_push_front(failed, &op->co_link);
+    }
+  }
+}
+
+/* Refused: completed here, once (nothing else has them), with no lock
+ * held. */
+static void co_fail(zkr__queue_t *failed) {
+  for (zkr__queue_link_t *l; (l = zkr__queue_pop(failed));) {
+    zkr__op_t *op = ZKR__OP_OF(l, co_link);
+    if (out_take(op)) zkr__completion_error(op, ZCONNECTIONLOSS);
+  }
+}
+
 /* A coalesced sync completed (on zh's completion thread): the reads that
  * waited go now, behind one new sync, or the member has no sync in
  * flight any more.  Whatever its outcome: a failed sync means a lost
@@ -323,36 +357,42 @@ static void co_sync_done(int rc, const char *value, const void *data) {
   zkr__queue_remove(&m->co_syncs, &t->link);
   sync_put(t);
   if (m->co_zh == zh) {
-    zkr__queue_move(&batch, &m->co_q);
-    ZKR__QUEUE_FOREACH(l, &batch) ZKR__OP_OF(l, co_link)->co_waiting = 0;
     if (m->co_inflight > 0) m->co_inflight--;
     /* Only while zh is still the member's: otherwise the waiting reads go
      * with it (zkr__dispatch_complete_dropped). */
-    if (batch.first && m->zh == zh) {
-      const zkr__op_t *first = ZKR__OP_OF(batch.first, co_link);
-      int src;
-      sync_t *t2 = co_send_sync(m, zh, first->path ? first->path : "/", &src);
-      if (t2) m->co_inflight++;
-      /* Failed ones are listed newest first, as they always were. */
-      for (zkr__queue_link_t *l; (l = zkr__queue_pop(&batch));) {
-        zkr__op_t *op = ZKR__OP_OF(l, co_link);
-        int with_watch = op->watch && !op->watch_unbound;
-        if (t2) sync_hold(op, t2);
-        if (!t2 || send_request(op, zh, with_watch) != ZOK) {
-          sync_drop(op);
-          zkr__queue_push_front(&failed, &op->co_link);
-        }
-      }
-    }
+    co_send_waiting(m, zh, &batch, &failed);
   }
   pthread_mutex_unlock(&m->co_mu);
   pthread_rwlock_unlock(&m->zh_lock);
-  /* Refused: completed here, once (nothing else has them).  A batch left
-   * in `batch` went with its zhandle (see above), as before. */
-  for (zkr__queue_link_t *l; (l = zkr__queue_pop(&failed));) {
-    zkr__op_t *op = ZKR__OP_OF(l, co_link);
-    if (out_take(op)) zkr__completion_error(op, ZCONNECTIONLOSS);
+  /* A batch left in `batch` went with its zhandle (see above), as before. */
+  co_fail(&failed);
+}
+
+/* A watch removal of path is about to be sent on m's zh: the reads with a
+ * watch of path that wait there for a sync (co_q) were issued before it.
+ * On one stock session they were sent first, so their server set their
+ * watches and then the removal took them, and they completed first; sent
+ * behind the removal, a read that sets a pair again would set the watch
+ * again after the removal, and complete after its ZOK - a pair the
+ * application holds as set, which never fires (seed 1932).  They go now,
+ * the whole queue in its order, behind a sync of their own (one sync more
+ * in flight than sync_coalesce_depth: a read still follows a sync sent
+ * after it was invoked). */
+void zkr__dispatch_send_watched_before(zkr__member_t *m, zhandle_t *zh, const char *path) {
+  zkr__queue_t batch = {0}, failed = {0};
+  pthread_rwlock_rdlock(&m->zh_lock);
+  pthread_mutex_lock(&m->co_mu);
+  int found = 0;
+  if (m->co_zh == zh && m->zh == zh) {
+    ZKR__QUEUE_FOREACH(l, &m->co_q) {
+      const zkr__op_t *op = ZKR__OP_OF(l, co_link);
+      if (op->watch && !op->watch_unbound && op->path && strcmp(op->path, path) == 0) found = 1;
+    }
   }
+  if (found) co_send_waiting(m, zh, &batch, &failed);
+  pthread_mutex_unlock(&m->co_mu);
+  pthread_rwlock_unlock(&m->zh_lock);
+  co_fail(&failed);
 }
 
 /* op's zhandle was closed while it waited for a sync: off the queue. */

@@ -15,6 +15,11 @@
 int zkr__dispatch(zkr__op_t *op, zkr__member_t *m);
 /* The monitor.  @locks as zkr__dispatch. */
 int zkr__dispatch_probe(zkr__member_t *m);
+/* A watch removal of path is about to be sent on m's zh: the reads with a
+ * watch of path waiting there for a coalesced sync go first (with every
+ * read waiting with them).  The application's thread.  @locks as
+ * zkr__dispatch, and out_mu after (a refused read's completion). */
+void zkr__dispatch_send_watched_before(zkr__member_t *m, zhandle_t *zh, const char *path);
 /* A completion's thread.  @locks out_mu. */
 void zkr__dispatch_out_remove(zkr__op_t *op);
 /* A completion's thread, first thing.  @locks m->zh_lock (read), inside it

@@ -43,6 +43,7 @@
 
 #include "route/barrier.h"
 #include "route/completion.h"
+#include "route/dispatch.h"
 #include "route/router.h"
 #include "core/deliver.h"
 #include "core/handle.h"
@@ -476,6 +477,11 @@ static void send_req(rm_call_t *c, int slot, zhandle_t *zh, zkr__watch_t **v, in
   z->rm_list = q;
   pthread_mutex_unlock(&z->watch_mu);
   zkr__member_t *m = &z->members[slot];
+  /* On one stock session the reads issued before the removal were sent
+   * before it: a watched read of path still waiting on zh for a sync goes
+   * first (not for a covered read's record: that removal is sent when the
+   * read was answered, maybe after later reads). */
+  if (!cover) zkr__dispatch_send_watched_before(m, zh, path);
   int rc = ZINVALIDSTATE;
   pthread_rwlock_rdlock(&m->zh_lock);
   if (m->zh == zh) {
@@ -579,6 +585,23 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
     }
   }
   if (found > na) c->ok = 1;
+  /* A removal of one watcher that the client holds: the pair's other
+   * records whose reads are in flight (a read issued while the pair's
+   * first read was) are covered.  On one stock session the pair is one
+   * entry of the client's table, which those reads' replies - before the
+   * removal's answer - register again, and which the removal's ZOK drops
+   * (seed 18739: a CHANGED to the pair through such a record after the
+   * call completed). */
+  for (zkr__watch_t *w = zkr__watch_first(z); found && !all && !local && w;
+       w = zkr__watch_next(w)) {
+    if (w->state != ZKR__W_PENDING || w->removing || w->rm_cover || w->fn != fn || w->ctx != ctx ||
+        strcmp(w->path, path) != 0 || (t != ZWATCHTYPE_ANY && type_of(w) != t))
+      continue;
+    if (fifo) w->rm_seq = c->order->ord_seq;
+    w->rm_cover = c;
+    w->reuses++;
+    c->pending++;
+  }
   zkr__watch_t *gone = NULL;
   zkr__watch_release_locked(z, path, &gone);
   pthread_mutex_unlock(&z->watch_mu);

@@ -132,6 +132,17 @@ static fake_req_t *slow_read(int tag) {
   return r;
 }
 
+/* Session mode: /slow (tag 1) left unanswered, then watcher 7 set on /n
+ * by a get (tag 2) answered at once: held behind /slow.  Returns the get's
+ * request, and /slow's in *slow. */
+static fake_req_t *watched_read_held_behind_slow(fake_req_t **slow) {
+  open3_session();
+  *slow = slow_read(1);
+  fake_req_t *g = wget_n(7, 2);
+  fake_reply(g, ZOK, 5, 5, "a");
+  return g;
+}
+
 /* In session mode completions are handed on in issue order: a watched
  * read answered while an earlier read is still out is held behind it, and
  * the event of the watch it set - which its server may send at once -
@@ -139,10 +150,7 @@ static fake_req_t *slow_read(int tag) {
  * (The simulator: tests/sim/zkroute-sim --seed 10 --mode routed
  * --consistency session.) */
 START_TEST(session_mode_watch_event_after_its_held_read) {
-  open3_session();
-  fake_req_t *slow = slow_read(1);
-  fake_req_t *g = wget_n(7, 2);
-  fake_reply(g, ZOK, 5, 5, "a");
+  fake_req_t *slow, *g = watched_read_held_behind_slow(&slow);
   sleep_ms(50);
   ck_assert_int_eq(ev_matching(EV_DONE, 2), 0); /* behind /slow */
   fake_fire(g->h, "/n", ZOO_CHANGED_EVENT);
@@ -164,10 +172,7 @@ END_TEST
  * 111 --mode routed --consistency session, where a sequential create
  * completed before two creates issued before it.) */
 START_TEST(session_mode_resumed_read_waits_for_the_held_ones_before_it) {
-  open3_session();
-  fake_req_t *slow = slow_read(1);
-  fake_req_t *g = wget_n(7, 2);
-  fake_reply(g, ZOK, 5, 5, "a");
+  fake_req_t *slow, *g = watched_read_held_behind_slow(&slow);
   ck_assert_int_eq(zkr_aget(z, "/m", 0, done_data, (void *)3), ZOK);
   fake_req_t *m = fake_wait(NULL, FK_GET, "/m");
   ck_assert_ptr_nonnull(m);
@@ -325,10 +330,7 @@ END_TEST
  * --seed 662 --mode routed --consistency session: the removal completed
  * first, and the application saw a pair set after it was removed.) */
 START_TEST(session_mode_watch_removal_completes_in_issue_order) {
-  open3_session();
-  fake_req_t *slow = slow_read(1);
-  fake_req_t *g = wget_n(7, 2);
-  fake_reply(g, ZOK, 5, 5, "a");
+  fake_req_t *slow, *g = watched_read_held_behind_slow(&slow);
   fake_req_t *rm = remove_all_of_n(g);
   fake_reply(rm, ZOK, 0, 0, NULL);
   sleep_ms(50);
@@ -485,10 +487,7 @@ static int owner_state(int state) {
  * --mode routed --consistency session, "watcher pair 4 got session event
  * 1 but holds no watch"; seeds 11678 15053 16376 too.) */
 START_TEST(session_mode_pair_removed_while_its_read_is_held_gets_no_session_event) {
-  open3_session();
-  fake_req_t *slow = slow_read(1);
-  fake_req_t *g = wget_n(7, 2);
-  fake_reply(g, ZOK, 5, 5, "a");
+  fake_req_t *slow, *g = watched_read_held_behind_slow(&slow);
   fake_req_t *rm = remove_all_of_n(g);
   fake_reply(rm, ZOK, 0, 0, NULL);
   sleep_ms(50);

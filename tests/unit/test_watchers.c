@@ -1046,6 +1046,19 @@ END_TEST
  * called for.  (The simulator: tests/sim/zkroute-sim --seed 2472 --mode
  * routed, a children read answered as the application closed.) */
 static fake_req_t *reply_at_close;
+/* The handle closes, hook answering reply_at_close (tag 12) inside it:
+ * the read completes ZCLOSING, and watcher 1 is never called. */
+static void closed_with_the_read_answered(void (*hook)(fake_zh_t *, void *), const char *when) {
+  fake_hook_close(hook, NULL);
+  ck_assert_int_eq(zkr_close(z), ZOK);
+  z = NULL;
+  ck_assert_int_eq(reply_at_close->answered, 1);
+  int d = ev_find(0, EV_DONE, 12);
+  ck_assert_int_ge(d, 0);
+  ck_assert_msg(ev_at(d).rc == ZCLOSING, "the read completed %d during close, %s", ev_at(d).rc,
+                when);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
+}
 static void answer_at_close(fake_zh_t *closed, void *arg) {
   if (closed != reply_at_close->h) {
     fake_hook_close(answer_at_close, arg); /* another member's session first */
@@ -1059,15 +1072,7 @@ START_TEST(read_answered_during_close_not_shown_before_its_watch) {
   ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)12), ZOK);
   reply_at_close = next_req(FK_GET, "/n");
   ck_assert_ptr_ne(reply_at_close->h, g1->h);
-  fake_hook_close(answer_at_close, NULL);
-  ck_assert_int_eq(zkr_close(z), ZOK);
-  z = NULL;
-  ck_assert_int_eq(reply_at_close->answered, 1);
-  int d = ev_find(0, EV_DONE, 12);
-  ck_assert_int_ge(d, 0);
-  ck_assert_msg(ev_at(d).rc == ZCLOSING, "the read completed %d during close, before its watch",
-                ev_at(d).rc);
-  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
+  closed_with_the_read_answered(answer_at_close, "before its watch");
 }
 END_TEST
 
@@ -1088,15 +1093,7 @@ START_TEST(read_answered_during_close_after_its_dropped_event) {
   fire_then_answer_watch = open_and_watch("/n");
   ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)12), ZOK);
   reply_at_close = next_req(FK_GET, "/n");
-  fake_hook_close(fire_then_answer_at_close, NULL);
-  ck_assert_int_eq(zkr_close(z), ZOK);
-  z = NULL;
-  ck_assert_int_eq(reply_at_close->answered, 1);
-  int d = ev_find(0, EV_DONE, 12);
-  ck_assert_int_ge(d, 0);
-  ck_assert_msg(ev_at(d).rc == ZCLOSING,
-                "the read completed %d during close, after its dropped event", ev_at(d).rc);
-  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
+  closed_with_the_read_answered(fire_then_answer_at_close, "after its dropped event");
 }
 END_TEST
 

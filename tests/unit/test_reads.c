@@ -435,6 +435,56 @@ START_TEST(session_mode_pair_of_a_held_removal_gets_session_events_after_its_car
 }
 END_TEST
 
+/* ... nor path events: a change whose event (from another member) comes
+ * while the removal's completion waits behind a delete of the path,
+ * issued before it, calls the pair too, in its turn - before a pair set
+ * after it.  On one stock session the server applies the delete first,
+ * and the event comes before the removal's answer.  (The simulator:
+ * tests/sim/zkroute-sim --seed 6943 --mode routed --consistency session,
+ * "deleted event on /g0/k0: pair 4 called before pair 5, which was set
+ * first": the removal was settled at its answer, before its hand-on.) */
+START_TEST(session_mode_held_watch_removal_leaves_pairs_their_path_events) {
+  open3_session();
+  fake_req_t *g7 = wget_n(7, 1);
+  ck_assert_msg(g7->h != h[1], "the scenario changed: the first read went to the write session");
+  fake_reply(g7, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  /* Pair 8 on another member: its read follows a write of /n (one that
+   * changes nothing) on the write session. */
+  ck_assert_int_eq(zkr_adelete(z, "/n", 9, done_void, (void *)2), ZOK);
+  fake_req_t *d0 = fake_wait(h[1], FK_DELETE, "/n");
+  ck_assert_ptr_nonnull(d0);
+  fake_req_t *g8 = wget_n(8, 3);
+  ck_assert_msg(g8->h == h[1], "the scenario changed: pair 8's read did not follow the write");
+  fake_reply(d0, ZBADVERSION, 0, 0, NULL);
+  fake_reply(g8, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 3), 0);
+  ck_assert_int_eq(zkr_adelete(z, "/n", -1, done_void, (void *)4), ZOK);
+  fake_req_t *d = fake_wait(h[1], FK_DELETE, "/n");
+  ck_assert_ptr_nonnull(d);
+  ck_assert_int_eq(
+      zkr_aremove_watches(z, "/n", ZWATCHTYPE_DATA, watcher, (void *)7, 0, done_void, (void *)5),
+      ZOK);
+  fake_req_t *rm = fake_wait(g7->h, FK_REMOVE_WATCHES, "/n");
+  ck_assert_ptr_nonnull(rm);
+  fake_reply(rm, ZOK, 0, 0, NULL); /* g7's member has not seen the delete yet */
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 5), 0); /* behind the delete */
+  ck_assert_int_eq(fake_fire(g8->h, "/n", ZOO_DELETED_EVENT), 1);
+  sleep_ms(50);
+  int e7 = ev_find(0, EV_WATCH, 7), e8 = ev_find(0, EV_WATCH, 8);
+  ck_assert_int_ge(e8, 0);
+  ck_assert_msg(e7 >= 0 && e7 < e8,
+                "pair 8 called (at %d) before pair 7 (at %d), set first and not yet removed", e8,
+                e7);
+  fake_reply(d, ZOK, 0x100000006LL, 0, NULL);
+  int d4 = ev_find(0, EV_DONE, 4), d5 = ev_find(0, EV_DONE, 5);
+  ck_assert_int_ge(d4, 0);
+  ck_assert_int_gt(d5, d4);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 7), 1);
+}
+END_TEST
+
 /* ... but a pair whose event came before the removal's answer is over:
  * the next session event does not reach it, removal held or not.  (The
  * simulator: tests/sim/zkroute-sim --seed 534 --mode routed --consistency
@@ -500,6 +550,78 @@ START_TEST(session_mode_pair_removed_while_its_read_is_held_gets_no_session_even
   ck_assert_int_ge(d2, 0);
   ck_assert_int_gt(d3, d2);
   no_session_event_to_7(owner_state(ZOO_CONNECTING_STATE), "a removed pair got a session event");
+}
+END_TEST
+
+/* ... and a removal that failed leaves its pairs at once, though its
+ * completion waits its turn: a second removal issued after that answer
+ * finds them and removes them.  (The simulator: tests/sim/zkroute-sim
+ * --seed 12524 --mode routed --consistency session, with the removals
+ * settled at their hand-on only: the second found the pair still marked
+ * as being removed, removed nothing, and the pair was called after it
+ * completed ZOK.) */
+START_TEST(session_mode_failed_held_removal_leaves_its_pairs_to_the_next) {
+  fake_req_t *g;
+  fake_req_t *slow = watch_then_a_slow_read(&g);
+  fake_req_t *rm = remove_all_of_n(g);
+  fake_reply(rm, ZCONNECTIONLOSS, 0, 0, NULL);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 3), 0); /* behind /slow */
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/n", ZWATCHTYPE_ANY, 0, done_void, (void *)4), ZOK);
+  fake_req_t *rm2 = fake_wait(g->h, FK_REMOVE_ALL_WATCHES, "/n");
+  ck_assert_ptr_nonnull(rm2);
+  for (int i = 1; i <= 3; i++)
+    ck_assert_msg(h[i] == g->h || !fake_peek(h[i], FK_REMOVE_ALL_WATCHES, "/n"),
+                  "the second removal found no record of the pair and asked every member");
+  fake_reply(rm2, ZOK, 0, 0, NULL);
+  fake_reply(slow, ZOK, 3, 3, "s");
+  int d3 = ev_find(0, EV_DONE, 3), d4 = ev_find(0, EV_DONE, 4);
+  ck_assert_int_ge(d3, 0);
+  ck_assert_int_eq(ev_at(d3).rc, ZCONNECTIONLOSS);
+  ck_assert_int_gt(d4, d3);
+  ck_assert_int_eq(ev_at(d4).rc, ZOK);
+  no_session_event_to_7(owner_state(ZOO_CONNECTING_STATE), "a removed pair got a session event");
+}
+END_TEST
+
+/* ... and a removal answered while a read issued before it is held for
+ * the event of a pair it removes (the read shows the node created, the
+ * pair's member has not seen it yet, and removes it): that read proves
+ * the event, which is made at the answer, as when the removal settles
+ * there - the read goes after it, and the removal after the read.  (The
+ * simulator: tests/sim/zkroute-sim --seed 16591 --mode routed
+ * --consistency session, with the removals settled at their hand-on only:
+ * the read waited for the event, the removal for the read, until the
+ * hold's bound.) */
+START_TEST(session_mode_held_removal_makes_the_event_a_held_read_proves) {
+  open3_session();
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)7, done_stat, (void *)1), ZOK);
+  fake_req_t *e = fake_wait(NULL, FK_EXISTS, "/n");
+  ck_assert_ptr_nonnull(e);
+  ck_assert_msg(e->h != h[1], "the scenario changed: the exists went to the write session");
+  fake_reply(e, ZNONODE, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  ck_assert_int_eq(zkr_acreate(z, "/n", "a", 1, &ZOO_OPEN_ACL_UNSAFE, 0, done_string, (void *)2),
+                   ZOK);
+  fake_req_t *c = fake_wait(h[1], FK_CREATE, "/n");
+  ck_assert_ptr_nonnull(c);
+  ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)3), ZOK);
+  fake_req_t *g = fake_wait(h[1], FK_GET, "/n");
+  ck_assert_ptr_nonnull(g);
+  fake_reply(c, ZOK, 0x100000006LL, 0, NULL);
+  fake_reply(g, ZOK, 0x100000006LL, 0x100000006LL, "a"); /* held: pair 7 has not fired */
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 3), 0);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/n", ZWATCHTYPE_ANY, 0, done_void, (void *)4), ZOK);
+  fake_req_t *rm = fake_wait(e->h, FK_REMOVE_ALL_WATCHES, "/n");
+  ck_assert_ptr_nonnull(rm);
+  fake_reply(rm, ZOK, 0, 0, NULL); /* pair 7's member has not seen the create */
+  int w7 = ev_find(0, EV_WATCH, 7), d3 = ev_find(0, EV_DONE, 3), d4 = ev_find(0, EV_DONE, 4);
+  ck_assert_msg(w7 >= 0 && d3 > w7 && d4 > d3,
+                "pair 7's event (%d), the held read (%d), the removal (%d) not in that order", w7,
+                d3, d4);
+  ck_assert_int_eq(ev_at(w7).type, ZOO_CREATED_EVENT);
 }
 END_TEST
 
@@ -813,12 +935,15 @@ static Suite *suite(void) {
   tcase_add_test(tc, session_mode_pair_set_again_behind_a_write_keeps_its_place);
   tcase_add_test(tc, session_mode_watch_removal_completes_in_issue_order);
   tcase_add_test(tc, session_mode_held_watch_removal_leaves_pairs_their_session_events);
+  tcase_add_test(tc, session_mode_held_watch_removal_leaves_pairs_their_path_events);
   tcase_add_test(tc, session_mode_pair_fired_before_a_held_removal_gets_no_session_event);
   tcase_add_test(tc,
                  session_mode_pair_of_a_held_removal_gets_session_events_after_its_carrier_closed);
   tcase_add_test(tc, session_mode_event_after_a_held_read_that_set_the_watch_again);
   tcase_add_test(tc, session_mode_pair_removed_while_its_read_is_held_gets_no_session_event);
   tcase_add_test(tc, session_mode_held_removal_keeps_the_pair_when_its_session_goes);
+  tcase_add_test(tc, session_mode_failed_held_removal_leaves_its_pairs_to_the_next);
+  tcase_add_test(tc, session_mode_held_removal_makes_the_event_a_held_read_proves);
   tcase_add_test(
       tc, session_mode_pair_set_again_elsewhere_while_its_read_is_held_gets_no_session_event);
   tcase_add_test(tc, session_mode_write_after_read_waits);

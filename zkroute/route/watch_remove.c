@@ -77,6 +77,7 @@ typedef struct rm_call {
    * answers the earlier removal first.  Under watch_mu. */
   struct rm_call **waiters;
   int nwaiters, capwaiters;
+  int at_hand_on; /* settled at its completion's hand-on (settle_at_hand_on) */
 } rm_call_t;
 
 struct zkr__rm_req {
@@ -292,6 +293,25 @@ static void settle_later(rm_call_t *c, int rc, void (*complete)(rm_call_t *, int
   c->nlater = 0;
 }
 
+/* Consistency `session`: the call's completion, handed on in issue order
+ * (as the function of its order op, called directly at the hand-on).  Its
+ * records are settled only now: until the application sees the call
+ * complete it holds those pairs, and an event that reaches it first -
+ * another member's copy of a change, while the removal's completion waits
+ * behind an earlier operation, e.g. a write of the same path - calls them
+ * too, in their turn (spread), as on one stock session, where the server
+ * applied that change before the removal (the event came before its
+ * answer).  Settled at the answer, they were gone at that event, and a
+ * pair set after them was called alone (sim seeds 6943, 19838: a delete
+ * issued before the removal). */
+static void settle_at_hand_on(int rc, const void *data) {
+  rm_call_t *c = (rm_call_t *)data;
+  c->at_hand_on = 1;
+  settle_later(c, rc, complete_call);
+  release_waiters(c);
+  free(c);
+}
+
 static void call_finish(rm_call_t *c) {
   if (!c) return;
   /* ZOK when some server removed a watch or one was removed here; else
@@ -302,23 +322,47 @@ static void call_finish(rm_call_t *c) {
   zkr_t *z = c->z;
   if (z->expired || z->auth_failed) rc = zkr__handle_ended_rc(z);
   if (c->order && zkr__router_fifo(z)) {
-    settle_later(c, rc, NULL);
     /* Consistency `session`: handed on in issue order, as every
      * completion (zkr__barrier_hold) - on one stock session the server
-     * answers the requests sent before it first. */
+     * answers the requests sent before it first; the records are settled
+     * then (settle_at_hand_on, which frees c). */
     zkr__op_t *o = c->order;
-    c->order = NULL;
     o->shape = ZKR__CB_VOID;
-    o->cb.v = c->cb;
-    o->data = c->data;
-    zkr__op_set(o, ZKR__OP_F_DIRECT, c->direct);
+    if (rc == ZOK) {
+      /* A missed change that a read issued before the call, held for its
+       * event, proves is made now, as settle_later would: that read waits
+       * for the event, and the call's hand-on waits for that read. */
+      zkr__watch_t *gone = NULL;
+      pthread_mutex_lock(&z->watch_mu);
+      for (int i = 0; i < c->nlater; i++) {
+        zkr__watch_t *w = c->later[i];
+        if (w->state != ZKR__W_REMOVED && w->state != ZKR__W_PENDING && !w->fire)
+          zkr__watch_missed_before_locked(z, w, o->ord_seq, &gone);
+      }
+      pthread_mutex_unlock(&z->watch_mu);
+      zkr__watch_done(z, gone);
+      o->cb.v = settle_at_hand_on;
+      o->data = c;
+      zkr__op_set(o, ZKR__OP_F_DIRECT, 1);
+      c = NULL;
+    } else {
+      /* What a failed call leaves stays now: a removal issued after this
+       * one's answer must find it (the records are no longer removing). */
+      settle_later(c, rc, NULL);
+      o->cb.v = c->cb;
+      o->data = c->data;
+      zkr__op_set(o, ZKR__OP_F_DIRECT, c->direct);
+    }
     zkr__result_t r = {.rc = rc, .value_len = -1};
     if (!zkr__barrier_hold(o, &r)) {
       zkr__completion_hand_on(o, &r); /* then it leaves the order */
       zkr__op_free(o);
     }
-    release_waiters(c);
-    free(c);
+    if (c) {
+      /* (A ZOK call's waiters go at its hand-on: settle_at_hand_on.) */
+      release_waiters(c);
+      free(c);
+    }
     return;
   }
   settle_later(c, rc, complete_call);

@@ -625,6 +625,35 @@ START_TEST(session_mode_held_removal_makes_the_event_a_held_read_proves) {
 }
 END_TEST
 
+/* Two reads set two pairs of one path; the later one's reply comes first
+ * and is held in issue order behind the earlier one.  The application
+ * sees pair 7 set first (its read completes first), and stock's table
+ * keeps the pairs in the order completions registered them: a change
+ * calls pair 7 first, though the server registered pair 8 first.  (The
+ * simulator: tests/sim/zkroute-sim --seed 10144 --mode routed
+ * --consistency session, "deleted event on /g0/k2: pair 0 called before
+ * pair 2, which was set first"; seed 1546 the same.) */
+START_TEST(session_mode_pairs_take_their_places_in_completion_order) {
+  open3_session();
+  fake_req_t *a = wget_n(7, 1);
+  fake_req_t *b = wget_n(8, 2);
+  fake_reply(b, ZOK, 5, 5, "a");
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 2), 0); /* behind pair 7's read */
+  fake_reply(a, ZOK, 5, 5, "a");
+  int d1 = ev_find(0, EV_DONE, 1), d2 = ev_find(0, EV_DONE, 2);
+  ck_assert_int_ge(d1, 0);
+  ck_assert_int_gt(d2, d1);
+  fake_fire(b->h, "/n", ZOO_CHANGED_EVENT);
+  if (a->h != b->h) fake_fire(a->h, "/n", ZOO_CHANGED_EVENT);
+  int e7 = ev_find(0, EV_WATCH, 7), e8 = ev_find(0, EV_WATCH, 8);
+  ck_assert_int_ge(e7, 0);
+  ck_assert_int_ge(e8, 0);
+  ck_assert_msg(e7 < e8, "pair 8 called (at %d) before pair 7 (at %d), which was set first", e8,
+                e7);
+}
+END_TEST
+
 /* A remove_all held behind a write, of pairs 7 (on a follower) and 8
  * (set behind the write, on the leader): the leader removes pair 8's
  * watch, pair 7's member loses the request, and the call's ZOK removes
@@ -944,6 +973,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, session_mode_held_removal_keeps_the_pair_when_its_session_goes);
   tcase_add_test(tc, session_mode_failed_held_removal_leaves_its_pairs_to_the_next);
   tcase_add_test(tc, session_mode_held_removal_makes_the_event_a_held_read_proves);
+  tcase_add_test(tc, session_mode_pairs_take_their_places_in_completion_order);
   tcase_add_test(
       tc, session_mode_pair_set_again_elsewhere_while_its_read_is_held_gets_no_session_event);
   tcase_add_test(tc, session_mode_write_after_read_waits);

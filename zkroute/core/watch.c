@@ -303,8 +303,7 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all, uint64_t before) {
          * released before this one in this turn, or one handed on
          * earlier) changes nothing, as in stock's table. */
         if (own->state != ZKR__W_FIRED && own->read_pending && !own->took_over && !own->resuming) {
-          own->seq = ++z->watch_seq;
-          own->place_on_hand_on = 0; /* placed here, in the order reads are handed on */
+          own->seq = ++z->watch_seq; /* placed here, in the order reads are handed on */
         }
         own->resuming++;
       }
@@ -745,7 +744,6 @@ static void supersede_locked(zkr_t *z, zkr__watch_t *w2, const struct Stat *st,
     if (registered) zkr__watch_set_state_locked(z, old, ZKR__W_CONSUMED);
     else zkr__watch_set_state_locked(z, old, ZKR__W_HELD);
     if (event) {
-      w2->place_on_hand_on = 1;
       z->watch_missed_events++;
       fire_except_locked(z, old, event, 1, not_fired, gone);
     } else if (!registered) {
@@ -792,8 +790,13 @@ void zkr__watch_read_handed_on(zkr_t *z, uint64_t id) {
   zkr__watch_t *w = zkr__watch_by_id_locked(z, id);
   if (w && w->read_pending) {
     w->read_pending = 0;
-    if (w->place_on_hand_on && w->state != ZKR__W_FIRED) w->seq = ++z->watch_seq;
-    w->place_on_hand_on = 0;
+    /* Its pair is set in the application's eyes now, after the pairs of
+     * the reads handed on before: it takes its place in the path's order
+     * here, not at the reply (in consistency `session` a later read's
+     * reply may come first and wait behind this one).  Not one that took
+     * over a record of the pair with no event between: that pair stayed
+     * set, in its place. */
+    if (!w->took_over && w->state != ZKR__W_FIRED) w->seq = ++z->watch_seq;
     if (w->fire) zkr__watch_release_locked(z, w->path, &gone);
   }
   pthread_mutex_unlock(&z->watch_mu);

@@ -102,9 +102,6 @@ struct zkr__watch {
                                     handed on yet (its id): the pair is set in
                                     the application's eyes once that read is;
                                     0 it was set already */
-  int place_on_hand_on;          /* it superseded a record whose event was made:
-                                    its place in the order is taken when its
-                                    read is handed on, after that event */
   int resuming;                  /* the read that armed it is being handed on
                                     (its event waits), under watch_mu */
   uint64_t removed_ns;

@@ -122,7 +122,7 @@ if [ "${ZKR_SKIP_SIM:-0}" != 1 ]; then
   for m in ${ZKR_SIM_MODES:-stock}; do
     stage "sim-$m" make sim SIM_MODE="$m" SIM_SECONDS="${ZKR_SIM_SECONDS:-300}"
   done
-  # Routed mode is not clean on new seeds yet (9 of the first 20000 fail:
+  # Routed mode is not clean on new seeds yet (8 of the first 20000 fail:
   # docs/simulation.md, "Fixed from findings (2026-12-04)"), so new routed
   # seeds do not gate a run.  What does: a fixed range that passes, the
   # first 3000 (deterministic - the same schedules on any machine), as a

@@ -345,17 +345,25 @@ START_TEST(session_mode_watch_removal_completes_in_issue_order) {
 }
 END_TEST
 
+/* watch_then_a_slow_read, then a remove_all of /n (tag 3) answered rc on
+ * g's member: its completion waits behind /slow.  Returns /slow's request
+ * (*g: the watch's). */
+static fake_req_t *removal_answered_behind_slow(fake_req_t **g, int rc) {
+  fake_req_t *slow = watch_then_a_slow_read(g);
+  fake_req_t *rm = remove_all_of_n(*g);
+  fake_reply(rm, rc, 0, 0, NULL);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 3), 0); /* behind /slow */
+  return slow;
+}
+
 /* ... and until its completion is handed on, the application holds the
  * pairs it removes: a session event meanwhile still reaches them, as
  * stock's client drops a watcher only when the removal's answer is
  * processed. */
 START_TEST(session_mode_held_watch_removal_leaves_pairs_their_session_events) {
   fake_req_t *g;
-  fake_req_t *slow = watch_then_a_slow_read(&g);
-  fake_req_t *rm = remove_all_of_n(g);
-  fake_reply(rm, ZOK, 0, 0, NULL);
-  sleep_ms(50);
-  ck_assert_int_eq(ev_matching(EV_DONE, 3), 0); /* behind /slow */
+  fake_req_t *slow = removal_answered_behind_slow(&g, ZOK);
   int mark = ev_count();
   fake_session_event(h[1], ZOO_CONNECTING_STATE);
   wait_state(ZOO_CONNECTING_STATE);
@@ -562,11 +570,7 @@ END_TEST
  * completed ZOK.) */
 START_TEST(session_mode_failed_held_removal_leaves_its_pairs_to_the_next) {
   fake_req_t *g;
-  fake_req_t *slow = watch_then_a_slow_read(&g);
-  fake_req_t *rm = remove_all_of_n(g);
-  fake_reply(rm, ZCONNECTIONLOSS, 0, 0, NULL);
-  sleep_ms(50);
-  ck_assert_int_eq(ev_matching(EV_DONE, 3), 0); /* behind /slow */
+  fake_req_t *slow = removal_answered_behind_slow(&g, ZCONNECTIONLOSS);
   ck_assert_int_eq(zkr_aremove_all_watches(z, "/n", ZWATCHTYPE_ANY, 0, done_void, (void *)4), ZOK);
   fake_req_t *rm2 = fake_wait(g->h, FK_REMOVE_ALL_WATCHES, "/n");
   ck_assert_ptr_nonnull(rm2);

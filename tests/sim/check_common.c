@@ -7,8 +7,8 @@
 #include <string.h>
 #include <zookeeper/zookeeper.h>
 
-static const char *names[CK_COUNT] = {"linearizability", "order",   "exactly-once",
-                                      "watches",         "session", "watchdog"};
+static const char *names[CK_COUNT] = {"linearizability", "order",    "exactly-once", "watches",
+                                      "session",         "watchdog", "liveness"};
 
 const char *check_name(int which) { return names[which]; }
 
@@ -50,4 +50,5 @@ void check_all(const hist_t *h, check_out_t *c) {
   check_watch(h, c);
   check_session(h, c);
   check_watchdog(h, c);
+  check_live(h, c);
 }

@@ -932,7 +932,10 @@ static int submit(sim_zh_t *h, creq_t *r, sim_sreq_t *q) {
   if (h->lose_at) {
     int now = h->lose_at == sim_w->events + 1;
     h->lose_at = 0;
-    if (now && h->state == ZOO_CONNECTED_STATE && h->conn) handle_error(h, ZCONNECTIONLOSS);
+    if (now && h->state == ZOO_CONNECTED_STATE && h->conn) {
+      if (sim_fault_hook) sim_fault_hook("io-loss: a connection lost between two requests");
+      handle_error(h, ZCONNECTIONLOSS);
+    }
   }
   r->xid = ++h->xid;
   q->xid = r->xid;

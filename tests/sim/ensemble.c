@@ -31,6 +31,7 @@
 
 sim_ens_t *sim_e;
 void (*sim_stale_hook)(int s, int on);
+void (*sim_fault_hook)(const char *what);
 static int stale[SIM_MAX_SRV];
 
 static void set_stale(int s, int on) {
@@ -182,6 +183,13 @@ static int synced(int s) {
   if (s == sim_e->leader) return v->role == ROLE_LEADER && v->epoch == sim_e->epoch;
   return v->role == ROLE_FOLLOWER && v->leader == sim_e->leader && v->epoch == sim_e->epoch &&
          sim_e->leader >= 0 && v->group == S(sim_e->leader)->group;
+}
+
+int ens_healthy(void) {
+  if (!leader_ok()) return 0;
+  for (int s = 0; s < sim_e->n; s++)
+    if (!alive(s) || !synced(s) || S(s)->lag) return 0;
+  return 1;
 }
 
 static int64_t srv_zxid(int s) {

@@ -40,6 +40,7 @@ hev_t *hist_ev(hist_t *h, int type) {
   hev_t *e = &h->ev[h->nev++];
   memset(e, 0, sizeof *e);
   e->type = type;
+  if (type == E_MARK) h->nmarks++;
   e->op = -1;
   e->pair = -1;
   return e;

@@ -128,8 +128,12 @@ typedef struct hist {
   hgen_t gens[H_MAXGEN];
   int ngens;
   int npairs;
-  uint64_t t_end;       /* end of the run (quiescent) */
-  uint64_t t_quiet;     /* from here the ensemble was healed and the client idle */
+  uint64_t t_end;   /* end of the run (quiescent) */
+  uint64_t t_quiet; /* from here the ensemble was healed and the client idle */
+  int healthy;      /* the ensemble had every server following one leader before
+                           the first fault, first at t_healthy */
+  uint64_t t_healthy;
+  int nmarks;           /* E_MARK events so far */
   uint64_t session_ms;  /* the session timeout asked for */
   int fifo_completions; /* stock mode: every completion in issue order */
   int writes_after_end; /* --writes-after-end: judge acknowledged writes committed

@@ -81,6 +81,12 @@ static void stale_mark(int s, int on) {
            on ? "deposed, may serve old state" : "no longer deposed");
 }
 
+static void fault_mark(const char *what) {
+  hev_t *e = hist_ev(H_cur, E_MARK);
+  e->t = sim_w->now;
+  snprintf(e->mark, sizeof e->mark, "%s", what);
+}
+
 static int quiet(void *a) {
   wl_t *w = a;
   return wl_idle(w) && (wl_connected(w) || wl_ended(w));
@@ -111,6 +117,7 @@ int sim_run(const sim_opts_t *o, sim_result_t *r) {
   uint64_t span = (uint64_t)(o->seconds > 0 ? o->seconds : 6) * 1000 * SIM_MS;
 
   sim_stale_hook = stale_mark;
+  sim_fault_hook = fault_mark;
   H_cur = &h;
   const zkr__zk_t *stock = cli_table();
   const zkr__zk_t *app = o->mode == SIM_ROUTED ? routed_begin(o->session, o->idle_park_ms) : stock;
@@ -118,6 +125,10 @@ int sim_run(const sim_opts_t *o, sim_result_t *r) {
   if (o->mode == SIM_ROUTED) wl_set_blocking(wl, routed_blocking());
   r->faults = faults_plan(&h, span, (uint64_t)timeout * SIM_MS);
   while (sim_w->now < span && !w.livelock && sim_step()) {
+    if (!h.healthy && !h.nmarks && ens_healthy()) {
+      h.healthy = 1;
+      h.t_healthy = sim_w->now;
+    }
   }
   faults_heal();
   uint64_t t_stop = span + 1500 * SIM_MS;

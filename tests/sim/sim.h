@@ -249,12 +249,18 @@ void ens_expire(int64_t session_id);
  * answer in time. */
 int ens_srvr(int s, int *role, int64_t *zxid);
 int64_t ens_last_zxid(int s);
+/* Every server up, not hung, without lag and following the current
+ * leader in its epoch. */
+int ens_healthy(void);
 /* Settles: heals everything and lets a leader be elected. */
 void ens_heal(void);
 
 /* Called when some server starts (on 1) or stops (on 0) being a deposed
  * leader that may still answer syncs from old state (ZOOKEEPER-1675). */
 extern void (*sim_stale_hook)(int s, int on);
+/* Called when the client model injects a fault of its own (--io-loss: a
+ * connection lost between two requests), so the history marks it. */
+extern void (*sim_fault_hook)(const char *what);
 
 /* Server side of the protocol, called by net.c when a message arrives. */
 struct sim_msg;

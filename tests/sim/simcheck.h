@@ -16,7 +16,9 @@
  *   answer before CONNECTED, every ephemeral owned by the client id the
  *   application saw;
  * - check_watchdog: no operation left hanging, the run settled, no
- *   livelock, no API misuse. */
+ *   livelock, no API misuse;
+ * - check_live: no operation fails for want of a connection or a session
+ *   before the schedule's first fault (the ensemble healthy). */
 #ifndef SIM_CHECK_H
 #define SIM_CHECK_H
 
@@ -24,7 +26,7 @@
 
 #include "history.h"
 
-enum { CK_LIN, CK_ORDER, CK_ONCE, CK_WATCH, CK_SESSION, CK_WATCHDOG, CK_COUNT };
+enum { CK_LIN, CK_ORDER, CK_ONCE, CK_WATCH, CK_SESSION, CK_WATCHDOG, CK_LIVE, CK_COUNT };
 
 #define CHECK_TEXT 6000
 
@@ -50,6 +52,7 @@ void check_once(const hist_t *h, check_out_t *c);
 void check_watch(const hist_t *h, check_out_t *c);
 void check_session(const hist_t *h, check_out_t *c);
 void check_watchdog(const hist_t *h, check_out_t *c);
+void check_live(const hist_t *h, check_out_t *c);
 /* Every checker above. */
 void check_all(const hist_t *h, check_out_t *c);
 

@@ -895,6 +895,82 @@ START_TEST(watchdog_near_miss) {
 }
 END_TEST
 
+/* ---- liveness while healthy ---- */
+
+static void fault_mark(const char *what) {
+  hev_t *e = hist_ev(&H, E_MARK);
+  e->t = tick();
+  snprintf(e->mark, sizeof e->mark, "%s", what);
+}
+
+/* Before the first fault: a completion of ZCONNECTIONLOSS and a call that
+ * returned ZINVALIDSTATE are caught; a ZOK, a refusal and the
+ * application's own ZCLOSING are not. */
+START_TEST(live_failure_while_healthy_caught) {
+  H.gens[0].ended = 0; /* open throughout */
+  H.healthy = 1;
+  H.t_healthy = now;
+  connected();
+  cmp(inv(H_GET, "/g0/k0", NULL), ZCONNECTIONLOSS, 0, 0, 0);
+  inv(H_SET, "/g0/k1", "a")->call_rc = ZINVALIDSTATE;
+  cmp(inv(H_GET, "/g0/k0", NULL), ZOK, 1, 0, 1);
+  cmp(inv(H_CREATE, "/g0/k0", "a"), ZNODEEXISTS, 0, 0, 0);
+  cmp(inv(H_GET, "/g0/k0", NULL), ZCLOSING, 0, 0, 0);
+  fault_mark("leader-kill sim1");
+  check_live(&H, &C);
+  ck_assert_int_eq(C.violations[CK_LIVE], 2);
+  ck_assert_int_eq(C.checked[CK_LIVE], 5);
+}
+END_TEST
+
+/* Not judged: a failure issued before the ensemble first became healthy
+ * (its first election), at or after the first fault (a lost connection
+ * of --io-loss is one), one in flight when the fault came, one after the
+ * handle's session ended, and the external writer's. */
+START_TEST(live_near_miss) {
+  H.gens[0].ended = 0;
+  cmp(inv(H_CREATE, "/g0", ""), ZCONNECTIONLOSS, 0, 0, 0);
+  H.healthy = 1;
+  H.t_healthy = tick();
+  connected();
+  hop_t *inflight = inv(H_GET, "/g0/k0", NULL);
+  hop_t *ext = cmp(inv(H_GET, "/g0/k0", NULL), ZCONNECTIONLOSS, 0, 0, 0);
+  ext->ext = 1;
+  hop_t *late = inv(H_GET, "/g0/k0", NULL);
+  H.gens[0].ended = 1; /* expired */
+  H.gens[0].t_ended = tick();
+  cmp(late, ZSESSIONEXPIRED, 0, 0, 0);
+  /* A second handle whose credential was refused: a call made after that
+   * ZAUTHFAILED, before the AUTH_FAILED event, returns ZINVALIDSTATE. */
+  H.ngens = 2;
+  hop_t *auth = cmp(inv(H_AUTH, "", NULL), ZAUTHFAILED, 0, 0, 0);
+  auth->gen = 1;
+  hop_t *after_auth = inv(H_GET, "/g1/k0", NULL);
+  after_auth->gen = 1;
+  after_auth->call_rc = ZINVALIDSTATE;
+  fault_mark("io-loss: a connection lost between two requests");
+  cmp(inflight, ZCONNECTIONLOSS, 0, 0, 0);
+  cmp(inv(H_GET, "/g0/k0", NULL), ZOPERATIONTIMEOUT, 0, 0, 0);
+  check_live(&H, &C);
+  ck_assert_int_eq(C.violations[CK_LIVE], 0);
+  /* Without the session's end, the late failure is judged and caught;
+   * with the ensemble healthy from the start, the first failure too. */
+  H.gens[0].ended = 0;
+  check_init(&C);
+  check_live(&H, &C);
+  ck_assert_int_eq(C.violations[CK_LIVE], 1);
+  H.t_healthy = 0;
+  check_init(&C);
+  check_live(&H, &C);
+  ck_assert_int_eq(C.violations[CK_LIVE], 2);
+  /* Had the credential been taken, the ZINVALIDSTATE is caught. */
+  auth->rc = ZOK;
+  check_init(&C);
+  check_live(&H, &C);
+  ck_assert_int_eq(C.violations[CK_LIVE], 3);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("sim_checkers");
   struct {
@@ -934,6 +1010,8 @@ int main(void) {
       {"session", session_write_after_the_session_ended},
       {"watchdog", watchdog_hang},
       {"watchdog", watchdog_near_miss},
+      {"live", live_failure_while_healthy_caught},
+      {"live", live_near_miss},
   };
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
     TCase *tc = tcase_create(tests[i].name);

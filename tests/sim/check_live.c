@@ -18,14 +18,53 @@
  * failed for a cause of the client's own: a timer that fired early (a
  * clock that wrapped), a session closed by mistake, a healthy member given
  * up on.  Operations still in flight when the first fault came are not
- * judged: from there a failure can be the fault's. */
+ * judged: from there a failure can be the fault's.
+ *
+ * Later spans (h->hwin, recorded by the run): after the first fault, each
+ * time the ensemble is healthy again with no incident lasting, up to the
+ * next incident (and after the heal, up to the workload's stop).  There
+ * an operation is judged the same way if it was invoked a session timeout
+ * or more after the span began (a stock client's reconnection from the
+ * fault before is over by then: a connection attempt gives up after two
+ * thirds of it) and no fault was marked from the span's start to its end
+ * (resets, expiries and --io-loss's lost connections last no time, so no
+ * span ends at them). */
 #include "simcheck.h"
 
+#include <string.h>
 #include <zookeeper/zookeeper.h>
 
 static int connection_class(int rc) {
   return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONEXPIRED ||
          rc == ZSESSIONMOVED || rc == ZINVALIDSTATE;
+}
+
+/* A mark that begins a fault (not an incident's end, a deposed leader's
+ * end, or the heal). */
+static int fault_mark(const hev_t *e) {
+  return e->type == E_MARK && e->stale != 2 && strncmp(e->mark, "end ", 4) != 0 &&
+         strcmp(e->mark, "heal") != 0;
+}
+
+/* The later span (h->hwin) that judges an operation invoked at inv and
+ * over at t: invoked a session timeout or more after the span began (the
+ * client's reconnections of the fault before it are over), over before
+ * it ended, and no fault marked from its start to t (a reset, an expiry
+ * and a lost connection of --io-loss last no time, so no span ends at
+ * them).  -1 none. */
+static int later_span(const hist_t *h, uint64_t inv, uint64_t t) {
+  uint64_t settle = h->session_ms * 1000000ULL;
+  for (int w = 0; w < h->nhwin; w++) {
+    if (inv < h->hwin[w].start + settle || t >= h->hwin[w].end) continue;
+    int clean = 1;
+    for (int i = 0; i < h->nev && clean; i++) {
+      const hev_t *e = &h->ev[i];
+      if (e->t > t) break;
+      if (e->t >= h->hwin[w].start && fault_mark(e)) clean = 0;
+    }
+    if (clean) return w;
+  }
+  return -1;
 }
 
 void check_live(const hist_t *h, check_out_t *c) {
@@ -35,7 +74,6 @@ void check_live(const hist_t *h, check_out_t *c) {
       first = h->ev[i].t;
       break;
     }
-  if (!h->healthy) return;
   uint64_t end[H_MAXGEN];
   for (int g = 0; g < H_MAXGEN; g++)
     end[g] = g < h->ngens && h->gens[g].ended ? h->gens[g].t_ended : UINT64_MAX;
@@ -47,20 +85,30 @@ void check_live(const hist_t *h, check_out_t *c) {
   }
   for (int i = 0; i < h->nops; i++) {
     const hop_t *o = &h->ops[i];
-    if (o->ext || o->kind == H_CLOSE || o->t_inv < h->t_healthy) continue;
+    if (o->ext || o->kind == H_CLOSE) continue;
     int failed_call = o->call_rc != ZOK;
     if (!failed_call && !o->ncompl) continue;
     uint64_t t = failed_call ? o->t_inv : o->t_cmp;
-    if (t >= first) continue;
     if (o->gen >= 0 && o->gen < H_MAXGEN && t >= end[o->gen]) continue;
+    int w = -1;
+    int before_faults = h->healthy && o->t_inv >= h->t_healthy && t < first;
+    if (!before_faults && (w = later_span(h, o->t_inv, t)) < 0) continue;
     c->checked[CK_LIVE]++;
     int rc = failed_call ? o->call_rc : o->rc;
-    if (connection_class(rc))
+    if (!connection_class(rc)) continue;
+    if (before_faults)
       check_fail(c, CK_LIVE,
                  "op %d (kind %d, %s, issued %.3f s) %s %d at %.3f s, before the first fault "
                  "(at %.3f s): it failed while the ensemble was healthy",
                  o->id, o->kind, o->path, (double)o->t_inv / 1e9,
                  failed_call ? "returned" : "completed with", rc, (double)t / 1e9,
                  first == UINT64_MAX ? -1.0 : (double)first / 1e9);
+    else
+      check_fail(c, CK_LIVE,
+                 "op %d (kind %d, %s, issued %.3f s) %s %d at %.3f s, while the ensemble had "
+                 "been healthy with no fault since %.3f s: it failed without a cause",
+                 o->id, o->kind, o->path, (double)o->t_inv / 1e9,
+                 failed_call ? "returned" : "completed with", rc, (double)t / 1e9,
+                 (double)h->hwin[w].start / 1e9);
   }
 }

@@ -164,6 +164,12 @@ int faults_plan(hist_t *h, uint64_t span, uint64_t session_ns) {
   return n;
 }
 
+int faults_active(void) {
+  for (int i = 0; i < MAXINC; i++)
+    if (inc[i].active) return 1;
+  return 0;
+}
+
 void faults_heal(void) {
   for (int i = 0; i < MAXINC; i++) inc[i].active = 0;
   for (int s = 0; s < sim_e->n; s++) {

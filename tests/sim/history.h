@@ -12,6 +12,7 @@
 #define H_VAL 40
 #define H_SUBS 4
 #define H_MAXGEN 16
+#define H_MAXWIN 32
 
 /* Operation kinds. */
 enum {
@@ -133,7 +134,13 @@ typedef struct hist {
   int healthy;      /* the ensemble had every server following one leader before
                            the first fault, first at t_healthy */
   uint64_t t_healthy;
-  int nmarks;           /* E_MARK events so far */
+  int nmarks; /* E_MARK events so far */
+  /* Later spans in which the ensemble was healthy with no incident
+   * lasting, after the first fault: [start, end). */
+  struct {
+    uint64_t start, end;
+  } hwin[H_MAXWIN];
+  int nhwin;
   uint64_t session_ms;  /* the session timeout asked for */
   int fifo_completions; /* stock mode: every completion in issue order */
   int writes_after_end; /* --writes-after-end: judge acknowledged writes committed

@@ -87,6 +87,18 @@ static void fault_mark(const char *what) {
   snprintf(e->mark, sizeof e->mark, "%s", what);
 }
 
+/* Opens a span of h->hwin when ok turns 1, closes it when it turns 0. */
+static void healthy_span(hist_t *h, int *in, int ok) {
+  if (ok && !*in && h->nhwin < H_MAXWIN) {
+    *in = 1;
+    h->hwin[h->nhwin].start = sim_w->now;
+    h->hwin[h->nhwin].end = UINT64_MAX;
+  } else if (!ok && *in) {
+    *in = 0;
+    h->hwin[h->nhwin++].end = sim_w->now;
+  }
+}
+
 static int quiet(void *a) {
   wl_t *w = a;
   return wl_idle(w) && (wl_connected(w) || wl_ended(w));
@@ -124,17 +136,22 @@ int sim_run(const sim_opts_t *o, sim_result_t *r) {
   wl_t *wl = wl_start(&h, app, stock, hosts, timeout);
   if (o->mode == SIM_ROUTED) wl_set_blocking(wl, routed_blocking());
   r->faults = faults_plan(&h, span, (uint64_t)timeout * SIM_MS);
+  int in_win = 0;
   while (sim_w->now < span && !w.livelock && sim_step()) {
     if (!h.healthy && !h.nmarks && ens_healthy()) {
       h.healthy = 1;
       h.t_healthy = sim_w->now;
     }
+    if (h.nmarks) healthy_span(&h, &in_win, ens_healthy() && !faults_active());
   }
+  healthy_span(&h, &in_win, 0);
   faults_heal();
   uint64_t t_stop = span + 1500 * SIM_MS;
   while (sim_w->now < t_stop && !w.livelock && sim_step()) {
+    healthy_span(&h, &in_win, ens_healthy());
   }
   wl_stop(wl);
+  healthy_span(&h, &in_win, 0);
   /* Quiescence: every operation answered and the handle connected, then
    * time for the last notifications to arrive. */
   uint64_t limit = t_stop + 60000 * SIM_MS;

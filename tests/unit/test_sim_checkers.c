@@ -971,6 +971,38 @@ START_TEST(live_near_miss) {
 }
 END_TEST
 
+/* A later healthy span (after the faults): a failure of an operation
+ * invoked a session timeout or more into it is caught; one invoked
+ * sooner (a reconnection of the fault before may still be under way), one
+ * over after the span ended, and one after a reset inside the span are
+ * not. */
+START_TEST(live_later_span) {
+  H.gens[0].ended = 0;
+  connected();
+  fault_mark("leader-kill sim1");
+  fault_mark("end leader-kill sim1");
+  uint64_t settle = H.session_ms * 1000000ULL;
+  H.nhwin = 2;
+  H.hwin[0].start = now;
+  cmp(inv(H_GET, "/g0/k0", NULL), ZCONNECTIONLOSS, 0, 0, 0); /* too soon */
+  now = H.hwin[0].start + settle;
+  cmp(inv(H_GET, "/g0/k0", NULL), ZCONNECTIONLOSS, 0, 0, 0); /* caught */
+  hop_t *over = inv(H_GET, "/g0/k0", NULL);
+  H.hwin[0].end = tick();
+  cmp(over, ZCONNECTIONLOSS, 0, 0, 0); /* over after the span */
+  fault_mark("cut sim2");
+  fault_mark("end cut sim2");
+  H.hwin[1].start = now;
+  H.hwin[1].end = UINT64_MAX;
+  now += settle;
+  fault_mark("reset sim3");
+  cmp(inv(H_GET, "/g0/k0", NULL), ZCONNECTIONLOSS, 0, 0, 0); /* after the reset */
+  check_live(&H, &C);
+  ck_assert_int_eq(C.violations[CK_LIVE], 1);
+  ck_assert_int_eq(C.checked[CK_LIVE], 1);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("sim_checkers");
   struct {
@@ -1012,6 +1044,7 @@ int main(void) {
       {"watchdog", watchdog_near_miss},
       {"live", live_failure_while_healthy_caught},
       {"live", live_near_miss},
+      {"live", live_later_span},
   };
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
     TCase *tc = tcase_create(tests[i].name);

@@ -641,6 +641,11 @@ static void reply(sim_zh_t *h, sim_msg_t *m) {
         break;
       }
   }
+  if (sim_w->bug == SIM_BUG_FALSE_LOSS && !sim_w->bug_done && r->kind == OP_GET && !r->wfn &&
+      r->rc == ZOK && sim_chance(5)) {
+    sim_w->bug_done = 1;
+    r->rc = ZCONNECTIONLOSS; /* the connection stays up: no cause */
+  }
   if (r->sync_wait) {
     r->done = 1;
     return;

@@ -40,12 +40,13 @@ typedef struct sim_ev {
  * ZooKeeper's rules so that a checker must see it. */
 enum {
   SIM_BUG_NONE = 0,
-  SIM_BUG_SYNC_EARLY = 1,     /* a follower answers sync before applying */
-  SIM_BUG_DROP_WATCH = 2,     /* the client drops one watch notification */
-  SIM_BUG_REORDER = 3,        /* the client completes two replies out of order */
-  SIM_BUG_DUP_WATCHER = 4,    /* a watcher pair is called twice for one event */
-  SIM_BUG_STALE_READ = 5,     /* a follower reads before its own session's writes applied */
-  SIM_BUG_LOST_COMPLETION = 6 /* one completion is never called */
+  SIM_BUG_SYNC_EARLY = 1,      /* a follower answers sync before applying */
+  SIM_BUG_DROP_WATCH = 2,      /* the client drops one watch notification */
+  SIM_BUG_REORDER = 3,         /* the client completes two replies out of order */
+  SIM_BUG_DUP_WATCHER = 4,     /* a watcher pair is called twice for one event */
+  SIM_BUG_STALE_READ = 5,      /* a follower reads before its own session's writes applied */
+  SIM_BUG_LOST_COMPLETION = 6, /* one completion is never called */
+  SIM_BUG_FALSE_LOSS = 7       /* an answered get completes ZCONNECTIONLOSS */
 };
 
 struct sim_world {

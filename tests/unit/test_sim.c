@@ -85,8 +85,9 @@ START_TEST(planted_bugs_caught) {
                                 "two completions swapped",
                                 "a watcher called twice",
                                 "a read served before the session's writes",
-                                "a completion lost"};
-  for (int bug = SIM_BUG_SYNC_EARLY; bug <= SIM_BUG_LOST_COMPLETION; bug++) {
+                                "a completion lost",
+                                "a connection loss without a cause"};
+  for (int bug = SIM_BUG_SYNC_EARLY; bug <= SIM_BUG_FALSE_LOSS; bug++) {
     int caught = 0;
     uint64_t seed;
     for (seed = 1; seed <= 200 && !caught; seed++) {

@@ -1203,6 +1203,52 @@ START_TEST(rearmed_exists_watch_sees_node_created) {
 }
 END_TEST
 
+/* Pair 4 holds a data watch on /k (a get); an exists of the same pair is
+ * sent to that member and the node is deleted before the server reads
+ * it: the DELETED event calls the pair, and the exists' ZNONODE sets it
+ * again - in stock's exist table, a watch for the node's creation.  When
+ * its carrier is lost, the re-arm must set that exists watch again (an
+ * exists, which registers on a missing node), not a get, which registers
+ * nothing there: the next creation calls the pair.  (Found by the
+ * simulator: tests/sim/zkroute-sim --seed 12953 --mode routed, where the
+ * pair was never called for two creations.) */
+START_TEST(data_watch_set_again_by_exists_on_the_deleted_node_rearms_as_exists) {
+  open3();
+  ck_assert_int_eq(zkr_awget(z, "/k", watcher, (void *)4, done_data, (void *)1), ZOK);
+  fake_req_t *g = next_req(FK_GET, "/k");
+  fake_zh_t *carrier = g->h;
+  ck_assert_ptr_ne(carrier, h[1]);
+  fake_reply(g, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  ck_assert_int_eq(zkr_awexists(z, "/k", watcher, (void *)4, done_stat, (void *)2), ZOK);
+  fake_req_t *e = next_req(FK_EXISTS, "/k");
+  ck_assert_ptr_eq(e->h, carrier);
+  /* The deletion, then the exists' answer, on the same session. */
+  ck_assert_int_eq(fake_fire(carrier, "/k", ZOO_DELETED_EVENT), 1);
+  int w1 = ev_find(0, EV_WATCH, 4);
+  ck_assert_int_ge(w1, 0);
+  ck_assert_int_eq(ev_at(w1).type, ZOO_DELETED_EVENT);
+  fake_reply(e, ZNONODE, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+  /* The carrier expires: the pair's exists watch is set again elsewhere. */
+  fake_session_event(carrier, ZOO_EXPIRED_SESSION_STATE);
+  fake_req_t *re = fake_wait(NULL, FK_EXISTS, "/k");
+  ck_assert_msg(re != NULL, "the exists watch on the missing node was not re-armed by an exists");
+  ck_assert_ptr_ne(re->h, carrier);
+  ck_assert(re->watched);
+  fake_reply(re, ZNONODE, 0, 0, NULL);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 4), 1);
+  /* The node's creation calls the pair, once. */
+  ck_assert_int_eq(fake_fire(re->h, "/k", ZOO_CREATED_EVENT), 1);
+  int w2 = ev_find(w1 + 1, EV_WATCH, 4);
+  ck_assert_int_ge(w2, 0);
+  ck_assert_int_eq(ev_at(w2).type, ZOO_CREATED_EVENT);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 4), 2);
+}
+END_TEST
+
 /* ---- nothing after EXPIRED ---- */
 
 START_TEST(no_watch_event_after_expired) {
@@ -1591,6 +1637,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, removed_watcher_not_rearmed);
   tcase_add_test(tc, rearmed_exists_watch_on_missing_node_stays_quiet);
   tcase_add_test(tc, rearmed_exists_watch_sees_node_created);
+  tcase_add_test(tc, data_watch_set_again_by_exists_on_the_deleted_node_rearms_as_exists);
   tcase_add_test(tc, no_watch_event_after_expired);
   tcase_add_test(tc, session_events_reach_path_watchers);
   tcase_add_test(tc, waiting_event_pair_gets_session_events);

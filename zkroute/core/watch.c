@@ -635,11 +635,16 @@ void zkr__watch_fire_locked(zkr_t *z, zkr__watch_t *w, int type, int synthetic,
 
 /* ---- arming ---- */
 
-/* Under watch_mu. */
+/* Under watch_mu.  A data record armed with no stat was set again by an
+ * exists of the same pair that found no node (its get's watch fired for
+ * the deletion before): it is an exists watch now, in stock's exist
+ * table - it waits for a creation, and a re-arm sets it by an exists (a
+ * get sets no watch on a missing node). */
 void zkr__watch_arm_locked(zkr_t *z, zkr__watch_t *w, int member, zhandle_t *zh,
                            const struct Stat *stat, uint64_t read_seq) {
   w->member = member;
   w->zh = zh;
+  if (!stat && w->kind == ZKR__WATCH_DATA) w->kind = ZKR__WATCH_EXIST;
   remember(w, stat);
   w->read_seq = read_seq;
   zkr__watch_set_state_locked(z, w, ZKR__W_ARMED);

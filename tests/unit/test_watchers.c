@@ -549,6 +549,41 @@ START_TEST(held_reads_released_in_order_after_their_events) {
 }
 END_TEST
 
+/* Watcher 5's exists watch on the missing /n; a read (tag 12) on another
+ * member shows /n created and is held for watcher 5's event, which its
+ * member has not given (its carrier away; the node deleted again before
+ * its server sends it).  Then pair 6 sets an exists watch (tag 13) that
+ * finds /n gone again.  On stock's one session watcher 5's event came
+ * before read 12's reply, and so before read 13's: it is made from read
+ * 12 then, before pair 6 takes its place in the exist table - made later
+ * (at the bound), it would follow pair 6's set, and stock's table would
+ * call pair 6 too.  (The simulator: tests/sim/zkroute-sim --seed 6304
+ * --mode routed, "created event on /g0/k4 to pair 0, which already had
+ * it".) */
+START_TEST(held_read_proves_an_event_before_a_pair_set_after_it) {
+  fake_req_t *e5 = open_with_exists_watch();
+  ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)12), ZOK);
+  fake_req_t *g = next_req(FK_GET, "/n");
+  ck_assert_ptr_ne(g->h, e5->h);
+  fake_reply(g, ZOK, 7, 7, "a");
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 0); /* held for watcher 5 */
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)6, done_stat, (void *)13), ZOK);
+  fake_req_t *e6 = next_req(FK_EXISTS, "/n");
+  fake_reply(e6, ZNONODE, 0, 0, NULL);
+  int d13 = ev_find(0, EV_DONE, 13);
+  ck_assert_int_ge(d13, 0);
+  int w5 = ev_find(0, EV_WATCH, 5), d12 = ev_find(0, EV_DONE, 12);
+  ck_assert_msg(w5 >= 0 && w5 < d13, "watcher 5's event (at %d) after pair 6 was set (at %d)", w5,
+                d13);
+  ck_assert_int_eq(ev_at(w5).type, ZOO_CREATED_EVENT);
+  ck_assert_int_gt(d12, w5);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 5), 1);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 6), 0);
+}
+END_TEST
+
 /* A stepped handle whose held reads wait at most rescue_ms. */
 static void open3_stepped_bound(int rescue_ms) {
   zkr_options_t o;
@@ -1620,6 +1655,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, late_watch_event_made_from_the_held_read);
   tcase_add_test(tc, read_issued_before_the_watch_shows_no_missed_change);
   tcase_add_test(tc, held_reads_released_in_order_after_their_events);
+  tcase_add_test(tc, held_read_proves_an_event_before_a_pair_set_after_it);
   tcase_add_test(tc, held_read_not_yet_handed_on_sets_no_place_before_a_released_one);
   tcase_add_test(tc, same_pair_twin_whose_read_is_not_handed_on_gets_its_own_event);
   tcase_add_test(tc, held_reads_watcher_gets_no_session_event);

@@ -405,15 +405,19 @@ static void remember(zkr__watch_t *w, const struct Stat *stat) {
  * (exists on an existing node is one), a creation exists watches on a
  * missing node, a child change child watches, a deletion data and child
  * watches. */
-static int triggers(int type, const zkr__watch_t *w) {
-  int data = w->kind == ZKR__WATCH_DATA || (w->kind == ZKR__WATCH_EXIST && w->existed);
-  int exist = w->kind == ZKR__WATCH_EXIST && !w->existed;
-  int child = w->kind == ZKR__WATCH_CHILD;
+static int triggers_table(int type, int kind, int existed) {
+  int data = kind == ZKR__WATCH_DATA || (kind == ZKR__WATCH_EXIST && existed);
+  int exist = kind == ZKR__WATCH_EXIST && !existed;
+  int child = kind == ZKR__WATCH_CHILD;
   if (type == ZOO_CHANGED_EVENT) return data;
   if (type == ZOO_CREATED_EVENT) return exist;
   if (type == ZOO_CHILD_EVENT) return child;
   if (type == ZOO_DELETED_EVENT) return data || child;
   return 0;
+}
+
+static int triggers(int type, const zkr__watch_t *w) {
+  return triggers_table(type, w->kind, w->existed);
 }
 
 /* Registered from the application's point of view and not yet fired. */
@@ -761,6 +765,40 @@ static void supersede_locked(zkr_t *z, zkr__watch_t *w2, const struct Stat *st,
   }
 }
 
+/* op, a watched read, was answered (rc, st) and sets its pair (self),
+ * and a read held for the event of another record of the path, issued
+ * before op, proves that event (a node created while that record's
+ * carrier was away, and deleted again before its server sent it, say).
+ * On stock's one session the event came before that read's reply, so
+ * before op's.  When op's answer shows no change after that record's
+ * state, op is not held for it, and its pair would take its place before
+ * the event came: if the event fires the table op sets, stock's table
+ * would call op's pair for it too.  The event is made now, as at the
+ * hold's bound. */
+static void make_proved_before(zkr_t *z, const zkr__op_t *op, const zkr__watch_t *self, int rc,
+                               const struct Stat *st) {
+  if (!op->ord_seq) return;
+  int kind = rc == ZOK ? zkr__watch_kind_of(op->type) : ZKR__WATCH_EXIST; /* the table it sets */
+  zkr__watch_t *gone = NULL;
+  pthread_mutex_lock(&z->watch_mu);
+  for (int made = 1; made;) {
+    made = 0;
+    for (zkr__watch_t *w = zkr__watch_first(z); w && !made; w = zkr__watch_next(w)) {
+      if (w == self || w == self->supersedes || !waiting(w) || w->removing ||
+          strcmp(w->path, op->path) != 0 || shows_change(w, rc, st))
+        continue;
+      uint64_t proof = 0;
+      int event = missed_by_held_locked(z, w, op->ord_seq, &proof);
+      if (!event || !triggers_table(event, kind, rc == ZOK)) continue;
+      /* Made as zkr__watch_missed_before_locked makes it; that may unlink
+       * records: the walk starts again. */
+      made = zkr__watch_missed_before_locked(z, w, op->ord_seq, &gone);
+    }
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+  zkr__watch_done(z, gone);
+}
+
 /* Completion's share (zkr__completion_*): the watch the read set is armed
  * (its read succeeded, or an exists found no node) or discarded; one that
  * was armed before is the same registration, or a new one if it fired
@@ -771,6 +809,7 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
   const struct Stat *st = rc == ZOK ? stat : NULL;
   zkr__watch_t *w = op->watch;
   op->watch_id = armed ? w->id : 0;
+  if (armed) make_proved_before(op->z, op, w, rc, st);
   if (zkr__op_has(op, ZKR__OP_F_WATCH_REUSED)) {
     op->watch_merged = zkr__watch_reuse_done(w, 1, armed, op->member, op->zh, st, op->read_seq);
   } else {

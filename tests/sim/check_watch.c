@@ -12,8 +12,9 @@
  * - a path event takes the pairs stock takes (created/changed: exist then
  *   data; child: child; deleted: child, exist, data; each table in the
  *   order its pairs were set, a pair once; an exists watch on a missing
- *   node whose read was issued after the deletion committed saw it gone,
- *   and is not fired by it), and each must be called once,
+ *   node whose read was answered after the deletion committed saw it
+ *   gone, or not created yet, and is not fired by it), and each must be
+ *   called once,
  *   in that order; a watcher called with no registration is a violation;
  *   the pairs taken are those the event's change fires: on one session
  *   that is every pair set, while through several a pair whose read saw
@@ -299,14 +300,21 @@ static int take(tabs_t *t, const char *path, int type, int64_t cz, uint64_t cz_t
      * (stock's collectWatchers takes the exist table for DELETED): on one
      * session its read completed before that event came, so it saw the
      * node before the deletion.  A read issued after the deletion
-     * committed saw it gone: set after the change, it is not fired.  The
-     * same for a set's CHANGED (collectWatchers takes the exist table
-     * too): an exists read issued after the set committed is answered
-     * after its event - it found the node deleted since, and waits for
-     * the next creation. */
-    int after = w->table != T_EXIST ? w->point >= cz
-                                    : (type == ZOO_DELETED_EVENT || type == ZOO_CHANGED_EVENT) &&
-                                          cz_t != UINT64_MAX && w->t_inv > cz_t;
+     * committed saw it gone: set after the change, it is not fired.  So
+     * is one answered after the deletion committed: its ZNONODE is the
+     * node gone (on one session the deletion's event came before that
+     * reply, and zookeeper_process runs collectWatchers when an event
+     * arrives, activateWatcher when a reply does) or not created yet (the
+     * creation, before the deletion, fires it with CREATED first) - not
+     * this deletion either way.  The same for a set's CHANGED
+     * (collectWatchers takes the exist table too): an exists read issued
+     * after the set committed is answered after its event - it found the
+     * node deleted since, and waits for the next creation. */
+    int after = w->table != T_EXIST         ? w->point >= cz
+                : cz_t == UINT64_MAX        ? 0
+                : type == ZOO_DELETED_EVENT ? w->t_reg > cz_t
+                : type == ZOO_CHANGED_EVENT ? w->t_inv > cz_t
+                                            : 0;
     if (strcmp(w->path, path) || !want[w->table] || after) continue;
     mine[i] = 1;
     fired |= 1ULL << (w->pair & 63);
@@ -431,7 +439,9 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
       if (e != o->e_cmp) continue;
       if (ended && o->rc == ZOK)
         check_fail(c, CK_WATCH,
-                   "op %d answered ZOK after the session ended (EXPIRED or AUTH_FAILED)", o->id);
+                   "op %d answered ZOK after the session ended (EXPIRED or "
+                   "AUTH_FAILED)",
+                   o->id);
       if (o->kind == H_RMWATCH && o->rc == ZOK) {
         /* On one session a read issued after the removal is served after
          * it: the watch it sets is not removed, whenever it completes. */
@@ -473,7 +483,8 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
           newer = gone || (o->rc == ZOK && o->pzxid > w->point);
         if (newer) {
           check_fail(c, CK_WATCH,
-                     "op %d saw %s changed (rc %d, zxid %#llx) at %.3f s before pair %d's watch "
+                     "op %d saw %s changed (rc %d, zxid %#llx) at %.3f s before pair "
+                     "%d's watch "
                      "(set by op %d) fired",
                      o->id, o->path, o->rc,
                      (unsigned long long)(o->kind == H_CHILDREN ? o->pzxid : o->mzxid),
@@ -561,7 +572,8 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
       }
       if (own >= 0 && own_rank < 2) {
         check_fail(c, CK_WATCH,
-                   "pair %d: %s event on %s at %.3f s, but nothing changed after the state its "
+                   "pair %d: %s event on %s at %.3f s, but nothing changed "
+                   "after the state its "
                    "read (op %d) saw",
                    ev->pair, tname(ev->wtype), ev->path, (double)ev->t / 1e9, t.e[own].op);
         t.e[own] = t.e[--t.n];
@@ -586,7 +598,8 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
       gr->next++;
     } else if (listed(gr->e + gr->next, gr->n - gr->next, ev->pair)) {
       check_fail(c, CK_WATCH,
-                 "%s event on %s at %.3f s: pair %d called before pair %d, which was set first",
+                 "%s event on %s at %.3f s: pair %d called before pair %d, "
+                 "which was set first",
                  tname(ev->wtype), ev->path, (double)ev->t / 1e9, ev->pair, gr->e[gr->next].pair);
       /* take it out of the rest so that the others still line up */
       int j = gr->next;
@@ -622,7 +635,8 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
       int lost = w->table == T_EXIST ? exists_at(m, w->path, limit) : changed(m, w, limit);
       if (lost)
         check_fail(c, CK_WATCH,
-                   "lost notification: pair %d's watch on %s (set by op %d, table %d) never fired "
+                   "lost notification: pair %d's watch on %s (set by op %d, "
+                   "table %d) never fired "
                    "though the node changed",
                    w->pair, w->path, w->op, w->table);
     }

@@ -432,6 +432,41 @@ START_TEST(watch_deletion_fires_no_exists_watch_answered_after_it) {
 }
 END_TEST
 
+/* Pair 4's get, issued first, saw mzxid 5; pair 1's exists, issued after a
+ * set (mzxid 7) committed, saw 7 and completed first (routed: another
+ * member).  The node is deleted.  The set fired pair 4's watch, with
+ * CHANGED, on whatever server held it; the deletion fires pair 1 alone.
+ * The application sees pair 1 (DELETED), then pair 4 (CHANGED).  (The
+ * simulator: tests/sim/zkroute-sim --seed 975 --mode routed, with the
+ * library's fix for 11202: "changed event to pair 4, which held no such
+ * watch", "deleted event: pair 4 never called".)  The near miss: with no
+ * set between the two reads' states, the deletion is pair 4's change too,
+ * and it is owed that event. */
+static int older_pair_and_the_deletion(int set_between) {
+  setup();
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  hop_t *g4 = inv(H_GET, "/g0/k0", NULL);
+  g4->pair = 4;
+  if (set_between) txn(7, H_SET, "/g0/k0", "b", 0);
+  hop_t *e1 = inv(H_EXISTS, "/g0/k0", NULL);
+  e1->pair = 1;
+  cmp(e1, ZOK, 1, set_between, set_between ? 7 : 5)->czxid = 5;
+  cmp(g4, ZOK, 1, 0, 5)->czxid = 5;
+  txn(9, H_DELETE, "/g0/k0", NULL, set_between);
+  watch(1, ZOO_DELETED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  watch(4, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  close_at_end();
+  check_watch(&H, &C);
+  return C.violations[CK_WATCH];
+}
+
+START_TEST(watch_deletion_fires_no_pair_an_earlier_set_fired) {
+  ck_assert_int_eq(older_pair_and_the_deletion(1), 0);
+  ck_assert_int_ge(older_pair_and_the_deletion(0), 1);
+}
+END_TEST
+
 /* A creation's event takes stock's data table too (collectWatchers), but
  * only the pairs whose read saw an older state than that creation.
  * Pair 1's exists watch on the missing node is set by a read issued
@@ -1072,6 +1107,7 @@ int main(void) {
       {"watch", watch_order_is_among_the_pairs_the_change_fires},
       {"watch", watch_deletion_fires_no_exists_watch_set_after_it},
       {"watch", watch_deletion_fires_no_exists_watch_answered_after_it},
+      {"watch", watch_deletion_fires_no_pair_an_earlier_set_fired},
       {"watch", watch_creation_fires_no_data_watch_set_after_it},
       {"watch", watch_read_of_the_state_before_a_change_is_taken_by_it},
       {"watch", watch_removal_spares_reads_issued_after_it},

@@ -879,6 +879,57 @@ START_TEST(later_change_of_a_reset_watch_does_not_hold_an_earlier_one) {
 }
 END_TEST
 
+/* Watcher 4's exists read goes to a lagging member; watcher 6's get,
+ * issued after it, to another one and is answered first, at mzxid 9.
+ * Then watcher 4's answer comes: mzxid 5, the node before a set.  A get
+ * of watcher 6 (set again on its member) shows mzxid 9 and is held for
+ * watcher 4's event.  Watcher 6's member reports the node deleted.  That
+ * deletion is not watcher 4's change: its watch, set at mzxid 5, fires
+ * for the set that made mzxid 9, with CHANGED, as on any server (on
+ * stock's one session before the data of mzxid 9).  The application sees
+ * watcher 4 (CHANGED), the held get, then watcher 6 (DELETED); watcher 4's
+ * own copy, when its member catches up, is swallowed.  (The simulator:
+ * tests/sim/zkroute-sim --seed 11202 --mode routed, and 12881: spread
+ * gave watcher 4 the deletion, so the application saw it called for the
+ * deletion before watcher 6, set first.) */
+START_TEST(older_watch_gets_the_change_it_missed_not_a_later_deletion) {
+  open3_stepped_bound(400);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)4, done_stat, (void *)14), ZOK);
+  fake_req_t *e4 = sent_now(FK_EXISTS);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)6, done_data, (void *)16), ZOK);
+  fake_req_t *g6 = sent_now(FK_GET);
+  ck_assert_ptr_ne(e4->h, g6->h);
+  fake_reply(g6, ZOK, 9, 9, "b");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 16), 1);
+  fake_reply(e4, ZOK, 5, 5, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 14), 1);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)6, done_data, (void *)26), ZOK);
+  step();
+  fake_req_t *x = fake_peek(g6->h, FK_GET, "/n");
+  ck_assert_ptr_nonnull(x); /* where watcher 6 is armed */
+  fake_reply(x, ZOK, 9, 9, "b");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 26), 0); /* held for watcher 4 */
+  ck_assert_int_eq(fake_fire(g6->h, "/n", ZOO_DELETED_EVENT), 1);
+  step();
+  int w4 = ev_find(0, EV_WATCH, 4), d = ev_find(0, EV_DONE, 26), w6 = ev_find(0, EV_WATCH, 6);
+  ck_assert_int_ge(w4, 0);
+  ck_assert_msg(ev_at(w4).type == ZOO_CHANGED_EVENT,
+                "watcher 4, set at mzxid 5, was called for the deletion (type %d), not for the "
+                "set it missed",
+                ev_at(w4).type);
+  ck_assert_int_gt(d, w4);
+  ck_assert_int_gt(w6, d);
+  ck_assert_int_eq(ev_at(w6).type, ZOO_DELETED_EVENT);
+  ck_assert_int_eq(fake_fire(e4->h, "/n", ZOO_CHANGED_EVENT), 1);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 4), 1);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 6), 1);
+}
+END_TEST
+
 /* Watcher 5's exists watch on a missing /n sits on a member that then
  * reconnects; a get elsewhere shows /n created and is held for watcher
  * 5's event.  /n is deleted again, and watcher 5 is set again by a read
@@ -1664,6 +1715,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, pair_set_again_before_its_members_event_fires_again);
   tcase_add_test(tc, pair_set_again_after_its_superseded_event_goes_last);
   tcase_add_test(tc, superseded_watch_gets_the_change_a_held_read_proved);
+  tcase_add_test(tc, older_watch_gets_the_change_it_missed_not_a_later_deletion);
   tcase_add_test(tc, later_change_of_a_reset_watch_does_not_hold_an_earlier_one);
   tcase_add_test(tc, held_read_closing);
   tcase_add_test(tc, read_answered_during_close_not_shown_before_its_watch);

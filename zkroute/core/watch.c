@@ -446,6 +446,20 @@ static int same_change(const zkr__watch_t *r, const zkr__watch_t *f, int type) {
   return !(comparable && seen(r) > seen(f));
 }
 
+/* The event the change that fired f (type) brings r, a record of f's path
+ * that change fires (same_change): for a deletion, a record whose read saw
+ * an older state of the same node than f's (a smaller mzxid, or pzxid for
+ * child watches) missed a change before it - a set (a child created or
+ * deleted) - and its watch fired for that one, with its own type, as on
+ * any server; the deletion fires only the records set after that change.
+ * Otherwise type. */
+static int event_for(const zkr__watch_t *r, const zkr__watch_t *f, int type) {
+  if (type != ZOO_DELETED_EVENT || !r->existed || !f->existed || r->czxid != f->czxid ||
+      (r->kind == ZKR__WATCH_CHILD) != (f->kind == ZKR__WATCH_CHILD) || seen(r) >= seen(f))
+    return type;
+  return r->kind == ZKR__WATCH_CHILD ? ZOO_CHILD_EVENT : ZOO_CHANGED_EVENT;
+}
+
 /* Whether w's event reports a later change than the one r fires for: a
  * read held here that set w on w's session (its reply came there before
  * w's event, so w's change is after that read's state) shows a change
@@ -506,7 +520,8 @@ static void consume_twins(zkr_t *z, const zkr__watch_t *f, int type, zkr__watch_
     if (r == f || strcmp(r->path, f->path) != 0 || !triggers(type, r) || !same_change(r, f, type))
       continue;
     if (r->fn != f->fn || r->ctx != f->ctx) {
-      if (r->fire) r->fire = type; /* its copy of this change (spread) waits its turn */
+      /* its copy of this change (spread) waits its turn */
+      if (r->fire) r->fire = event_for(r, f, type);
     } else if (r->read_pending) {
       /* Its first read is not handed on (f's is, being delivered): the
        * application sees that read set the pair again after f's event -
@@ -615,7 +630,7 @@ static void spread(zkr_t *z, const zkr__watch_t *w, int type, const zkr__watch_t
     if (r->state == ZKR__W_ARMED || r->state == ZKR__W_REARMING)
       zkr__watch_set_state_locked(z, r, ZKR__W_CONSUMED);
     else zkr__watch_set_state_locked(z, r, ZKR__W_HELD); /* lost: nothing to swallow */
-    r->fire = type;
+    r->fire = event_for(r, w, type);
     if (!r->seq) r->seq = ++z->watch_seq;
   }
 }

@@ -930,6 +930,43 @@ START_TEST(older_watch_gets_the_change_it_missed_not_a_later_deletion) {
 }
 END_TEST
 
+/* As above, but one pair: watcher 1's exists read goes to a lagging
+ * member, its get, issued after, to another one and is answered first at
+ * mzxid 9; then the exists answer comes, mzxid 5.  The get's member
+ * reports the deletion.  Watcher 1 is one registration in stock's table
+ * and is called once, for the deletion: the older record, which the
+ * deletion's change gives CHANGED (the set it missed), is that pair's
+ * twin and is consumed with it.  (The simulator: tests/sim/zkroute-sim
+ * --seed 11367 --mode routed, "changed event on /g1/k4 to pair 1, which
+ * held no such watch": called for the deletion, then again for the
+ * set.) */
+START_TEST(same_pair_older_twin_consumed_by_the_deletion) {
+  open3_stepped_bound(400);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)1, done_stat, (void *)11), ZOK);
+  fake_req_t *e1 = sent_now(FK_EXISTS);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)12), ZOK);
+  fake_req_t *g1 = sent_now(FK_GET);
+  ck_assert_ptr_ne(e1->h, g1->h);
+  fake_reply(g1, ZOK, 9, 9, "b");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 1);
+  fake_reply(e1, ZOK, 5, 5, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 1);
+  ck_assert_int_eq(fake_fire(g1->h, "/n", ZOO_DELETED_EVENT), 1);
+  step();
+  advance_ms(500);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
+  ck_assert_int_eq(ev_at(ev_find(0, EV_WATCH, 1)).type, ZOO_DELETED_EVENT);
+  /* The older record's own copy, when its member catches up, is
+   * swallowed. */
+  ck_assert_int_eq(fake_fire(e1->h, "/n", ZOO_CHANGED_EVENT), 1);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
+}
+END_TEST
+
 /* Watcher 5's exists watch on a missing /n sits on a member that then
  * reconnects; a get elsewhere shows /n created and is held for watcher
  * 5's event.  /n is deleted again, and watcher 5 is set again by a read
@@ -1716,6 +1753,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, pair_set_again_after_its_superseded_event_goes_last);
   tcase_add_test(tc, superseded_watch_gets_the_change_a_held_read_proved);
   tcase_add_test(tc, older_watch_gets_the_change_it_missed_not_a_later_deletion);
+  tcase_add_test(tc, same_pair_older_twin_consumed_by_the_deletion);
   tcase_add_test(tc, later_change_of_a_reset_watch_does_not_hold_an_earlier_one);
   tcase_add_test(tc, held_read_closing);
   tcase_add_test(tc, read_answered_during_close_not_shown_before_its_watch);

@@ -526,8 +526,10 @@ static void consume_twins(zkr_t *z, const zkr__watch_t *f, int type, zkr__watch_
       /* Its first read is not handed on (f's is, being delivered): the
        * application sees that read set the pair again after f's event -
        * a registration of its own, called in its own turn (blocks). */
-    } else if (r->fire == type) {
-      /* Its copy of this very event, delivered now by f's.  A consumed
+    } else if (r->fire && (r->fire == type || r->fire == event_for(r, f, type))) {
+      /* Its copy of this very event, delivered now by f's (an older
+       * twin's is the set it missed: one registration in stock's table,
+       * called once).  A consumed
        * record (its event made here, by a re-arm or a superseding read)
        * still has a registration whose own event must come and be
        * swallowed: freed now, that event would call a freed record. */

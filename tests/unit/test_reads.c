@@ -769,6 +769,49 @@ START_TEST(session_mode_event_after_a_held_read_that_set_the_watch_again) {
 }
 END_TEST
 
+/* ... and so does every other pair's call for that change: stock fires
+ * the path's watchers from one table at one event, which comes after that
+ * reply.  Watcher 8, set first on the same member, must not be called
+ * before the held read's completion either.  (The simulator:
+ * tests/sim/zkroute-sim --seed 2153 --mode routed --consistency session,
+ * "op 368 saw /g0/k4 changed before pair 6's watch (set by op 351)
+ * fired": pair 2 got the CREATED event before op 351's completion, pair 6
+ * after it, so op 351's watch looked set after the event; 16933 the
+ * same.) */
+START_TEST(session_mode_other_pairs_event_after_a_held_read_that_set_a_watch_again) {
+  open3_session();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)8, done_data, (void *)1), ZOK);
+  fake_req_t *g8 = fake_wait(NULL, FK_GET, "/n");
+  ck_assert_ptr_nonnull(g8);
+  fake_reply(g8, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  fake_req_t *g = wget_n(7, 2);
+  ck_assert_msg(g->h == g8->h, "the scenario changed: the two watches are on two members");
+  fake_reply(g, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+  fake_req_t *slow = slow_read(3);
+  fake_req_t *g2 = wget_n(7, 4);
+  ck_assert_msg(g2->h == g->h, "the scenario changed: the watch set again went to another member");
+  fake_reply(g2, ZOK, 5, 5, "a");
+  ck_assert_int_eq(fake_fire(g->h, "/n", ZOO_CHANGED_EVENT), 2);
+  sleep_ms(50);
+  ck_assert_msg(ev_matching(EV_WATCH, 8) == 0,
+                "another pair's event came before the completion of the read that set a watch "
+                "of the path again");
+  ck_assert_int_eq(ev_matching(EV_WATCH, 7), 0);
+  fake_reply(slow, ZOK, 3, 3, "s");
+  int w8 = ev_find(0, EV_WATCH, 8), w7 = ev_find(0, EV_WATCH, 7);
+  ck_assert_int_ge(w8, 0);
+  ck_assert_int_gt(w7, w8);
+  int d3 = ev_find(0, EV_DONE, 3), d4 = ev_find(0, EV_DONE, 4);
+  ck_assert_int_ge(d3, 0);
+  ck_assert_int_gt(d4, d3);
+  ck_assert_int_gt(w8, d4);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 8), 1);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 7), 1);
+}
+END_TEST
+
 /* consistency=session claims a stock session's guarantees, FIFO client
  * order among them: aset(/a) then aget(/b) complete in that order, and
  * the read runs after the write (it cannot miss it). */
@@ -973,6 +1016,7 @@ static Suite *suite(void) {
   tcase_add_test(tc,
                  session_mode_pair_of_a_held_removal_gets_session_events_after_its_carrier_closed);
   tcase_add_test(tc, session_mode_event_after_a_held_read_that_set_the_watch_again);
+  tcase_add_test(tc, session_mode_other_pairs_event_after_a_held_read_that_set_a_watch_again);
   tcase_add_test(tc, session_mode_pair_removed_while_its_read_is_held_gets_no_session_event);
   tcase_add_test(tc, session_mode_held_removal_keeps_the_pair_when_its_session_goes);
   tcase_add_test(tc, session_mode_failed_held_removal_leaves_its_pairs_to_the_next);

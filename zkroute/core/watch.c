@@ -586,6 +586,36 @@ static int unplaced_locked(const zkr_t *z, const zkr__watch_t *r) {
   return r->read_pending && !r->took_over && !r->resuming && zkr__watch_read_held_back_locked(z, r);
 }
 
+/* Whether w's own session's copy of the change it is to be called for
+ * came (its own trampoline), not only another member's (spread). */
+static int own_copy_came(const zkr__watch_t *w) {
+  return w->fire && (w->state == ZKR__W_HELD || w->swallow);
+}
+
+/* Whether f's event must wait for the hand-on of a read that set r, a
+ * record of f's path, again on r's session (merged_pending): that read's
+ * reply came there while r was still armed, before the change that fires
+ * r, and the same change fires f.  Once that change's event came on r's
+ * session too (r's own copy, or that of another record armed there), the
+ * server's order is known: the reply, then the event - and stock fires all
+ * the path's pairs from one table at that event, so no pair is called
+ * before the read's completion, not only r's (read_held_locked).  (Seeds
+ * 2153 and 16933: the other pair was called first, and the read that set
+ * r again looked set after the event.)  While the change came only from
+ * other members, the order of the two sessions is not known and f goes
+ * (test_watchers waiting_event_pair_gets_session_events).  Under
+ * watch_mu. */
+static int merged_read_first_locked(const zkr_t *z, const zkr__watch_t *r, const zkr__watch_t *f) {
+  if (r == f || r->merged_pending <= 0 || !r->fire || !r->zh || !triggers(f->fire, r) ||
+      !same_change(r, f, f->fire))
+    return 0;
+  for (const zkr__watch_t *x = zkr__watch_first(z); x; x = zkr__watch_next(x))
+    if (x->zh == r->zh && own_copy_came(x) && strcmp(x->path, r->path) == 0 &&
+        same_change(x, f, f->fire))
+      return 1;
+  return 0;
+}
+
 /* Delivers, in the order they were set, the events of path's records
  * whose turn it is. */
 void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) {
@@ -596,7 +626,8 @@ void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) 
       if (next_f && next_f->seq <= f->seq) continue;
       int blocked = read_held_locked(z, f);
       for (zkr__watch_t *r = zkr__watch_first(z); r && !blocked; r = zkr__watch_next(r))
-        blocked = strcmp(r->path, path) == 0 && blocks(z, r, f) && !unplaced_locked(z, r);
+        blocked = strcmp(r->path, path) == 0 && ((blocks(z, r, f) && !unplaced_locked(z, r)) ||
+                                                 merged_read_first_locked(z, r, f));
       if (!blocked) next_f = f;
     }
     if (!next_f) return;

@@ -1441,6 +1441,45 @@ START_TEST(pair_whose_read_is_held_does_not_hold_an_earlier_set_pair) {
 }
 END_TEST
 
+/* A change's event waits for a read that set a watch of the path again on
+ * its own member (merged there, answered before the change) - but not an
+ * event of a change that read saw already.  Watcher 6 is set on A
+ * (version 5); watcher 5 on B by a read that saw version 7, and set again
+ * there by a second read that saw it too: both are held for watcher 6's
+ * event.  B reports the node's deletion, which watcher 6 gets too (its
+ * own member missed the change): watcher 6's event must go first - the
+ * reads wait for it - then the reads, then watcher 5's.  (The simulator:
+ * tests/sim/zkroute-sim --seed 9668 --mode routed --consistency session:
+ * watcher 6's event waited for the second read, which waited for the
+ * first, which waited for watcher 6's event, until the hold's bound.) */
+START_TEST(event_of_a_change_a_merged_read_saw_does_not_wait_for_it) {
+  open3_all_read();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)6, done_data, (void *)1), ZOK);
+  fake_req_t *a = next_req(FK_GET, "/n");
+  fake_reply(a, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)5, done_data, (void *)2), ZOK);
+  fake_req_t *b = next_req(FK_GET, "/n");
+  ck_assert_ptr_ne(b->h, a->h);
+  fake_reply(b, ZOK, 7, 7, "b");
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)5, done_data, (void *)3), ZOK);
+  fake_req_t *b2 = next_req(FK_GET, "/n");
+  ck_assert_ptr_eq(b2->h, b->h); /* where the pair is armed */
+  fake_reply(b2, ZOK, 7, 7, "b");
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 2) + ev_matching(EV_DONE, 3), 0); /* held */
+  ck_assert_int_eq(fake_fire(b->h, "/n", ZOO_DELETED_EVENT), 1);
+  int w6 = ev_find(0, EV_WATCH, 6);
+  ck_assert_msg(w6 >= 0, "watcher 6's event waited for a read held for it");
+  int d2 = ev_find(0, EV_DONE, 2), d3 = ev_find(0, EV_DONE, 3), w5 = ev_find(0, EV_WATCH, 5);
+  ck_assert_int_gt(d2, w6);
+  ck_assert_int_gt(d3, d2);
+  ck_assert_int_gt(w5, d3);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 6), 1);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 5), 1);
+}
+END_TEST
+
 /* A session event reaches every pair whose watch the application has not
  * seen fire, also one whose event came (here: given by another member's
  * copy of the change) and still waits its turn.  On stock's one session
@@ -1771,6 +1810,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, carrier_expiry_silent_watch_rearmed);
   tcase_add_test(tc, rearm_unchanged_then_fires_once);
   tcase_add_test(tc, rearm_makes_the_event_a_held_read_proved);
+  tcase_add_test(tc, event_of_a_change_a_merged_read_saw_does_not_wait_for_it);
   tcase_add_test(tc, carrier_behind_the_epoch_has_its_watches_rearmed);
   suite_add_tcase(s, tc);
   return s;

@@ -609,6 +609,11 @@ static int merged_read_first_locked(const zkr_t *z, const zkr__watch_t *r, const
   if (r == f || r->merged_pending <= 0 || !r->fire || !r->zh || !triggers(f->fire, r) ||
       !same_change(r, f, f->fire))
     return 0;
+  /* That read saw a change after f's state: f's change came first, and
+   * the read, held for f's event, waits for f (seed 9668: f was given a
+   * deletion that came after the change it missed). */
+  struct Stat st = {.mzxid = r->merged_mzxid, .pzxid = r->merged_pzxid};
+  if (shows_change(f, r->merged_existed ? ZOK : ZNONODE, &st)) return 0;
   for (const zkr__watch_t *x = zkr__watch_first(z); x; x = zkr__watch_next(x))
     if (x->zh == r->zh && own_copy_came(x) && strcmp(x->path, r->path) == 0 &&
         same_change(x, f, f->fire))
@@ -1059,7 +1064,11 @@ int zkr__watch_reuse_done(zkr__watch_t *w, int reread, int armed, int member, zh
     /* Still armed: the read's reply came before the event, on the same
      * session, so the server read before the change - and on stock's one
      * session that reply, and its completion, come before the event. */
-    w->merged_pending++;
+    if (w->merged_pending++ == 0) {
+      w->merged_existed = stat != NULL;
+      w->merged_mzxid = stat ? stat->mzxid : 0;
+      w->merged_pzxid = stat ? stat->pzxid : 0;
+    }
     merged = 1;
   }
   pthread_mutex_unlock(&z->watch_mu);

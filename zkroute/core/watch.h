@@ -95,6 +95,9 @@ struct zkr__watch {
                                     on its own session (ZooKeeper merged the two),
                                     answered before its event and not handed on
                                     yet: its event comes after them */
+  int merged_existed;            /* ... the first of them as it saw the node */
+  int64_t merged_mzxid;          /* ... and its mzxid */
+  int64_t merged_pzxid;          /* ... and its pzxid */
   int took_over;                 /* it superseded a record of the pair with no
                                     event between: the pair was set all along,
                                     before its read is handed on too */

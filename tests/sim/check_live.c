@@ -14,7 +14,7 @@
  * watchers: calls made in between return ZINVALIDSTATE).  An operation
  * invoked in that window whose call returned, or whose completion said,
  * ZCONNECTIONLOSS, ZOPERATIONTIMEOUT,
- * ZSESSIONEXPIRED, ZSESSIONMOVED or ZINVALIDSTATE before the first fault
+ * ZSESSIONEXPIRED or ZINVALIDSTATE before the first fault
  * failed for a cause of the client's own: a timer that fired early (a
  * clock that wrapped), a session closed by mistake, a healthy member given
  * up on.  Operations still in flight when the first fault came are not
@@ -34,9 +34,18 @@
 #include <string.h>
 #include <zookeeper/zookeeper.h>
 
+/* ZSESSIONMOVED is not judged: the model answers a write forwarded for a
+ * session whose owner moved with it and keeps the connection, where
+ * ZooKeeper's FinalRequestProcessor closes the connection (ZOOKEEPER-710;
+ * its QuorumTest testSessionMoved expects a ConnectionLoss) and the
+ * reconnect moves the owner back.  A stale revalidation that a hung server
+ * forwards when it resumes moves the owner to it, and every later write
+ * of the session gets ZSESSIONMOVED in the model though the ensemble is
+ * healthy (CI's stock seed 899818503013; docs/simulation.md,
+ * "Simplifications"). */
 static int connection_class(int rc) {
   return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONEXPIRED ||
-         rc == ZSESSIONMOVED || rc == ZINVALIDSTATE;
+         rc == ZINVALIDSTATE;
 }
 
 /* A mark that begins a fault (not an incident's end, a deposed leader's

@@ -221,14 +221,19 @@ START_TEST(surplus_workers_retire) {
 }
 END_TEST
 
-/* 64 handles whose turns come due on the same grid steps: one worker (or
- * two) runs them all - a burst of quick turns does not start a worker per
- * turn. */
+/* 64 handles whose turns come due on the same grid steps: one worker runs
+ * them all - a burst of quick turns does not start a worker per turn.  The
+ * only other workers are those the timer adds when the oldest queued turn
+ * waited a grid step (5 ms): on a loaded machine (the sanitizer stages run
+ * two tests at once on two cores) a worker not scheduled for that long
+ * looks held, and one is added per step - by design; an idle machine
+ * sees none or one or two.  So: the timer, one worker, and those. */
 START_TEST(bursts_of_quick_turns_start_few_workers) {
   for (int i = 0; i < NH; i++) add(i, 20);
   sleep_ms(500);
   for (int i = 0; i < NH; i++) ck_assert_int_ge(atomic_load(&counts[i].mon), 4);
-  ck_assert_int_le(zkr__ticker_threads(), 4);
+  int stalls = zkr__ticker_stalls();
+  ck_assert_int_le(zkr__ticker_threads(), 2 + stalls);
   for (int i = 0; i < NH; i++) del(i);
   free_all();
 }

@@ -66,6 +66,7 @@ static struct {
   int stop, running, nworkers;
   int active;         /* workers running turns or woken to */
   int retire_ms;      /* RETIRE_MS (tests shorten it) */
+  int stalls;         /* workers added for a turn found stalled (tests) */
   worker_t *idle_top; /* idle workers, the last to become idle first */
   worker_t workers[MAX_WORKERS];
   pthread_t timer;
@@ -232,6 +233,7 @@ static uint64_t check_stalled(uint64_t now) {
   if (!l) return UINT64_MAX;
   zkr__ticker_entry_t *e = ZKR__QUEUE_DATA(l, zkr__ticker_entry_t, wlink);
   if (now < e->queued_ns + GRID_NS) return e->queued_ns + GRID_NS;
+  T.stalls++;
   add_worker();
   e->queued_ns = now; /* the next one after another step */
   return now + GRID_NS;
@@ -399,6 +401,13 @@ void zkr__ticker_set_retire_ms(int ms) {
   pthread_mutex_lock(&T.mu);
   T.retire_ms = ms > 0 ? ms : RETIRE_MS;
   pthread_mutex_unlock(&T.mu);
+}
+
+int zkr__ticker_stalls(void) {
+  pthread_mutex_lock(&T.mu);
+  int n = T.stalls;
+  pthread_mutex_unlock(&T.mu);
+  return n;
 }
 
 int zkr__ticker_threads(void) {

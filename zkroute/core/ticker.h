@@ -64,4 +64,10 @@ void zkr__ticker_set_retire_ms(int ms);
  * Tests.  @locks the ticker's mu. */
 int zkr__ticker_threads(void);
 
+/* How often the timer found the oldest queued turn waiting a grid step
+ * and added a worker for it (the active ones held - or, on a loaded
+ * machine, not scheduled: the two look alike).  Tests.  @locks the
+ * ticker's mu. */
+int zkr__ticker_stalls(void);
+
 #endif

@@ -25,15 +25,17 @@ cd "$(dirname "$0")/.."
 # the Debian packages.
 ZKR_EXTRA_PACKAGES="docker-compose clang clang-format libclang-rt-14-dev valgrind git debhelper lintian ${ZKR_EXTRA_PACKAGES:-}" \
   scripts/setup.sh
+# Each part of the run is timed, and the closing "stages:" line lists them
+# (CI has a time budget of 55 minutes: docs/robustness.md).
+setup_s=$SECONDS
 
 # Everything the stages print also goes to $out, from which the closing
 # lines pick what failed (CI shows the end of the output).
 out=$(mktemp "${TMPDIR:-/tmp}/zkr-test.XXXXXX")
 trap 'rm -f "$out"' EXIT
 status=0
-make -j"$(nproc)" check 2>&1 | tee -a "$out" || status=${PIPESTATUS[0]}
-if [ $status -ne 0 ]; then
-  # Show what failed: the harness keeps each test's output in its log.
+# Show what failed: the harness keeps each test's output in its log.
+show_failed() {
   while IFS= read -r f; do
     if grep -q ":test-result: \(FAIL\|ERROR\)" "${f%.log}.trs" 2>/dev/null; then
       echo "==== $f"
@@ -44,7 +46,23 @@ if [ $status -ne 0 ]; then
       scripts/failed-sections.sh "$f" || true
     fi
   done < <(find tests -name '*.log' ! -name test-suite.log | sort)
+}
+# The normal build's integration tests (tests/integration/integration.sh)
+# run once in a run: against members in containers, in the container stage
+# at the end, when that stage runs; against member processes here when it
+# is skipped (ZKR_SKIP_CONTAINERS=1), or at the end when the container
+# engine cannot work on the machine (its NOT RUN).  The ASan stage runs
+# every one of them against member processes (docs/robustness.md, "CI's
+# time").
+check_tests=
+if [ "${ZKR_SKIP_CONTAINERS:-0}" != 1 ]; then
+  # shellcheck disable=SC2016 # expanded by make, not the shell
+  check_tests='TESTS=$(UNIT_TESTS) $(LINTS) tests/harness/faultproxy-bench tests/sim/regressions.sh'
 fi
+check_t0=$SECONDS
+make -j"$(nproc)" check ${check_tests:+"$check_tests"} 2>&1 | tee -a "$out" || status=${PIPESTATUS[0]}
+check_s=$((SECONDS - check_t0))
+[ "$status" -eq 0 ] || show_failed
 
 echo "==== docker/docker-compose.yml"
 compose=1
@@ -58,7 +76,7 @@ fi
 
 # Release and robustness stages (docs/release.md, docs/robustness.md),
 # each timed.
-stages=
+stages=" setup ($setup_s s), check $([ $status = 0 ] && echo ok || echo FAILED) ($check_s s),"
 stage() { # stage NAME CMD...  (stage_t0=S: timed from S, not from now)
   local name=$1 t0=${stage_t0:-$SECONDS} rc=0
   shift
@@ -154,12 +172,28 @@ if [ "${ZKR_SKIP_CONTAINERS:-0}" = 1 ]; then
   echo "$containers"
 else
   echo "==== containers"
-  crc=0
+  crc=0 containers_t0=$SECONDS
   [ -z "$images" ] || wait "$images_pid" || true
   ZKR_CONTAINER_PREBUILT=$images scripts/container-tests.sh 2>&1 | tee -a "$out" || crc=${PIPESTATUS[0]}
   containers=$(grep -a -E '^containers: (ok|FAILED|NOT RUN)' "$out" | tail -n 1 || true)
   [ -n "$containers" ] || containers="containers: FAILED (exit $crc, no closing line)"
   [ $crc = 0 ] || [ $crc = 3 ] || status=1
+  stages+=" containers ($((SECONDS - containers_t0)) s),"
+  if [ $crc = 3 ]; then
+    # The container engine cannot work here: the integration tests run
+    # against member processes instead, so they never go unrun.
+    echo "==== integration (member processes: the container stage did not run)"
+    irc=0 it_t0=$SECONDS
+    make check TESTS=tests/integration/integration.sh TEST_SUITE_LOG=integration-suite.log 2>&1 |
+      tee -a "$out" || irc=${PIPESTATUS[0]}
+    if [ $irc = 0 ]; then
+      stages+=" integration ok ($((SECONDS - it_t0)) s),"
+    else
+      stages+=" integration FAILED ($((SECONDS - it_t0)) s),"
+      status=1
+      show_failed
+    fi
+  fi
 fi
 
 # Closing lines: the release and robustness stages, the container stage,
@@ -167,14 +201,14 @@ fi
 # included: tests/container-tests.log), then the test programs as the
 # harness counted them (TAP scripts included), the compose validation and
 # the container stage (one program each).
-[ -z "$stages" ] || echo "stages:${stages%,}"
+echo "stages:${stages%,}; the run: $SECONDS s"
 echo "$containers"
 find tests -name '*.log' ! -name test-suite.log -exec grep -h "^[0-9]*%: Checks:" {} + 2>/dev/null | awk -F'[:,] *' '
   { print; checks += $3; bad += $5 + $7 }
   END { printf "checks: %d passed, %d failed\n", checks - bad, bad }'
-awk -v c="$compose" -v k="$crc" '/^# PASS:/ { p = $3 } /^# (FAIL|ERROR|XPASS):/ { f += $3 }
+awk -v c="$compose" -v k="$crc" '/^# PASS:/ { p += $3 } /^# (FAIL|ERROR|XPASS):/ { f += $3 }
   END { printf "programs: %d passed, %d failed\n", p + (c == 0) + (k == 0), f + (c != 0) + (k != 0 && k != 3) }' \
-  test-suite.log 2>/dev/null || true
+  test-suite.log $([ ! -f integration-suite.log ] || echo integration-suite.log) 2>/dev/null || true
 if [ $status -ne 0 ]; then
   # What failed, from every stage: Check assertions, TAP checks, sanitizer
   # and valgrind verdicts.

@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
 # Sets everything up (scripts/setup.sh) and runs every test: the unit tests,
-# the integration tests against a real 3-node ZooKeeper ensemble that the
-# harness starts and stops itself, and the validation of docker/; then the
+# lints and simulator regressions, and the validation of docker/; then the
 # release stages of docs/release.md: make distcheck, the tarball's file
 # list against git, the Debian packages built and linted, installed, used
 # and purged; then the robustness stages of docs/robustness.md: ASan+UBSan
-# and TSan builds with their tests (each in a copy of the tree), valgrind
-# over the integration tests and the CLI, and every fuzz target for
-# ZKR_FUZZ_SECONDS (60) each (beside the simulator's stage); last, every
-# integration test again, the
-# fault proxy's included, with the ZooKeeper members in podman containers
+# (with every integration test against a real 3-node ZooKeeper ensemble
+# that the harness starts and stops itself) and TSan builds with their
+# tests (each in a copy of the tree), valgrind over the integration tests
+# and the CLI, every fuzz target for ZKR_FUZZ_SECONDS (60) each and the
+# simulator's fixed budget of new seeds (docs/simulation.md) side by side;
+# last, every integration test of the normal build, the fault proxy's
+# included, with the ZooKeeper members in podman containers
 # (scripts/container-tests.sh, docker/README.md; its images build during
-# the simulator's stage); and the simulator's fixed budget of new seeds
-# (docs/simulation.md).  Every stage can fail the run; ZKR_SKIP_RELEASE=1 and
-# ZKR_SKIP_ROBUSTNESS=1 skip them, ZKR_SKIP_CONTAINERS=1 the container
-# stage (said in one line).  When the container engine cannot work on the
-# machine, that stage says why in one line and counts neither as passed nor
-# as failed.
+# the simulator's stage).  Every stage can fail the run; ZKR_SKIP_RELEASE=1
+# and ZKR_SKIP_ROBUSTNESS=1 skip them, ZKR_SKIP_CONTAINERS=1 the container
+# stage (said in one line; the integration tests then run against member
+# processes after the unit tests).  When the container engine cannot work
+# on the machine, that stage says why in one line and counts neither as
+# passed nor as failed, and the integration tests run against member
+# processes instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # clang and its runtime for the fuzz targets, valgrind, and git, from whose

@@ -103,6 +103,7 @@ void check_live(const hist_t *h, check_out_t *c) {
     int before_faults = h->healthy && o->t_inv >= h->t_healthy && t < first;
     if (!before_faults && (w = later_span(h, o->t_inv, t)) < 0) continue;
     c->checked[CK_LIVE]++;
+    if (w >= 0) c->live_later++;
     int rc = failed_call ? o->call_rc : o->rc;
     if (!connection_class(rc)) continue;
     if (before_faults)

@@ -77,10 +77,10 @@ static int one(uint64_t seed) {
          r.faults, r.ops, r.txns, (unsigned long long)r.events, (double)r.sim_ns / 1e9,
          (unsigned long long)r.digest);
   printf("checked: lin %d keys (%d undecided), order %d, once %d, watch %d, session %d, "
-         "watchdog %d, liveness %d\n",
+         "watchdog %d, liveness %d (%d in later spans)\n",
          r.check.checked[CK_LIN], r.check.undecided, r.check.checked[CK_ORDER],
          r.check.checked[CK_ONCE], r.check.checked[CK_WATCH], r.check.checked[CK_SESSION],
-         r.check.checked[CK_WATCHDOG], r.check.checked[CK_LIVE]);
+         r.check.checked[CK_WATCHDOG], r.check.checked[CK_LIVE], r.check.live_later);
   if (v) {
     char s[256];
     summary_line(&r, s, sizeof s);

@@ -34,6 +34,7 @@ typedef struct check_out {
   int violations[CK_COUNT];
   int checked[CK_COUNT];
   int undecided; /* keys the linearizability search gave up on (budget) */
+  int live_later; /* of checked[CK_LIVE]: operations judged in a later span */
   char text[CHECK_TEXT];
   size_t len;
 } check_out_t;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fakefix.h"
+#include "core/handle.h"
 #include "core/watch.h"
 
 /* The request of kind for path that came after seq `after`. */
@@ -1759,12 +1760,72 @@ START_TEST(carrier_behind_the_epoch_has_its_watches_rearmed) {
 }
 END_TEST
 
+/* ---- many watches: the index by path and by id ---- */
+
+/* 200 pairs set on 5 paths (more records than the index's first 64
+ * buckets hold at two a bucket, so it grew twice): each path's records
+ * walk in the registry's order, each id finds its record, and a change of
+ * one path calls that path's 40 pairs once each, in the order they were
+ * set. */
+START_TEST(many_watches_index_keeps_the_registry_order) {
+  enum { N = 200, PATHS = 5 };
+  open3();
+  fake_zh_t *holder[N];
+  char path[32];
+  for (int i = 0; i < N; i++) {
+    snprintf(path, sizeof path, "/m/k%d", i % PATHS);
+    ck_assert_int_eq(zkr_awget(z, path, watcher, (void *)(intptr_t)(1000 + i), done_data,
+                               (void *)(intptr_t)(5000 + i)),
+                     ZOK);
+    fake_req_t *g = next_req(FK_GET, path);
+    holder[i] = g->h;
+    fake_reply(g, ZOK, 5, 5, "a");
+    ck_assert_int_ge(ev_find(0, EV_DONE, 5000 + i), 0);
+  }
+  pthread_mutex_lock(&z->watch_mu);
+  ck_assert_uint_ge(z->watch_nbuckets, 128);
+  for (int p = 0; p < PATHS; p++) {
+    snprintf(path, sizeof path, "/m/k%d", p);
+    const zkr__watch_t *x = zkr__watch_path_first(z, path);
+    int n = 0;
+    for (const zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w)) {
+      ck_assert_ptr_eq(zkr__watch_by_id_locked(z, w->id), w);
+      if (strcmp(w->path, path) != 0) continue;
+      ck_assert_msg(x == w, "path %s: record %d of the path walk is not the registry's", path, n);
+      x = zkr__watch_path_next(x);
+      n++;
+    }
+    ck_assert_ptr_null(x);
+    ck_assert_int_eq(n, N / PATHS);
+  }
+  ck_assert_ptr_null(zkr__watch_path_first(z, "/m/none"));
+  pthread_mutex_unlock(&z->watch_mu);
+  int from = ev_count();
+  for (int m = 1; m <= 3; m++) {
+    int holds = 0;
+    for (int i = 2; i < N; i += PATHS) holds |= holder[i] == h[m];
+    if (holds) fake_fire(h[m], "/m/k2", ZOO_CHANGED_EVENT);
+  }
+  int last = -1;
+  for (int i = 2; i < N; i += PATHS) {
+    int at = ev_find(from, EV_WATCH, 1000 + i);
+    ck_assert_msg(at > last, "pair %d called at %d, not after the pair set before it (%d)", i, at,
+                  last);
+    ck_assert_int_eq(ev_matching(EV_WATCH, 1000 + i), 1);
+    last = at;
+  }
+  for (int i = 0; i < N; i++)
+    if (i % PATHS != 2) ck_assert_int_eq(ev_matching(EV_WATCH, 1000 + i), 0);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("watchers");
   TCase *tc = tcase_create("fake");
   tcase_set_timeout(tc, 30);
   tcase_add_checked_fixture(tc, NULL, teardown);
   tcase_add_test(tc, global_pair_set_twice_is_one_registration);
+  tcase_add_test(tc, many_watches_index_keeps_the_registry_order);
   tcase_add_test(tc, same_pair_set_twice_at_once_fires_once);
   tcase_add_test(tc, same_pair_twice_first_copy_of_the_change_fires_all);
   tcase_add_test(tc, interposer_global_pair_gets_session_events_once);

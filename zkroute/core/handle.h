@@ -230,7 +230,13 @@ struct zkr {
 
   /* Watch registry (zkr__watch_*). */
   pthread_mutex_t watch_mu;
-  zkr__queue_t watch_q;        /* the records, newest first (zkr__watch_first) */
+  zkr__queue_t watch_q;      /* the records, newest first (zkr__watch_first) */
+  zkr__queue_t *watch_paths; /* the same records by path: watch_nbuckets buckets
+                                  (a power of two), each newest first
+                                  (zkr__watch_path_first) */
+  zkr__queue_t *watch_by_id; /* ... and by id, as many buckets
+                                  (zkr__watch_by_id_locked) */
+  size_t watch_nbuckets, watch_count;
   struct zkr__rm_req *rm_list; /* removals sent, not answered (zkr__watch_remove_*) */
   zkr__queue_t rearm_q;        /* re-arms sent, not answered (zkr__watch_rearm_*) */
   _Atomic uint64_t read_seqs;  /* application reads issued (zkr__op_t read_seq) */

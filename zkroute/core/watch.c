@@ -40,6 +40,66 @@
 #include "core/watch_record.h"
 #include "zk/zkapi.h"
 
+/* ---- the index by path (zkr__watch_path_first) ---- */
+
+static uint32_t path_hash(const char *p) { /* FNV-1a */
+  uint32_t h = 2166136261u;
+  for (; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
+  return h;
+}
+
+static zkr__queue_t *bucket_of(const zkr_t *z, uint32_t h) {
+  return &z->watch_paths[h & (z->watch_nbuckets - 1)];
+}
+
+static zkr__queue_t *id_bucket_of(const zkr_t *z, uint64_t id) {
+  return &z->watch_by_id[id & (z->watch_nbuckets - 1)];
+}
+
+/* Sized to hold at most two records a bucket: the buckets are filled
+ * again from watch_q, oldest first, so each keeps watch_q's order.  A
+ * table that cannot grow stays as it is (longer buckets, same answers);
+ * only a first table that cannot be had fails (-1). */
+static int index_grow_locked(zkr_t *z) {
+  if (z->watch_nbuckets && z->watch_count < 2 * z->watch_nbuckets) return 0;
+  size_t n = z->watch_nbuckets ? 2 * z->watch_nbuckets : 64;
+  zkr__queue_t *b = calloc(n, sizeof *b), *bi = calloc(n, sizeof *bi);
+  if (!b || !bi) {
+    free(b);
+    free(bi);
+    return z->watch_nbuckets ? 0 : -1;
+  }
+  free(z->watch_paths);
+  free(z->watch_by_id);
+  z->watch_paths = b;
+  z->watch_by_id = bi;
+  z->watch_nbuckets = n;
+  for (zkr__queue_link_t *l = z->watch_q.last; l; l = l->prev) {
+    zkr__watch_t *w = zkr__watch_at(l);
+    zkr__queue_push_front(bucket_of(z, w->phash), &w->plink);
+    zkr__queue_push_front(id_bucket_of(z, w->id), &w->ilink);
+  }
+  return 0;
+}
+
+zkr__watch_t *zkr__watch_path_first(const zkr_t *z, const char *path) {
+  if (!z->watch_nbuckets) return NULL;
+  uint32_t h = path_hash(path);
+  for (zkr__queue_link_t *l = bucket_of(z, h)->first; l; l = l->next) {
+    zkr__watch_t *w = ZKR__QUEUE_DATA(l, zkr__watch_t, plink);
+    if (w->phash == h && strcmp(w->path, path) == 0) return w;
+  }
+  return NULL;
+}
+
+zkr__watch_t *zkr__watch_path_next(const zkr__watch_t *w) {
+  for (zkr__queue_link_t *l = w->plink.next; l; l = l->next) {
+    zkr__watch_t *x = ZKR__QUEUE_DATA(l, zkr__watch_t, plink);
+    if (x->phash == w->phash && strcmp(x->path, w->path) == 0) return x;
+  }
+  return NULL;
+}
+
 zkr__watch_t *zkr__watch_new(zkr_t *z, watcher_fn fn, void *ctx, int kind, const char *path) {
   zkr__watch_t *w = calloc(1, sizeof *w);
   if (!w || !(w->path = strdup(path))) {
@@ -51,9 +111,18 @@ zkr__watch_t *zkr__watch_new(zkr_t *z, watcher_fn fn, void *ctx, int kind, const
   w->ctx = ctx;
   w->kind = kind;
   w->member = -1;
+  w->phash = path_hash(path);
   pthread_mutex_lock(&z->watch_mu);
+  if (index_grow_locked(z) != 0) {
+    pthread_mutex_unlock(&z->watch_mu);
+    zkr__watch_free_record(w);
+    return NULL;
+  }
   w->id = ++z->watch_ids;
   zkr__queue_push_front(&z->watch_q, &w->link);
+  zkr__queue_push_front(bucket_of(z, w->phash), &w->plink);
+  zkr__queue_push_front(id_bucket_of(z, w->id), &w->ilink);
+  z->watch_count++;
   pthread_mutex_unlock(&z->watch_mu);
   return w;
 }
@@ -65,8 +134,11 @@ zkr__watch_t *zkr__watch_reuse_elsewhere(zkr__watch_t *w, int kind) {
 }
 
 zkr__watch_t *zkr__watch_by_id_locked(zkr_t *z, uint64_t id) {
-  for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w))
+  if (!z->watch_nbuckets) return NULL;
+  for (zkr__queue_link_t *l = id_bucket_of(z, id)->first; l; l = l->next) {
+    zkr__watch_t *w = ZKR__QUEUE_DATA(l, zkr__watch_t, ilink);
     if (w->id == id) return w;
+  }
   return NULL;
 }
 
@@ -109,6 +181,9 @@ void zkr__watch_set_state_locked(zkr_t *z, zkr__watch_t *w, int state) {
 void zkr__watch_unlink_locked(zkr_t *z, zkr__watch_t *w) {
   zkr__watch_set_state_locked(z, w, ZKR__W_FIRED);
   zkr__queue_remove(&z->watch_q, &w->link);
+  zkr__queue_remove(bucket_of(z, w->phash), &w->plink);
+  zkr__queue_remove(id_bucket_of(z, w->id), &w->ilink);
+  z->watch_count--;
 }
 
 void zkr__watch_free_record(zkr__watch_t *w) {
@@ -152,9 +227,8 @@ static int read_held_locked(const zkr_t *z, const zkr__watch_t *w);
  * that op sets again). */
 static int read_blocked_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st) {
   if (zkr__handle_ended_rc(z)) return 0; /* no event comes any more */
-  for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w))
-    if (strcmp(w->path, op->path) == 0 &&
-        (pending_change(w, rc, st) || (w->fire && shows_change(w, rc, st))) &&
+  for (zkr__watch_t *w = zkr__watch_path_first(z, op->path); w; w = zkr__watch_path_next(w))
+    if ((pending_change(w, rc, st) || (w->fire && shows_change(w, rc, st))) &&
         !(maybe_older(w, op, rc) && read_held_locked(z, w)))
       return 1;
   return 0;
@@ -186,10 +260,9 @@ static int maybe_older(const zkr__watch_t *w, const zkr__op_t *op, int rc) {
 static void make_late_events_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st,
                                     zkr__watch_t **gone) {
   for (;;) {
-    zkr__watch_t *w = zkr__watch_first(z);
-    while (w && !(strcmp(w->path, op->path) == 0 && pending_change(w, rc, st) &&
-                  !maybe_older(w, op, rc)))
-      w = zkr__watch_next(w);
+    zkr__watch_t *w = zkr__watch_path_first(z, op->path);
+    while (w && !(pending_change(w, rc, st) && !maybe_older(w, op, rc)))
+      w = zkr__watch_path_next(w);
     int event = w ? zkr__watch_missed(w, rc, st) : 0;
     if (!event) return;
     if (w->state == ZKR__W_ARMED || w->state == ZKR__W_REARMING)
@@ -247,8 +320,8 @@ int zkr__watch_hold_read(zkr__op_t *op, zkr__result_t *r, void (*keep)(zkr__op_t
  * for ever. */
 static int event_on_its_way_locked(zkr_t *z, const zkr__op_t *op, const zkr__result_t *r) {
   if (zkr__since(zkr__now_ns(), op->held_ns) >= 2 * (uint64_t)z->rescue_ms * 1000000u) return 0;
-  for (const zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w)) {
-    if (!w->fire || strcmp(w->path, op->path) != 0 || !shows_change(w, r->rc, r->stat)) continue;
+  for (const zkr__watch_t *w = zkr__watch_path_first(z, op->path); w; w = zkr__watch_path_next(w)) {
+    if (!w->fire || !shows_change(w, r->rc, r->stat)) continue;
     if (w->resuming ||
         ((w->read_pending || w->merged_pending) && !zkr__watch_read_held_back_locked(z, w)))
       return 1;
@@ -515,10 +588,9 @@ void zkr__watch_deliver_locked(zkr__watch_t *w, int type) {
  * A record the change does not fire (same_change) is kept, and fires for
  * the next one. */
 static void consume_twins(zkr_t *z, const zkr__watch_t *f, int type, zkr__watch_t **gone) {
-  for (zkr__watch_t *r = zkr__watch_first(z), *next; r; r = next) {
-    next = zkr__watch_next(r);
-    if (r == f || strcmp(r->path, f->path) != 0 || !triggers(type, r) || !same_change(r, f, type))
-      continue;
+  for (zkr__watch_t *r = zkr__watch_path_first(z, f->path), *next; r; r = next) {
+    next = zkr__watch_path_next(r);
+    if (r == f || !triggers(type, r) || !same_change(r, f, type)) continue;
     if (r->fn != f->fn || r->ctx != f->ctx) {
       /* its copy of this change (spread) waits its turn */
       if (r->fire) r->fire = event_for(r, f, type);
@@ -614,10 +686,8 @@ static int merged_read_first_locked(const zkr_t *z, const zkr__watch_t *r, const
    * deletion that came after the change it missed). */
   struct Stat st = {.mzxid = r->merged_mzxid, .pzxid = r->merged_pzxid};
   if (shows_change(f, r->merged_existed ? ZOK : ZNONODE, &st)) return 0;
-  for (const zkr__watch_t *x = zkr__watch_first(z); x; x = zkr__watch_next(x))
-    if (x->zh == r->zh && own_copy_came(x) && strcmp(x->path, r->path) == 0 &&
-        same_change(x, f, f->fire))
-      return 1;
+  for (const zkr__watch_t *x = zkr__watch_path_first(z, r->path); x; x = zkr__watch_path_next(x))
+    if (x->zh == r->zh && own_copy_came(x) && same_change(x, f, f->fire)) return 1;
   return 0;
 }
 
@@ -626,13 +696,14 @@ static int merged_read_first_locked(const zkr_t *z, const zkr__watch_t *r, const
 void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) {
   for (;;) {
     zkr__watch_t *next_f = NULL;
-    for (zkr__watch_t *f = zkr__watch_first(z); f; f = zkr__watch_next(f)) {
-      if (!f->fire || strcmp(f->path, path) != 0) continue;
+    for (zkr__watch_t *f = zkr__watch_path_first(z, path); f; f = zkr__watch_path_next(f)) {
+      if (!f->fire) continue;
       if (next_f && next_f->seq <= f->seq) continue;
       int blocked = read_held_locked(z, f);
-      for (zkr__watch_t *r = zkr__watch_first(z); r && !blocked; r = zkr__watch_next(r))
-        blocked = strcmp(r->path, path) == 0 && ((blocks(z, r, f) && !unplaced_locked(z, r)) ||
-                                                 merged_read_first_locked(z, r, f));
+      for (zkr__watch_t *r = zkr__watch_path_first(z, path); r && !blocked;
+           r = zkr__watch_path_next(r))
+        blocked =
+            ((blocks(z, r, f) && !unplaced_locked(z, r)) || merged_read_first_locked(z, r, f));
       if (!blocked) next_f = f;
     }
     if (!next_f) return;
@@ -661,9 +732,8 @@ void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) 
  * set before w would hold w's event, and every pair set between them,
  * until its own member reported the change. */
 static void spread(zkr_t *z, const zkr__watch_t *w, int type, const zkr__watch_t *except) {
-  for (zkr__watch_t *r = zkr__watch_first(z); r; r = zkr__watch_next(r)) {
-    if (r == w || r == except || !waiting(r) || strcmp(r->path, w->path) != 0 ||
-        !triggers(type, r) || !same_change(r, w, type))
+  for (zkr__watch_t *r = zkr__watch_path_first(z, w->path); r; r = zkr__watch_path_next(r)) {
+    if (r == w || r == except || !waiting(r) || !triggers(type, r) || !same_change(r, w, type))
       continue;
     if (r->state == ZKR__W_ARMED || r->state == ZKR__W_REARMING)
       zkr__watch_set_state_locked(z, r, ZKR__W_CONSUMED);
@@ -836,9 +906,10 @@ static void make_proved_before(zkr_t *z, const zkr__op_t *op, const zkr__watch_t
   pthread_mutex_lock(&z->watch_mu);
   for (int made = 1; made;) {
     made = 0;
-    for (zkr__watch_t *w = zkr__watch_first(z); w && !made; w = zkr__watch_next(w)) {
+    for (zkr__watch_t *w = zkr__watch_path_first(z, op->path); w && !made;
+         w = zkr__watch_path_next(w)) {
       if (w == self || w == self->supersedes || !waiting(w) || w->removing ||
-          strcmp(w->path, op->path) != 0 || shows_change(w, rc, st))
+          shows_change(w, rc, st))
         continue;
       uint64_t proof = 0;
       int event = missed_by_held_locked(z, w, op->ord_seq, &proof);
@@ -980,9 +1051,8 @@ zkr__watch_t *zkr__watch_find(zkr_t *z, int kind, const char *path, watcher_fn f
   zkr__watch_t *found = NULL;
   *supersede = NULL;
   pthread_mutex_lock(&z->watch_mu);
-  for (zkr__watch_t *w = zkr__watch_first(z); w && !found; w = zkr__watch_next(w))
-    if (waiting(w) && !w->removing && same_table(w, kind) && w->fn == fn && w->ctx == ctx &&
-        strcmp(w->path, path) == 0)
+  for (zkr__watch_t *w = zkr__watch_path_first(z, path); w && !found; w = zkr__watch_path_next(w))
+    if (waiting(w) && !w->removing && same_table(w, kind) && w->fn == fn && w->ctx == ctx)
       found = w;
   /* Its member must be one reads may go to: usable, and one the caller's
    * pin_ok accepts (not behind the handle's epoch: a deposed leader, or a
@@ -1190,5 +1260,9 @@ void zkr__watch_free_all(zkr_t *z) {
     zkr__watch_free_record(w);
   }
   z->watch_q = (zkr__queue_t){0};
+  free(z->watch_paths);
+  free(z->watch_by_id);
+  z->watch_paths = z->watch_by_id = NULL;
+  z->watch_nbuckets = z->watch_count = 0;
   pthread_mutex_unlock(&z->watch_mu);
 }

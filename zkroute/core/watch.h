@@ -112,6 +112,9 @@ struct zkr__watch {
                       (0 none): until that call's completion is handed on,
                       the application holds the pair (zkr__watch_session_watchers) */
   zkr__queue_link_t link;       /* in z->watch_q while in the registry, under watch_mu */
+  zkr__queue_link_t plink;      /* ... and in its path's bucket of z->watch_paths */
+  uint32_t phash;               /* its path's hash, which names the bucket */
+  zkr__queue_link_t ilink;      /* ... and in its id's bucket of z->watch_by_id */
   struct zkr__watch *gone_next; /* a list of records out of the registry, to be freed */
 };
 
@@ -124,6 +127,18 @@ static inline zkr__watch_t *zkr__watch_at(zkr__queue_link_t *l) {
 /* @locks watch_mu held, as zkr__watch_at. */
 #define zkr__watch_first(z) zkr__watch_at((z)->watch_q.first)
 #define zkr__watch_next(w) zkr__watch_at((w)->link.next)
+
+/* The registry's records of one path, newest first (their order in
+ * watch_q), under watch_mu: a walk over one path's records costs what
+ * that path holds, not what the handle holds (a daemon with 16,000
+ * watches paid 13 x stock's client CPU per watched read when every such
+ * walk went over all records: docs/benchmarks.md, "Many watches").
+ *   for (zkr__watch_t *w = zkr__watch_path_first(z, path); w;
+ *        w = zkr__watch_path_next(w)) */
+/* @locks watch_mu held. */
+zkr__watch_t *zkr__watch_path_first(const struct zkr *z, const char *path);
+/* @locks watch_mu held. */
+zkr__watch_t *zkr__watch_path_next(const zkr__watch_t *w);
 
 /* The watcher table a watched read of type sets. */
 static inline int zkr__watch_kind_of(zkr__op_type_t type) {

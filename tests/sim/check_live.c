@@ -14,7 +14,7 @@
  * watchers: calls made in between return ZINVALIDSTATE).  An operation
  * invoked in that window whose call returned, or whose completion said,
  * ZCONNECTIONLOSS, ZOPERATIONTIMEOUT,
- * ZSESSIONEXPIRED or ZINVALIDSTATE before the first fault
+ * ZSESSIONEXPIRED, ZSESSIONMOVED or ZINVALIDSTATE before the first fault
  * failed for a cause of the client's own: a timer that fired early (a
  * clock that wrapped), a session closed by mistake, a healthy member given
  * up on.  Operations still in flight when the first fault came are not
@@ -34,18 +34,15 @@
 #include <string.h>
 #include <zookeeper/zookeeper.h>
 
-/* ZSESSIONMOVED is not judged: the model answers a write forwarded for a
- * session whose owner moved with it and keeps the connection, where
- * ZooKeeper's FinalRequestProcessor closes the connection (ZOOKEEPER-710;
- * its QuorumTest testSessionMoved expects a ConnectionLoss) and the
- * reconnect moves the owner back.  A stale revalidation that a hung server
- * forwards when it resumes moves the owner to it, and every later write
- * of the session gets ZSESSIONMOVED in the model though the ensemble is
- * healthy (CI's stock seed 899818503013; docs/simulation.md,
- * "Simplifications"). */
+/* ZSESSIONMOVED is judged with them: ZooKeeper never answers it (its
+ * FinalRequestProcessor closes the connection of a request refused for a
+ * moved session, ZOOKEEPER-710, and the reconnect moves the owner back),
+ * and neither client makes it up, so an application sees it only from a
+ * server that answers it - as the model did before it closed the
+ * connection (CI's stock seed 899818503013; docs/simulation.md). */
 static int connection_class(int rc) {
   return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONEXPIRED ||
-         rc == ZINVALIDSTATE;
+         rc == ZINVALIDSTATE || rc == ZSESSIONMOVED;
 }
 
 /* A mark that begins a fault (not an incident's end, a deposed leader's

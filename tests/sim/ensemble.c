@@ -19,9 +19,17 @@
  *   or cut off with a minority) keeps answering its group's reads and syncs
  *   from its old state until it notices it lost its quorum (ZOOKEEPER-1675);
  * - the leader expires a session it has not heard of for its timeout; a
- *   reconnect moves the session (requests of its old connection at another
- *   server are refused with ZSESSIONMOVED); a server refuses a client that
- *   has seen a zxid newer than its own. */
+ *   reconnect moves the session's owner to the server it reached; a server
+ *   refuses a client that has seen a zxid newer than its own;
+ * - the leader refuses a request of a session whose owner is another
+ *   server: every write it orders (a multi too; not a close), as an error
+ *   txn, and every request of its own clients (reads, syncs, pings,
+ *   SetWatches, watch checks and removals); a follower checks none of its
+ *   reads and pings, and the leader answers its syncs unchecked. A refused
+ *   request gets no reply: its server closes the connection when the
+ *   request's turn to be answered comes, after the replies before it
+ *   (ZooKeeper's FinalRequestProcessor, ZOOKEEPER-710), and the client's
+ *   reconnect moves the owner back. */
 #include "sim.h"
 
 #include <limits.h>
@@ -537,6 +545,10 @@ static void do_apply(int s, int idx) {
     if (!r->orphan) {
       r->zxid = t->zxid;
       r->err = t->type == OP_ERROR ? t->err : ZOK;
+      /* FinalRequestProcessor turns a moved session's error txn (or a
+       * multi's op refused so) into SessionMovedException: no reply, the
+       * connection closes. */
+      if (t->type == OP_ERROR && t->err == ZSESSIONMOVED) r->moved = 1;
       /* A multi that failed on one of its ops answers ZOK with each op's
        * result; the C client takes the first error as the call's. */
       if (r->kind == OP_MULTI && t->err != ZSESSIONEXPIRED && t->err != ZSESSIONMOVED) r->err = ZOK;
@@ -655,7 +667,9 @@ static void lead_write(int l, int from, sim_sreq_t *r, uint64_t x) {
   sim_sess_t *ss = si >= 0 ? &e->sess[si] : NULL;
   int err = ZOK;
   if (!ss || ss->state != SESS_ALIVE) err = ZSESSIONEXPIRED;
-  else if (ss->owner != from) err = ZSESSIONMOVED;
+  /* ZooKeeper's PrepRequestProcessor does not check a close's owner (the
+   * expirer queues closes without being the owner). */
+  else if (ss->owner != from && r->kind != OP_CLOSE) err = ZSESSIONMOVED;
   if (err) {
     int idx = append_txn(OP_ERROR, si, from, r);
     e->log[idx].err = err;
@@ -927,7 +941,8 @@ static void pump(int s, sim_conn_t *c) {
         r->state = RS_WAIT;
         ss_send(s, v->leader, lead_session, r, 0);
       } else if (head || sim_w->bug == SIM_BUG_STALE_READ) {
-        if (r->kind == OP_PING) r->err = ZOK, r->zxid = srv_zxid(s);
+        if (r->moved) (void)0; /* refused: nothing read, no watch set */
+        else if (r->kind == OP_PING) r->err = ZOK, r->zxid = srv_zxid(s);
         else if (r->kind == OP_SETWATCHES) do_setwatches(s, c, r);
         else if (r->kind == OP_CHECKWATCHES || r->kind == OP_REMOVEWATCHES) do_rmwatch(c, r);
         else do_read(s, c, r);
@@ -959,6 +974,12 @@ static void pump(int s, sim_conn_t *c) {
       send_reply(s, c, r); /* the queue's reference goes with the reply */
       if (!valid) close_fin(s, c);
       continue;
+    }
+    if (r->moved) {
+      /* cnxn.sendCloseSession(): the replies before it go, then the close. */
+      if (--r->refs == 0) net_req_free(r);
+      close_fin(s, c);
+      break;
     }
     int kind = r->kind;
     send_reply(s, c, r);
@@ -1033,6 +1054,11 @@ void ens_recv(int s, sim_msg_t *m) {
       break;
     }
     touch(s, c->sess);
+    /* The leader's PrepRequestProcessor checks the owner of every request
+     * of its own clients as it comes (writes: in lead_write). */
+    if (v->role == ROLE_LEADER && sim_e->leader == s && !is_write(r->kind) && r->kind != OP_AUTH &&
+        sim_e->sess[c->sess].state == SESS_ALIVE && sim_e->sess[c->sess].owner != s)
+      r->moved = 1;
     if (r->kind == OP_AUTH) {
       /* Out of band: answered at once; a refused credential closes it. */
       r->err = (r->dlen == 6 && memcmp(r->data, "digest", 6) == 0) ? ZOK : ZAUTHFAILED;

@@ -290,6 +290,10 @@ typedef struct sim_sreq {
   int target; /* sync: index the server must have applied */
   int txn;    /* write: log index */
   int err;
+  /* Refused for a moved session (the owner check of the leader's
+   * PrepRequestProcessor): it gets no reply, and the connection is closed
+   * when its turn to be answered comes (FinalRequestProcessor). */
+  int moved;
   int64_t zxid; /* reply header zxid */
   int res_path; /* created path */
   sim_nver_t st;

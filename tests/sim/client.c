@@ -243,7 +243,20 @@ static void call_completion(sim_zh_t *h, creq_t *r) {
       } else if (op->type == ZOO_SETDATA_OP) {
         res->stat = op->set_op.stat;
         if (res->stat && e == ZOK && q) {
+          /* The node's Stat after the multi (stock: the set's
+           * SetDataResponse Stat), its version the set's own. */
+          const sim_nver_t *v = &q->mres_st[i];
           memset(res->stat, 0, sizeof *res->stat);
+          res->stat->czxid = v->czxid;
+          res->stat->mzxid = q->zxid;
+          res->stat->pzxid = v->pzxid;
+          res->stat->cversion = v->cversion;
+          res->stat->aversion = v->aversion;
+          res->stat->ephemeralOwner = v->owner;
+          res->stat->dataLength = v->dlen;
+          res->stat->numChildren = v->nchild;
+          res->stat->ctime = v->czxid & 0xffffffff;
+          res->stat->mtime = q->zxid & 0xffffffff;
           res->stat->version = q->mres_ver[i];
         } else {
           res->stat = NULL;

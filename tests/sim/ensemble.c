@@ -560,6 +560,7 @@ static void do_apply(int s, int idx) {
           r->mres_err[k] = o->err;
           r->mres_path[k] = o->path;
           r->mres_ver[k] = o->newversion;
+          if (o->kind == OP_SET && !o->err) r->mres_st[k] = *ens_state(o->path, idx + 1);
         }
       } else if (t->type != OP_ERROR && t->nops) {
         sim_subop_t *o = &sim_e->ops[t->ops_off];

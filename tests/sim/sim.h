@@ -300,6 +300,10 @@ typedef struct sim_sreq {
   int nkids, kids[SIM_CHMAX];
   int mres_err[SIM_MULTIMAX], mres_path[SIM_MULTIMAX];
   int32_t mres_ver[SIM_MULTIMAX];
+  /* A multi's set: the node's Stat after the multi (the C client gives a
+   * set's SetDataResponse Stat in its result: zookeeper.c
+   * deserialize_multi -> deserialize_response, COMPLETION_STAT). */
+  sim_nver_t mres_st[SIM_MULTIMAX];
 } sim_sreq_t;
 
 /* Message types. */

@@ -767,6 +767,71 @@ START_TEST(remove_all_of_a_watch_being_rearmed) {
 }
 END_TEST
 
+/* A remove_all takes a watch whose re-arm is on its way (its carrier
+ * expired) and one armed on another member, whose server has not answered
+ * yet.  The re-arm answers: what it set goes, but the pair stays the
+ * application's until the call's answer - stock's client drops a pair
+ * from its table only when the removal's reply is processed
+ * (zookeeper.c zookeeper_process: deactivateWatcher on the reply), and
+ * a session event before that goes to every pair still in the table
+ * (zk_hashtable.c collectWatchers).  Removed at the re-arm's answer, the
+ * pair missed the owner's CONNECTING and CONNECTED.  (The simulator:
+ * tests/sim/zkroute-sim --seed 523 --mode routed --idle-park 300,
+ * "session event 3 missed watcher pairs 0x8".) */
+START_TEST(remove_all_of_a_rearmed_watch_keeps_it_until_the_answer) {
+  open3();
+  fake_zh_t *ha, *hb;
+  two_watches(&ha, &hb);
+  ck_assert_ptr_ne(ha, hb);
+  ck_assert_ptr_ne(ha, h[1]);
+  ck_assert_ptr_ne(hb, h[1]);
+  fake_session_event(ha, ZOO_EXPIRED_SESSION_STATE);
+  fake_req_t *rg = fake_wait(NULL, FK_GET, "/p");
+  ck_assert_ptr_nonnull(rg);
+  ck_assert_ptr_ne(rg->h, ha);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_ANY, 0, done_void, (void *)20), ZOK);
+  fake_req_t *rb = fake_wait(hb, FK_REMOVE_ALL_WATCHES, "/p");
+  ck_assert_ptr_nonnull(rb);
+  /* The re-arm answers (nothing changed) before the removal does. */
+  fake_reply(rg, ZOK, 5, 5, "x");
+  sleep_ms(30);
+  ck_assert_int_eq(ev_matching(EV_DONE, 20), 0);
+  /* The owner's connection drops and comes back: both pairs are still
+   * the application's. */
+  int from = ev_count();
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+  fake_session_event(h[1], ZOO_CONNECTED_STATE);
+  wait_state(ZOO_CONNECTED_STATE);
+  int e = ev_find(from, EV_SESSION, 100);
+  ck_assert_int_ge(e, 0);
+  ck_assert_int_ge(ev_find(e + 1, EV_SESSION, 100), 0);
+  ck_assert_msg(ev_matching(EV_SESSION, 1) == 2,
+                "the pair whose re-arm answered got %d session events of 2",
+                ev_matching(EV_SESSION, 1));
+  ck_assert_int_eq(ev_matching(EV_SESSION, 2), 2);
+  /* The removal answers: both pairs are gone. */
+  fake_reply(rb, ZOK, 0, 0, NULL);
+  int d = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(ev_at(d).rc, ZOK);
+  from = ev_count();
+  fake_session_event(h[1], ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTING_STATE);
+  fake_session_event(h[1], ZOO_CONNECTED_STATE);
+  wait_state(ZOO_CONNECTED_STATE);
+  e = ev_find(from, EV_SESSION, 100);
+  ck_assert_int_ge(e, 0);
+  ck_assert_int_ge(ev_find(e + 1, EV_SESSION, 100), 0);
+  fake_fire(rg->h, "/p", ZOO_CHANGED_EVENT);
+  fake_fire(hb, "/p", ZOO_CHANGED_EVENT);
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_SESSION, 1) + ev_matching(EV_SESSION, 2), 4);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1) + ev_matching(EV_WATCH, 2), 0);
+  ck_assert_int_eq(ev_matching(EV_DONE, 20), 1);
+}
+END_TEST
+
 /* A removal whose session goes before answering still completes, once. */
 START_TEST(remove_answered_when_its_session_goes) {
   open3();
@@ -845,6 +910,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, remove_all_covers_a_watched_read_in_flight);
   tcase_add_test(tc, remove_all_covering_a_read_completes_after_it_when_answered_at_once);
   tcase_add_test(tc, remove_all_of_a_watch_being_rearmed);
+  tcase_add_test(tc, remove_all_of_a_rearmed_watch_keeps_it_until_the_answer);
   tcase_add_test(tc, remove_all_completes_before_the_reads_and_events_it_releases);
   tcase_add_test(tc, remove_all_completes_after_a_read_issued_before_it_that_it_releases);
   tcase_add_test(tc, remove_all_makes_the_event_a_read_issued_before_it_proves);

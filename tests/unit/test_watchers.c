@@ -968,6 +968,47 @@ START_TEST(same_pair_older_twin_consumed_by_the_deletion) {
 }
 END_TEST
 
+/* Watcher 1's exists read goes to a lagging member, its get, issued
+ * after, to another one and is answered first (mzxid 9); the exists
+ * answer comes after, mzxid 5.  Then the application's own set is
+ * acknowledged: mzxid 12.  The lagging member reports the set it missed
+ * (the one that made 9).  Watcher 1 is one registration in stock's table,
+ * and a change after the get's state is known to have committed: the
+ * event takes the pair's registration, and the get's record, whose own
+ * member reports the set of mzxid 12 next, is consumed - not called
+ * again.  (The simulator: tests/sim/zkroute-sim --seed 697 --mode routed
+ * --idle-park 300, and 182: "changed event ... to pair N, which held no
+ * such watch".) */
+START_TEST(same_pair_newer_twin_consumed_once_a_later_set_is_known) {
+  open3_stepped_bound(400);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)1, done_stat, (void *)11), ZOK);
+  fake_req_t *e1 = sent_now(FK_EXISTS);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)12), ZOK);
+  fake_req_t *g1 = sent_now(FK_GET);
+  ck_assert_ptr_ne(e1->h, g1->h);
+  fake_reply(g1, ZOK, 9, 9, "b");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 1);
+  fake_reply(e1, ZOK, 5, 5, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 1);
+  ck_assert_int_eq(zkr_aset(z, "/n", "c", 1, -1, done_stat, (void *)13), ZOK);
+  fake_req_t *s = sent_now(FK_SET);
+  fake_reply(s, ZOK, 12, 12, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 13), 1);
+  ck_assert_int_eq(fake_fire(e1->h, "/n", ZOO_CHANGED_EVENT), 1);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
+  ck_assert_int_eq(fake_fire(g1->h, "/n", ZOO_CHANGED_EVENT), 1);
+  step();
+  advance_ms(500);
+  step();
+  ck_assert_msg(ev_matching(EV_WATCH, 1) == 1,
+                "watcher 1 was called %d times for one registration", ev_matching(EV_WATCH, 1));
+}
+END_TEST
+
 /* Watcher 5's exists watch on a missing /n sits on a member that then
  * reconnects; a get elsewhere shows /n created and is held for watcher
  * 5's event.  /n is deleted again, and watcher 5 is set again by a read
@@ -1854,6 +1895,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, superseded_watch_gets_the_change_a_held_read_proved);
   tcase_add_test(tc, older_watch_gets_the_change_it_missed_not_a_later_deletion);
   tcase_add_test(tc, same_pair_older_twin_consumed_by_the_deletion);
+  tcase_add_test(tc, same_pair_newer_twin_consumed_once_a_later_set_is_known);
   tcase_add_test(tc, later_change_of_a_reset_watch_does_not_hold_an_earlier_one);
   tcase_add_test(tc, held_read_closing);
   tcase_add_test(tc, read_answered_during_close_not_shown_before_its_watch);

@@ -98,6 +98,11 @@ struct zkr__watch {
   int merged_existed;            /* ... the first of them as it saw the node */
   int64_t merged_mzxid;          /* ... and its mzxid */
   int64_t merged_pzxid;          /* ... and its pzxid */
+  int64_t later_set;             /* the highest mzxid a set of its path showed,
+                                    acknowledged to this handle while it was
+                                    registered (zkr__watch_note_write), 0 none:
+                                    a change after the state its read saw has
+                                    committed */
   int took_over;                 /* it superseded a record of the pair with no
                                     event between: the pair was set all along,
                                     before its read is handed on too */
@@ -167,6 +172,12 @@ void zkr__watch_abandon(zkr__watch_t *w, int member, zhandle_t *zh);
 /* A completion's thread, nothing held.  @locks watch_mu (its record; zkr__watch_armed or
  * _discard), then the remove cover hooks and zkr__watch_done's. */
 void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat);
+/* A write of the handle was answered ZOK (stat: its Stat, NULL none): a
+ * set's mzxid (a plain set's, or a multi's set whose result carries its
+ * Stat) is a change of that path the handle knows committed, and the
+ * records of the path remember it (later_set).
+ * A completion's thread, nothing held.  @locks watch_mu. */
+void zkr__watch_note_write(zkr__op_t *op, const struct Stat *stat);
 /* The read that armed record id was handed on to the application
  * (zkr__completion_*): the record's events may go. */
 /* The thread handing the read on.  @locks watch_mu, inside it delivery's mu; then

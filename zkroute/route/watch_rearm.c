@@ -94,10 +94,18 @@ static void rearmed(rearm_t *a, int rc, const struct Stat *st) {
   int set = rc == ZOK || (w->kind == ZKR__WATCH_EXIST && rc == ZNONODE);
   if (w->removing) {
     /* Removed by the application while this was on its way: whatever it
-     * set goes, and nothing is delivered.  (The removals that hold it
-     * count themselves out of removing when they settle.) */
+     * set goes, and nothing is delivered.  The pair stays the
+     * application's until the removal's result: the record is on no
+     * server, LOST (not re-armed while removing), and the call's ZOK
+     * removes it, an error leaves it to be re-armed (settle_later) - as
+     * stock's client drops a pair from its table only at the removal's
+     * answer, and a session event before that reaches it (sim seed 523
+     * --idle-park 300: removed here, the record missed the owner's
+     * CONNECTED).  (The removals that hold it count themselves out of
+     * removing when they settle.) */
     if (set) zkr__watch_remove_unregister(z, w, w->member, w->zh, 1);
-    zkr__watch_remove_locked(z, w);
+    zkr__watch_set_state_locked(z, w, ZKR__W_LOST);
+    w->zh = NULL;
     pthread_mutex_unlock(&z->watch_mu);
     return;
   }
@@ -244,8 +252,9 @@ void zkr__watch_rearm_from(zkr_t *z, int slot, zhandle_t *old) {
     next = zkr__watch_next(w);
     if (w->zh != old || w->member != slot) continue;
     if (w->state == ZKR__W_REARMING && w->removing) {
-      /* Its re-arm went with the zhandle: the removal is complete. */
-      zkr__watch_remove_locked(z, w);
+      /* Its re-arm went with the zhandle: on no server, it waits for the
+       * removal's result as a lost one (see rearmed). */
+      lose_locked(z, w);
     } else if (w->state == ZKR__W_REMOVED) {
       /* That zhandle can call it no more: it can go now - unless the
        * application still holds its pair (its removal's completion not

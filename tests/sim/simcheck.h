@@ -33,7 +33,7 @@ enum { CK_LIN, CK_ORDER, CK_ONCE, CK_WATCH, CK_SESSION, CK_WATCHDOG, CK_LIVE, CK
 typedef struct check_out {
   int violations[CK_COUNT];
   int checked[CK_COUNT];
-  int undecided; /* keys the linearizability search gave up on (budget) */
+  int undecided;  /* keys the linearizability search gave up on (budget) */
   int live_later; /* of checked[CK_LIVE]: operations judged in a later span */
   char text[CHECK_TEXT];
   size_t len;

@@ -1004,8 +1004,8 @@ START_TEST(same_pair_newer_twin_consumed_once_a_later_set_is_known) {
   step();
   advance_ms(500);
   step();
-  ck_assert_msg(ev_matching(EV_WATCH, 1) == 1,
-                "watcher 1 was called %d times for one registration", ev_matching(EV_WATCH, 1));
+  ck_assert_msg(ev_matching(EV_WATCH, 1) == 1, "watcher 1 was called %d times for one registration",
+                ev_matching(EV_WATCH, 1));
 }
 END_TEST
 

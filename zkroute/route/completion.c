@@ -83,7 +83,7 @@ static int op_finish(zkr__op_t *op, int rc, const struct Stat *stat) {
     zkr__watch_op_done(op, registered, stat); /* the watch it set */
   }
   if (rc == ZOK) zkr__watch_note_write(op, stat); /* a set the watches learn of */
-  zkr__router_op_done(op, rc); /* in-flight paths, the fence */
+  zkr__router_op_done(op, rc);                    /* in-flight paths, the fence */
   return rc;
 }
 

@@ -602,6 +602,28 @@ static fake_req_t *sent_now(int kind) {
   return r;
 }
 
+/* Pair we's exists (tag te) and then pair wg's get (tag tg) on /n, sent
+ * to two members of a stepped handle whose held reads wait 400 ms: the get
+ * is answered first (mzxid 9), the exists after it by a lagging member
+ * (mzxid 5); both are handed on.  Their requests in *e and *g. */
+static void lagging_exists_after_newer_get(int we, int te, int wg, int tg, fake_req_t **e,
+                                           fake_req_t **g) {
+  open3_stepped_bound(400);
+  ck_assert_int_eq(
+      zkr_awexists(z, "/n", watcher, (void *)(intptr_t)we, done_stat, (void *)(intptr_t)te), ZOK);
+  *e = sent_now(FK_EXISTS);
+  ck_assert_int_eq(
+      zkr_awget(z, "/n", watcher, (void *)(intptr_t)wg, done_data, (void *)(intptr_t)tg), ZOK);
+  *g = sent_now(FK_GET);
+  ck_assert_ptr_ne((*e)->h, (*g)->h);
+  fake_reply(*g, ZOK, 9, 9, "b");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, tg), 1);
+  fake_reply(*e, ZOK, 5, 5, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, te), 1);
+}
+
 /* Two held reads pass the hold's bound in one turn, and the first one's
  * own watch has had its event meanwhile: watcher 1's read (issued first,
  * the node there) is held for watcher 5's exists watch, set by a read
@@ -894,18 +916,8 @@ END_TEST
  * gave watcher 4 the deletion, so the application saw it called for the
  * deletion before watcher 6, set first.) */
 START_TEST(older_watch_gets_the_change_it_missed_not_a_later_deletion) {
-  open3_stepped_bound(400);
-  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)4, done_stat, (void *)14), ZOK);
-  fake_req_t *e4 = sent_now(FK_EXISTS);
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)6, done_data, (void *)16), ZOK);
-  fake_req_t *g6 = sent_now(FK_GET);
-  ck_assert_ptr_ne(e4->h, g6->h);
-  fake_reply(g6, ZOK, 9, 9, "b");
-  step();
-  ck_assert_int_eq(ev_matching(EV_DONE, 16), 1);
-  fake_reply(e4, ZOK, 5, 5, NULL);
-  step();
-  ck_assert_int_eq(ev_matching(EV_DONE, 14), 1);
+  fake_req_t *e4, *g6;
+  lagging_exists_after_newer_get(4, 14, 6, 16, &e4, &g6);
   ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)6, done_data, (void *)26), ZOK);
   step();
   fake_req_t *x = fake_peek(g6->h, FK_GET, "/n");
@@ -942,18 +954,8 @@ END_TEST
  * held no such watch": called for the deletion, then again for the
  * set.) */
 START_TEST(same_pair_older_twin_consumed_by_the_deletion) {
-  open3_stepped_bound(400);
-  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)1, done_stat, (void *)11), ZOK);
-  fake_req_t *e1 = sent_now(FK_EXISTS);
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)12), ZOK);
-  fake_req_t *g1 = sent_now(FK_GET);
-  ck_assert_ptr_ne(e1->h, g1->h);
-  fake_reply(g1, ZOK, 9, 9, "b");
-  step();
-  ck_assert_int_eq(ev_matching(EV_DONE, 12), 1);
-  fake_reply(e1, ZOK, 5, 5, NULL);
-  step();
-  ck_assert_int_eq(ev_matching(EV_DONE, 11), 1);
+  fake_req_t *e1, *g1;
+  lagging_exists_after_newer_get(1, 11, 1, 12, &e1, &g1);
   ck_assert_int_eq(fake_fire(g1->h, "/n", ZOO_DELETED_EVENT), 1);
   step();
   advance_ms(500);
@@ -980,18 +982,8 @@ END_TEST
  * --idle-park 300, and 182: "changed event ... to pair N, which held no
  * such watch".) */
 START_TEST(same_pair_newer_twin_consumed_once_a_later_set_is_known) {
-  open3_stepped_bound(400);
-  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)1, done_stat, (void *)11), ZOK);
-  fake_req_t *e1 = sent_now(FK_EXISTS);
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)12), ZOK);
-  fake_req_t *g1 = sent_now(FK_GET);
-  ck_assert_ptr_ne(e1->h, g1->h);
-  fake_reply(g1, ZOK, 9, 9, "b");
-  step();
-  ck_assert_int_eq(ev_matching(EV_DONE, 12), 1);
-  fake_reply(e1, ZOK, 5, 5, NULL);
-  step();
-  ck_assert_int_eq(ev_matching(EV_DONE, 11), 1);
+  fake_req_t *e1, *g1;
+  lagging_exists_after_newer_get(1, 11, 1, 12, &e1, &g1);
   ck_assert_int_eq(zkr_aset(z, "/n", "c", 1, -1, done_stat, (void *)13), ZOK);
   fake_req_t *s = sent_now(FK_SET);
   fake_reply(s, ZOK, 12, 12, NULL);

@@ -59,7 +59,7 @@ show_failed() {
 check_tests=
 if [ "${ZKR_SKIP_CONTAINERS:-0}" != 1 ]; then
   # shellcheck disable=SC2016 # expanded by make, not the shell
-  check_tests='TESTS=$(UNIT_TESTS) $(LINTS) tests/harness/faultproxy-bench tests/sim/regressions.sh'
+  check_tests='TESTS=$(NO_SERVER_TESTS)'
 fi
 check_t0=$SECONDS
 make -j"$(nproc)" check ${check_tests:+"$check_tests"} 2>&1 | tee -a "$out" || status=${PIPESTATUS[0]}

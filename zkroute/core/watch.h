@@ -136,7 +136,7 @@ static inline zkr__watch_t *zkr__watch_at(zkr__queue_link_t *l) {
 /* The registry's records of one path, newest first (their order in
  * watch_q), under watch_mu: a walk over one path's records costs what
  * that path holds, not what the handle holds (a daemon with 16,000
- * watches paid 13 x stock's client CPU per watched read when every such
+ * watches paid 17 x stock's client CPU per watched read when every such
  * walk went over all records: docs/benchmarks.md, "Many watches").
  *   for (zkr__watch_t *w = zkr__watch_path_first(z, path); w;
  *        w = zkr__watch_path_next(w)) */

@@ -890,6 +890,78 @@ START_TEST(remove_all_takes_a_pair_whose_earlier_removal_is_on_its_way) {
 }
 END_TEST
 
+/* After one step of a stepped handle: the request of kind on /n it sent. */
+static fake_req_t *stepped_sent(int kind) {
+  step();
+  fake_req_t *r = fake_peek(NULL, kind, "/n");
+  ck_assert_ptr_nonnull(r);
+  return r;
+}
+
+/* A removal whose answer comes after its pair's event, the event waiting
+ * its turn: pair 1 (set first, on member A) has a read that set it again
+ * on A, answered and held (it shows a change of the children that pair
+ * 9's child watch, set from a lagging member, has not fired for); the change's event comes on A, and pair
+ * 1's event waits for that read, pair 6's (spread to it, set after pair
+ * 1) for pair 1's.  Then pair 6's removal is answered ZOK.  On stock's
+ * one session the event that came before the removal's answer is
+ * delivered before it: the call completes after pair 6's event, not
+ * before, with pair 6 then called once after the application was told
+ * it is gone.  (The simulator: tests/sim/zkroute-sim --seed 10827 --mode
+ * routed, "changed event on /g0/k0 at 3.406 s to pair 6, which held no
+ * such watch".) */
+START_TEST(remove_completes_after_an_event_that_came_before_its_answer) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.rescue_ms = 400;
+  open3_stepped_opts(&o);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *g1 = stepped_sent(FK_GET);
+  fake_reply(g1, ZOK, 5, 5, "a");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 1);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)6, done_data, (void *)16), ZOK);
+  fake_req_t *g6 = stepped_sent(FK_GET);
+  ck_assert_ptr_ne(g6->h, g1->h);
+  fake_reply(g6, ZOK, 5, 5, "a");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 16), 1);
+  ck_assert_int_eq(zkr_awget_children(z, "/n", watcher, (void *)9, done_strings, (void *)19), ZOK);
+  fake_req_t *e9 = stepped_sent(FK_CHILDREN);
+  fake_reply(e9, ZOK, 5, 4, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 19), 1);
+  /* Pair 1 again: on its own session, answered there, held for pair 9. */
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)12), ZOK);
+  fake_req_t *g1b = stepped_sent(FK_GET);
+  ck_assert_ptr_eq(g1b->h, g1->h);
+  fake_reply(g1b, ZOK, 5, 5, "a");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 0);
+  ck_assert_int_eq(
+      zkr_aremove_watches(z, "/n", ZWATCHTYPE_DATA, watcher, (void *)6, 0, done_void, (void *)20),
+      ZOK);
+  fake_req_t *rm = stepped_sent(FK_REMOVE_WATCHES);
+  ck_assert_ptr_eq(rm->h, g6->h);
+  fake_fire(g1->h, "/n", ZOO_CHANGED_EVENT);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1) + ev_matching(EV_WATCH, 6), 0); /* waiting */
+  fake_reply(rm, ZOK, 0, 0, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 20), 0); /* after pair 6's event */
+  advance_ms(450);
+  step();
+  int d12 = ev_find(0, EV_DONE, 12), w1 = ev_find(0, EV_WATCH, 1), w6 = ev_find(0, EV_WATCH, 6),
+      d20 = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(d12, 0);
+  ck_assert_int_gt(w1, d12);
+  ck_assert_int_gt(w6, w1);
+  ck_assert_int_gt(d20, w6);
+  ck_assert_int_eq(ev_at(d20).rc, ZOK);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 6), 1);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("watch_remove");
   TCase *tc = tcase_create("fake");
@@ -915,6 +987,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, remove_all_completes_after_a_read_issued_before_it_that_it_releases);
   tcase_add_test(tc, remove_all_makes_the_event_a_read_issued_before_it_proves);
   tcase_add_test(tc, remove_all_takes_a_pair_whose_earlier_removal_is_on_its_way);
+  tcase_add_test(tc, remove_completes_after_an_event_that_came_before_its_answer);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -238,6 +238,10 @@ struct zkr {
                                   (zkr__watch_by_id_locked) */
   size_t watch_nbuckets, watch_count;
   struct zkr__rm_req *rm_list; /* removals sent, not answered (zkr__watch_remove_*) */
+  void *rm_wait;               /* removal calls answered whose completion waits for
+                                  an event of a record they remove (its turn):
+                                  zkr__watch_remove_events_out, under watch_mu */
+  _Atomic int rm_waiting;      /* ... how many: read without the lock */
   zkr__queue_t rearm_q;        /* re-arms sent, not answered (zkr__watch_rearm_*) */
   _Atomic uint64_t read_seqs;  /* application reads issued (zkr__op_t read_seq) */
   _Atomic int watch_lost;      /* records waiting for a re-arm retry */

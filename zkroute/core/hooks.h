@@ -38,6 +38,10 @@ typedef struct zkr__route_hooks {
   int (*cover_held)(struct zkr *z, zkr__watch_t *w);
   void (*covered)(struct zkr *z, zkr__watch_t *w);
   void (*cover_end)(struct zkr *z, zkr__watch_t *w);
+  /* Records changed (zkr__watch_done) or the monitor's turn: removal
+   * calls whose completion waits for an event of a record they remove
+   * may complete now (zkr__watch_remove_events_out). */
+  void (*events_out)(struct zkr *z);
 } zkr__route_hooks_t;
 
 /* The caller's thread.  @locks as zkr__session_update. */
@@ -85,6 +89,12 @@ static inline void zkr__hooks_covered(struct zkr *z, zkr__watch_t *w) {
  * zkr__watch_remove_cover_end. */
 static inline void zkr__hooks_cover_end(struct zkr *z, zkr__watch_t *w) {
   if (z->route_hooks) z->route_hooks->cover_end(z, w);
+}
+
+/* After held reads were handed on (done_with) or the monitor's turn, no
+ * watch_mu held.  @locks as zkr__watch_remove_events_out. */
+static inline void zkr__hooks_events_out(struct zkr *z) {
+  if (z->route_hooks && z->rm_waiting) z->route_hooks->events_out(z);
 }
 
 #endif

@@ -334,7 +334,7 @@ static int event_on_its_way_locked(zkr_t *z, const zkr__op_t *op, const zkr__res
  * queued, which come first.  all: every held read (the handle closes).
  * before (unless 0): only the reads issued before the operation of that
  * issue number. */
-static void done_with(zkr_t *z, zkr__watch_t *gone, int all, uint64_t before) {
+static void hand_on_held(zkr_t *z, zkr__watch_t *gone, int all, uint64_t before) {
   zkr__watch_free_list(gone);
   if (!z->wf_count) return;
   zkr__queue_t ready = {0};
@@ -423,7 +423,15 @@ static void done_with(zkr_t *z, zkr__watch_t *gone, int all, uint64_t before) {
   for (size_t i = 0; i < n_covers; i++) zkr__hooks_cover_end(z, covers[i]);
   free(covers);
   /* Those events may unblock other held reads. */
-  if (released) done_with(z, NULL, 0, before);
+  if (released) hand_on_held(z, NULL, 0, before);
+}
+
+/* hand_on_held, then the removal calls that waited for events delivered
+ * by now (zkr__watch_remove_events_out): a removal's completion comes
+ * after the events its records got before its answer. */
+static void done_with(zkr_t *z, zkr__watch_t *gone, int all, uint64_t before) {
+  hand_on_held(z, gone, all, before);
+  zkr__hooks_events_out(z);
 }
 
 void zkr__watch_done(zkr_t *z, zkr__watch_t *gone) { done_with(z, gone, 0, 0); }
@@ -434,7 +442,8 @@ void zkr__watch_done_before(zkr_t *z, zkr__watch_t *gone, uint64_t ord_seq) {
 
 /* The monitor's turn: held reads past their bound go. */
 void zkr__watch_hold_tick(zkr_t *z) {
-  if (z->wf_count) done_with(z, NULL, 0, 0);
+  if (z->wf_count) hand_on_held(z, NULL, 0, 0);
+  zkr__hooks_events_out(z);
 }
 
 void zkr__watch_release_all_held(zkr_t *z) { done_with(z, NULL, 1, 0); }

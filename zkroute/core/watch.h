@@ -289,6 +289,11 @@ void zkr__watch_remove_covered(struct zkr *z, zkr__watch_t *w);
  * A completion's thread or an op's free.  @locks watch_mu; hand-ons
  * without it. */
 void zkr__watch_remove_cover_end(struct zkr *z, zkr__watch_t *w);
+/* Removal calls whose completion waited for the events of records they
+ * remove (delivered now, the session over, or past twice rescue_ms)
+ * complete.  Any thread, no watch_mu held.  @locks watch_mu, then what a
+ * completion takes. */
+void zkr__watch_remove_events_out(struct zkr *z);
 
 /* The monitor.  @locks watch_mu. */
 void zkr__watch_remove_gc(struct zkr *z, uint64_t now_ns);

@@ -497,4 +497,5 @@ const zkr__route_hooks_t zkr__router_hooks = {
     .cover_held = zkr__watch_remove_cover_held,
     .covered = zkr__watch_remove_covered,
     .cover_end = zkr__watch_remove_cover_end,
+    .events_out = zkr__watch_remove_events_out,
 };

@@ -78,6 +78,18 @@ typedef struct rm_call {
   struct rm_call **waiters;
   int nwaiters, capwaiters;
   int at_hand_on; /* settled at its completion's hand-on (settle_at_hand_on) */
+  /* Records whose event came before their server's answer and waits its
+   * turn (HELD behind a pair set before it): the application gets that
+   * event before the call's completion, as stock's one session delivers
+   * an event that came before a reply first (events_waiting_locked).
+   * Each is held (reuses).  Under watch_mu. */
+  zkr__watch_t **fired;
+  int nfired, capfired;
+  /* Answered, its completion waiting for those events (z->rm_wait): since
+   * wait_ns, in the list by wait_next.  Under watch_mu. */
+  int waiting;
+  uint64_t wait_ns;
+  struct rm_call *wait_next;
 } rm_call_t;
 
 struct zkr__rm_req {
@@ -172,6 +184,23 @@ static int defer_locked(rm_call_t *c, zkr__watch_t *w) {
   w->reuses++;
   if (!w->rm_call) w->rm_call = c;
   return 1;
+}
+
+/* Under watch_mu: w's event came before its removal's answer and waits
+ * its turn; c completes after it (events_waiting_locked).  Out of
+ * memory: c does not wait for it. */
+static void note_fired_locked(rm_call_t *c, zkr__watch_t *w) {
+  for (int i = 0; i < c->nfired; i++)
+    if (c->fired[i] == w) return;
+  if (c->nfired == c->capfired) {
+    int cap = c->capfired ? 2 * c->capfired : 4;
+    zkr__watch_t **v = realloc(c->fired, (size_t)cap * sizeof *v);
+    if (!v) return;
+    c->fired = v;
+    c->capfired = cap;
+  }
+  c->fired[c->nfired++] = w;
+  w->reuses++;
 }
 
 /* Under watch_mu: one request answered, or one sender done. */
@@ -312,6 +341,88 @@ static void settle_at_hand_on(int rc, const void *data) {
   free(c);
 }
 
+/* Under watch_mu: whether one of c's records has an event that came
+ * before the call's answer and is still to be delivered.  Not once the
+ * session is over (no event is delivered any more), the handle closes,
+ * or after twice rescue_ms (a read's hold is bounded by rescue_ms, and a
+ * read that never reaches the application must not hold the call for
+ * ever: as event_on_its_way_locked). */
+static int events_waiting_locked(const rm_call_t *c) {
+  zkr_t *z = c->z;
+  if (z->closing || zkr__handle_ended_rc(z)) return 0;
+  if (c->wait_ns && zkr__since(zkr__now_ns(), c->wait_ns) >= 2 * (uint64_t)z->rescue_ms * 1000000u)
+    return 0;
+  for (int i = 0; i < c->nfired; i++)
+    if (c->fired[i]->fire && c->fired[i]->state != ZKR__W_REMOVED) return 1;
+  for (int i = 0; i < c->nlater; i++)
+    if (c->later[i]->fire && c->later[i]->state != ZKR__W_REMOVED) return 1;
+  return 0;
+}
+
+/* 1 when c's completion waits for its records' events: c is in the
+ * handle's list then, until zkr__watch_remove_events_out finishes it. */
+static int wait_for_events(rm_call_t *c) {
+  zkr_t *z = c->z;
+  pthread_mutex_lock(&z->watch_mu);
+  int wait = events_waiting_locked(c);
+  if (wait && !c->waiting) {
+    c->waiting = 1;
+    if (!c->wait_ns) c->wait_ns = zkr__now_ns();
+    c->wait_next = z->rm_wait;
+    z->rm_wait = c;
+    z->rm_waiting++;
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+  return wait;
+}
+
+/* The records c waited for go back (GC'd when over and nobody holds them). */
+static void drop_fired(rm_call_t *c) {
+  if (!c->nfired) {
+    free(c->fired);
+    return;
+  }
+  zkr_t *z = c->z;
+  zkr__watch_t *gone = NULL;
+  pthread_mutex_lock(&z->watch_mu);
+  for (int i = 0; i < c->nfired; i++) {
+    zkr__watch_t *w = c->fired[i];
+    w->reuses--;
+    if (w->state == ZKR__W_FIRED && w->reuses == 0) zkr__watch_remove_locked(z, w); /* GC */
+    zkr__watch_release_locked(z, w->path, &gone);
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+  free(c->fired);
+  c->fired = NULL;
+  c->nfired = 0;
+  zkr__watch_done(z, gone);
+}
+
+void zkr__watch_remove_events_out(zkr_t *z) {
+  rm_call_t *ready = NULL;
+  pthread_mutex_lock(&z->watch_mu);
+  for (rm_call_t **p = (rm_call_t **)&z->rm_wait; *p;) {
+    rm_call_t *c = *p;
+    if (events_waiting_locked(c)) {
+      p = &c->wait_next;
+      continue;
+    }
+    *p = c->wait_next;
+    c->waiting = 0;
+    z->rm_waiting--;
+    c->wait_next = ready;
+    ready = c;
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+  /* In the order they began to wait in: the list is newest first, and
+   * ready was built from it reversed. */
+  while (ready) {
+    rm_call_t *n = ready->wait_next;
+    call_finish(ready);
+    ready = n;
+  }
+}
+
 static void call_finish(rm_call_t *c) {
   if (!c) return;
   /* ZOK when some server removed a watch or one was removed here; else
@@ -365,7 +476,9 @@ static void call_finish(rm_call_t *c) {
     }
     return;
   }
+  if (wait_for_events(c)) return; /* zkr__watch_remove_events_out finishes it */
   settle_later(c, rc, complete_call);
+  drop_fired(c);
   leave_order(c);
   release_waiters(c);
   free(c);
@@ -398,6 +511,11 @@ static rm_call_t *answer_locked(zkr_t *z, rm_req_t *q, int rc, zkr__watch_t **go
       zkr__watch_release_locked(z, w->path, gone);
       continue;
     }
+    /* Its event came before this answer and waits for its turn (HELD
+     * behind a pair set before it): stock's one session delivers it
+     * before the removal's answer; the call's completion waits for it
+     * (seed 10827: a CHANGED to the pair after the call's ZOK). */
+    if (w->fire && w->state != ZKR__W_REMOVED) note_fired_locked(q->call, w);
     /* ZOK: the client dropped the registration; otherwise it stays, or it
      * fired meanwhile (its event came or comes: ZNOWATCHER). */
     if (rc == ZOK && (w->state == ZKR__W_ARMED || w->state == ZKR__W_FIRED))

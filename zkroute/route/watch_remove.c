@@ -169,16 +169,25 @@ static int covers(const zkr__watch_t *w, const char *path, ZooWatcherType t, int
   return t == ZWATCHTYPE_ANY || type_of(w) == t;
 }
 
+/* Room for one more element (of size bytes) in the growing array *arrp
+ * (a pointer to the array's pointer) holding n of *cap: 0 out of memory,
+ * the array as it was. */
+static int room_for_one(void *arrp, int n, int *cap, size_t size) {
+  if (n < *cap) return 1;
+  int ncap = *cap ? 2 * *cap : 4;
+  void *old;
+  memcpy(&old, arrp, sizeof old);
+  void *v = realloc(old, (size_t)ncap * size);
+  if (!v) return 0;
+  memcpy(arrp, &v, sizeof v);
+  *cap = ncap;
+  return 1;
+}
+
 /* Under watch_mu: w waits for c's result; 0 when it cannot (out of
  * memory: the caller decides now). */
 static int defer_locked(rm_call_t *c, zkr__watch_t *w) {
-  if (c->nlater == c->caplater) {
-    int cap = c->caplater ? 2 * c->caplater : 8;
-    zkr__watch_t **v = realloc(c->later, (size_t)cap * sizeof *v);
-    if (!v) return 0;
-    c->later = v;
-    c->caplater = cap;
-  }
+  if (!room_for_one(&c->later, c->nlater, &c->caplater, sizeof *c->later)) return 0;
   c->later[c->nlater++] = w;
   w->removing++;
   w->reuses++;
@@ -192,13 +201,7 @@ static int defer_locked(rm_call_t *c, zkr__watch_t *w) {
 static void note_fired_locked(rm_call_t *c, zkr__watch_t *w) {
   for (int i = 0; i < c->nfired; i++)
     if (c->fired[i] == w) return;
-  if (c->nfired == c->capfired) {
-    int cap = c->capfired ? 2 * c->capfired : 4;
-    zkr__watch_t **v = realloc(c->fired, (size_t)cap * sizeof *v);
-    if (!v) return;
-    c->fired = v;
-    c->capfired = cap;
-  }
+  if (!room_for_one(&c->fired, c->nfired, &c->capfired, sizeof *c->fired)) return;
   c->fired[c->nfired++] = w;
   w->reuses++;
 }
@@ -211,13 +214,8 @@ static rm_call_t *call_release_locked(rm_call_t *c) { return --c->pending == 0 ?
 static void wait_for_locked(rm_call_t *c, rm_call_t *prev) {
   for (int i = 0; i < prev->nwaiters; i++)
     if (prev->waiters[i] == c) return;
-  if (prev->nwaiters == prev->capwaiters) {
-    int cap = prev->capwaiters ? 2 * prev->capwaiters : 4;
-    rm_call_t **v = realloc(prev->waiters, (size_t)cap * sizeof *v);
-    if (!v) return;
-    prev->waiters = v;
-    prev->capwaiters = cap;
-  }
+  if (!room_for_one(&prev->waiters, prev->nwaiters, &prev->capwaiters, sizeof *prev->waiters))
+    return;
   prev->waiters[prev->nwaiters++] = c;
   c->pending++;
 }

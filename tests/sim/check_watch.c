@@ -251,6 +251,38 @@ static int deleted_between(lmap_t *m, const char *path, int64_t point, uint64_t 
   return 0;
 }
 
+/* Whether a deletion of path after point is at or before zxid. */
+static int deleted_in(lmap_t *m, const char *path, int64_t point, int64_t zxid) {
+  size_t j = slot(m, path);
+  if (!m->key[j]) return 0;
+  for (int i = 0; i < m->n[j]; i++) {
+    const lent_t *e = &m->v[j][i];
+    if (!e->child && e->kind == H_DELETE && e->zxid > point && e->zxid <= zxid) return 1;
+  }
+  return 0;
+}
+
+/* Whether o's ZNONODE came from a state before any deletion of its path
+ * after point: some server served a read of the path that found no node
+ * while o was in flight, and every such read came from such a state (a
+ * ZNONODE carries no zxid; the servers' record says which state each
+ * answer came from).  Any read of the path of o's kind, with a watch as
+ * o set one or without, served in that time counts - o's own among them
+ * (its request is not known by name) - so a newer answer is never taken
+ * for an older one. */
+static int none_older(const hist_t *h, lmap_t *m, const hop_t *o, int64_t point) {
+  int found = 0;
+  for (int i = 0; i < h->nnones; i++) {
+    const hnone_t *x = &h->nones[i];
+    if (x->t < o->t_inv || x->t > o->t_cmp || strcmp(x->path, o->path) != 0 || x->kind != o->kind ||
+        x->watch != (o->pair >= 0))
+      continue;
+    if (deleted_in(m, o->path, point, x->zxid)) return 0;
+    found = 1;
+  }
+  return found;
+}
+
 /* ---- the stock client's tables ---- */
 
 typedef struct tabs {
@@ -482,9 +514,11 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
         /* ZNONODE from a read issued before the pair's: on one session
          * it completes first, and may be the state before the node's
          * creation - newer only if a deletion after the pair's state
-         * committed before it completed. */
-        int gone =
-            o->rc == ZNONODE && (o->id > w->op || deleted_between(m, o->path, w->point, o->t_cmp));
+         * committed before it completed, and the answer did not come
+         * from a server behind that deletion (none_older). */
+        int gone = o->rc == ZNONODE &&
+                   (o->id > w->op || (deleted_between(m, o->path, w->point, o->t_cmp) &&
+                                      !none_older(h, m, o, w->point)));
         if (w->table == T_DATA && o->kind != H_CHILDREN)
           newer = gone || (o->rc == ZOK && o->mzxid > w->point);
         else if (w->table == T_EXIST && o->kind != H_CHILDREN)

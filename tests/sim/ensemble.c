@@ -853,6 +853,14 @@ static void do_read(int s, sim_conn_t *c, sim_sreq_t *r) {
   const sim_nver_t *st = ens_state(r->path, v->applied);
   r->zxid = srv_zxid(s);
   r->st = *st;
+  if (!st->exists) {
+    sim_ens_t *e = sim_e;
+    if (e->nserved == e->capserved) {
+      e->capserved = e->capserved ? 2 * e->capserved : 256;
+      e->served = realloc(e->served, (size_t)e->capserved * sizeof *e->served);
+    }
+    e->served[e->nserved++] = (struct sim_served){sim_w->now, r->path, r->kind, r->watch, r->zxid};
+  }
   if (getenv("SIM_TRACE_READS"))
     fprintf(stderr,
             "TRACE %.6f read s%d sess %d kind %d w %d %s mz %#llx srvzxid %#llx stale %d role %d\n",
@@ -1248,6 +1256,7 @@ void ens_free(sim_ens_t *e) {
   free(e->paths);
   free(e->pidx);
   free(e->log);
+  free(e->served);
   free(e->ops);
   free(e->sess);
   for (int s = 0; s < e->n; s++) {

@@ -12,6 +12,7 @@ void hist_free(hist_t *h) {
   free(h->ev);
   free(h->log);
   free(h->subs);
+  free(h->nones);
   memset(h, 0, sizeof *h);
 }
 
@@ -60,4 +61,11 @@ hlsub_t *hist_lsub(hist_t *h, htxn_t *t) {
   memset(s, 0, sizeof *s);
   t->n++;
   return s;
+}
+
+hnone_t *hist_none(hist_t *h) {
+  GROW(h->nones, h->nnones, h->capnones);
+  hnone_t *x = &h->nones[h->nnones++];
+  memset(x, 0, sizeof *x);
+  return x;
 }

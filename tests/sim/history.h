@@ -108,6 +108,17 @@ typedef struct hlsub {
   int32_t version; /* after the txn */
 } hlsub_t;
 
+/* A read a server served that found no node (any client's): when, the
+ * path, and the server's last applied zxid - the state the answer came
+ * from, which a ZNONODE answer does not carry. */
+typedef struct hnone {
+  uint64_t t;
+  char path[H_PATH];
+  int kind;  /* H_GET, H_EXISTS, H_CHILDREN (0: another read) */
+  int watch; /* it set a watch */
+  int64_t zxid;
+} hnone_t;
+
 typedef struct hgen {
   int default_pair;
   int64_t client_id; /* first non-zero client id seen */
@@ -126,6 +137,8 @@ typedef struct hist {
   int nlog, caplog;
   hlsub_t *subs;
   int nsubs, capsubs;
+  hnone_t *nones; /* in the order they were served */
+  int nnones, capnones;
   hgen_t gens[H_MAXGEN];
   int ngens;
   int npairs;
@@ -157,5 +170,6 @@ hop_t *hist_op(hist_t *h);
 hev_t *hist_ev(hist_t *h, int type);
 htxn_t *hist_txn(hist_t *h);
 hlsub_t *hist_lsub(hist_t *h, htxn_t *t);
+hnone_t *hist_none(hist_t *h);
 
 #endif

@@ -54,6 +54,20 @@ static void copy_log(hist_t *h) {
   }
 }
 
+/* The reads served that found no node, as the watch checker sees them. */
+static void copy_nones(hist_t *h) {
+  sim_ens_t *e = sim_e;
+  for (int i = 0; i < e->nserved; i++) {
+    hnone_t *x = hist_none(h);
+    x->t = e->served[i].t;
+    x->zxid = e->served[i].zxid;
+    int k = e->served[i].kind;
+    x->kind = k == OP_GET ? H_GET : k == OP_EXISTS ? H_EXISTS : k == OP_CHILDREN ? H_CHILDREN : 0;
+    x->watch = e->served[i].watch;
+    snprintf(x->path, sizeof x->path, "%s", e->paths[e->served[i].path].name);
+  }
+}
+
 static uint64_t fnv(uint64_t h, const void *p, size_t n) {
   const unsigned char *b = p;
   for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
@@ -170,6 +184,7 @@ int sim_run(const sim_opts_t *o, sim_result_t *r) {
   h.misuse = sim_cli_misuse;
   memcpy(h.misuse_msg, sim_cli_misuse_msg, sizeof h.misuse_msg);
   copy_log(&h);
+  copy_nones(&h);
 
   check_init(&r->check);
   check_all(&h, &r->check);

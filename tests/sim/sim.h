@@ -217,6 +217,17 @@ typedef struct sim_ens {
   int pidx_cap;
   sim_txn_t *log;
   int nlog, caplog, committed;
+  /* Every read a server served that found no node: when, which path, and
+   * the server's last applied zxid (copied into the history for the
+   * watch checker: which state a ZNONODE answer came from). */
+  struct sim_served {
+    uint64_t t;
+    int path;
+    int kind;  /* OP_GET, OP_EXISTS, OP_CHILDREN, OP_GETACL */
+    int watch; /* the read set a watch */
+    int64_t zxid;
+  } * served;
+  int nserved, capserved;
   sim_subop_t *ops;
   int nops, capops;
   sim_sess_t *sess;

@@ -854,6 +854,44 @@ START_TEST(watch_older_read_not_a_missed_deletion) {
 }
 END_TEST
 
+/* The same read, its ZNONODE completed after the deletion: the servers'
+ * record of the reads that found no node says which state it came from.
+ * Served from before the creation (zxid 4): the older state, no change
+ * the pair missed - though the deletion committed before it completed.
+ * Served from after the deletion (zxid 6), or no record of it: a change
+ * seen before the pair's event.  (The simulator: routed seeds 40513 and
+ * 43610, a read answered by a lagging follower 0.6-0.8 s before its
+ * reply reached the application.) */
+static int early_read_served_at(int64_t served_zxid, int record) {
+  setup();
+  connected();
+  hop_t *early = inv(H_GET, "/g0/k0", NULL);
+  if (record) {
+    hnone_t *x = hist_none(&H);
+    x->t = tick();
+    snprintf(x->path, sizeof x->path, "/g0/k0");
+    x->kind = H_GET;
+    x->zxid = served_zxid;
+  }
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  watched_get(0);
+  txn(6, H_DELETE, "/g0/k0", NULL, 0);
+  cmp(early, ZNONODE, 0, 0, 0);
+  close_at_end();
+  watch(0, ZOO_DELETED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  check_watch(&H, &C);
+  int v = C.violations[CK_WATCH];
+  teardown();
+  return v;
+}
+
+START_TEST(watch_older_read_told_by_the_serving_state) {
+  ck_assert_int_eq(early_read_served_at(4, 1), 0);
+  ck_assert_int_eq(early_read_served_at(6, 1), 1);
+  ck_assert_int_eq(early_read_served_at(0, 0), 1);
+}
+END_TEST
+
 /* ---- session ---- */
 
 START_TEST(session_answer_before_connected) {
@@ -1129,6 +1167,7 @@ int main(void) {
       {"watch", watch_lost_and_spurious},
       {"watch", watch_event_before_new_data},
       {"watch", watch_older_read_not_a_missed_deletion},
+      {"watch", watch_older_read_told_by_the_serving_state},
       {"session", session_answer_before_connected},
       {"session", session_client_id_and_ephemerals},
       {"session", session_closed_under_the_application},

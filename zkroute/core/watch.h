@@ -86,6 +86,13 @@ struct zkr__watch {
   int rm_covered;                /* ... its removal request is on its way: a
                                     ZNOWATCHER means that remove_all's own request
                                     removed it already */
+  int again;                     /* FIRED: a read that set it again was answered
+                                    after its sync was lost and goes again; the
+                                    watch that answer registered, a new one, was
+                                    taken off the client locally, and an event
+                                    zh still delivers before the second answer is
+                                    for a change that answer shows
+                                    (zkr__watch_reuse_again), under watch_mu */
   int zh_pinned;                 /* REMOVED while still registered on zh (its
                                     server could not be asked): freed when zh
                                     is closed, not by the removal GC */
@@ -168,6 +175,14 @@ void zkr__watch_discard(zkr__watch_t *w);
  * is closed (zkr__watch_rearm_from) or with the handle - an event zh
  * collected for it may still come. */
 void zkr__watch_abandon(zkr__watch_t *w, int member, zhandle_t *zh);
+
+/* A read that set w again (reused) was answered on zh after its sync was
+ * lost, and is about to go again (zkr__dispatch_read_again).  1 when w's
+ * event came before that answer (w is FIRED): the answer registered a new
+ * watch, which the caller takes off the client locally, as a new
+ * record's; until w is armed again, an event zh delivers to it is
+ * dropped. */
+int zkr__watch_reuse_again(zkr__watch_t *w, zhandle_t *zh);
 
 /* A completion's thread, nothing held.  @locks watch_mu (its record; zkr__watch_armed or
  * _discard), then the remove cover hooks and zkr__watch_done's. */

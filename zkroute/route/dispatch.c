@@ -535,9 +535,14 @@ int zkr__dispatch_read_again(zkr__op_t *op, int rc) {
     return 0;
   }
   /* On zh's own completion thread: zh cannot be closed under the call.  A
-   * record set again (reused) was registered before this read, and stays. */
+   * record set again (reused) was registered before this read, and stays
+   * - unless its event came before this answer: the server read after the
+   * change and registered a new watch, whose event for a later change,
+   * before the second answer, would call the pair for a change that
+   * answer shows (zkr__watch_reuse_again). */
   int registered = rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE);
-  if (with_watch && registered && !zkr__op_has(op, ZKR__OP_F_WATCH_REUSED))
+  if (with_watch && registered &&
+      (!zkr__op_has(op, ZKR__OP_F_WATCH_REUSED) || zkr__watch_reuse_again(op->watch, op->zh)))
     zkr__zk->zoo_remove_watches(op->zh, op->path, ZWATCHTYPE_ANY, zkr__watch_trampoline, op->watch,
                                 1);
   int sent = same && send_on(op, m, op->zh, with_watch, 1) == ZOK;

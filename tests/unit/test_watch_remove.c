@@ -962,6 +962,62 @@ START_TEST(remove_completes_after_an_event_that_came_before_its_answer) {
 }
 END_TEST
 
+/* A pair set again on its member (tag 12), the read's sync lost with its
+ * connection, and a remove_all of the path asked after the read, its
+ * request on the same session behind the read's: the read's answer comes
+ * first, from a connection it was sent on without a sync.  Sent again
+ * behind a new sync, the read would go after the removal - read after
+ * it, the server would register the pair again, and the read complete
+ * after the call, where on stock's one session it completed first and
+ * the removal then took the pair (so the application, told ZOK after
+ * the read, holds the pair and waits for an event that never comes).
+ * The read fails with the connection's loss instead, before the call's
+ * ZOK, and no event calls the pair after the call.  (The simulator:
+ * tests/sim/zkroute-sim --seed 2443 --mode routed --io-loss 5, "op 274
+ * saw /g1/k2 changed ... before pair 0's watch (set by op 247) fired".) */
+START_TEST(remove_all_behind_a_pair_set_again_behind_a_lost_sync) {
+  open3_stepped();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *g1 = stepped_sent(FK_GET);
+  fake_zh_t *x = g1->h;
+  fake_req_t *s1 = fake_peek(x, FK_SYNC, NULL);
+  ck_assert_ptr_nonnull(s1);
+  fake_reply(s1, ZOK, 0, 0, NULL);
+  fake_reply(g1, ZOK, 5, 5, "a");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 1);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)12), ZOK);
+  fake_req_t *g2 = stepped_sent(FK_GET);
+  ck_assert_ptr_eq(g2->h, x);
+  fake_req_t *s2 = fake_peek(x, FK_SYNC, NULL);
+  ck_assert_ptr_nonnull(s2);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/n", ZWATCHTYPE_ANY, 0, done_void, (void *)20), ZOK);
+  fake_req_t *rm = stepped_sent(FK_REMOVE_ALL_WATCHES);
+  ck_assert_ptr_eq(rm->h, x);
+  ck_assert_int_gt(rm->seq, g2->seq);
+  fake_reply(s2, ZCONNECTIONLOSS, 0, 0, NULL);
+  fake_reply(g2, ZOK, 5, 5, "a");
+  step();
+  fake_reply(rm, ZOK, 0, 0, NULL);
+  step();
+  /* Sent again (without the fix): answered as the server would, after
+   * the removal. */
+  fake_req_t *s3 = fake_peek(x, FK_SYNC, NULL), *g3 = fake_peek(x, FK_GET, "/n");
+  if (s3) fake_reply(s3, ZOK, 0, 0, NULL);
+  if (g3) fake_reply(g3, ZOK, 5, 5, "a");
+  step();
+  int d12 = ev_find(0, EV_DONE, 12), d20 = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(d12, 0);
+  ck_assert_int_ge(d20, 0);
+  ck_assert_int_eq(ev_at(d20).rc, ZOK);
+  ck_assert_msg(d12 < d20, "the read issued before the removal completed after it");
+  ck_assert_int_eq(ev_at(d12).rc, ZCONNECTIONLOSS);
+  fake_fire(x, "/n", ZOO_CHANGED_EVENT);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("watch_remove");
   TCase *tc = tcase_create("fake");
@@ -988,6 +1044,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, remove_all_makes_the_event_a_read_issued_before_it_proves);
   tcase_add_test(tc, remove_all_takes_a_pair_whose_earlier_removal_is_on_its_way);
   tcase_add_test(tc, remove_completes_after_an_event_that_came_before_its_answer);
+  tcase_add_test(tc, remove_all_behind_a_pair_set_again_behind_a_lost_sync);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1067,6 +1067,14 @@ int zkr__watch_reuse_again(zkr__watch_t *w, zhandle_t *zh) {
   return fresh;
 }
 
+int zkr__watch_removal_on(zkr__watch_t *w, zhandle_t *zh) {
+  zkr_t *z = w->z;
+  pthread_mutex_lock(&z->watch_mu);
+  int on = w->removing > 0 && w->state == ZKR__W_ARMED && w->zh == zh;
+  pthread_mutex_unlock(&z->watch_mu);
+  return on;
+}
+
 /* Same registration in ZooKeeper's eyes: its watcher tables are data
  * (get, and exists on a node that exists), exist (exists on a missing
  * node) and child. */

@@ -184,6 +184,13 @@ void zkr__watch_abandon(zkr__watch_t *w, int member, zhandle_t *zh);
  * dropped. */
 int zkr__watch_reuse_again(zkr__watch_t *w, zhandle_t *zh);
 
+/* Whether a removal of w (zkr__watch_remove_*) has its request on its way
+ * on zh, where w is armed: a read that set w again, sent again on zh now
+ * (zkr__dispatch_read_again), would be read by the server after the
+ * removal and complete after the call, where on one stock session it was
+ * answered before it. */
+int zkr__watch_removal_on(zkr__watch_t *w, zhandle_t *zh);
+
 /* A completion's thread, nothing held.  @locks watch_mu (its record; zkr__watch_armed or
  * _discard), then the remove cover hooks and zkr__watch_done's. */
 void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat);

@@ -1018,6 +1018,82 @@ START_TEST(remove_all_behind_a_pair_set_again_behind_a_lost_sync) {
 }
 END_TEST
 
+/* A session event that comes while a removal's ZOK is settled, before the
+ * call's completion: an exists of /n (tag 13) is sent to member S; pair
+ * 1's get of /n, issued after it, is answered by member X (the node
+ * there) and handed on; then S answers the exists ZNONODE - the node
+ * deleted since, or not created yet: held for pair 1's event.  A read
+ * that fails with its connection on S dips the virtual session
+ * (CONNECTING), and the dip lasts while a read on S is in flight.  Pair
+ * 1's watch is removed; the removal's ZOK settles its record, which
+ * releases the exists, and its hand-on, the dip quiet for 150 ms, ends
+ * the dip (CONNECTED).  On stock's one session the removal's answer comes
+ * after that event, so it reaches pair 1, which the application holds
+ * until the call's completion.  (The simulator: tests/sim/zkroute-sim
+ * --seed 820 --mode routed --io-loss 5, "session event 3 missed watcher
+ * pairs 0x2".) */
+START_TEST(session_event_while_a_removal_settles_reaches_its_pair) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.rescue_ms = 400;
+  open3_stepped_opts(&o);
+  ck_assert_int_eq(zkr_aexists(z, "/n", 0, done_stat, (void *)13), ZOK);
+  fake_req_t *e3 = stepped_sent(FK_EXISTS);
+  fake_zh_t *sv = e3->h;
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *g1 = stepped_sent(FK_GET);
+  fake_zh_t *x = g1->h;
+  ck_assert_ptr_ne(x, sv);
+  fake_reply(g1, ZOK, 5, 5, "a");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 1);
+  fake_reply(e3, ZNONODE, 0, 0, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 13), 0); /* held for pair 1's event */
+  /* Two reads on S: one left in flight, one that fails with its
+   * connection - the dip. */
+  fake_req_t *on_s[2] = {NULL, NULL};
+  for (int tag = 30, n = 0; n < 2; tag++) {
+    ck_assert_int_lt(tag, 50);
+    ck_assert_int_eq(zkr_aget(z, "/m", 0, done_data, (void *)(intptr_t)tag), ZOK);
+    step();
+    fake_req_t *gm = fake_peek(NULL, FK_GET, "/m");
+    ck_assert_ptr_nonnull(gm);
+    if (gm->h == sv) on_s[n++] = gm;
+    else fake_reply(gm, ZOK, 5, 5, "m");
+  }
+  int held = ev_count();
+  fake_reply(on_s[1], ZCONNECTIONLOSS, 0, 0, NULL);
+  step();
+  int c1 = ev_find(held, EV_SESSION, 1);
+  ck_assert_int_ge(c1, 0);
+  ck_assert_int_eq(ev_at(c1).state, ZOO_CONNECTING_STATE);
+  ck_assert_int_eq(
+      zkr_aremove_watches(z, "/n", ZWATCHTYPE_DATA, watcher, (void *)1, 0, done_void, (void *)20),
+      ZOK);
+  fake_req_t *rm = stepped_sent(FK_REMOVE_WATCHES);
+  ck_assert_ptr_eq(rm->h, x);
+  ck_assert_int_eq(ev_find(held, EV_SESSION, 100), ev_find(c1, EV_SESSION, 100)); /* dipped */
+  int before = ev_count();
+  advance_ms(150);
+  fake_reply(rm, ZOK, 0, 0, NULL);
+  step();
+  int g = ev_find(before, EV_SESSION, 100), d13 = ev_find(before, EV_DONE, 13),
+      d20 = ev_find(before, EV_DONE, 20);
+  ck_assert_int_ge(d13, 0);
+  ck_assert_int_gt(d20, d13);
+  ck_assert_int_eq(ev_at(d20).rc, ZOK);
+  ck_assert_int_ge(g, 0);
+  ck_assert_int_eq(ev_at(g).state, ZOO_CONNECTED_STATE);
+  ck_assert_int_lt(g, d20);
+  int p = ev_find(before, EV_SESSION, 1);
+  ck_assert_msg(p >= 0 && p < d20, "pair 1 missed a session event before its removal completed");
+  ck_assert_int_eq(ev_at(p).state, ZOO_CONNECTED_STATE);
+  fake_reply(on_s[0], ZOK, 5, 5, "m");
+  step();
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("watch_remove");
   TCase *tc = tcase_create("fake");
@@ -1045,6 +1121,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, remove_all_takes_a_pair_whose_earlier_removal_is_on_its_way);
   tcase_add_test(tc, remove_completes_after_an_event_that_came_before_its_answer);
   tcase_add_test(tc, remove_all_behind_a_pair_set_again_behind_a_lost_sync);
+  tcase_add_test(tc, session_event_while_a_removal_settles_reaches_its_pair);
   suite_add_tcase(s, tc);
   return s;
 }

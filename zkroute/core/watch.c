@@ -1287,7 +1287,8 @@ static int set_in_app_eyes_locked(zkr_t *z, const zkr__watch_t *w) {
 }
 
 int zkr__watch_removal_unseen_locked(const zkr_t *z, const zkr__watch_t *w) {
-  return w->state == ZKR__W_REMOVED && w->rm_seq && w->rm_seq >= atomic_load(&z->ord_head);
+  return w->state == ZKR__W_REMOVED &&
+         (w->rm_settling || (w->rm_seq && w->rm_seq >= atomic_load(&z->ord_head)));
 }
 
 /* The distinct (watcher, context) pairs of registered per-path watches:

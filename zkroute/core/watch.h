@@ -120,6 +120,10 @@ struct zkr__watch {
   int resuming;                  /* the read that armed it is being handed on
                                     (its event waits), under watch_mu */
   uint64_t removed_ns;
+  int rm_settling;              /* REMOVED by its removal call's ZOK, whose completion
+                                   is not queued yet (watch_remove.c settle_later):
+                                   the application still holds the pair, held
+                                   (reuses) until then, under watch_mu */
   uint64_t rm_seq;              /* the issue number of the removal call that removes it
                       (0 none): until that call's completion is handed on,
                       the application holds the pair (zkr__watch_session_watchers) */

@@ -1070,7 +1070,7 @@ int zkr__watch_reuse_again(zkr__watch_t *w, zhandle_t *zh) {
 int zkr__watch_removal_on(zkr__watch_t *w, zhandle_t *zh) {
   zkr_t *z = w->z;
   pthread_mutex_lock(&z->watch_mu);
-  int on = w->removing > 0 && w->state == ZKR__W_ARMED && w->zh == zh;
+  int on = w->removing > 0 && (w->state == ZKR__W_ARMED || w->state == ZKR__W_FIRED) && w->zh == zh;
   pthread_mutex_unlock(&z->watch_mu);
   return on;
 }

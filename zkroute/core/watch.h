@@ -189,7 +189,8 @@ void zkr__watch_abandon(zkr__watch_t *w, int member, zhandle_t *zh);
 int zkr__watch_reuse_again(zkr__watch_t *w, zhandle_t *zh);
 
 /* Whether a removal of w (zkr__watch_remove_*) has its request on its way
- * on zh, where w is armed: a read that set w again, sent again on zh now
+ * on zh, where w is armed (or was, until its event came): a read that set
+ * w again, sent again on zh now
  * (zkr__dispatch_read_again), would be read by the server after the
  * removal and complete after the call, where on one stock session it was
  * answered before it. */

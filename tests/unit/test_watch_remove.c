@@ -962,6 +962,148 @@ START_TEST(remove_completes_after_an_event_that_came_before_its_answer) {
 }
 END_TEST
 
+/* A pair set again on its member (tag 12), the read's sync lost with its
+ * connection, and a remove_all of the path asked after the read, its
+ * request on the same session behind the read's: the read's answer comes
+ * first, from a connection it was sent on without a sync.  Sent again
+ * behind a new sync, the read would go after the removal - read after
+ * it, the server would register the pair again, and the read complete
+ * after the call, where on stock's one session it completed first and
+ * the removal then took the pair (so the application, told ZOK after
+ * the read, holds the pair and waits for an event that never comes).
+ * The read fails with the connection's loss instead, before the call's
+ * ZOK, and no event calls the pair after the call.  Loop index 1: the
+ * pair's event came before the read's answer, which registered a new
+ * watch.  (The simulator: tests/sim/zkroute-sim --seed 2443 --mode routed
+ * --io-loss 5, "op 274 saw /g1/k2 changed ... before pair 0's watch (set
+ * by op 247) fired"; loop 1: --seed 1906, "deleted event on /g2/k3: pair
+ * 4 never called".) */
+START_TEST(remove_all_behind_a_pair_set_again_behind_a_lost_sync) {
+  open3_stepped();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *g1 = stepped_sent(FK_GET);
+  fake_zh_t *x = g1->h;
+  fake_req_t *s1 = fake_peek(x, FK_SYNC, NULL);
+  ck_assert_ptr_nonnull(s1);
+  fake_reply(s1, ZOK, 0, 0, NULL);
+  fake_reply(g1, ZOK, 5, 5, "a");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 1);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)12), ZOK);
+  fake_req_t *g2 = stepped_sent(FK_GET);
+  ck_assert_ptr_eq(g2->h, x);
+  fake_req_t *s2 = fake_peek(x, FK_SYNC, NULL);
+  ck_assert_ptr_nonnull(s2);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/n", ZWATCHTYPE_ANY, 0, done_void, (void *)20), ZOK);
+  fake_req_t *rm = stepped_sent(FK_REMOVE_ALL_WATCHES);
+  ck_assert_ptr_eq(rm->h, x);
+  ck_assert_int_gt(rm->seq, g2->seq);
+  /* Loop 1: the pair's event comes first - the read's answer registers
+   * a new watch, read after the change (seed 1906). */
+  if (_i) {
+    ck_assert_int_eq(fake_fire(x, "/n", ZOO_CHANGED_EVENT), 1);
+    step();
+    ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
+  }
+  fake_reply(s2, ZCONNECTIONLOSS, 0, 0, NULL);
+  fake_reply(g2, ZOK, 5, 5, "a");
+  step();
+  fake_reply(rm, ZOK, 0, 0, NULL);
+  step();
+  /* Sent again (without the fix): answered as the server would, after
+   * the removal. */
+  fake_req_t *s3 = fake_peek(x, FK_SYNC, NULL), *g3 = fake_peek(x, FK_GET, "/n");
+  if (s3) fake_reply(s3, ZOK, 0, 0, NULL);
+  if (g3) fake_reply(g3, ZOK, 5, 5, "a");
+  step();
+  int d12 = ev_find(0, EV_DONE, 12), d20 = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(d12, 0);
+  ck_assert_int_ge(d20, 0);
+  ck_assert_int_eq(ev_at(d20).rc, ZOK);
+  ck_assert_msg(d12 < d20, "the read issued before the removal completed after it");
+  ck_assert_int_eq(ev_at(d12).rc, ZCONNECTIONLOSS);
+  fake_fire(x, "/n", ZOO_CHANGED_EVENT);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), _i);
+}
+END_TEST
+
+/* A session event that comes while a removal's ZOK is settled, before the
+ * call's completion: an exists of /n (tag 13) is sent to member S; pair
+ * 1's get of /n, issued after it, is answered by member X (the node
+ * there) and handed on; then S answers the exists ZNONODE - the node
+ * deleted since, or not created yet: held for pair 1's event.  A read
+ * that fails with its connection on S dips the virtual session
+ * (CONNECTING), and the dip lasts while a read on S is in flight.  Pair
+ * 1's watch is removed; the removal's ZOK settles its record, which
+ * releases the exists, and its hand-on, the dip quiet for 150 ms, ends
+ * the dip (CONNECTED).  On stock's one session the removal's answer comes
+ * after that event, so it reaches pair 1, which the application holds
+ * until the call's completion.  (The simulator: tests/sim/zkroute-sim
+ * --seed 820 --mode routed --io-loss 5, "session event 3 missed watcher
+ * pairs 0x2".) */
+START_TEST(session_event_while_a_removal_settles_reaches_its_pair) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.rescue_ms = 400;
+  open3_stepped_opts(&o);
+  ck_assert_int_eq(zkr_aexists(z, "/n", 0, done_stat, (void *)13), ZOK);
+  fake_req_t *e3 = stepped_sent(FK_EXISTS);
+  fake_zh_t *sv = e3->h;
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *g1 = stepped_sent(FK_GET);
+  fake_zh_t *x = g1->h;
+  ck_assert_ptr_ne(x, sv);
+  fake_reply(g1, ZOK, 5, 5, "a");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 1);
+  fake_reply(e3, ZNONODE, 0, 0, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 13), 0); /* held for pair 1's event */
+  /* Two reads on S: one left in flight, one that fails with its
+   * connection - the dip. */
+  fake_req_t *on_s[2] = {NULL, NULL};
+  for (int tag = 30, n = 0; n < 2; tag++) {
+    ck_assert_int_lt(tag, 50);
+    ck_assert_int_eq(zkr_aget(z, "/m", 0, done_data, (void *)(intptr_t)tag), ZOK);
+    step();
+    fake_req_t *gm = fake_peek(NULL, FK_GET, "/m");
+    ck_assert_ptr_nonnull(gm);
+    if (gm->h == sv) on_s[n++] = gm;
+    else fake_reply(gm, ZOK, 5, 5, "m");
+  }
+  int held = ev_count();
+  fake_reply(on_s[1], ZCONNECTIONLOSS, 0, 0, NULL);
+  step();
+  int c1 = ev_find(held, EV_SESSION, 1);
+  ck_assert_int_ge(c1, 0);
+  ck_assert_int_eq(ev_at(c1).state, ZOO_CONNECTING_STATE);
+  ck_assert_int_eq(
+      zkr_aremove_watches(z, "/n", ZWATCHTYPE_DATA, watcher, (void *)1, 0, done_void, (void *)20),
+      ZOK);
+  fake_req_t *rm = stepped_sent(FK_REMOVE_WATCHES);
+  ck_assert_ptr_eq(rm->h, x);
+  ck_assert_int_eq(ev_find(held, EV_SESSION, 100), ev_find(c1, EV_SESSION, 100)); /* dipped */
+  int before = ev_count();
+  advance_ms(150);
+  fake_reply(rm, ZOK, 0, 0, NULL);
+  step();
+  int g = ev_find(before, EV_SESSION, 100), d13 = ev_find(before, EV_DONE, 13),
+      d20 = ev_find(before, EV_DONE, 20);
+  ck_assert_int_ge(d13, 0);
+  ck_assert_int_gt(d20, d13);
+  ck_assert_int_eq(ev_at(d20).rc, ZOK);
+  ck_assert_int_ge(g, 0);
+  ck_assert_int_eq(ev_at(g).state, ZOO_CONNECTED_STATE);
+  ck_assert_int_lt(g, d20);
+  int p = ev_find(before, EV_SESSION, 1);
+  ck_assert_msg(p >= 0 && p < d20, "pair 1 missed a session event before its removal completed");
+  ck_assert_int_eq(ev_at(p).state, ZOO_CONNECTED_STATE);
+  fake_reply(on_s[0], ZOK, 5, 5, "m");
+  step();
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("watch_remove");
   TCase *tc = tcase_create("fake");
@@ -988,6 +1130,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, remove_all_makes_the_event_a_read_issued_before_it_proves);
   tcase_add_test(tc, remove_all_takes_a_pair_whose_earlier_removal_is_on_its_way);
   tcase_add_test(tc, remove_completes_after_an_event_that_came_before_its_answer);
+  tcase_add_loop_test(tc, remove_all_behind_a_pair_set_again_behind_a_lost_sync, 0, 2);
+  tcase_add_test(tc, session_event_while_a_removal_settles_reaches_its_pair);
   suite_add_tcase(s, tc);
   return s;
 }

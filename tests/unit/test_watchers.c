@@ -1852,6 +1852,63 @@ START_TEST(many_watches_index_keeps_the_registry_order) {
 }
 END_TEST
 
+/* A pair set again on its member while its watch is armed there, the
+ * read's sync lost with its connection (libzookeeper_mt sent the read on
+ * the next one): the pair's event comes first, then the read's answer -
+ * read after the change, it registered a new watch - which is not handed
+ * on but sent again behind a new sync.  The next change fires the server's
+ * watch of that first answer before the second answer, which shows that
+ * change: stock's one read would have shown it with no event before its
+ * completion, so the pair is not called for it; the watch the second
+ * answer set fires for the change after.  (The simulator:
+ * tests/sim/zkroute-sim --seed 2066 --mode routed --io-loss 5, "changed
+ * event on /g0/x1 at 0.892 s to pair 0, which held no such watch".) */
+START_TEST(pair_set_again_behind_a_lost_sync_after_its_event_not_called_for_the_change_it_reads) {
+  open3_stepped();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *g1 = sent_now(FK_GET);
+  fake_zh_t *x = g1->h;
+  fake_req_t *s1 = fake_peek(x, FK_SYNC, NULL);
+  ck_assert_ptr_nonnull(s1);
+  fake_reply(s1, ZOK, 0, 0, NULL);
+  fake_reply(g1, ZOK, 5, 5, "a");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 1);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)12), ZOK);
+  fake_req_t *g2 = sent_now(FK_GET);
+  ck_assert_ptr_eq(g2->h, x);
+  fake_req_t *s2 = fake_peek(x, FK_SYNC, NULL);
+  ck_assert_ptr_nonnull(s2);
+  ck_assert_int_lt(s2->seq, g2->seq);
+  ck_assert_int_eq(fake_fire(x, "/n", ZOO_CHANGED_EVENT), 1);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
+  fake_reply(s2, ZCONNECTIONLOSS, 0, 0, NULL);
+  fake_reply(g2, ZOK, 7, 7, "b");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 0);
+  fake_req_t *g3 = fake_peek(x, FK_GET, "/n"), *s3 = fake_peek(x, FK_SYNC, NULL);
+  ck_assert_ptr_nonnull(g3);
+  ck_assert_ptr_nonnull(s3);
+  /* The change the new sync waits for: what the first answer registered
+   * is off the client. */
+  fake_fire(x, "/n", ZOO_CHANGED_EVENT);
+  step();
+  fake_reply(s3, ZOK, 0, 0, NULL);
+  fake_reply(g3, ZOK, 9, 9, "c");
+  step();
+  int d12 = ev_find(0, EV_DONE, 12);
+  ck_assert_int_ge(d12, 0);
+  ck_assert_int_eq(ev_at(d12).mzxid, 9);
+  ck_assert_msg(ev_matching(EV_WATCH, 1) == 1,
+                "the pair was called for a change its read's completion shows");
+  ck_assert_int_eq(fake_fire(x, "/n", ZOO_CHANGED_EVENT), 1);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 2);
+  ck_assert_int_gt(ev_find(d12, EV_WATCH, 1), d12);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("watchers");
   TCase *tc = tcase_create("fake");
@@ -1907,6 +1964,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, rearm_makes_the_event_a_held_read_proved);
   tcase_add_test(tc, event_of_a_change_a_merged_read_saw_does_not_wait_for_it);
   tcase_add_test(tc, carrier_behind_the_epoch_has_its_watches_rearmed);
+  tcase_add_test(
+      tc, pair_set_again_behind_a_lost_sync_after_its_event_not_called_for_the_change_it_reads);
   suite_add_tcase(s, tc);
   return s;
 }

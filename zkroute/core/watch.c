@@ -800,6 +800,7 @@ void zkr__watch_arm_locked(zkr_t *z, zkr__watch_t *w, int member, zhandle_t *zh,
                            const struct Stat *stat, uint64_t read_seq) {
   w->member = member;
   w->zh = zh;
+  w->again = 0;
   if (!stat && w->kind == ZKR__WATCH_DATA) w->kind = ZKR__WATCH_EXIST;
   remember(w, stat);
   w->read_seq = read_seq;
@@ -1057,6 +1058,23 @@ void zkr__watch_abandon(zkr__watch_t *w, int member, zhandle_t *zh) {
   zkr__watch_done(z, gone);
 }
 
+int zkr__watch_reuse_again(zkr__watch_t *w, zhandle_t *zh) {
+  zkr_t *z = w->z;
+  pthread_mutex_lock(&z->watch_mu);
+  int fresh = w->state == ZKR__W_FIRED && w->zh == zh;
+  if (fresh) w->again++;
+  pthread_mutex_unlock(&z->watch_mu);
+  return fresh;
+}
+
+int zkr__watch_removal_on(zkr__watch_t *w, zhandle_t *zh) {
+  zkr_t *z = w->z;
+  pthread_mutex_lock(&z->watch_mu);
+  int on = w->removing > 0 && (w->state == ZKR__W_ARMED || w->state == ZKR__W_FIRED) && w->zh == zh;
+  pthread_mutex_unlock(&z->watch_mu);
+  return on;
+}
+
 /* Same registration in ZooKeeper's eyes: its watcher tables are data
  * (get, and exists on a node that exists), exist (exists on a missing
  * node) and child. */
@@ -1155,6 +1173,13 @@ int zkr__watch_reuse_done(zkr__watch_t *w, int reread, int armed, int member, zh
       w->seq = 0;
       zkr__watch_arm_locked(z, w, member, zh, stat, read_seq);
       w->read_pending = 1;
+    } else if (w->reuses == 0 && w->again) {
+      /* The watch a first answer registered was taken off the client
+       * locally (zkr__watch_reuse_again), but zh may have collected an
+       * event for it before: w must outlive zh, as an abandoned record. */
+      w->zh_pinned = 1;
+      zkr__watch_set_state_locked(z, w, ZKR__W_REMOVED);
+      w->removed_ns = zkr__now_ns();
     } else if (w->reuses == 0) {
       zkr__watch_unlink_locked(z, w);
       gone = w;
@@ -1186,9 +1211,11 @@ void zkr__watch_trampoline(zhandle_t *zh, int type, int state, const char *path,
   zkr_t *z = w->z;
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
-  if (w->zh != zh || w->state == ZKR__W_REMOVED || w->state == ZKR__W_HELD) {
+  if (w->zh != zh || w->state == ZKR__W_REMOVED || w->state == ZKR__W_HELD ||
+      (w->state == ZKR__W_FIRED && w->again)) {
     pthread_mutex_unlock(&z->watch_mu);
-    return; /* a registration the record left behind, removed, or fired */
+    return; /* a registration the record left behind, removed, fired, or
+               taken off while its read goes again */
   }
   if (w->state == ZKR__W_CONSUMED) {
     /* Its event was made here: this one only had to come. */
@@ -1260,7 +1287,8 @@ static int set_in_app_eyes_locked(zkr_t *z, const zkr__watch_t *w) {
 }
 
 int zkr__watch_removal_unseen_locked(const zkr_t *z, const zkr__watch_t *w) {
-  return w->state == ZKR__W_REMOVED && w->rm_seq && w->rm_seq >= atomic_load(&z->ord_head);
+  return w->state == ZKR__W_REMOVED &&
+         (w->rm_settling || (w->rm_seq && w->rm_seq >= atomic_load(&z->ord_head)));
 }
 
 /* The distinct (watcher, context) pairs of registered per-path watches:

@@ -86,6 +86,13 @@ struct zkr__watch {
   int rm_covered;                /* ... its removal request is on its way: a
                                     ZNOWATCHER means that remove_all's own request
                                     removed it already */
+  int again;                     /* FIRED: a read that set it again was answered
+                                    after its sync was lost and goes again; the
+                                    watch that answer registered, a new one, was
+                                    taken off the client locally, and an event
+                                    zh still delivers before the second answer is
+                                    for a change that answer shows
+                                    (zkr__watch_reuse_again), under watch_mu */
   int zh_pinned;                 /* REMOVED while still registered on zh (its
                                     server could not be asked): freed when zh
                                     is closed, not by the removal GC */
@@ -113,6 +120,10 @@ struct zkr__watch {
   int resuming;                  /* the read that armed it is being handed on
                                     (its event waits), under watch_mu */
   uint64_t removed_ns;
+  int rm_settling;              /* REMOVED by its removal call's ZOK, whose completion
+                                   is not queued yet (watch_remove.c settle_later):
+                                   the application still holds the pair, held
+                                   (reuses) until then, under watch_mu */
   uint64_t rm_seq;              /* the issue number of the removal call that removes it
                       (0 none): until that call's completion is handed on,
                       the application holds the pair (zkr__watch_session_watchers) */
@@ -168,6 +179,22 @@ void zkr__watch_discard(zkr__watch_t *w);
  * is closed (zkr__watch_rearm_from) or with the handle - an event zh
  * collected for it may still come. */
 void zkr__watch_abandon(zkr__watch_t *w, int member, zhandle_t *zh);
+
+/* A read that set w again (reused) was answered on zh after its sync was
+ * lost, and is about to go again (zkr__dispatch_read_again).  1 when w's
+ * event came before that answer (w is FIRED): the answer registered a new
+ * watch, which the caller takes off the client locally, as a new
+ * record's; until w is armed again, an event zh delivers to it is
+ * dropped. */
+int zkr__watch_reuse_again(zkr__watch_t *w, zhandle_t *zh);
+
+/* Whether a removal of w (zkr__watch_remove_*) has its request on its way
+ * on zh, where w is armed (or was, until its event came): a read that set
+ * w again, sent again on zh now
+ * (zkr__dispatch_read_again), would be read by the server after the
+ * removal and complete after the call, where on one stock session it was
+ * answered before it. */
+int zkr__watch_removal_on(zkr__watch_t *w, zhandle_t *zh);
 
 /* A completion's thread, nothing held.  @locks watch_mu (its record; zkr__watch_armed or
  * _discard), then the remove cover hooks and zkr__watch_done's. */

@@ -535,11 +535,28 @@ int zkr__dispatch_read_again(zkr__op_t *op, int rc) {
     return 0;
   }
   /* On zh's own completion thread: zh cannot be closed under the call.  A
-   * record set again (reused) was registered before this read, and stays. */
+   * record set again (reused) was registered before this read, and stays
+   * - unless its event came before this answer: the server read after the
+   * change and registered a new watch, whose event for a later change,
+   * before the second answer, would call the pair for a change that
+   * answer shows (zkr__watch_reuse_again). */
   int registered = rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE);
-  if (with_watch && registered && !zkr__op_has(op, ZKR__OP_F_WATCH_REUSED))
+  if (with_watch && registered &&
+      (!zkr__op_has(op, ZKR__OP_F_WATCH_REUSED) || zkr__watch_reuse_again(op->watch, op->zh)))
     zkr__zk->zoo_remove_watches(op->zh, op->path, ZWATCHTYPE_ANY, zkr__watch_trampoline, op->watch,
                                 1);
+  /* A read that set a record again, whose removal was sent on zh after
+   * this read's first request: sent again, it would be read after the
+   * removal and complete after the call, setting the pair again where
+   * stock answered it first and the removal took the pair (the record
+   * still armed, or fired before this answer: its new registration is
+   * off the client now).  It fails as a read caught by the connection's
+   * loss does instead (the record stays for the removal to take). */
+  if (same && with_watch && zkr__op_has(op, ZKR__OP_F_WATCH_REUSED) &&
+      zkr__watch_removal_on(op->watch, op->zh)) {
+    pthread_rwlock_unlock(&m->zh_lock);
+    return -1;
+  }
   int sent = same && send_on(op, m, op->zh, with_watch, 1) == ZOK;
   if (sent) m->reads_again++;
   pthread_rwlock_unlock(&m->zh_lock);

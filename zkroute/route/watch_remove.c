@@ -302,6 +302,17 @@ static void settle_later(rm_call_t *c, int rc, void (*complete)(rm_call_t *, int
        * closes. */
       if (w->state == ZKR__W_REARMING) w->zh_pinned = 1;
       zkr__watch_remove_locked(z, w);
+      /* Until the call's completion is queued (complete, below), the
+       * application holds the pair: a session event meanwhile - one that
+       * the hand-on of a read issued before the call brings
+       * (zkr__watch_done_before, zkr__session_update) - reaches it, as
+       * on one stock session, where the removal's answer comes after it
+       * (zkr__watch_removal_unseen_locked; in consistency `session` its
+       * rm_seq says so, until the hand-on in issue order). */
+      if (complete) {
+        w->rm_settling = 1;
+        w->reuses++;
+      }
     } else if (w->state == ZKR__W_FIRED && w->reuses == 0) {
       zkr__watch_remove_locked(z, w); /* over, and nobody holds it: GC */
     }
@@ -314,6 +325,16 @@ static void settle_later(rm_call_t *c, int rc, void (*complete)(rm_call_t *, int
     gone = NULL;
   }
   if (complete) complete(c, rc);
+  if (complete) {
+    pthread_mutex_lock(&z->watch_mu);
+    for (int i = 0; i < c->nlater; i++) {
+      zkr__watch_t *w = c->later[i];
+      if (!w->rm_settling) continue;
+      w->rm_settling = 0;
+      w->reuses--;
+    }
+    pthread_mutex_unlock(&z->watch_mu);
+  }
   zkr__watch_done(z, gone);
   free(c->later);
   c->later = NULL;

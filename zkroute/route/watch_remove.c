@@ -276,6 +276,10 @@ static void settle_later(rm_call_t *c, int rc, void (*complete)(rm_call_t *, int
   }
   zkr_t *z = c->z;
   zkr__watch_t *gone = NULL;
+  /* The records still held past this loop (rm_settling) are gathered at
+   * the front of c->later: the others may be freed before the completion
+   * (zkr__watch_done_before), and are not touched again. */
+  int nsettling = 0;
   pthread_mutex_lock(&z->watch_mu);
   for (int i = 0; i < c->nlater; i++) {
     zkr__watch_t *w = c->later[i];
@@ -312,6 +316,7 @@ static void settle_later(rm_call_t *c, int rc, void (*complete)(rm_call_t *, int
       if (complete) {
         w->rm_settling = 1;
         w->reuses++;
+        c->later[nsettling++] = w;
       }
     } else if (w->state == ZKR__W_FIRED && w->reuses == 0) {
       zkr__watch_remove_locked(z, w); /* over, and nobody holds it: GC */
@@ -327,9 +332,8 @@ static void settle_later(rm_call_t *c, int rc, void (*complete)(rm_call_t *, int
   if (complete) complete(c, rc);
   if (complete) {
     pthread_mutex_lock(&z->watch_mu);
-    for (int i = 0; i < c->nlater; i++) {
+    for (int i = 0; i < nsettling; i++) {
       zkr__watch_t *w = c->later[i];
-      if (!w->rm_settling) continue;
       w->rm_settling = 0;
       w->reuses--;
     }

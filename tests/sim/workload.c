@@ -614,12 +614,7 @@ static void task_step(void *a, uint64_t b) {
   else if (r < 96) op_rmwatch(t->id);
   else if (r < 97) op_auth(t->id);
   else if (r < 98) op_acl(t->id);
-  /* Not inside another task's blocking call: the world runs inside that
-   * one on its stack, and it would return only after this one did - a
-   * call whose reply came first returned later than on threads of their
-   * own (seed 44594: a set answered 0.07 s before the session's
-   * AUTH_FAILED returned after it, behind two calls made inside it). */
-  else if (W->B && !W->in_blocking) op_blocking(t->id);
+  else if (W->B) op_blocking(t->id);
   else op_acl(t->id);
   if (sim_range(0, 999) < 2 && !W->h->gens[W->gen].ended) sim_after_app(0, reopen, NULL, 1);
   schedule_task(t, sim_range(1, 40) * SIM_MS);

@@ -353,6 +353,23 @@ static int event_proved_by_held_locked(zkr_t *z, const zkr__op_t *op, const zkr_
   return 0;
 }
 
+/* Under watch_mu.  Whether op, whose answer may be older than a record's
+ * state (maybe_older: that record was set by a read issued after op),
+ * shows a change whose event came for that record and waits only its turn
+ * (for the hand-on of the read that set it): its read may be handed on in
+ * this very turn, and the application would then see op's answer (the
+ * node gone, in its eyes) before that event, which the handle holds
+ * already.  op waits for the next turn, after the event (a bounded read
+ * past its bound goes all the same).  (The simulator: tests/sim/zkroute-sim
+ * --seed 30747 --mode routed, op 1205's ZNONODE handed on with the reads
+ * of pairs 0 and 4, before their DELETED.) */
+static int older_than_an_event_in_hand_locked(zkr_t *z, const zkr__op_t *op,
+                                              const zkr__result_t *r) {
+  for (const zkr__watch_t *w = zkr__watch_path_first(z, op->path); w; w = zkr__watch_path_next(w))
+    if (w->fire && shows_change(w, r->rc, r->stat) && maybe_older(w, op, r->rc)) return 1;
+  return 0;
+}
+
 /* After records changed (outside watch_mu): frees those that went, and
  * hands on the held reads nothing blocks any more - after the events just
  * queued, which come first.  all: every held read (the handle closes).
@@ -391,7 +408,9 @@ static void hand_on_held(zkr_t *z, zkr__watch_t *gone, int all, uint64_t before)
     if (over && event_proved_by_held_locked(z, op, &r)) over = 0;
     if (over && !zkr__handle_ended_rc(z)) make_late_events_locked(z, op, r.rc, r.stat, &made_gone);
     zkr__watch_t *own = op->watch_id && !ended ? zkr__watch_by_id_locked(z, op->watch_id) : NULL;
-    int release = all || !op->kept || over || !read_blocked_locked(z, op, r.rc, r.stat);
+    int release = all || !op->kept || over ||
+                  (!read_blocked_locked(z, op, r.rc, r.stat) &&
+                   !older_than_an_event_in_hand_locked(z, op, &r));
     if (release && own && (!ids || n_ids == cap)) release = all; /* out of memory: next turn */
     if (release) {
       if (own && ids && n_ids < cap) {

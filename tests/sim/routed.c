@@ -27,11 +27,35 @@ static int stepping;
 
 static uint64_t now_ns(void) { return clock_base + sim_w->now; }
 
+/* The blocking calls waiting, outermost first: each task runs on this one
+ * C stack, so a call made while another waits nests inside its wait. */
+typedef struct frame {
+  void *arg;
+  int (*done)(void *arg);
+  int op; /* the workload's op (wl_take_blocking_op), -1 none or recorded */
+} frame_t;
+
+#define MAXF 64
+static frame_t frames[MAXF];
+static int nframes;
+
 static void run_until(void *arg, int (*done)(void *arg)) {
   /* A blocking zkr_ call: the world runs (and steps the library) until
-   * its reply came. */
+   * its reply came.  An outer call answered meanwhile cannot return
+   * before this one: its completion is recorded now, when a thread of
+   * its own would have returned (seeds 22770 and 25999: a call answered
+   * ZOK before the session's AUTH_FAILED returned after it). */
+  int op = wl_take_blocking_op();
+  int me = nframes < MAXF ? nframes++ : -1;
+  if (me >= 0) frames[me] = (frame_t){arg, done, op};
   while (!done(arg) && !sim_w->livelock && sim_step()) {
+    for (int i = 0; i < me; i++)
+      if (frames[i].op >= 0 && frames[i].done(frames[i].arg)) {
+        wl_blocking_answered(frames[i].op);
+        frames[i].op = -1;
+      }
   }
+  if (me >= 0) nframes--;
 }
 
 typedef struct deferred {

@@ -38,6 +38,7 @@ typedef struct multi_ctx {
 struct wl {
   const wl_blocking_t *B; /* routed mode: blocking calls */
   int in_blocking;
+  int blocking_op; /* wl_take_blocking_op: the call being made, -1 none */
   hist_t *h;
   const zkr__zk_t *T;
   zhandle_t *zh;
@@ -559,6 +560,7 @@ static void op_blocking(int t) {
   int rc;
   W->in_blocking++;
   W->outstanding++;
+  W->blocking_op = id;
   if (kind == H_SET) {
     value(o);
     rc = W->B->set(W->zh, p, o->value, o->vlen, -1, &st);
@@ -567,11 +569,20 @@ static void op_blocking(int t) {
   } else {
     rc = W->B->exists(W->zh, p, &st);
   }
+  W->blocking_op = -1;
   W->in_blocking--;
   o = &W->h->ops[id];
   o->call_rc = ZOK;
-  o->e_ret = W->h->nev;
-  hop_t *d = complete(tag(o), rc);
+  hop_t *d;
+  if (o->ncompl == 1) {
+    /* Recorded when its answer came, while a nested call held it
+     * (wl_blocking_answered). */
+    d = o;
+    d->rc = rc;
+  } else {
+    o->e_ret = W->h->nev;
+    d = complete(tag(o), rc);
+  }
   if (!d || rc != ZOK) return;
   put_stat(d, &st);
   if (kind == H_GET) {
@@ -581,6 +592,23 @@ static void op_blocking(int t) {
     d->value[len] = '\0';
     d->vlen = len;
   }
+}
+
+int wl_take_blocking_op(void) {
+  if (!W) return -1;
+  int op = W->blocking_op;
+  W->blocking_op = -1;
+  return op;
+}
+
+void wl_blocking_answered(int op) {
+  if (!W || op < 0 || op >= W->h->nops || W->h->ops[op].ncompl) return;
+  hop_t *o = &W->h->ops[op];
+  o->call_rc = ZOK;
+  /* Its call returns here, in a threaded program: the completion is not
+   * inside the call. */
+  o->e_ret = W->h->nev;
+  complete(tag(o), ZOK); /* the result's code is filled in at the return */
 }
 
 static void task_step(void *a, uint64_t b);
@@ -705,6 +733,7 @@ static void reopen(void *a, uint64_t b) {
 wl_t *wl_start(hist_t *h, const zkr__zk_t *T, const zkr__zk_t *X, const char *hosts,
                int timeout_ms) {
   W = calloc(1, sizeof *W);
+  if (W) W->blocking_op = -1;
   W->h = h;
   W->T = T;
   W->X = X;

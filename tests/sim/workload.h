@@ -25,6 +25,14 @@ typedef struct wl_blocking {
 wl_t *wl_start(hist_t *h, const zkr__zk_t *T, const zkr__zk_t *X, const char *hosts,
                int timeout_ms);
 void wl_set_blocking(wl_t *w, const wl_blocking_t *b);
+/* The blocking call being made (its op), taken once by the runtime's wait
+ * that it enters (-1 none): every task runs on one C stack, so a blocking
+ * call made while another waits nests inside it, and the outer one
+ * returns only after the inner one.  Its completion is recorded when its
+ * answer came (wl_blocking_answered, from the inner wait), where a thread
+ * of a threaded program would have returned, not at that late return. */
+int wl_take_blocking_op(void);
+void wl_blocking_answered(int op);
 /* No new operation from now on. */
 void wl_stop(wl_t *w);
 /* Every operation issued has completed. */

@@ -624,6 +624,116 @@ static void lagging_exists_after_newer_get(int we, int te, int wg, int tg, fake_
   ck_assert_int_eq(ev_matching(EV_DONE, te), 1);
 }
 
+/* A read issued before watcher 6's exists watch was set, answered by a
+ * member behind it (ZNONODE: the node not created yet there, or deleted
+ * since - either order explains it), is held for watcher 6's event up to
+ * the hold's bound.  Meanwhile a read issued after the watch was set
+ * found the node gone: a change after watcher 6's state, for certain,
+ * whose event that read waits for in its turn (held too, answered later).
+ * When the first read's bound passes, it is not handed on ahead of the
+ * event the handle knows is due: it waits for the second read's bound,
+ * which makes watcher 6's event from what it saw, and comes after that
+ * event.  (The simulator: tests/sim/zkroute-sim --seed 18941 --mode
+ * routed, "op 1249 saw /g3/k1 changed (rc -101) ... before pair 6's
+ * watch (set by op 1269) fired": op 1249 handed on at its bound, 0.2 s
+ * before op 1335's bound made pair 6's DELETED.) */
+START_TEST(maybe_older_read_waits_for_an_event_a_later_read_proved) {
+  open3_stepped_bound(400);
+  ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)12), ZOK);
+  fake_req_t *g = sent_now(FK_GET);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)6, done_stat, (void *)11), ZOK);
+  fake_req_t *e6 = sent_now(FK_EXISTS);
+  ck_assert_ptr_ne(e6->h, g->h);
+  fake_reply(e6, ZOK, 5, 5, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 1);
+  fake_reply(g, ZNONODE, 0, 0, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 0); /* held: it may show a deletion */
+  advance_ms(200);
+  step();
+  ck_assert_int_eq(zkr_aexists(z, "/n", 0, done_stat, (void *)13), ZOK);
+  fake_req_t *e13 = sent_now(FK_EXISTS);
+  fake_reply(e13, ZNONODE, 0, 0, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 13), 0); /* held for watcher 6 */
+  advance_ms(250);                               /* past read 12's bound, not read 13's */
+  step();
+  ck_assert_msg(ev_matching(EV_DONE, 12) == 0 || ev_find(0, EV_WATCH, 6) >= 0,
+                "read 12 was handed on before watcher 6's event, which read 13 proved due");
+  advance_ms(250); /* past read 13's bound */
+  step();
+  int w6 = ev_find(0, EV_WATCH, 6), d12 = ev_find(0, EV_DONE, 12), d13 = ev_find(0, EV_DONE, 13);
+  ck_assert_int_ge(w6, 0);
+  ck_assert_int_eq(ev_at(w6).type, ZOO_DELETED_EVENT);
+  ck_assert_int_gt(d12, w6);
+  ck_assert_int_gt(d13, w6);
+  /* The watch's own event, when its member catches up, is swallowed. */
+  fake_fire(e6->h, "/n", ZOO_DELETED_EVENT);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 6), 1);
+}
+END_TEST
+
+/* A read issued before watcher 6's exists watch was set, answered by a
+ * member behind it (ZNONODE: maybe the state before the node's creation,
+ * maybe a deletion since), held for watcher 5's event (set before, at an
+ * older state: a change it must see first).  Watcher 6's own read is held
+ * for watcher 5's event too (it shows a later version).  Watcher 6's
+ * DELETED comes, gives watcher 5 its event, and releases both reads in
+ * one turn: read 12 must not come before watcher 6's DELETED, which the
+ * handle holds already - the read that set watcher 6, then its event,
+ * then read 12.  (The simulator: tests/sim/zkroute-sim
+ * --seed 30747 --mode routed, "op 1205 saw /g2/k1 changed (rc -101) ...
+ * before pair 0's watch (set by op 1264) fired".) */
+START_TEST(maybe_older_read_comes_after_an_event_in_hand) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.rescue_ms = 400;
+  o.policy = ZKR_POLICY_ROUND_ROBIN; /* the three reads on three members */
+  open3_stepped_opts(&o);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)5, done_data, (void *)10), ZOK);
+  fake_req_t *g5 = sent_now(FK_GET);
+  fake_reply(g5, ZOK, 5, 5, "a");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 10), 1);
+  ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)12), ZOK);
+  fake_req_t *g12 = sent_now(FK_GET);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)6, done_stat, (void *)11), ZOK);
+  fake_req_t *e6 = sent_now(FK_EXISTS);
+  ck_assert_ptr_ne(e6->h, g5->h);
+  ck_assert_ptr_ne(e6->h, g12->h);
+  ck_assert_ptr_ne(g12->h, g5->h);
+  fake_reply(e6, ZOK, 9, 9, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 0); /* held for watcher 5 */
+  fake_reply(g12, ZNONODE, 0, 0, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 0); /* held for watcher 5 */
+  /* The deletion comes from watcher 6's member: watcher 5, set at an
+   * older state, gets the set it missed (CHANGED) first, then read 11 is
+   * handed on, and watcher 6's DELETED follows it. */
+  ck_assert_int_eq(fake_fire(e6->h, "/n", ZOO_DELETED_EVENT), 1);
+  step();
+  step();
+  int w5 = ev_find(0, EV_WATCH, 5), d11 = ev_find(0, EV_DONE, 11), w6 = ev_find(0, EV_WATCH, 6),
+      d12 = ev_find(0, EV_DONE, 12);
+  ck_assert_int_ge(w5, 0);
+  ck_assert_int_gt(d11, w5);
+  ck_assert_int_gt(w6, d11);
+  ck_assert_int_eq(ev_at(w6).type, ZOO_DELETED_EVENT);
+  ck_assert_int_eq(ev_at(w5).type, ZOO_CHANGED_EVENT);
+  ck_assert_msg(d12 > w6, "read 12 (at %d) came before watcher 6's DELETED (at %d), held already",
+                d12, w6);
+  /* Watcher 5's own copy, when its member reports the change, is
+   * swallowed. */
+  fake_fire(g5->h, "/n", ZOO_CHANGED_EVENT);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 5), 1);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 6), 1);
+}
+END_TEST
+
 /* Two held reads pass the hold's bound in one turn, and the first one's
  * own watch has had its event meanwhile: watcher 1's read (issued first,
  * the node there) is held for watcher 5's exists watch, set by a read
@@ -1932,6 +2042,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, watch_event_before_the_new_data_hedged);
   tcase_add_test(tc, late_watch_event_made_from_the_held_read);
   tcase_add_test(tc, read_issued_before_the_watch_shows_no_missed_change);
+  tcase_add_test(tc, maybe_older_read_waits_for_an_event_a_later_read_proved);
+  tcase_add_test(tc, maybe_older_read_comes_after_an_event_in_hand);
   tcase_add_test(tc, held_reads_released_in_order_after_their_events);
   tcase_add_test(tc, held_read_proves_an_event_before_a_pair_set_after_it);
   tcase_add_test(tc, held_read_not_yet_handed_on_sets_no_place_before_a_released_one);

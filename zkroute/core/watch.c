@@ -329,6 +329,47 @@ static int event_on_its_way_locked(zkr_t *z, const zkr__op_t *op, const zkr__res
   return 0;
 }
 
+/* Under watch_mu.  Whether op, past the hold's bound, waits for the event
+ * of a record whose change another held read proves and that read is not
+ * past its own bound yet: op's answer may be older than that record's
+ * state (maybe_older: no event is made from it), but a read issued after
+ * the record's showed the change for certain, and its bound makes the
+ * event (make_late_events_locked) if the record's own does not come
+ * first.  op waits for it: handed on now, its answer (ZNONODE: the node
+ * gone, in the application's eyes) would come before an event the
+ * handle knows is due (sim seed 18941).  Then, in the turn that makes
+ * the event, op goes too, after it.  At most twice the bound. */
+static int event_proved_by_held_locked(zkr_t *z, const zkr__op_t *op, const zkr__result_t *r) {
+  if (zkr__since(zkr__now_ns(), op->held_ns) >= 2 * (uint64_t)z->rescue_ms * 1000000u) return 0;
+  for (const zkr__watch_t *w = zkr__watch_path_first(z, op->path); w; w = zkr__watch_path_next(w)) {
+    if (!pending_change(w, r->rc, r->stat) || !maybe_older(w, op, r->rc)) continue;
+    ZKR__QUEUE_FOREACH(l, &z->wf_held) {
+      const zkr__op_t *o = ZKR__OP_OF(l, wf_link);
+      if (o == op || !o->kept || !o->path || strcmp(o->path, op->path)) continue;
+      zkr__result_t a = zkr__deliver_reply_view(o->kept);
+      if (pending_change(w, a.rc, a.stat) && !maybe_older(w, o, a.rc) && !hold_over(z, o)) return 1;
+    }
+  }
+  return 0;
+}
+
+/* Under watch_mu.  Whether op, whose answer may be older than a record's
+ * state (maybe_older: that record was set by a read issued after op),
+ * shows a change whose event came for that record and waits only its turn
+ * (for the hand-on of the read that set it): its read may be handed on in
+ * this very turn, and the application would then see op's answer (the
+ * node gone, in its eyes) before that event, which the handle holds
+ * already.  op waits for the next turn, after the event (a bounded read
+ * past its bound goes all the same).  (The simulator: tests/sim/zkroute-sim
+ * --seed 30747 --mode routed, op 1205's ZNONODE handed on with the reads
+ * of pairs 0 and 4, before their DELETED.) */
+static int older_than_an_event_in_hand_locked(zkr_t *z, const zkr__op_t *op,
+                                              const zkr__result_t *r) {
+  for (const zkr__watch_t *w = zkr__watch_path_first(z, op->path); w; w = zkr__watch_path_next(w))
+    if (w->fire && shows_change(w, r->rc, r->stat) && maybe_older(w, op, r->rc)) return 1;
+  return 0;
+}
+
 /* After records changed (outside watch_mu): frees those that went, and
  * hands on the held reads nothing blocks any more - after the events just
  * queued, which come first.  all: every held read (the handle closes).
@@ -364,9 +405,12 @@ static void hand_on_held(zkr_t *z, zkr__watch_t *gone, int all, uint64_t before)
     if (op->kept) r = zkr__deliver_reply_view(op->kept);
     int over = !all && op->kept && hold_over(z, op);
     if (over && event_on_its_way_locked(z, op, &r)) over = 0;
+    if (over && event_proved_by_held_locked(z, op, &r)) over = 0;
     if (over && !zkr__handle_ended_rc(z)) make_late_events_locked(z, op, r.rc, r.stat, &made_gone);
     zkr__watch_t *own = op->watch_id && !ended ? zkr__watch_by_id_locked(z, op->watch_id) : NULL;
-    int release = all || !op->kept || over || !read_blocked_locked(z, op, r.rc, r.stat);
+    int release = all || !op->kept || over ||
+                  (!read_blocked_locked(z, op, r.rc, r.stat) &&
+                   !older_than_an_event_in_hand_locked(z, op, &r));
     if (release && own && (!ids || n_ids == cap)) release = all; /* out of memory: next turn */
     if (release) {
       if (own && ids && n_ids < cap) {

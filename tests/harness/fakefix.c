@@ -240,3 +240,28 @@ void teardown(void) {
   zkr__runtime_use(NULL);
   fake_uninstall();
 }
+
+fake_req_t *sent_now(int kind) {
+  step();
+  fake_req_t *r = fake_peek(NULL, kind, "/n");
+  ck_assert_ptr_nonnull(r);
+  return r;
+}
+
+void pair_set_again_behind_a_sync(fake_zh_t **x, fake_req_t **g2, fake_req_t **s2) {
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *g1 = sent_now(FK_GET);
+  *x = g1->h;
+  fake_req_t *s1 = fake_peek(*x, FK_SYNC, NULL);
+  ck_assert_ptr_nonnull(s1);
+  fake_reply(s1, ZOK, 0, 0, NULL);
+  fake_reply(g1, ZOK, 5, 5, "a");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 1);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)12), ZOK);
+  *g2 = sent_now(FK_GET);
+  ck_assert_ptr_eq((*g2)->h, *x);
+  *s2 = fake_peek(*x, FK_SYNC, NULL);
+  ck_assert_ptr_nonnull(*s2);
+  ck_assert_int_lt((*s2)->seq, (*g2)->seq);
+}

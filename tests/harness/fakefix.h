@@ -76,6 +76,14 @@ void open3_stepped(void);
 void open3_stepped_opts(const zkr_options_t *o); /* ... with these options */
 uint64_t step(void);                             /* zkr__runtime_step(z) */
 void advance_ms(int ms);                         /* the test's clock moves on */
+/* After one step of a stepped handle: the request of kind on /n it sent
+ * (the test fails when there is none). */
+fake_req_t *sent_now(int kind);
+/* A stepped handle's pair (watcher, 1) on /n: armed by a get answered at
+ * mzxid 5 (tag 11), then set again by a get (tag 12) that goes to the
+ * same member, behind a sync not answered yet.  That member's zhandle in
+ * *x, the second get and its sync in *g2 and *s2. */
+void pair_set_again_behind_a_sync(fake_zh_t **x, fake_req_t **g2, fake_req_t **s2);
 /* Closes the handle and uninstalls the fake (the checked fixture). */
 void teardown(void);
 

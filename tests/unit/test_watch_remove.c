@@ -890,14 +890,6 @@ START_TEST(remove_all_takes_a_pair_whose_earlier_removal_is_on_its_way) {
 }
 END_TEST
 
-/* After one step of a stepped handle: the request of kind on /n it sent. */
-static fake_req_t *stepped_sent(int kind) {
-  step();
-  fake_req_t *r = fake_peek(NULL, kind, "/n");
-  ck_assert_ptr_nonnull(r);
-  return r;
-}
-
 /* A removal whose answer comes after its pair's event, the event waiting
  * its turn: pair 1 (set first, on member A) has a read that set it again
  * on A, answered and held (it shows a change of the children that pair
@@ -916,24 +908,24 @@ START_TEST(remove_completes_after_an_event_that_came_before_its_answer) {
   o.rescue_ms = 400;
   open3_stepped_opts(&o);
   ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
-  fake_req_t *g1 = stepped_sent(FK_GET);
+  fake_req_t *g1 = sent_now(FK_GET);
   fake_reply(g1, ZOK, 5, 5, "a");
   step();
   ck_assert_int_eq(ev_matching(EV_DONE, 11), 1);
   ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)6, done_data, (void *)16), ZOK);
-  fake_req_t *g6 = stepped_sent(FK_GET);
+  fake_req_t *g6 = sent_now(FK_GET);
   ck_assert_ptr_ne(g6->h, g1->h);
   fake_reply(g6, ZOK, 5, 5, "a");
   step();
   ck_assert_int_eq(ev_matching(EV_DONE, 16), 1);
   ck_assert_int_eq(zkr_awget_children(z, "/n", watcher, (void *)9, done_strings, (void *)19), ZOK);
-  fake_req_t *e9 = stepped_sent(FK_CHILDREN);
+  fake_req_t *e9 = sent_now(FK_CHILDREN);
   fake_reply(e9, ZOK, 5, 4, NULL);
   step();
   ck_assert_int_eq(ev_matching(EV_DONE, 19), 1);
   /* Pair 1 again: on its own session, answered there, held for pair 9. */
   ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)12), ZOK);
-  fake_req_t *g1b = stepped_sent(FK_GET);
+  fake_req_t *g1b = sent_now(FK_GET);
   ck_assert_ptr_eq(g1b->h, g1->h);
   fake_reply(g1b, ZOK, 5, 5, "a");
   step();
@@ -941,7 +933,7 @@ START_TEST(remove_completes_after_an_event_that_came_before_its_answer) {
   ck_assert_int_eq(
       zkr_aremove_watches(z, "/n", ZWATCHTYPE_DATA, watcher, (void *)6, 0, done_void, (void *)20),
       ZOK);
-  fake_req_t *rm = stepped_sent(FK_REMOVE_WATCHES);
+  fake_req_t *rm = sent_now(FK_REMOVE_WATCHES);
   ck_assert_ptr_eq(rm->h, g6->h);
   fake_fire(g1->h, "/n", ZOO_CHANGED_EVENT);
   step();
@@ -980,22 +972,11 @@ END_TEST
  * 4 never called".) */
 START_TEST(remove_all_behind_a_pair_set_again_behind_a_lost_sync) {
   open3_stepped();
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
-  fake_req_t *g1 = stepped_sent(FK_GET);
-  fake_zh_t *x = g1->h;
-  fake_req_t *s1 = fake_peek(x, FK_SYNC, NULL);
-  ck_assert_ptr_nonnull(s1);
-  fake_reply(s1, ZOK, 0, 0, NULL);
-  fake_reply(g1, ZOK, 5, 5, "a");
-  step();
-  ck_assert_int_eq(ev_matching(EV_DONE, 11), 1);
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)12), ZOK);
-  fake_req_t *g2 = stepped_sent(FK_GET);
-  ck_assert_ptr_eq(g2->h, x);
-  fake_req_t *s2 = fake_peek(x, FK_SYNC, NULL);
-  ck_assert_ptr_nonnull(s2);
+  fake_zh_t *x;
+  fake_req_t *g2, *s2;
+  pair_set_again_behind_a_sync(&x, &g2, &s2);
   ck_assert_int_eq(zkr_aremove_all_watches(z, "/n", ZWATCHTYPE_ANY, 0, done_void, (void *)20), ZOK);
-  fake_req_t *rm = stepped_sent(FK_REMOVE_ALL_WATCHES);
+  fake_req_t *rm = sent_now(FK_REMOVE_ALL_WATCHES);
   ck_assert_ptr_eq(rm->h, x);
   ck_assert_int_gt(rm->seq, g2->seq);
   /* Loop 1: the pair's event comes first - the read's answer registers
@@ -1048,10 +1029,10 @@ START_TEST(session_event_while_a_removal_settles_reaches_its_pair) {
   o.rescue_ms = 400;
   open3_stepped_opts(&o);
   ck_assert_int_eq(zkr_aexists(z, "/n", 0, done_stat, (void *)13), ZOK);
-  fake_req_t *e3 = stepped_sent(FK_EXISTS);
+  fake_req_t *e3 = sent_now(FK_EXISTS);
   fake_zh_t *sv = e3->h;
   ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
-  fake_req_t *g1 = stepped_sent(FK_GET);
+  fake_req_t *g1 = sent_now(FK_GET);
   fake_zh_t *x = g1->h;
   ck_assert_ptr_ne(x, sv);
   fake_reply(g1, ZOK, 5, 5, "a");
@@ -1081,7 +1062,7 @@ START_TEST(session_event_while_a_removal_settles_reaches_its_pair) {
   ck_assert_int_eq(
       zkr_aremove_watches(z, "/n", ZWATCHTYPE_DATA, watcher, (void *)1, 0, done_void, (void *)20),
       ZOK);
-  fake_req_t *rm = stepped_sent(FK_REMOVE_WATCHES);
+  fake_req_t *rm = sent_now(FK_REMOVE_WATCHES);
   ck_assert_ptr_eq(rm->h, x);
   ck_assert_int_eq(ev_find(held, EV_SESSION, 100), ev_find(c1, EV_SESSION, 100)); /* dipped */
   int before = ev_count();

@@ -221,6 +221,7 @@ static void wait_for_locked(rm_call_t *c, rm_call_t *prev) {
 }
 
 static void call_finish(rm_call_t *c);
+static void drop_fired(rm_call_t *c);
 
 /* c completed: the calls that waited for it may complete now. */
 static void release_waiters(rm_call_t *c) {
@@ -360,6 +361,7 @@ static void settle_at_hand_on(int rc, const void *data) {
   rm_call_t *c = (rm_call_t *)data;
   c->at_hand_on = 1;
   settle_later(c, rc, complete_call);
+  drop_fired(c);
   release_waiters(c);
   free(c);
 }
@@ -494,6 +496,7 @@ static void call_finish(rm_call_t *c) {
     }
     if (c) {
       /* (A ZOK call's waiters go at its hand-on: settle_at_hand_on.) */
+      drop_fired(c);
       release_waiters(c);
       free(c);
     }

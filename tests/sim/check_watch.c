@@ -38,6 +38,7 @@
  *   closed mid-run may have been disconnected, so it is not judged). */
 #include "simcheck.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,27 +240,22 @@ static int exists_at(lmap_t *m, const char *path, uint64_t t) {
   return ex;
 }
 
-/* A deletion of path committed after the state at point and at or before
- * t. */
-static int deleted_between(lmap_t *m, const char *path, int64_t point, uint64_t t) {
+/* A deletion of path after the state at point, at or before zxid and
+ * committed at or before t. */
+static int deleted_by(lmap_t *m, const char *path, int64_t point, int64_t zxid, uint64_t t) {
   size_t j = slot(m, path);
   if (!m->key[j]) return 0;
   for (int i = 0; i < m->n[j]; i++) {
     const lent_t *e = &m->v[j][i];
-    if (!e->child && e->kind == H_DELETE && e->zxid > point && e->t <= t) return 1;
+    if (!e->child && e->kind == H_DELETE && e->zxid > point && e->zxid <= zxid && e->t <= t)
+      return 1;
   }
   return 0;
 }
 
-/* Whether a deletion of path after point is at or before zxid. */
-static int deleted_in(lmap_t *m, const char *path, int64_t point, int64_t zxid) {
-  size_t j = slot(m, path);
-  if (!m->key[j]) return 0;
-  for (int i = 0; i < m->n[j]; i++) {
-    const lent_t *e = &m->v[j][i];
-    if (!e->child && e->kind == H_DELETE && e->zxid > point && e->zxid <= zxid) return 1;
-  }
-  return 0;
+/* ... committed at or before t, whatever its zxid. */
+static int deleted_between(lmap_t *m, const char *path, int64_t point, uint64_t t) {
+  return deleted_by(m, path, point, INT64_MAX, t);
 }
 
 /* Whether o's ZNONODE came from a state before any deletion of its path
@@ -277,7 +273,7 @@ static int none_older(const hist_t *h, lmap_t *m, const hop_t *o, int64_t point)
     if (x->t < o->t_inv || x->t > o->t_cmp || strcmp(x->path, o->path) != 0 || x->kind != o->kind ||
         x->watch != (o->pair >= 0))
       continue;
-    if (deleted_in(m, o->path, point, x->zxid)) return 0;
+    if (deleted_by(m, o->path, point, x->zxid, UINT64_MAX)) return 0;
     found = 1;
   }
   return found;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/handle.h"
+#include "core/latency.h"
 #include "core/policy.h"
 #include "core/watch.h"
 #include "core/watch_record.h"
@@ -33,6 +34,13 @@ typedef struct {
   zkr_t *z;
   uint64_t id;
   zhandle_t *zh;
+  /* The sync sent before the read (its completion runs first, on the same
+   * zhandle), under watch_mu: sync_ran when its completion ran, sync_lost
+   * when it failed with its connection (no server answered it), no_read
+   * when the read was not sent after it or was answered first (the sync's
+   * completion frees the re-arm then, or free_unanswered if the zhandle
+   * closed without running it). */
+  int sync_ran, sync_lost, no_read;
   zkr__queue_link_t link;
 } rearm_t;
 
@@ -61,12 +69,31 @@ static void lose_locked(zkr_t *z, zkr__watch_t *w) {
   w->zh = NULL;
 }
 
+static void send_rearm(zkr_t *z, uint64_t id, int exclude);
+
 /* The re-arm's outcome: rc and st the watched read's answer. */
 static void rearmed(rearm_t *a, int rc, const struct Stat *st) {
   zkr_t *z = a->z;
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
   zkr__watch_t *w = zkr__watch_by_id_locked(z, a->id);
+  if (w && w->zh == a->zh && w->state == ZKR__W_REARMING && !w->removing && a->sync_lost &&
+      zkr__latency_server_answered(rc)) {
+    /* Its sync failed with the connection, and a server answered the
+     * read all the same: libzookeeper_mt sent it on the next connection
+     * with no sync before it, so its server may be behind the record (a
+     * member catching up) and the answer proves no change.  What it set
+     * is taken off the client, and the re-arm goes again behind a new
+     * sync (sim seed 475 --io-loss 5: a child watch answered with a
+     * pzxid older than its record's got a CHILD event for no change). */
+    if (rc == ZOK || (w->kind == ZKR__WATCH_EXIST && rc == ZNONODE))
+      zkr__watch_remove_unregister(z, w, w->member, w->zh, 1);
+    lose_locked(z, w);
+    pthread_mutex_unlock(&z->watch_mu);
+    z->watch_rearm_retries++;
+    send_rearm(z, a->id, -1);
+    return;
+  }
   if (!w || w->zh != a->zh || w->state != ZKR__W_REARMING) {
     /* Its session was closed meanwhile, or the pair was set again or
      * another pair's event came (consumed): a consumed record whose re-arm
@@ -154,12 +181,16 @@ static void rearmed(rearm_t *a, int rc, const struct Stat *st) {
   zkr__watch_done(z, gone);
 }
 
+/* The read's completion.  Its sync's ran first on a server's answer;
+ * if it has not (a fake's order), that one frees the re-arm. */
 static void watched_done(rearm_t *a, int rc, const struct Stat *st) {
   pthread_mutex_lock(&a->z->watch_mu);
-  zkr__queue_remove(&a->z->rearm_q, &a->link);
+  int last = a->sync_ran;
+  if (last) zkr__queue_remove(&a->z->rearm_q, &a->link);
+  else a->no_read = 1;
   pthread_mutex_unlock(&a->z->watch_mu);
   rearmed(a, rc, st);
-  free(a);
+  if (last) free(a);
 }
 
 static void rearm_stat(int rc, const struct Stat *st, const void *data) {
@@ -178,10 +209,19 @@ static void rearm_children(int rc, const struct String_vector *s, const struct S
   watched_done((rearm_t *)data, rc, st);
 }
 
+/* The re-arm's sync: a failed one proves nothing, and one lost with its
+ * connection makes the read's answer untrusted (rearmed). */
 static void sync_done(int rc, const char *value, const void *data) {
-  (void)rc;
   (void)value;
-  (void)data;
+  rearm_t *a = (rearm_t *)data;
+  zkr_t *z = a->z;
+  pthread_mutex_lock(&z->watch_mu);
+  a->sync_ran = 1;
+  a->sync_lost = !zkr__latency_server_answered(rc);
+  int free_it = a->no_read;
+  if (free_it) zkr__queue_remove(&z->rearm_q, &a->link);
+  pthread_mutex_unlock(&z->watch_mu);
+  if (free_it) free(a);
 }
 
 /* Sends sync + the read that sets w (by id) on a live session other than
@@ -210,15 +250,18 @@ static void send_rearm(zkr_t *z, uint64_t id, int exclude) {
   int kind = w->kind;
   pthread_mutex_unlock(&z->watch_mu);
   rearm_t *a = calloc(1, sizeof *a);
-  int rc = ZINVALIDSTATE;
-  if (a && zh && zkr__zk->zoo_async(zh, path, sync_done, NULL) == ZOK) {
+  int rc = ZINVALIDSTATE, synced = 0;
+  if (a && zh) {
     a->z = z;
     a->id = id;
     a->zh = zh;
-    /* Listed first: the answer may come before the call returns. */
+    /* Listed first: the answers may come before the calls return. */
     pthread_mutex_lock(&z->watch_mu);
     zkr__queue_push(&z->rearm_q, &a->link);
     pthread_mutex_unlock(&z->watch_mu);
+    synced = zkr__zk->zoo_async(zh, path, sync_done, a) == ZOK;
+  }
+  if (synced) {
     if (kind == ZKR__WATCH_DATA)
       rc = zkr__zk->zoo_awget(zh, path, zkr__watch_trampoline, w, rearm_data, a);
     else if (kind == ZKR__WATCH_CHILD)
@@ -229,8 +272,12 @@ static void send_rearm(zkr_t *z, uint64_t id, int exclude) {
   z->watch_rearms++;
   if (rc != ZOK) {
     pthread_mutex_lock(&z->watch_mu);
-    if (a && a->z) zkr__queue_remove(&z->rearm_q, &a->link);
-    free(a);
+    /* Once its sync was sent, the sync's completion frees it (or
+     * free_unanswered, if zh closes without running it). */
+    int keep = synced && !a->sync_ran;
+    if (keep) a->no_read = 1;
+    else if (a && a->z) zkr__queue_remove(&z->rearm_q, &a->link);
+    if (!keep) free(a);
     w = zkr__watch_by_id_locked(z, id);
     if (w && w->state == ZKR__W_REARMING && w->zh == zh) lose_locked(z, w);
     pthread_mutex_unlock(&z->watch_mu);

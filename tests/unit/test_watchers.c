@@ -1215,6 +1215,55 @@ START_TEST(held_read_setting_a_pair_again_keeps_its_place) {
 }
 END_TEST
 
+/* Three reads held for watcher 5's event set watcher 2, watcher 1, then
+ * watcher 1 again - on another member, its first member reconnecting:
+ * a record of its own that takes the first one's place (no change
+ * between).  Released together, they complete in that order: stock's
+ * table holds watcher 2 before watcher 1, whose pair is set when its
+ * first read completes, and the next change calls them in that order -
+ * also when the member of watcher 1's second read reports it first.
+ * (The simulator: tests/sim/zkroute-sim --seed 4635 --mode routed
+ * --io-loss 5, "pair 1 called before pair 5, which was set first": the
+ * second record kept the place the first had when its read was
+ * answered, before the hand-on placed watcher 2.) */
+START_TEST(held_read_setting_a_pair_again_elsewhere_takes_its_place_at_the_hand_on) {
+  fake_req_t *e5 = open_with_exists_watch();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)2, done_data, (void *)12), ZOK);
+  fake_req_t *g2 = next_req(FK_GET, "/n");
+  fake_reply(g2, ZOK, 7, 7, "a");
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *g1 = next_req(FK_GET, "/n");
+  fake_reply(g1, ZOK, 7, 7, "a");
+  sleep_ms(50);
+  fake_session_event(g1->h, ZOO_CONNECTING_STATE);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)13), ZOK);
+  fake_req_t *g3 = next_req(FK_GET, "/n");
+  ck_assert_msg(g3->h != g1->h, "the scenario changed: the pair set again went to its member");
+  fake_reply(g3, ZOK, 7, 7, "a");
+  fake_session_event(g1->h, ZOO_CONNECTED_STATE);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_DONE, 11) + ev_matching(EV_DONE, 12) + ev_matching(EV_DONE, 13),
+                   0); /* held */
+  fake_fire(e5->h, "/n", ZOO_CREATED_EVENT);
+  int w5 = ev_find(0, EV_WATCH, 5), d2 = ev_find(0, EV_DONE, 12), d1 = ev_find(0, EV_DONE, 11),
+      d3 = ev_find(0, EV_DONE, 13);
+  ck_assert_int_ge(w5, 0);
+  ck_assert_int_gt(d2, w5);
+  ck_assert_int_gt(d1, d2);
+  ck_assert_int_gt(d3, d1);
+  /* The next change, watcher 1's second member first. */
+  fake_fire(g3->h, "/n", ZOO_CHANGED_EVENT);
+  int a = ev_find(d3, EV_WATCH, 2), b = ev_find(d3, EV_WATCH, 1);
+  ck_assert_int_ge(a, 0);
+  ck_assert_msg(b > a, "watcher 1 called at %d, before watcher 2 (set first) at %d", b, a);
+  fake_fire(g1->h, "/n", ZOO_CHANGED_EVENT);
+  if (g2->h != g1->h && g2->h != g3->h) fake_fire(g2->h, "/n", ZOO_CHANGED_EVENT);
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 1);
+}
+END_TEST
+
 /* A read held for another watch's event sets watcher 2: until the read
  * completes, the application has not set it, and a session event in
  * between reaches watcher 5 but not watcher 2 (stock registers a watch
@@ -2089,6 +2138,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, held_reads_watcher_gets_no_session_event);
   tcase_add_test(tc, held_reads_pairs_fire_in_completion_order);
   tcase_add_test(tc, held_read_setting_a_pair_again_keeps_its_place);
+  tcase_add_test(tc, held_read_setting_a_pair_again_elsewhere_takes_its_place_at_the_hand_on);
   tcase_add_test(tc, pair_set_again_before_its_members_event_fires_again);
   tcase_add_test(tc, pair_set_again_after_its_superseded_event_goes_last);
   tcase_add_test(tc, superseded_watch_gets_the_change_a_held_read_proved);

@@ -370,6 +370,18 @@ static int older_than_an_event_in_hand_locked(zkr_t *z, const zkr__op_t *op,
   return 0;
 }
 
+/* w's pair is set in the application's eyes now, its first read handed
+ * on: w takes its place in the path's order, after every pair placed
+ * before.  So does a record that took w's over (the pair set again
+ * elsewhere while w's read was held, no change between: took_over_of),
+ * whose place until now was w's at its answer - before pairs whose reads
+ * were handed on earlier (sim seed 4635 --io-loss 5).  Under watch_mu. */
+static void place_locked(zkr_t *z, zkr__watch_t *w) {
+  w->seq = ++z->watch_seq;
+  for (zkr__watch_t *r = zkr__watch_path_first(z, w->path); r; r = zkr__watch_path_next(r))
+    if (r != w && r->took_over && r->took_over_of == w->id) r->seq = w->seq;
+}
+
 /* After records changed (outside watch_mu): frees those that went, and
  * hands on the held reads nothing blocks any more - after the events just
  * queued, which come first.  all: every held read (the handle closes).
@@ -419,9 +431,8 @@ static void hand_on_held(zkr_t *z, zkr__watch_t *gone, int all, uint64_t before)
          * set the pair again while it was set (its record reused: a read
          * released before this one in this turn, or one handed on
          * earlier) changes nothing, as in stock's table. */
-        if (own->state != ZKR__W_FIRED && own->read_pending && !own->took_over && !own->resuming) {
-          own->seq = ++z->watch_seq; /* placed here, in the order reads are handed on */
-        }
+        if (own->state != ZKR__W_FIRED && own->read_pending && !own->took_over && !own->resuming)
+          place_locked(z, own); /* placed here, in the order reads are handed on */
         own->resuming++;
       }
       if (op->cover_w && covers && n_covers < cap) {
@@ -1038,7 +1049,7 @@ void zkr__watch_read_handed_on(zkr_t *z, uint64_t id) {
      * reply may come first and wait behind this one).  Not one that took
      * over a record of the pair with no event between: that pair stayed
      * set, in its place. */
-    if (!w->took_over && w->state != ZKR__W_FIRED) w->seq = ++z->watch_seq;
+    if (!w->took_over && w->state != ZKR__W_FIRED) place_locked(z, w);
     if (w->fire) zkr__watch_release_locked(z, w->path, &gone);
   }
   pthread_mutex_unlock(&z->watch_mu);

@@ -157,8 +157,9 @@ if [ "${ZKR_SKIP_SIM:-0}" != 1 ]; then
   # What does: fixed ranges that pass - deterministic, the same schedules
   # on any machine - as a regression set beside tests/sim/regressions.txt:
   # routed seeds 1-10000, 1-5000 with consistency=session (the first
-  # 20000 pass there), 1-1000 with idle parking and 1-3000 with time
-  # inside calls.
+  # 20000 pass there), 1-1000 with idle parking, 1-3000 with time inside
+  # calls and 1-3000 with connections lost between requests (4 of 3001-
+  # 10000 fail there).
   stage sim-routed-1-10000 make sim SIM_MODE=routed SEEDS=10000 SIM_START=1
   stage sim-session-1-5000 make sim SIM_MODE=routed SEEDS=5000 SIM_START=1 \
     SIM_ARGS="--consistency session"
@@ -166,6 +167,8 @@ if [ "${ZKR_SKIP_SIM:-0}" != 1 ]; then
     SIM_ARGS="--idle-park 300"
   stage sim-slow-calls-1-3000 make sim SIM_MODE=routed SEEDS=3000 SIM_START=1 \
     SIM_ARGS="--slow-calls"
+  stage sim-io-loss-1-3000 make sim SIM_MODE=routed SEEDS=3000 SIM_START=1 \
+    SIM_ARGS="--io-loss 5"
 fi
 if [ -n "$fuzz_bg" ]; then
   # Its output; the stage's line says how long it ran, its own last line

@@ -706,6 +706,40 @@ START_TEST(watch_one_call_for_a_pair_set_out_of_issue_order) {
 }
 END_TEST
 
+/* The same two reads, the change at 7 committed before the pair's first
+ * call, and then `calls` calls in all, with no read between.  One
+ * session would have called the pair twice - the change at 6 fires the
+ * first registration, the second read's reply sets it again, the change
+ * at 7 fires that one - and through several sessions one call may answer
+ * both: one call or two are the stock client's, a third is one too many,
+ * and so is a second after the pair was set again by no read.  (The
+ * simulator: tests/sim/zkroute-sim --seed 14198 --mode routed, called
+ * twice: "changed event ... to pair 0, which held no such watch".) */
+static int out_of_order_reads_calls(int calls, int second_read_first) {
+  setup();
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  hop_t *old = watched_get_inv(0);
+  txn(6, H_SET, "/g0/k0", "b", 1);
+  hop_t *newer = second_read_first ? watched_get_inv(0) : NULL;
+  if (newer) cmp(newer, ZOK, 1, 1, 6);
+  cmp(old, ZOK, 1, 0, 5);
+  txn(7, H_SET, "/g0/k0", "c", 2);
+  for (int i = 0; i < calls; i++) watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  close_at_end();
+  check_watch(&H, &C);
+  return C.violations[CK_WATCH];
+}
+
+START_TEST(watch_one_or_two_calls_for_a_pair_set_out_of_issue_order) {
+  ck_assert_int_eq(out_of_order_reads_calls(1, 1), 0);
+  ck_assert_int_eq(out_of_order_reads_calls(2, 1), 0);
+  ck_assert_int_eq(out_of_order_reads_calls(3, 1), 1);
+  ck_assert_int_eq(out_of_order_reads_calls(1, 0), 0);
+  ck_assert_int_eq(out_of_order_reads_calls(2, 0), 1);
+}
+END_TEST
+
 /* Pair 0's data watch set at mzxid 5 by a read answered late; the node
  * is set (6) and deleted (7), and pair 0's exists read, issued after
  * both (after), finds it missing; the late read completes, the set's
@@ -1161,6 +1195,7 @@ int main(void) {
       {"watch", watch_removal_spares_a_pair_set_again_after_it},
       {"watch", watch_reads_of_one_pair_completed_out_of_issue_order},
       {"watch", watch_one_call_for_a_pair_set_out_of_issue_order},
+      {"watch", watch_one_or_two_calls_for_a_pair_set_out_of_issue_order},
       {"watch", watch_change_fires_no_exists_watch_set_after_it},
       {"watch", watch_session_events_to_all},
       {"watch", watch_nothing_after_expired},

@@ -370,6 +370,8 @@ static int older_than_an_event_in_hand_locked(zkr_t *z, const zkr__op_t *op,
   return 0;
 }
 
+static void rearm_after_locked(zkr_t *z, zkr__watch_t *w);
+
 /* After records changed (outside watch_mu): frees those that went, and
  * hands on the held reads nothing blocks any more - after the events just
  * queued, which come first.  all: every held read (the handle closes).
@@ -419,7 +421,8 @@ static void hand_on_held(zkr_t *z, zkr__watch_t *gone, int all, uint64_t before)
          * set the pair again while it was set (its record reused: a read
          * released before this one in this turn, or one handed on
          * earlier) changes nothing, as in stock's table. */
-        if (own->state != ZKR__W_FIRED && own->read_pending && !own->took_over && !own->resuming) {
+        if (own->state != ZKR__W_FIRED && own->read_pending && !own->took_over && !own->resuming &&
+            !(own->rearm_after && op->read_seq == own->rearm_read_seq)) {
           own->seq = ++z->watch_seq; /* placed here, in the order reads are handed on */
         }
         own->resuming++;
@@ -500,6 +503,10 @@ void zkr__watch_release_all_held(zkr_t *z) { done_with(z, NULL, 1, 0); }
 int zkr__watch_over_locked(zkr_t *z, zkr__watch_t *w) {
   w->fire = 0;
   w->swallow = 0;
+  if (w->rearm_after) {
+    rearm_after_locked(z, w);
+    return 0;
+  }
   if (w->reuses > 0) {
     zkr__watch_set_state_locked(z, w, ZKR__W_FIRED);
     return 0;
@@ -709,8 +716,12 @@ int zkr__watch_cover_held_read_locked(zkr_t *z, zkr__watch_t *w) {
 
 int zkr__watch_read_held_back_locked(const zkr_t *z, const zkr__watch_t *w) {
   if (w->resuming) return 1;
-  ZKR__QUEUE_FOREACH(l, &z->wf_held)
-  if (ZKR__OP_OF(l, wf_link)->watch_id == w->id) return 1;
+  ZKR__QUEUE_FOREACH(l, &z->wf_held) {
+    const zkr__op_t *op = ZKR__OP_OF(l, wf_link);
+    /* Not the read that set w again after its event came (rearm_after):
+     * it comes after that event, and arms w only then. */
+    if (op->watch_id == w->id && !(w->rearm_after && op->read_seq == w->rearm_read_seq)) return 1;
+  }
   return 0;
 }
 
@@ -831,6 +842,47 @@ static void fire_except_locked(zkr_t *z, zkr__watch_t *w, int type, int syntheti
 void zkr__watch_fire_locked(zkr_t *z, zkr__watch_t *w, int type, int synthetic,
                             zkr__watch_t **gone) {
   fire_except_locked(z, w, type, synthetic, NULL, gone);
+}
+
+/* w's event was delivered (zkr__watch_over_locked), and a read that set
+ * it again was answered on w's session after that event came there
+ * (rearm_after, zkr__watch_reuse_done): the watch that read registered is
+ * w's now, at the end of the path's order, as stock's table re-adds a
+ * pair at a read's reply after its event; its events wait for that
+ * read's hand-on (read_pending) unless it was handed on already.  An
+ * event that watch brought meanwhile (rearm_fire) is w's next, and
+ * fires the other records of the path as any event does.  zh closed
+ * meanwhile: w is on no server, LOST, and the monitor re-arms it from
+ * the state that read saw.  Under watch_mu. */
+static void rearm_after_locked(zkr_t *z, zkr__watch_t *w) {
+  int fire = w->rearm_fire;
+  const struct Stat *st = w->rearm_existed ? &w->rearm_stat : NULL;
+  w->rearm_after = 0;
+  w->rearm_fire = 0;
+  w->seq = 0;
+  if (w->rearm_gone || fire) {
+    /* on no server any more: its event was the last, or zh is gone */
+    if (!st && w->kind == ZKR__WATCH_DATA) w->kind = ZKR__WATCH_EXIST;
+    remember(w, st);
+    w->read_seq = w->rearm_read_seq;
+    w->member = w->rearm_member;
+    if (fire) {
+      zkr__watch_set_state_locked(z, w, ZKR__W_HELD);
+    } else {
+      zkr__watch_set_state_locked(z, w, ZKR__W_LOST);
+      w->zh = NULL;
+    }
+    w->seq = ++z->watch_seq;
+  } else {
+    zkr__watch_arm_locked(z, w, w->rearm_member, w->zh, st, w->rearm_read_seq);
+  }
+  w->rearm_gone = 0;
+  w->read_pending = !w->rearm_handed;
+  w->rearm_handed = 0;
+  if (fire) {
+    w->fire = fire;
+    spread(z, w, fire, NULL);
+  }
 }
 
 /* ---- arming ---- */
@@ -1026,11 +1078,16 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
   op->watch = NULL;
 }
 
-void zkr__watch_read_handed_on(zkr_t *z, uint64_t id) {
+void zkr__watch_read_handed_on(zkr_t *z, uint64_t id, uint64_t read_seq) {
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
   zkr__watch_t *w = zkr__watch_by_id_locked(z, id);
-  if (w && w->read_pending) {
+  if (w && w->rearm_after && read_seq == w->rearm_read_seq) {
+    /* The read that set w again after its event came, handed on before
+     * that event (at its hold's bound): w takes its watch, once the
+     * event is delivered, as set (rearm_after_locked). */
+    w->rearm_handed = 1;
+  } else if (w && w->read_pending) {
     w->read_pending = 0;
     /* Its pair is set in the application's eyes now, after the pairs of
      * the reads handed on before: it takes its place in the path's order
@@ -1189,7 +1246,24 @@ int zkr__watch_reuse_done(zkr__watch_t *w, int reread, int armed, int member, zh
   pthread_mutex_lock(&z->watch_mu);
   w->reuses--;
   if (reread) w->rereads--;
-  if (w->state == ZKR__W_REMOVED && w->revive && reread && armed && w->zh == zh) {
+  if (reread && armed && w->zh == zh && own_copy_came(w) && !w->rearm_after) {
+    /* Its event came on zh before this answer, and waits its turn: the
+     * server read after the change, and holds a new watch for the pair.
+     * On stock's one session the event comes first, then this read's
+     * completion, which sets the pair again: the record takes the new
+     * watch once its event is delivered (rearm_after_locked), and this
+     * read, held for that event (read_blocked_locked), does not hold it
+     * in turn (zkr__watch_read_held_back_locked).  (The simulator:
+     * tests/sim/zkroute-sim --seed 47367 --mode routed.) */
+    w->rearm_after = 1;
+    w->rearm_existed = stat != NULL;
+    if (stat) w->rearm_stat = *stat;
+    w->rearm_member = member;
+    w->rearm_read_seq = read_seq;
+    w->rearm_handed = 0;
+    w->rearm_fire = 0;
+    w->rearm_gone = 0;
+  } else if (w->state == ZKR__W_REMOVED && w->revive && reread && armed && w->zh == zh) {
     /* A remove_all's answer took it while this read was on its way on
      * the same session, sent after the removal (the session answers in
      * order): the server holds the watch the read set, and stock's table
@@ -1255,6 +1329,13 @@ void zkr__watch_trampoline(zhandle_t *zh, int type, int state, const char *path,
   zkr_t *z = w->z;
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
+  if (w->rearm_after && w->zh == zh && !w->rearm_gone) {
+    /* The watch a read set again after w's event came (rearm_after):
+     * its event, w's next once the one waiting is delivered. */
+    if (!w->rearm_fire) w->rearm_fire = type;
+    pthread_mutex_unlock(&z->watch_mu);
+    return;
+  }
   if (w->zh != zh || w->state == ZKR__W_REMOVED || w->state == ZKR__W_HELD ||
       (w->state == ZKR__W_FIRED && w->again)) {
     pthread_mutex_unlock(&z->watch_mu);

@@ -257,11 +257,20 @@ static int maybe_older(const zkr__watch_t *w, const zkr__op_t *op, int rc) {
   return op->read_seq && w->read_seq > op->read_seq && w->existed != (rc == ZOK);
 }
 
+/* Whether the event a read past its bound shows w missed is due even if
+ * that read may show an older state (maybe_older): an exists watch on a
+ * missing node, with a creation after its state known committed
+ * (created_after) - the first change that can fire it, so CREATED is its
+ * event, whichever state the read shows. */
+static int due_all_the_same(const zkr__watch_t *w, int rc) {
+  return rc == ZOK && w->created_after && w->kind == ZKR__WATCH_EXIST && !w->existed;
+}
+
 static void make_late_events_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st,
                                     zkr__watch_t **gone) {
   for (;;) {
     zkr__watch_t *w = zkr__watch_path_first(z, op->path);
-    while (w && !(pending_change(w, rc, st) && !maybe_older(w, op, rc)))
+    while (w && !(pending_change(w, rc, st) && (!maybe_older(w, op, rc) || due_all_the_same(w, rc))))
       w = zkr__watch_path_next(w);
     int event = w ? zkr__watch_missed(w, rc, st) : 0;
     if (!event) return;
@@ -865,6 +874,8 @@ static void rearm_after_locked(zkr_t *z, zkr__watch_t *w) {
     if (!st && w->kind == ZKR__WATCH_DATA) w->kind = ZKR__WATCH_EXIST;
     remember(w, st);
     w->read_seq = w->rearm_read_seq;
+    w->armed_ns = zkr__now_ns();
+    w->created_after = 0;
     w->member = w->rearm_member;
     if (fire) {
       zkr__watch_set_state_locked(z, w, ZKR__W_HELD);
@@ -900,6 +911,8 @@ void zkr__watch_arm_locked(zkr_t *z, zkr__watch_t *w, int member, zhandle_t *zh,
   if (!stat && w->kind == ZKR__WATCH_DATA) w->kind = ZKR__WATCH_EXIST;
   remember(w, stat);
   w->read_seq = read_seq;
+  w->armed_ns = zkr__now_ns();
+  w->created_after = 0;
   zkr__watch_set_state_locked(z, w, ZKR__W_ARMED);
   if (!w->seq) w->seq = ++z->watch_seq;
 }
@@ -1360,8 +1373,26 @@ static void note_set_locked(zkr_t *z, const char *path, int64_t mzxid) {
     if (waiting(w) && w->later_set < mzxid) w->later_set = mzxid;
 }
 
+/* Under watch_mu: a create of path, sent at sent_ns, was acknowledged. */
+static void note_create_locked(zkr_t *z, const char *path, uint64_t sent_ns) {
+  if (!path) return;
+  for (zkr__watch_t *w = zkr__watch_path_first(z, path); w; w = zkr__watch_path_next(w))
+    if (waiting(w) && w->kind == ZKR__WATCH_EXIST && !w->existed && sent_ns > w->armed_ns)
+      w->created_after = 1;
+}
+
 void zkr__watch_note_write(zkr__op_t *op, const struct Stat *stat) {
   zkr_t *z = op->z;
+  if (op->type == ZKR__OP_CREATE && !(op->mode & ZOO_SEQUENCE)) {
+    /* Sent after the read that armed an exists watch on the missing node
+     * was answered, it committed after the state that read saw: the
+     * watch's CREATED is due, whatever a read that may be older shows
+     * (make_late_events_locked; sim seed 49379). */
+    pthread_mutex_lock(&z->watch_mu);
+    note_create_locked(z, op->path, op->start_ns);
+    pthread_mutex_unlock(&z->watch_mu);
+    return;
+  }
   if (op->type != ZKR__OP_SET && op->type != ZKR__OP_MULTI) return;
   pthread_mutex_lock(&z->watch_mu);
   if (op->type == ZKR__OP_SET && stat) note_set_locked(z, op->path, stat->mzxid);

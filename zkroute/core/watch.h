@@ -126,6 +126,13 @@ struct zkr__watch {
                                     registered (zkr__watch_note_write), 0 none:
                                     a change after the state its read saw has
                                     committed */
+  uint64_t armed_ns;             /* when the read that armed it last was answered */
+  int created_after;             /* an exists watch on a missing node: a create of
+                                    its path that this handle sent after that
+                                    answer was acknowledged - a creation after
+                                    the state it saw has committed, and its
+                                    CREATED is due (zkr__watch_note_write),
+                                    under watch_mu */
   int took_over;                 /* it superseded a record of the pair with no
                                     event between: the pair was set all along,
                                     before its read is handed on too */
@@ -218,7 +225,9 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat);
 /* A write of the handle was answered ZOK (stat: its Stat, NULL none): a
  * set's mzxid (a plain set's, or a multi's set whose result carries its
  * Stat) is a change of that path the handle knows committed, and the
- * records of the path remember it (later_set).
+ * records of the path remember it (later_set); a create (not sequential)
+ * sent after an exists watch's read found the node missing is a creation
+ * after that watch's state (created_after).
  * A completion's thread, nothing held.  @locks watch_mu. */
 void zkr__watch_note_write(zkr__op_t *op, const struct Stat *stat);
 /* The read that armed record id was handed on to the application

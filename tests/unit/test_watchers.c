@@ -837,7 +837,7 @@ START_TEST(creation_the_handle_made_after_a_watch_is_its_event_at_the_bound) {
   fake_reply(g12, ZOK, 9, 9, "x");
   step();
   ck_assert_int_eq(ev_matching(EV_DONE, 12), 0); /* held for watcher 6 */
-  advance_ms(450); /* past its bound */
+  advance_ms(450);                               /* past its bound */
   step();
   step();
   int w6 = ev_find(0, EV_WATCH, 6), d12 = ev_find(0, EV_DONE, 12);

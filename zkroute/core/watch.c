@@ -270,7 +270,8 @@ static void make_late_events_locked(zkr_t *z, const zkr__op_t *op, int rc, const
                                     zkr__watch_t **gone) {
   for (;;) {
     zkr__watch_t *w = zkr__watch_path_first(z, op->path);
-    while (w && !(pending_change(w, rc, st) && (!maybe_older(w, op, rc) || due_all_the_same(w, rc))))
+    while (w &&
+           !(pending_change(w, rc, st) && (!maybe_older(w, op, rc) || due_all_the_same(w, rc))))
       w = zkr__watch_path_next(w);
     int event = w ? zkr__watch_missed(w, rc, st) : 0;
     if (!event) return;
@@ -631,6 +632,8 @@ static int later_change_locked(const zkr_t *z, const zkr__watch_t *w, const zkr_
   ZKR__QUEUE_FOREACH(l, &z->wf_held) {
     const zkr__op_t *op = ZKR__OP_OF(l, wf_link);
     if (op->watch_id != w->id || op->zh != w->zh || !op->kept) continue;
+    /* (not one answered there after w's event: rearm_after) */
+    if (w->rearm_after && op->read_seq == w->rearm_read_seq) continue;
     zkr__result_t a = zkr__deliver_reply_view(op->kept);
     if (shows_change(r, a.rc, a.stat) && !maybe_older(r, op, a.rc)) return 1;
   }

@@ -506,6 +506,54 @@ START_TEST(watch_creation_fires_no_data_watch_set_after_it) {
 }
 END_TEST
 
+/* A reconnect's CHANGED after the node was deleted and created again:
+ * pair 0's get, issued first, is answered late by a lagging server at
+ * mzxid 5 (the first incarnation); the node is deleted (6) and created
+ * again (7); pair 1's get, issued after, saw 7 and completed first.  Pair
+ * 0's session reconnects, and ZooKeeper's DataTree.setWatches answers its
+ * data watch with NodeDataChanged (the node's mzxid 7 above the session's
+ * relativeZxid) - no set committed after 5 by then.  The change it
+ * reports is 7, which pair 1's read saw: pair 1 is not fired, and fires
+ * for the next set (8).  Pair 1 set at 5 too (older) is fired with pair 0,
+ * first: called only later, an order violation.  (The simulator:
+ * tests/sim/zkroute-sim --seed 47437 --mode routed, "changed event on
+ * /g2/k3 at 3.473 s: pair 2 called before pair 1": the checker took the
+ * first set after pair 2's state, committed a second after the event.)
+ * Returns the watch violations. */
+static int reconnect_changed_after_recreation(int pair1_older) {
+  setup();
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  hop_t *g0 = inv(H_GET, "/g0/k0", NULL);
+  g0->pair = 0;
+  hop_t *g1 = NULL;
+  if (pair1_older) {
+    g1 = inv(H_GET, "/g0/k0", NULL);
+    g1->pair = 1;
+    cmp(g1, ZOK, 1, 0, 5)->czxid = 5;
+  }
+  txn(6, H_DELETE, "/g0/k0", NULL, 0);
+  txn(7, H_CREATE, "/g0/k0", "b", 0);
+  if (!pair1_older) {
+    g1 = inv(H_GET, "/g0/k0", NULL);
+    g1->pair = 1;
+    cmp(g1, ZOK, 1, 0, 7)->czxid = 7;
+  }
+  cmp(g0, ZOK, 1, 0, 5)->czxid = 5;
+  watch(0, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  txn(8, H_SET, "/g0/k0", "c", 1);
+  watch(1, ZOO_CHANGED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  close_at_end();
+  check_watch(&H, &C);
+  return C.violations[CK_WATCH];
+}
+
+START_TEST(watch_reconnect_changed_is_the_latest_incarnation) {
+  ck_assert_int_eq(reconnect_changed_after_recreation(0), 0);
+  ck_assert_int_eq(reconnect_changed_after_recreation(1), 1);
+}
+END_TEST
+
 /* Pairs 0 and 1 watch /g0/k0 (mzxid 5); a get of pair 1 issued before
  * the set (mzxid 6) completes between the change's calls of pair 0 and
  * pair 1, having seen mzxid 5 (older) or 6.  On one stock session a
@@ -1189,6 +1237,7 @@ int main(void) {
       {"watch", watch_deletion_fires_no_exists_watch_answered_after_it},
       {"watch", watch_deletion_fires_no_pair_an_earlier_set_fired},
       {"watch", watch_creation_fires_no_data_watch_set_after_it},
+      {"watch", watch_reconnect_changed_is_the_latest_incarnation},
       {"watch", watch_read_of_the_state_before_a_change_is_taken_by_it},
       {"watch", watch_removal_spares_reads_issued_after_it},
       {"watch", watch_removal_covers_a_read_in_flight},

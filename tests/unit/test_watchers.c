@@ -727,6 +727,135 @@ START_TEST(maybe_older_read_comes_after_an_event_in_hand) {
 }
 END_TEST
 
+/* A read that sets a pair again on the pair's own member, answered there
+ * after the pair's event came (that server read after the change, and
+ * registered the watch anew), while that event waits its turn: the pair's
+ * first read (watcher 6's exists, ZNONODE) is held for watcher 5's event,
+ * and watcher 6's CREATED for that read.  The second read (tag 12, the
+ * node there) waits for watcher 6's CREATED; that event must not wait for
+ * it in turn.  When watcher 5's event releases the first read, watcher
+ * 6's CREATED comes, then read 12, then the event of the watch read 12
+ * set (a set, reported by the same member meanwhile), as on stock's one
+ * session.  (The simulator: tests/sim/zkroute-sim --seed 47367 --mode
+ * routed, "op 1022 saw /g2/k2 changed ... before pair 6's watch (set by
+ * op 1008) fired": both waited for each other until op 1022's bound,
+ * which handed it on first, and the set's event was dropped.) */
+START_TEST(read_set_again_after_the_event_came_does_not_hold_that_event) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.rescue_ms = 400;
+  o.policy = ZKR_POLICY_ROUND_ROBIN; /* watchers 5 and 6 on two members */
+  open3_stepped_opts(&o);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)5, done_data, (void *)10), ZOK);
+  fake_req_t *g5 = sent_now(FK_GET);
+  fake_reply(g5, ZOK, 5, 5, "a");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 10), 1);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)6, done_stat, (void *)11), ZOK);
+  fake_req_t *e6 = sent_now(FK_EXISTS);
+  ck_assert_ptr_ne(e6->h, g5->h);
+  fake_reply(e6, ZNONODE, 0, 0, NULL); /* deleted since watcher 5's read */
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 0); /* held for watcher 5 */
+  /* The pair set again: its read goes to watcher 6's member. */
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)6, done_stat, (void *)12), ZOK);
+  step();
+  fake_req_t *e12 = fake_peek(e6->h, FK_EXISTS, "/n");
+  ck_assert_ptr_nonnull(e12);
+  ck_assert_ptr_ne(e12, e6);
+  /* Created: that member reports it, then answers read 12 after it. */
+  ck_assert_int_eq(fake_fire(e6->h, "/n", ZOO_CREATED_EVENT), 1);
+  step();
+  fake_reply(e12, ZOK, 9, 9, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 6), 0); /* waits for read 11 */
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 0); /* waits for that event */
+  /* A set: the watch read 12 registered fires. */
+  fake_fire(e6->h, "/n", ZOO_CHANGED_EVENT);
+  step();
+  /* The deletion reaches watcher 5's member. */
+  ck_assert_int_eq(fake_fire(g5->h, "/n", ZOO_DELETED_EVENT), 1);
+  step();
+  step();
+  int w5 = ev_find(0, EV_WATCH, 5), d11 = ev_find(0, EV_DONE, 11);
+  ck_assert_int_ge(w5, 0);
+  ck_assert_int_gt(d11, w5);
+  ck_assert_msg(ev_matching(EV_WATCH, 6) >= 1,
+                "watcher 6's CREATED waited for read 12, which waits for it");
+  advance_ms(500); /* past every bound */
+  step();
+  step();
+  int w6 = ev_find(0, EV_WATCH, 6), d12 = ev_find(0, EV_DONE, 12);
+  ck_assert_int_gt(w6, d11);
+  ck_assert_int_eq(ev_at(w6).type, ZOO_CREATED_EVENT);
+  ck_assert_int_gt(d12, w6);
+  ck_assert_int_eq(ev_at(d12).rc, ZOK);
+  int w6b = ev_find(w6 + 1, EV_WATCH, 6);
+  ck_assert_msg(w6b > d12, "the set's event for the watch read 12 set (at %d) not after it (%d)",
+                w6b, d12);
+  ck_assert_int_eq(ev_at(w6b).type, ZOO_CHANGED_EVENT);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 6), 2);
+}
+END_TEST
+
+/* A read issued before watcher 6's exists watch was set (the node
+ * missing), answered after it with the node there: it may show the state
+ * before a deletion (maybe_older), so it waits for watcher 6's event up to
+ * the hold's bound and no event is made from it.  But the handle itself
+ * created the node, with a create sent after watcher 6's read was
+ * answered and acknowledged: a creation after watcher 6's state has
+ * committed, and its CREATED is due whichever state the read shows.
+ * Watcher 6's member never reports it (cut off).  At the read's bound
+ * the event is made, and comes before the read, as stock's would.
+ * (The simulator: tests/sim/zkroute-sim --seed 49379 --mode routed,
+ * "changed event on /g2/k4 at 5.238 s: pair 1 called before pair 0":
+ * ops 849 and 884, issued before pair 0's exists op 888, showed op 900's
+ * creation and went at their bound without pair 0's CREATED, and the
+ * next set's events came before it.) */
+START_TEST(creation_the_handle_made_after_a_watch_is_its_event_at_the_bound) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.rescue_ms = 400;
+  o.policy = ZKR_POLICY_ROUND_ROBIN;
+  open3_stepped_opts(&o);
+  ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)12), ZOK);
+  fake_req_t *g12 = sent_now(FK_GET);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)6, done_stat, (void *)11), ZOK);
+  fake_req_t *e6 = sent_now(FK_EXISTS);
+  ck_assert_ptr_ne(e6->h, g12->h);
+  fake_reply(e6, ZNONODE, 0, 0, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 1);
+  advance_ms(10);
+  ck_assert_int_eq(zkr_acreate(z, "/n", "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, done_string, (void *)13),
+                   ZOK);
+  fake_req_t *c13 = sent_now(FK_CREATE);
+  fake_reply(c13, ZOK, 9, 9, "/n");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 13), 1);
+  /* Watcher 6's member is cut off: its CREATED does not come. */
+  fake_reply(g12, ZOK, 9, 9, "x");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 0); /* held for watcher 6 */
+  advance_ms(450);                               /* past its bound */
+  step();
+  step();
+  int w6 = ev_find(0, EV_WATCH, 6), d12 = ev_find(0, EV_DONE, 12);
+  ck_assert_msg(w6 >= 0 && (d12 < 0 || d12 > w6),
+                "read 12 (at %d) handed on without watcher 6's CREATED (at %d), due since "
+                "the handle's create",
+                d12, w6);
+  ck_assert_int_eq(ev_at(w6).type, ZOO_CREATED_EVENT);
+  advance_ms(450);
+  step();
+  ck_assert_int_gt(ev_find(0, EV_DONE, 12), w6);
+  /* The member's own copy, once it reports, is swallowed. */
+  fake_fire(e6->h, "/n", ZOO_CREATED_EVENT);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 6), 1);
+}
+END_TEST
+
 /* Two held reads pass the hold's bound in one turn, and the first one's
  * own watch has had its event meanwhile: watcher 1's read (issued first,
  * the node there) is held for watcher 5's exists watch, set by a read
@@ -2162,6 +2291,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, carrier_expiry_silent_watch_rearmed);
   tcase_add_test(tc, rearm_behind_a_lost_sync_is_sent_again);
   tcase_add_test(tc, rearm_unchanged_then_fires_once);
+  tcase_add_test(tc, read_set_again_after_the_event_came_does_not_hold_that_event);
+  tcase_add_test(tc, creation_the_handle_made_after_a_watch_is_its_event_at_the_bound);
   tcase_add_test(tc, rearm_makes_the_event_a_held_read_proved);
   tcase_add_test(tc, event_of_a_change_a_merged_read_saw_does_not_wait_for_it);
   tcase_add_test(tc, carrier_behind_the_epoch_has_its_watches_rearmed);

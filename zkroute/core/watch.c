@@ -257,11 +257,21 @@ static int maybe_older(const zkr__watch_t *w, const zkr__op_t *op, int rc) {
   return op->read_seq && w->read_seq > op->read_seq && w->existed != (rc == ZOK);
 }
 
+/* Whether the event a read past its bound shows w missed is due even if
+ * that read may show an older state (maybe_older): an exists watch on a
+ * missing node, with a creation after its state known committed
+ * (created_after) - the first change that can fire it, so CREATED is its
+ * event, whichever state the read shows. */
+static int due_all_the_same(const zkr__watch_t *w, int rc) {
+  return rc == ZOK && w->created_after && w->kind == ZKR__WATCH_EXIST && !w->existed;
+}
+
 static void make_late_events_locked(zkr_t *z, const zkr__op_t *op, int rc, const struct Stat *st,
                                     zkr__watch_t **gone) {
   for (;;) {
     zkr__watch_t *w = zkr__watch_path_first(z, op->path);
-    while (w && !(pending_change(w, rc, st) && !maybe_older(w, op, rc)))
+    while (w &&
+           !(pending_change(w, rc, st) && (!maybe_older(w, op, rc) || due_all_the_same(w, rc))))
       w = zkr__watch_path_next(w);
     int event = w ? zkr__watch_missed(w, rc, st) : 0;
     if (!event) return;
@@ -382,6 +392,8 @@ static void place_locked(zkr_t *z, zkr__watch_t *w) {
     if (r != w && r->took_over && r->took_over_of == w->id) r->seq = w->seq;
 }
 
+static void rearm_after_locked(zkr_t *z, zkr__watch_t *w);
+
 /* After records changed (outside watch_mu): frees those that went, and
  * hands on the held reads nothing blocks any more - after the events just
  * queued, which come first.  all: every held read (the handle closes).
@@ -431,7 +443,8 @@ static void hand_on_held(zkr_t *z, zkr__watch_t *gone, int all, uint64_t before)
          * set the pair again while it was set (its record reused: a read
          * released before this one in this turn, or one handed on
          * earlier) changes nothing, as in stock's table. */
-        if (own->state != ZKR__W_FIRED && own->read_pending && !own->took_over && !own->resuming)
+        if (own->state != ZKR__W_FIRED && own->read_pending && !own->took_over && !own->resuming &&
+            !(own->rearm_after && op->read_seq == own->rearm_read_seq))
           place_locked(z, own); /* placed here, in the order reads are handed on */
         own->resuming++;
       }
@@ -511,6 +524,10 @@ void zkr__watch_release_all_held(zkr_t *z) { done_with(z, NULL, 1, 0); }
 int zkr__watch_over_locked(zkr_t *z, zkr__watch_t *w) {
   w->fire = 0;
   w->swallow = 0;
+  if (w->rearm_after) {
+    rearm_after_locked(z, w);
+    return 0;
+  }
   if (w->reuses > 0) {
     zkr__watch_set_state_locked(z, w, ZKR__W_FIRED);
     return 0;
@@ -626,6 +643,8 @@ static int later_change_locked(const zkr_t *z, const zkr__watch_t *w, const zkr_
   ZKR__QUEUE_FOREACH(l, &z->wf_held) {
     const zkr__op_t *op = ZKR__OP_OF(l, wf_link);
     if (op->watch_id != w->id || op->zh != w->zh || !op->kept) continue;
+    /* (not one answered there after w's event: rearm_after) */
+    if (w->rearm_after && op->read_seq == w->rearm_read_seq) continue;
     zkr__result_t a = zkr__deliver_reply_view(op->kept);
     if (shows_change(r, a.rc, a.stat) && !maybe_older(r, op, a.rc)) return 1;
   }
@@ -720,8 +739,12 @@ int zkr__watch_cover_held_read_locked(zkr_t *z, zkr__watch_t *w) {
 
 int zkr__watch_read_held_back_locked(const zkr_t *z, const zkr__watch_t *w) {
   if (w->resuming) return 1;
-  ZKR__QUEUE_FOREACH(l, &z->wf_held)
-  if (ZKR__OP_OF(l, wf_link)->watch_id == w->id) return 1;
+  ZKR__QUEUE_FOREACH(l, &z->wf_held) {
+    const zkr__op_t *op = ZKR__OP_OF(l, wf_link);
+    /* Not the read that set w again after its event came (rearm_after):
+     * it comes after that event, and arms w only then. */
+    if (op->watch_id == w->id && !(w->rearm_after && op->read_seq == w->rearm_read_seq)) return 1;
+  }
   return 0;
 }
 
@@ -844,6 +867,49 @@ void zkr__watch_fire_locked(zkr_t *z, zkr__watch_t *w, int type, int synthetic,
   fire_except_locked(z, w, type, synthetic, NULL, gone);
 }
 
+/* w's event was delivered (zkr__watch_over_locked), and a read that set
+ * it again was answered on w's session after that event came there
+ * (rearm_after, zkr__watch_reuse_done): the watch that read registered is
+ * w's now, at the end of the path's order, as stock's table re-adds a
+ * pair at a read's reply after its event; its events wait for that
+ * read's hand-on (read_pending) unless it was handed on already.  An
+ * event that watch brought meanwhile (rearm_fire) is w's next, and
+ * fires the other records of the path as any event does.  zh closed
+ * meanwhile: w is on no server, LOST, and the monitor re-arms it from
+ * the state that read saw.  Under watch_mu. */
+static void rearm_after_locked(zkr_t *z, zkr__watch_t *w) {
+  int fire = w->rearm_fire;
+  const struct Stat *st = w->rearm_existed ? &w->rearm_stat : NULL;
+  w->rearm_after = 0;
+  w->rearm_fire = 0;
+  w->seq = 0;
+  if (w->rearm_gone || fire) {
+    /* on no server any more: its event was the last, or zh is gone */
+    if (!st && w->kind == ZKR__WATCH_DATA) w->kind = ZKR__WATCH_EXIST;
+    remember(w, st);
+    w->read_seq = w->rearm_read_seq;
+    w->armed_ns = zkr__now_ns();
+    w->created_after = 0;
+    w->member = w->rearm_member;
+    if (fire) {
+      zkr__watch_set_state_locked(z, w, ZKR__W_HELD);
+    } else {
+      zkr__watch_set_state_locked(z, w, ZKR__W_LOST);
+      w->zh = NULL;
+    }
+    w->seq = ++z->watch_seq;
+  } else {
+    zkr__watch_arm_locked(z, w, w->rearm_member, w->zh, st, w->rearm_read_seq);
+  }
+  w->rearm_gone = 0;
+  w->read_pending = !w->rearm_handed;
+  w->rearm_handed = 0;
+  if (fire) {
+    w->fire = fire;
+    spread(z, w, fire, NULL);
+  }
+}
+
 /* ---- arming ---- */
 
 /* Under watch_mu.  A data record armed with no stat was set again by an
@@ -859,6 +925,8 @@ void zkr__watch_arm_locked(zkr_t *z, zkr__watch_t *w, int member, zhandle_t *zh,
   if (!stat && w->kind == ZKR__WATCH_DATA) w->kind = ZKR__WATCH_EXIST;
   remember(w, stat);
   w->read_seq = read_seq;
+  w->armed_ns = zkr__now_ns();
+  w->created_after = 0;
   zkr__watch_set_state_locked(z, w, ZKR__W_ARMED);
   if (!w->seq) w->seq = ++z->watch_seq;
 }
@@ -1037,11 +1105,16 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
   op->watch = NULL;
 }
 
-void zkr__watch_read_handed_on(zkr_t *z, uint64_t id) {
+void zkr__watch_read_handed_on(zkr_t *z, uint64_t id, uint64_t read_seq) {
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
   zkr__watch_t *w = zkr__watch_by_id_locked(z, id);
-  if (w && w->read_pending) {
+  if (w && w->rearm_after && read_seq == w->rearm_read_seq) {
+    /* The read that set w again after its event came, handed on before
+     * that event (at its hold's bound): w takes its watch, once the
+     * event is delivered, as set (rearm_after_locked). */
+    w->rearm_handed = 1;
+  } else if (w && w->read_pending) {
     w->read_pending = 0;
     /* Its pair is set in the application's eyes now, after the pairs of
      * the reads handed on before: it takes its place in the path's order
@@ -1200,7 +1273,24 @@ int zkr__watch_reuse_done(zkr__watch_t *w, int reread, int armed, int member, zh
   pthread_mutex_lock(&z->watch_mu);
   w->reuses--;
   if (reread) w->rereads--;
-  if (w->state == ZKR__W_REMOVED && w->revive && reread && armed && w->zh == zh) {
+  if (reread && armed && w->zh == zh && own_copy_came(w) && !w->rearm_after) {
+    /* Its event came on zh before this answer, and waits its turn: the
+     * server read after the change, and holds a new watch for the pair.
+     * On stock's one session the event comes first, then this read's
+     * completion, which sets the pair again: the record takes the new
+     * watch once its event is delivered (rearm_after_locked), and this
+     * read, held for that event (read_blocked_locked), does not hold it
+     * in turn (zkr__watch_read_held_back_locked).  (The simulator:
+     * tests/sim/zkroute-sim --seed 47367 --mode routed.) */
+    w->rearm_after = 1;
+    w->rearm_existed = stat != NULL;
+    if (stat) w->rearm_stat = *stat;
+    w->rearm_member = member;
+    w->rearm_read_seq = read_seq;
+    w->rearm_handed = 0;
+    w->rearm_fire = 0;
+    w->rearm_gone = 0;
+  } else if (w->state == ZKR__W_REMOVED && w->revive && reread && armed && w->zh == zh) {
     /* A remove_all's answer took it while this read was on its way on
      * the same session, sent after the removal (the session answers in
      * order): the server holds the watch the read set, and stock's table
@@ -1266,6 +1356,13 @@ void zkr__watch_trampoline(zhandle_t *zh, int type, int state, const char *path,
   zkr_t *z = w->z;
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
+  if (w->rearm_after && w->zh == zh && !w->rearm_gone) {
+    /* The watch a read set again after w's event came (rearm_after):
+     * its event, w's next once the one waiting is delivered. */
+    if (!w->rearm_fire) w->rearm_fire = type;
+    pthread_mutex_unlock(&z->watch_mu);
+    return;
+  }
   if (w->zh != zh || w->state == ZKR__W_REMOVED || w->state == ZKR__W_HELD ||
       (w->state == ZKR__W_FIRED && w->again)) {
     pthread_mutex_unlock(&z->watch_mu);
@@ -1290,8 +1387,26 @@ static void note_set_locked(zkr_t *z, const char *path, int64_t mzxid) {
     if (waiting(w) && w->later_set < mzxid) w->later_set = mzxid;
 }
 
+/* Under watch_mu: a create of path, sent at sent_ns, was acknowledged. */
+static void note_create_locked(zkr_t *z, const char *path, uint64_t sent_ns) {
+  if (!path) return;
+  for (zkr__watch_t *w = zkr__watch_path_first(z, path); w; w = zkr__watch_path_next(w))
+    if (waiting(w) && w->kind == ZKR__WATCH_EXIST && !w->existed && sent_ns > w->armed_ns)
+      w->created_after = 1;
+}
+
 void zkr__watch_note_write(zkr__op_t *op, const struct Stat *stat) {
   zkr_t *z = op->z;
+  if (op->type == ZKR__OP_CREATE && !(op->mode & ZOO_SEQUENCE)) {
+    /* Sent after the read that armed an exists watch on the missing node
+     * was answered, it committed after the state that read saw: the
+     * watch's CREATED is due, whatever a read that may be older shows
+     * (make_late_events_locked; sim seed 49379). */
+    pthread_mutex_lock(&z->watch_mu);
+    note_create_locked(z, op->path, op->start_ns);
+    pthread_mutex_unlock(&z->watch_mu);
+    return;
+  }
   if (op->type != ZKR__OP_SET && op->type != ZKR__OP_MULTI) return;
   pthread_mutex_lock(&z->watch_mu);
   if (op->type == ZKR__OP_SET && stat) note_set_locked(z, op->path, stat->mzxid);

@@ -93,6 +93,22 @@ struct zkr__watch {
                                     zh still delivers before the second answer is
                                     for a change that answer shows
                                     (zkr__watch_reuse_again), under watch_mu */
+  int rearm_after;               /* its event came on zh and waits its turn (HELD,
+                                    or CONSUMED and swallowed), and a read that
+                                    set it again was answered on zh after that
+                                    event: the server read after the change and
+                                    registered the watch anew, which the record
+                                    takes once its event is delivered
+                                    (zkr__watch_over_locked), under watch_mu */
+  int rearm_existed;             /* ... that read's answer: the node there */
+  struct Stat rearm_stat;        /* ... and as it saw it */
+  int rearm_member;              /* ... the member it was answered by */
+  uint64_t rearm_read_seq;       /* ... its read_seq: held for the event, it does
+                                    not hold that event in turn */
+  int rearm_handed;              /* ... handed on already (at its hold's bound) */
+  int rearm_fire;                /* ... the event its new watch brought meanwhile */
+  int rearm_gone;                /* ... zh was closed meanwhile: the record is
+                                    LOST then, to be re-armed */
   int zh_pinned;                 /* REMOVED while still registered on zh (its
                                     server could not be asked): freed when zh
                                     is closed, not by the removal GC */
@@ -110,6 +126,13 @@ struct zkr__watch {
                                     registered (zkr__watch_note_write), 0 none:
                                     a change after the state its read saw has
                                     committed */
+  uint64_t armed_ns;             /* when the read that armed it last was answered */
+  int created_after;             /* an exists watch on a missing node: a create of
+                                    its path that this handle sent after that
+                                    answer was acknowledged - a creation after
+                                    the state it saw has committed, and its
+                                    CREATED is due (zkr__watch_note_write),
+                                    under watch_mu */
   int took_over;                 /* it superseded a record of the pair with no
                                     event between: the pair was set all along,
                                     before its read is handed on too */
@@ -202,14 +225,16 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat);
 /* A write of the handle was answered ZOK (stat: its Stat, NULL none): a
  * set's mzxid (a plain set's, or a multi's set whose result carries its
  * Stat) is a change of that path the handle knows committed, and the
- * records of the path remember it (later_set).
+ * records of the path remember it (later_set); a create (not sequential)
+ * sent after an exists watch's read found the node missing is a creation
+ * after that watch's state (created_after).
  * A completion's thread, nothing held.  @locks watch_mu. */
 void zkr__watch_note_write(zkr__op_t *op, const struct Stat *stat);
 /* The read that armed record id was handed on to the application
  * (zkr__completion_*): the record's events may go. */
 /* The thread handing the read on.  @locks watch_mu, inside it delivery's mu; then
  * zkr__watch_done's. */
-void zkr__watch_read_handed_on(struct zkr *z, uint64_t id);
+void zkr__watch_read_handed_on(struct zkr *z, uint64_t id, uint64_t read_seq);
 /* The same for a read that set record id again while it was armed
  * (zkr__watch_reuse_done returned 1), or its free if it never was. */
 /* The thread handing the read on.  @locks watch_mu, inside it delivery's mu; then

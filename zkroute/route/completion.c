@@ -101,7 +101,7 @@ void zkr__completion_hand_on(zkr__op_t *op, const zkr__result_t *r) {
   else zkr__deliver_result(z, op->shape, op->cb, op->data, r);
   /* The watch it set is set in the application's eyes now: its events,
    * which waited, come after this completion. */
-  if (op->watch_id) zkr__watch_read_handed_on(z, op->watch_id);
+  if (op->watch_id) zkr__watch_read_handed_on(z, op->watch_id, op->read_seq);
   if (op->watch_merged) {
     op->watch_merged = 0;
     zkr__watch_merged_handed_on(z, op->watch_id);

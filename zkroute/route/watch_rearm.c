@@ -298,6 +298,10 @@ void zkr__watch_rearm_from(zkr_t *z, int slot, zhandle_t *old) {
   for (zkr__watch_t *w = zkr__watch_first(z), *next; w; w = next) {
     next = zkr__watch_next(w);
     if (w->zh != old || w->member != slot) continue;
+    /* A watch a read set again after its event came, which it takes once
+     * that event is delivered: gone with zh (zkr__watch_over_locked makes
+     * it LOST then, to be re-armed). */
+    if (w->rearm_after) w->rearm_gone = 1;
     if (w->state == ZKR__W_REARMING && w->removing) {
       /* Its re-arm went with the zhandle: on no server, it waits for the
        * removal's result as a lost one (see rearmed). */

@@ -116,6 +116,13 @@ void zkr__watch_remove_locked(zkr_t *z, zkr__watch_t *w) {
   int registered = !w->fire && (w->state == ZKR__W_ARMED || w->state == ZKR__W_REARMING ||
                                 w->state == ZKR__W_LOST);
   if (!registered) w->rm_seq = 0;
+  if (w->rearm_after) {
+    /* The watch a read set again after its event came (zkr__watch_reuse_done)
+     * is still on zh: the record calls nobody, and lives as long as zh. */
+    if (!w->rearm_gone && w->zh) w->zh_pinned = 1;
+    w->rearm_after = 0;
+    w->rearm_fire = 0;
+  }
   zkr__watch_set_state_locked(z, w, ZKR__W_REMOVED);
   w->fire = 0; /* an event that waited for its turn is dropped */
   w->removed_ns = zkr__now_ns();

@@ -686,6 +686,11 @@ static void watch_add(fake_zh_t *h, int table, const char *path, watcher_fn fn, 
 }
 
 void fake_reply(fake_req_t *pr, int rc, int64_t mzxid, int64_t pzxid, const char *value) {
+  fake_reply_cz(pr, rc, 0, mzxid, pzxid, value);
+}
+
+void fake_reply_cz(fake_req_t *pr, int rc, int64_t czxid, int64_t mzxid, int64_t pzxid,
+                   const char *value) {
   freq_t *r = (freq_t *)pr;
   fake_zh_t *h = pr->h;
   pthread_mutex_lock(&mu);
@@ -695,6 +700,7 @@ void fake_reply(fake_req_t *pr, int rc, int64_t mzxid, int64_t pzxid, const char
   if (skip) return;
   struct Stat st;
   memset(&st, 0, sizeof st);
+  st.czxid = czxid;
   st.mzxid = mzxid;
   st.pzxid = pzxid;
   st.version = (int32_t)mzxid;

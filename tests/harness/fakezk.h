@@ -105,6 +105,10 @@ int fake_log(fake_zh_t *h, int *kinds, fake_req_t **reqs, int cap);
  * zxids/version and this data (value NULL: none).  A read with a watcher
  * that succeeds registers it (exists: also with ZNONODE). */
 void fake_reply(fake_req_t *r, int rc, int64_t mzxid, int64_t pzxid, const char *value);
+/* The same with the node's czxid (fake_reply: 0): which incarnation of
+ * the node the answer saw. */
+void fake_reply_cz(fake_req_t *r, int rc, int64_t czxid, int64_t mzxid, int64_t pzxid,
+                   const char *value);
 
 /* Fires the registered watchers of path on h for this event type, as the
  * server's watch event would, and unregisters them. */

@@ -2235,6 +2235,48 @@ START_TEST(pair_set_again_behind_a_lost_sync_after_its_event_not_called_for_the_
 }
 END_TEST
 
+/* Pair 2 is set on /n by a get that saw the node created at zxid 3
+ * (mzxid 5), on member A.  Pair 1's exists, on member B, sees /n deleted
+ * and created again (czxid 9): held for pair 2's event, until the hold's
+ * bound, which makes that event from it.  The change pair 2's watch
+ * missed is the deletion - on any server a delete fires the node's data
+ * watches with NodeDeleted (ZooKeeper's DataTree.deleteNode) - not a
+ * change of the node it saw, and it fires no pair set on the new node.
+ * (The simulator: tests/sim/zkroute-sim --seed 36285 --mode routed,
+ * "changed event on /g3/k4 ...: pair 2 called before pair 1, which was
+ * set first" - pair 2 got CHANGED, an event that would have been pair
+ * 1's too.) */
+START_TEST(held_read_of_a_node_created_again_makes_a_deletion) {
+  open3_stepped_bound(400);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)2, done_data, (void *)12), ZOK);
+  fake_req_t *g = sent_now(FK_GET);
+  fake_reply_cz(g, ZOK, 3, 5, 5, "a");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 1);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)1, done_stat, (void *)11), ZOK);
+  fake_req_t *e = sent_now(FK_EXISTS);
+  ck_assert_ptr_ne(e->h, g->h);
+  fake_reply_cz(e, ZOK, 9, 9, 9, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 0); /* held for pair 2's event */
+  advance_ms(500);                              /* past the hold's bound */
+  step();
+  int w2 = ev_find(0, EV_WATCH, 2), d11 = ev_find(0, EV_DONE, 11);
+  ck_assert_int_ge(w2, 0);
+  ck_assert_int_gt(d11, w2);
+  ck_assert_msg(ev_at(w2).type == ZOO_DELETED_EVENT, "pair 2 got event type %d for a deletion",
+                ev_at(w2).type);
+  /* A's own copy of the deletion is swallowed; the next change of the new
+   * node calls pair 1 alone. */
+  ck_assert_int_eq(fake_fire(g->h, "/n", ZOO_DELETED_EVENT), 1);
+  step();
+  ck_assert_int_eq(fake_fire(e->h, "/n", ZOO_CHANGED_EVENT), 1);
+  step();
+  ck_assert_int_gt(ev_find(d11, EV_WATCH, 1), d11);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 1);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 1);
+}
+END_TEST
 static Suite *suite(void) {
   Suite *s = suite_create("watchers");
   TCase *tc = tcase_create("fake");
@@ -2298,6 +2340,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, carrier_behind_the_epoch_has_its_watches_rearmed);
   tcase_add_test(
       tc, pair_set_again_behind_a_lost_sync_after_its_event_not_called_for_the_change_it_reads);
+  tcase_add_test(tc, held_read_of_a_node_created_again_makes_a_deletion);
   suite_add_tcase(s, tc);
   return s;
 }

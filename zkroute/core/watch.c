@@ -215,6 +215,7 @@ static int shows_change(const zkr__watch_t *w, int rc, const struct Stat *st);
 
 static int maybe_older(const zkr__watch_t *w, const zkr__op_t *op, int rc);
 static int read_held_locked(const zkr_t *z, const zkr__watch_t *w);
+static int missed_live(const zkr__watch_t *w, int rc, const struct Stat *st);
 
 /* Under watch_mu.  A record whose event came but waits its turn (for the
  * read that armed it, or a pair set before it) blocks as one still
@@ -273,7 +274,7 @@ static void make_late_events_locked(zkr_t *z, const zkr__op_t *op, int rc, const
     while (w &&
            !(pending_change(w, rc, st) && (!maybe_older(w, op, rc) || due_all_the_same(w, rc))))
       w = zkr__watch_path_next(w);
-    int event = w ? zkr__watch_missed(w, rc, st) : 0;
+    int event = w ? missed_live(w, rc, st) : 0;
     if (!event) return;
     if (w->state == ZKR__W_ARMED || w->state == ZKR__W_REARMING)
       zkr__watch_set_state_locked(z, w, ZKR__W_CONSUMED);
@@ -957,6 +958,22 @@ int zkr__watch_missed(const zkr__watch_t *w, int rc, const struct Stat *st) {
   return st->mzxid != w->mzxid ? ZOO_CHANGED_EVENT : 0;
 }
 
+/* The event w's watch, still registered on its server, fires for the
+ * change a held read's answer (rc, st) shows: as zkr__watch_missed, but a
+ * node found created again since (a later czxid than the one w saw) was
+ * deleted first, and the deletion fires a live watch - the server's
+ * DataTree.deleteNode triggers the node's data and child watches with
+ * NodeDeleted, on any member - not a change of the node w saw.  Given a
+ * CHANGED, w took an event that would fire the pairs set on the new node
+ * too (sim seed 36285: pair 2 called CHANGED, pair 1, set on the new
+ * node first, not).  (A re-arm keeps zkr__watch_missed's CHANGED: stock's
+ * SetWatches answers a data watch on a node whose mzxid is past the
+ * relative zxid so, whatever happened between.) */
+static int missed_live(const zkr__watch_t *w, int rc, const struct Stat *st) {
+  if (rc == ZOK && st && w->existed && w->czxid && st->czxid > w->czxid) return ZOO_DELETED_EVENT;
+  return zkr__watch_missed(w, rc, st);
+}
+
 /* The event a held read proves w missed: its answer shows a change
  * after w's state that w has not fired for, and no older state (not
  * maybe_older) - the first such read in held order.  A read that sets w
@@ -973,7 +990,7 @@ static int missed_by_held_locked(zkr_t *z, const zkr__watch_t *w, uint64_t befor
     if (!op->kept || strcmp(op->path, w->path) != 0 || (before && op->ord_seq >= before)) continue;
     zkr__result_t r = zkr__deliver_reply_view(op->kept);
     if (pending_change(w, r.rc, r.stat) && !maybe_older(w, op, r.rc)) {
-      int event = zkr__watch_missed(w, r.rc, r.stat);
+      int event = missed_live(w, r.rc, r.stat);
       if (event) {
         *read_seq = op->read_seq;
         return event;

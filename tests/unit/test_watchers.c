@@ -856,6 +856,65 @@ START_TEST(creation_the_handle_made_after_a_watch_is_its_event_at_the_bound) {
 }
 END_TEST
 
+/* Watcher 5's exists watch on the missing /n; a get issued after it (tag
+ * 11, watcher 1) finds /n created, on another member, and is held for
+ * watcher 5's event; that member reports the deletion, whose event for
+ * watcher 1 waits for the get.  Watcher 5 is then set again, on its own member (the same
+ * registration), by an exists issued after the get, which finds /n
+ * missing (deleted again; its member's event for the creation was lost
+ * with a connection, say).  At the hold's bound the get proves the
+ * creation: on stock's one session that CREATED came before the get's
+ * reply, so before the second exists' too - it does not wait for it.
+ * The second exists set the pair again after that event: its member's
+ * next event is the pair's own, not the made one's copy.  (The
+ * simulator: tests/sim/zkroute-sim --seed 8451 --mode routed --io-loss 5,
+ * "op 1199 saw /g4/k1 changed ... before pair 5's watch (set by op 1146)
+ * fired"; 5720 the same.) */
+START_TEST(made_event_goes_before_a_later_read_that_set_the_pair_again) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.rescue_ms = 400;
+  o.policy = ZKR_POLICY_ROUND_ROBIN;
+  open3_stepped_opts(&o);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)10), ZOK);
+  fake_req_t *e5 = sent_now(FK_EXISTS);
+  fake_reply(e5, ZNONODE, 0, 0, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 10), 1);
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)1, done_data, (void *)11), ZOK);
+  fake_req_t *g = sent_now(FK_GET);
+  ck_assert_ptr_ne(g->h, e5->h);
+  fake_reply(g, ZOK, 7, 7, "a");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 0); /* held for watcher 5 */
+  /* /n is deleted again: watcher 1's DELETED waits for its read. */
+  ck_assert_int_eq(fake_fire(g->h, "/n", ZOO_DELETED_EVENT), 1);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)12), ZOK);
+  fake_req_t *e2 = sent_now(FK_EXISTS);
+  ck_assert_msg(e2->h == e5->h, "the scenario changed: the pair set again went elsewhere");
+  fake_reply(e2, ZNONODE, 0, 0, NULL);
+  step();
+  advance_ms(500);
+  step();
+  step();
+  int w5 = ev_find(0, EV_WATCH, 5), d11 = ev_find(0, EV_DONE, 11), d12 = ev_find(0, EV_DONE, 12);
+  ck_assert_int_ge(w5, 0);
+  ck_assert_int_eq(ev_at(w5).type, ZOO_CREATED_EVENT);
+  ck_assert_msg(d11 > w5, "the get (at %d) came before watcher 5's CREATED (at %d)", d11, w5);
+  ck_assert_int_gt(ev_find(0, EV_WATCH, 1), d11);
+  ck_assert_int_gt(d12, d11);
+  /* The next creation, on watcher 5's member: the pair's own event. */
+  ck_assert_int_eq(fake_fire(e5->h, "/n", ZOO_CREATED_EVENT), 1);
+  step();
+  ck_assert_msg(ev_matching(EV_WATCH, 5) == 2,
+                "watcher 5, set again after its CREATED, was called %d times",
+                ev_matching(EV_WATCH, 5));
+  ck_assert_int_gt(ev_find(d12, EV_WATCH, 5), d12);
+}
+END_TEST
+
 /* Two held reads pass the hold's bound in one turn, and the first one's
  * own watch has had its event meanwhile: watcher 1's read (issued first,
  * the node there) is held for watcher 5's exists watch, set by a read
@@ -2259,7 +2318,7 @@ START_TEST(held_read_of_a_node_created_again_makes_a_deletion) {
   fake_reply_cz(e, ZOK, 9, 9, 9, NULL);
   step();
   ck_assert_int_eq(ev_matching(EV_DONE, 11), 0); /* held for pair 2's event */
-  advance_ms(500);                              /* past the hold's bound */
+  advance_ms(500);                               /* past the hold's bound */
   step();
   int w2 = ev_find(0, EV_WATCH, 2), d11 = ev_find(0, EV_DONE, 11);
   ck_assert_int_ge(w2, 0);
@@ -2302,6 +2361,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, read_issued_before_the_watch_shows_no_missed_change);
   tcase_add_test(tc, maybe_older_read_waits_for_an_event_a_later_read_proved);
   tcase_add_test(tc, maybe_older_read_comes_after_an_event_in_hand);
+  tcase_add_test(tc, made_event_goes_before_a_later_read_that_set_the_pair_again);
   tcase_add_test(tc, held_reads_released_in_order_after_their_events);
   tcase_add_test(tc, held_read_proves_an_event_before_a_pair_set_after_it);
   tcase_add_test(tc, held_read_not_yet_handed_on_sets_no_place_before_a_released_one);

@@ -280,6 +280,7 @@ static void make_late_events_locked(zkr_t *z, const zkr__op_t *op, int rc, const
       zkr__watch_set_state_locked(z, w, ZKR__W_CONSUMED);
     else zkr__watch_set_state_locked(z, w, ZKR__W_HELD); /* lost: nothing to swallow */
     z->watch_missed_events++;
+    w->fire_proof = op->read_seq;
     zkr__watch_fire_locked(z, w, event, 1, gone);
   }
 }
@@ -749,11 +750,30 @@ int zkr__watch_read_held_back_locked(const zkr_t *z, const zkr__watch_t *w) {
   return 0;
 }
 
+/* Whether w's event was made from a held read's answer, issued before
+ * every read that set w again on its own session and is not handed on
+ * yet (merged_pending): on stock's one session the event came before
+ * that read's reply, so before those reads' - it does not wait for them,
+ * and they set the pair again after it (sim seeds 8451 and 5720
+ * --io-loss 5: the pair's own member had lost the creation's event with
+ * a connection, answered those reads after a deletion, and the made
+ * CREATED waited behind them, after the read that proved it). */
+static int made_before_merged(const zkr__watch_t *w) {
+  return w->fire && w->fire_proof && w->merged_pending > 0 && w->fire_proof < w->merged_read_seq;
+}
+
 /* Whether the read that armed w is held (for an event of another record),
  * or not handed on yet: w's event waits for that read's completion
  * (done_with). */
 static int read_held_locked(const zkr_t *z, const zkr__watch_t *w) {
-  return w->read_pending || w->merged_pending || zkr__watch_read_held_back_locked(z, w);
+  if (!made_before_merged(w))
+    return w->read_pending || w->merged_pending || zkr__watch_read_held_back_locked(z, w);
+  if (w->read_pending || w->resuming) return 1;
+  ZKR__QUEUE_FOREACH(l, &z->wf_held) {
+    const zkr__op_t *op = ZKR__OP_OF(l, wf_link);
+    if (op->watch_id == w->id && !(op->watch_merged && op->read_seq > w->fire_proof)) return 1;
+  }
+  return 0;
 }
 
 /* Whether r was armed by a read still held back for another record's
@@ -816,9 +836,30 @@ void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) 
     if (!next_f) return;
     zkr__watch_t *f = next_f;
     int type = f->fire;
+    int set_again = made_before_merged(f);
+    f->fire_proof = 0;
     zkr__watch_deliver_locked(f, type);
     consume_twins(z, f, type, gone);
-    if (f->state == ZKR__W_CONSUMED && !f->swallow) {
+    if (set_again && f->state == ZKR__W_CONSUMED) {
+      /* The reads that set it again after the event hold its
+       * registration: the pair's from here, at the state they saw, its
+       * next event its own - or, if that registration fired already (its
+       * copy came: swallow), none, and it is set again (LOST: re-armed). */
+      f->existed = f->merged_existed;
+      f->mzxid = f->merged_mzxid;
+      f->pzxid = f->merged_pzxid;
+      f->read_seq = f->merged_read_seq; /* the reads before it show it nothing */
+      f->created_after = 0;
+      f->fire = 0;
+      f->seq = ++z->watch_seq;
+      if (f->swallow) {
+        f->swallow = 0;
+        f->zh = NULL;
+        zkr__watch_set_state_locked(z, f, ZKR__W_LOST);
+      } else {
+        zkr__watch_set_state_locked(z, f, ZKR__W_ARMED);
+      }
+    } else if (f->state == ZKR__W_CONSUMED && !f->swallow) {
       f->fire = 0; /* its registration's own event is still to come */
     } else {
       over_to(z, f, gone);
@@ -1009,6 +1050,7 @@ int zkr__watch_missed_before_locked(zkr_t *z, zkr__watch_t *w, uint64_t ord_seq,
     zkr__watch_set_state_locked(z, w, ZKR__W_CONSUMED);
   else zkr__watch_set_state_locked(z, w, ZKR__W_HELD); /* lost: nothing to swallow */
   z->watch_missed_events++;
+  w->fire_proof = proof;
   zkr__watch_fire_locked(z, w, event, 1, gone);
   return 1;
 }
@@ -1354,6 +1396,9 @@ int zkr__watch_reuse_done(zkr__watch_t *w, int reread, int armed, int member, zh
       w->merged_existed = stat != NULL;
       w->merged_mzxid = stat ? stat->mzxid : 0;
       w->merged_pzxid = stat ? stat->pzxid : 0;
+      w->merged_read_seq = read_seq;
+    } else if (read_seq < w->merged_read_seq) {
+      w->merged_read_seq = read_seq;
     }
     merged = 1;
   }

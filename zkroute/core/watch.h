@@ -118,6 +118,9 @@ struct zkr__watch {
                                     on its own session (ZooKeeper merged the two),
                                     answered before its event and not handed on
                                     yet: its event comes after them */
+  uint64_t merged_read_seq;      /* ... the earliest issued of them (read_seq) */
+  uint64_t fire_proof;           /* fire was made from a held read's answer: that
+                                    read's read_seq (0: not so) */
   int merged_existed;            /* ... the first of them as it saw the node */
   int64_t merged_mzxid;          /* ... and its mzxid */
   int64_t merged_pzxid;          /* ... and its pzxid */

@@ -1144,8 +1144,7 @@ START_TEST(remove_takes_the_watch_a_held_read_of_the_pair_set) {
   /* The node is deleted: pair 6 holds no watch of /n any more. */
   fake_fire(g->h, "/n", ZOO_DELETED_EVENT);
   step();
-  ck_assert_msg(ev_matching(EV_WATCH, 6) == 1,
-                "pair 6 was called after its removal answered ZOK");
+  ck_assert_msg(ev_matching(EV_WATCH, 6) == 1, "pair 6 was called after its removal answered ZOK");
 }
 END_TEST
 

@@ -783,8 +783,8 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
    * here (seed 29157). */
   for (zkr__watch_t *w = zkr__watch_first(z); found && !all && !local && armed && w;
        w = zkr__watch_next(w)) {
-    if (w->removing || w->rm_cover || w->fn != fn || w->ctx != ctx ||
-        strcmp(w->path, path) != 0 || (t != ZWATCHTYPE_ANY && type_of(w) != t))
+    if (w->removing || w->rm_cover || w->fn != fn || w->ctx != ctx || strcmp(w->path, path) != 0 ||
+        (t != ZWATCHTYPE_ANY && type_of(w) != t))
       continue;
     if (w->state == ZKR__W_PENDING) {
       if (fifo) w->rm_seq = c->order->ord_seq;

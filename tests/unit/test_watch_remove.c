@@ -1085,6 +1085,69 @@ START_TEST(session_event_while_a_removal_settles_reaches_its_pair) {
 }
 END_TEST
 
+/* Pair 6 holds an exists watch on the missing /n, on a carrier that
+ * expires; the re-arm fails (the record is lost, on no server).  Pair 6's
+ * get, answered by another member that saw the node created, is held for
+ * that watch's CREATED, and has armed a data watch of pair 6 there.  Then
+ * a removal of pair 6's watches of /n (ZWATCHTYPE_ANY).  On one stock
+ * session the get, sent first, is answered before the removal, after the
+ * CREATED: its reply puts pair 6 in the data table, and the removal's ZOK
+ * (zookeeper.c: the watcher deregistration on the reply) takes it out of
+ * every table.  The call made the CREATED the held get proves and handed
+ * the get on before its completion, but left the watch that get set - held
+ * back, so not the application's when the call looked - armed: the next
+ * change called pair 6 after the application was told its watches of /n
+ * were gone.  That watch is removed on its server too, and the call
+ * completes after the get.  (The simulator: tests/sim/zkroute-sim --seed
+ * 29157 --mode routed, "deleted event on /g1/k4 at 5.691 s to pair 6,
+ * which held no such watch".) */
+START_TEST(remove_takes_the_watch_a_held_read_of_the_pair_set) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.rescue_ms = 400;
+  open3_stepped_opts(&o);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)6, done_stat, (void *)16), ZOK);
+  fake_req_t *e = sent_now(FK_EXISTS);
+  fake_zh_t *carrier = e->h;
+  ck_assert_ptr_ne(carrier, h[1]);
+  fake_reply(e, ZNONODE, 0, 0, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 16), 1);
+  /* The carrier expires; the re-arm fails: the watch is lost. */
+  fake_session_event(carrier, ZOO_EXPIRED_SESSION_STATE);
+  fake_req_t *re = sent_now(FK_EXISTS);
+  ck_assert_ptr_ne(re->h, carrier);
+  fake_reply(re, ZCONNECTIONLOSS, 0, 0, NULL);
+  step();
+  /* Pair 6's get sees the node created: held for the CREATED. */
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)6, done_data, (void *)26), ZOK);
+  fake_req_t *g = sent_now(FK_GET);
+  fake_reply(g, ZOK, 7, 7, "x");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 26), 0);
+  ck_assert_int_eq(fake_watch_count(g->h, "/n"), 1);
+  ck_assert_int_eq(
+      zkr_aremove_watches(z, "/n", ZWATCHTYPE_ANY, watcher, (void *)6, 0, done_void, (void *)20),
+      ZOK);
+  step();
+  fake_req_t *rm = fake_peek(g->h, FK_REMOVE_WATCHES, "/n");
+  if (rm) {
+    fake_reply(rm, ZOK, 0, 0, NULL);
+    step();
+  }
+  int w = ev_find(0, EV_WATCH, 6), d26 = ev_find(0, EV_DONE, 26), d20 = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(w, 0);
+  ck_assert_int_eq(ev_at(w).type, ZOO_CREATED_EVENT);
+  ck_assert_int_gt(d26, w);
+  ck_assert_int_gt(d20, d26);
+  ck_assert_int_eq(ev_at(d20).rc, ZOK);
+  /* The node is deleted: pair 6 holds no watch of /n any more. */
+  fake_fire(g->h, "/n", ZOO_DELETED_EVENT);
+  step();
+  ck_assert_msg(ev_matching(EV_WATCH, 6) == 1, "pair 6 was called after its removal answered ZOK");
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("watch_remove");
   TCase *tc = tcase_create("fake");
@@ -1111,6 +1174,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, remove_all_makes_the_event_a_read_issued_before_it_proves);
   tcase_add_test(tc, remove_all_takes_a_pair_whose_earlier_removal_is_on_its_way);
   tcase_add_test(tc, remove_completes_after_an_event_that_came_before_its_answer);
+  tcase_add_test(tc, remove_takes_the_watch_a_held_read_of_the_pair_set);
   tcase_add_loop_test(tc, remove_all_behind_a_pair_set_again_behind_a_lost_sync, 0, 2);
   tcase_add_test(tc, session_event_while_a_removal_settles_reaches_its_pair);
   suite_add_tcase(s, tc);

@@ -719,7 +719,7 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
   for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w)) cap++;
   zkr__watch_t **armed = malloc((cap ? cap : 1) * sizeof *armed);
   zkr__watch_t **here = malloc((cap ? cap : 1) * sizeof *here);
-  int na = 0, nh = 0, found = 0;
+  int na = 0, nh = 0, found = 0, held_cover = 0;
   for (zkr__watch_t *w = zkr__watch_first(z); armed && here && w; w = zkr__watch_next(w)) {
     /* Consistency `session`: until this call's completion is handed on -
      * in issue order (call_finish) - the application holds what it
@@ -786,18 +786,52 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
    * entry of the client's table, which those reads' replies - before the
    * removal's answer - register again, and which the removal's ZOK drops
    * (seed 18739: a CHANGED to the pair through such a record after the
-   * call completed). */
-  for (zkr__watch_t *w = zkr__watch_first(z); found && !all && !local && w;
+   * call completed).  So are those armed by a read answered and held
+   * here (seed 29157). */
+  for (zkr__watch_t *w = zkr__watch_first(z); found && !all && !local && armed && w;
        w = zkr__watch_next(w)) {
-    if (w->state != ZKR__W_PENDING || w->removing || w->rm_cover || w->fn != fn || w->ctx != ctx ||
-        strcmp(w->path, path) != 0 || (t != ZWATCHTYPE_ANY && type_of(w) != t))
+    if (w->removing || w->rm_cover || w->fn != fn || w->ctx != ctx || strcmp(w->path, path) != 0 ||
+        (t != ZWATCHTYPE_ANY && type_of(w) != t))
       continue;
-    if (fifo) w->rm_seq = c->order->ord_seq;
-    w->rm_cover = c;
-    w->reuses++;
-    c->pending++;
+    if (w->state == ZKR__W_PENDING) {
+      if (fifo) w->rm_seq = c->order->ord_seq;
+      w->rm_cover = c;
+      w->reuses++;
+      c->pending++;
+    } else if (w->state == ZKR__W_ARMED && !w->rm_cover_end &&
+               zkr__watch_read_held_back_locked(z, w)) {
+      /* Armed by a read answered before this call and held here for
+       * another record's event (matches leaves it out: the application
+       * has not seen that read complete).  On one stock session its reply
+       * came before the removal's answer and registered the pair, which
+       * that ZOK drops: its server is asked too, and the call completes
+       * after the read's hand-on, as a remove_all's does (seed 29157: the
+       * event the read waited for was made at this call's answer, the
+       * read handed on before its ZOK, and the pair called for the next
+       * change). */
+      if (fifo) w->rm_seq = c->order->ord_seq;
+      armed[na++] = w;
+      if (zkr__watch_cover_held_read_locked(z, w)) {
+        w->rm_cover_end = c;
+        w->reuses++;
+        c->pending++;
+        held_cover = 1;
+      }
+    }
   }
   zkr__watch_t *gone = NULL;
+  /* The call now waits for those reads, and they may wait for the event
+   * of a record the call took while on no server (lost: its own event
+   * never comes), which only the call's answer would make (settle_later):
+   * each would wait for the other until the hold's bound.  That event is
+   * made now, when a read issued before the call proves it - on one stock
+   * session it came before that read's reply, so before the removal's
+   * answer. */
+  for (int i = 0; held_cover && i < c->nlater; i++) {
+    zkr__watch_t *w = c->later[i];
+    if (w->state != ZKR__W_REMOVED && w->state != ZKR__W_PENDING && !w->fire)
+      zkr__watch_missed_before_locked(z, w, c->order->ord_seq, &gone);
+  }
   zkr__watch_release_locked(z, path, &gone);
   pthread_mutex_unlock(&z->watch_mu);
   zkr__watch_done(z, gone);

@@ -329,10 +329,14 @@ static int listed(const went_t *l, int n, int pair) {
   return 0;
 }
 
-/* w's pair is listed in l: its entry is optional only if w is too. */
-static void mandatory(went_t *l, int n, const went_t *w) {
+/* Whether l (n entries) lists w's pair already: a pair is called once,
+ * in its first place - but a registration it must be called for, after
+ * one it may be (optional), keeps a place of its own: the pair may be
+ * called in either (one call answers both). */
+static int covered(const went_t *l, int n, const went_t *w) {
   for (int i = 0; i < n; i++)
-    if (l[i].pair == w->pair && !w->optional) l[i].optional = 0;
+    if (l[i].pair == w->pair && (!l[i].optional || w->optional)) return 1;
+  return 0;
 }
 
 /* The index of the first entry of l[from..n) for pair, past optional
@@ -422,21 +426,19 @@ static int take(lmap_t *m, tabs_t *t, const char *path, int type, int64_t cz, ui
     went_t *w = &t->e[i];
     if (!mine[i] && w->table != T_EXIST && want[w->table] && (fired >> (w->pair & 63) & 1) &&
         w->point < cz_late && !strcmp(w->path, path))
-      w->optional = 1;
+      mine[i] = 2; /* in its place in the list, and kept */
   }
   int j = 0;
   for (int i = 0; i < t->n; i++) {
     went_t *w = &t->e[i];
-    if (!mine[i]) {
-      t->e[j++] = *w;
-      continue;
-    }
+    if (mine[i] == 2) w->optional = 1;
+    if (mine[i] != 1) t->e[j++] = *w;
+    if (!mine[i]) continue;
     /* a pair set again by another read of the path: called once, in
-     * its first registration's place - optional only if each of its
-     * registrations is */
-    if (w->table == T_DATA && !listed(node, nn, w->pair)) node[nn++] = *w;
-    else if (w->table == T_DATA) mandatory(node, nn, w);
-    else if (w->table == T_EXIST) exist[ne++] = *w;
+     * its first registration's place (covered) */
+    if (w->table == T_DATA) {
+      if (!covered(node, nn, w)) node[nn++] = *w;
+    } else if (w->table == T_EXIST) exist[ne++] = *w;
     else if (w->table == T_CHILD) child[nc++] = *w;
   }
   t->n = j;
@@ -446,18 +448,10 @@ static int take(lmap_t *m, tabs_t *t, const char *path, int type, int64_t cz, ui
   for (int i = 0; i < nn; i++) all[n++] = node[i];
   int ne2 = 0, nc2 = 0;
   for (int i = 0; i < ne; i++)
-    if (listed(all, n, exist[i].pair)) mandatory(all, n, &exist[i]);
-    else if (listed(exist, ne2, exist[i].pair)) mandatory(exist, ne2, &exist[i]);
-    else exist[ne2++] = exist[i];
+    if (!covered(all, n, &exist[i]) && !covered(exist, ne2, &exist[i])) exist[ne2++] = exist[i];
   for (int i = 0; i < ne2; i++) all[n++] = exist[i];
   for (int i = 0; i < nc; i++)
-    if (listed(all, n, child[i].pair)) mandatory(all, n, &child[i]);
-    else if (listed(child, nc2, child[i].pair)) mandatory(child, nc2, &child[i]);
-    else child[nc2++] = child[i];
-  /* (all holds copies: a pair its exist or child entry makes mandatory
-   * is so in its data entry, listed first) */
-  for (int i = 0; i < nn; i++) node[i].optional = all[i].optional;
-  for (int i = 0; i < ne2; i++) exist[i].optional = all[nn + i].optional;
+    if (!covered(all, n, &child[i]) && !covered(child, nc2, &child[i])) child[nc2++] = child[i];
   /* order: child, exist, data */
   int k = 0;
   for (int i = 0; i < nc2; i++) out[k++] = child[i];
@@ -705,7 +699,11 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
     }
     int at = next_for(gr->e, gr->next, gr->n, ev->pair);
     if (at >= 0) {
-      gr->next = at + 1;
+      /* one call answers every entry of the pair */
+      int j = gr->next = at + 1;
+      for (int i = gr->next; i < gr->n; i++)
+        if (gr->e[i].pair != ev->pair) gr->e[j++] = gr->e[i];
+      gr->n = j;
     } else if (listed(gr->e + gr->next, gr->n - gr->next, ev->pair)) {
       check_fail(c, CK_WATCH,
                  "%s event on %s at %.3f s: pair %d called before pair %d, which was set first",

@@ -586,6 +586,16 @@ START_TEST(held_read_proves_an_event_before_a_pair_set_after_it) {
 END_TEST
 
 /* A stepped handle whose held reads wait at most rescue_ms. */
+/* A stepped handle whose held reads wait 400 ms, its reads placed round
+ * robin (consecutive reads on different members). */
+static void open3_stepped_round_robin(void) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.rescue_ms = 400;
+  o.policy = ZKR_POLICY_ROUND_ROBIN;
+  open3_stepped_opts(&o);
+}
+
 static void open3_stepped_bound(int rescue_ms) {
   zkr_options_t o;
   opts_default(&o);
@@ -680,11 +690,7 @@ END_TEST
  * --seed 30747 --mode routed, "op 1205 saw /g2/k1 changed (rc -101) ...
  * before pair 0's watch (set by op 1264) fired".) */
 START_TEST(maybe_older_read_comes_after_an_event_in_hand) {
-  zkr_options_t o;
-  opts_default(&o);
-  o.rescue_ms = 400;
-  o.policy = ZKR_POLICY_ROUND_ROBIN; /* the three reads on three members */
-  open3_stepped_opts(&o);
+  open3_stepped_round_robin(); /* the three reads on three members */
   ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)5, done_data, (void *)10), ZOK);
   fake_req_t *g5 = sent_now(FK_GET);
   fake_reply(g5, ZOK, 5, 5, "a");
@@ -741,11 +747,7 @@ END_TEST
  * op 1008) fired": both waited for each other until op 1022's bound,
  * which handed it on first, and the set's event was dropped.) */
 START_TEST(read_set_again_after_the_event_came_does_not_hold_that_event) {
-  zkr_options_t o;
-  opts_default(&o);
-  o.rescue_ms = 400;
-  o.policy = ZKR_POLICY_ROUND_ROBIN; /* watchers 5 and 6 on two members */
-  open3_stepped_opts(&o);
+  open3_stepped_round_robin(); /* watchers 5 and 6 on two members */
   ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)5, done_data, (void *)10), ZOK);
   fake_req_t *g5 = sent_now(FK_GET);
   fake_reply(g5, ZOK, 5, 5, "a");
@@ -813,11 +815,7 @@ END_TEST
  * creation and went at their bound without pair 0's CREATED, and the
  * next set's events came before it.) */
 START_TEST(creation_the_handle_made_after_a_watch_is_its_event_at_the_bound) {
-  zkr_options_t o;
-  opts_default(&o);
-  o.rescue_ms = 400;
-  o.policy = ZKR_POLICY_ROUND_ROBIN;
-  open3_stepped_opts(&o);
+  open3_stepped_round_robin();
   ck_assert_int_eq(zkr_aget(z, "/n", 0, done_data, (void *)12), ZOK);
   fake_req_t *g12 = sent_now(FK_GET);
   ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)6, done_stat, (void *)11), ZOK);
@@ -871,11 +869,7 @@ END_TEST
  * "op 1199 saw /g4/k1 changed ... before pair 5's watch (set by op 1146)
  * fired"; 5720 the same.) */
 START_TEST(made_event_goes_before_a_later_read_that_set_the_pair_again) {
-  zkr_options_t o;
-  opts_default(&o);
-  o.rescue_ms = 400;
-  o.policy = ZKR_POLICY_ROUND_ROBIN;
-  open3_stepped_opts(&o);
+  open3_stepped_round_robin();
   ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)10), ZOK);
   fake_req_t *e5 = sent_now(FK_EXISTS);
   fake_reply(e5, ZNONODE, 0, 0, NULL);

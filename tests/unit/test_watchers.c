@@ -1360,6 +1360,24 @@ START_TEST(held_reads_pairs_fire_in_completion_order) {
 }
 END_TEST
 
+/* The reads of tags a, b and c, answered and held for watcher 5's
+ * CREATED: none completes until watcher 5's member reports the creation,
+ * then watcher 5 is called and they complete in that order.  The index of
+ * the last one's completion. */
+static int held_reads_released_in_order(fake_zh_t *e5, int a, int b, int c) {
+  sleep_ms(100);
+  ck_assert_int_eq(ev_matching(EV_DONE, a) + ev_matching(EV_DONE, b) + ev_matching(EV_DONE, c),
+                   0); /* held */
+  fake_fire(e5, "/n", ZOO_CREATED_EVENT);
+  int w5 = ev_find(0, EV_WATCH, 5), da = ev_find(0, EV_DONE, a), db = ev_find(0, EV_DONE, b),
+      dc = ev_find(0, EV_DONE, c);
+  ck_assert_int_ge(w5, 0);
+  ck_assert_int_gt(da, w5);
+  ck_assert_int_gt(db, da);
+  ck_assert_int_gt(dc, db);
+  return dc;
+}
+
 /* Three reads held for watcher 5's event set watcher 1, watcher 2, then
  * watcher 1 again (the same registration, on its member).  Released
  * together, they complete in that order: stock's table holds watcher 1
@@ -1379,16 +1397,7 @@ START_TEST(held_read_setting_a_pair_again_keeps_its_place) {
   fake_req_t *g3 = next_req(FK_GET, "/n");
   ck_assert_ptr_eq(g3->h, g1->h); /* where the pair is armed */
   fake_reply(g3, ZOK, 7, 7, "a");
-  sleep_ms(100);
-  ck_assert_int_eq(ev_matching(EV_DONE, 11) + ev_matching(EV_DONE, 12) + ev_matching(EV_DONE, 13),
-                   0); /* held */
-  fake_fire(e5->h, "/n", ZOO_CREATED_EVENT);
-  int w5 = ev_find(0, EV_WATCH, 5), d1 = ev_find(0, EV_DONE, 11), d2 = ev_find(0, EV_DONE, 12),
-      d3 = ev_find(0, EV_DONE, 13);
-  ck_assert_int_ge(w5, 0);
-  ck_assert_int_gt(d1, w5);
-  ck_assert_int_gt(d2, d1);
-  ck_assert_int_gt(d3, d2);
+  int d3 = held_reads_released_in_order(e5->h, 11, 12, 13);
   /* The next change, watcher 2's member first. */
   next_change_in_set_order(g2->h, g1->h, "/n", d3, 1, 2);
   sleep_ms(100);
@@ -1423,16 +1432,7 @@ START_TEST(held_read_setting_a_pair_again_elsewhere_takes_its_place_at_the_hand_
   ck_assert_msg(g3->h != g1->h, "the scenario changed: the pair set again went to its member");
   fake_reply(g3, ZOK, 7, 7, "a");
   fake_session_event(g1->h, ZOO_CONNECTED_STATE);
-  sleep_ms(100);
-  ck_assert_int_eq(ev_matching(EV_DONE, 11) + ev_matching(EV_DONE, 12) + ev_matching(EV_DONE, 13),
-                   0); /* held */
-  fake_fire(e5->h, "/n", ZOO_CREATED_EVENT);
-  int w5 = ev_find(0, EV_WATCH, 5), d2 = ev_find(0, EV_DONE, 12), d1 = ev_find(0, EV_DONE, 11),
-      d3 = ev_find(0, EV_DONE, 13);
-  ck_assert_int_ge(w5, 0);
-  ck_assert_int_gt(d2, w5);
-  ck_assert_int_gt(d1, d2);
-  ck_assert_int_gt(d3, d1);
+  int d3 = held_reads_released_in_order(e5->h, 12, 11, 13);
   /* The next change, watcher 1's second member first. */
   fake_fire(g3->h, "/n", ZOO_CHANGED_EVENT);
   int a = ev_find(d3, EV_WATCH, 2), b = ev_find(d3, EV_WATCH, 1);

@@ -845,19 +845,16 @@ void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) 
        * registration: the pair's from here, at the state they saw, its
        * next event its own - or, if that registration fired already (its
        * copy came: swallow), none, and it is set again (LOST: re-armed). */
-      f->existed = f->merged_existed;
-      f->mzxid = f->merged_mzxid;
-      f->pzxid = f->merged_pzxid;
-      f->read_seq = f->merged_read_seq; /* the reads before it show it nothing */
-      f->created_after = 0;
+      struct Stat st = {.mzxid = f->merged_mzxid, .pzxid = f->merged_pzxid};
       f->fire = 0;
-      f->seq = ++z->watch_seq;
+      f->seq = 0; /* at the end of the path's order */
+      /* (the reads issued before those show it nothing: read_seq) */
+      zkr__watch_arm_locked(z, f, f->member, f->zh, f->merged_existed ? &st : NULL,
+                            f->merged_read_seq);
       if (f->swallow) {
         f->swallow = 0;
         f->zh = NULL;
         zkr__watch_set_state_locked(z, f, ZKR__W_LOST);
-      } else {
-        zkr__watch_set_state_locked(z, f, ZKR__W_ARMED);
       }
     } else if (f->state == ZKR__W_CONSUMED && !f->swallow) {
       f->fire = 0; /* its registration's own event is still to come */

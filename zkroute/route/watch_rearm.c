@@ -181,8 +181,9 @@ static void rearmed(rearm_t *a, int rc, const struct Stat *st) {
   zkr__watch_done(z, gone);
 }
 
-/* The read's completion.  Its sync's ran first on a server's answer;
- * if it has not (a fake's order), that one frees the re-arm. */
+/* The read's completion.  The sync's completion ran before it (the same
+ * zhandle answers in order); if it has not (a fake's order), that one
+ * frees the re-arm. */
 static void watched_done(rearm_t *a, int rc, const struct Stat *st) {
   pthread_mutex_lock(&a->z->watch_mu);
   int last = a->sync_ran;

@@ -356,6 +356,57 @@ START_TEST(remove_all_completes_after_a_held_read_of_a_pair_it_takes) {
 }
 END_TEST
 
+/* The same, but the read that sets pair 2 again (its record reused,
+ * armed on its member) is in flight when the remove_all is issued, and
+ * is answered - and held - before the removal's answer.  It was issued
+ * first: on one stock session it completes first, and the removal after
+ * it; the call waits for its hand-on.  (The simulator:
+ * tests/sim/zkroute-sim --seed 4919 --mode routed --io-loss 5, "op 648
+ * saw /g0/k4 changed ... before pair 6's watch (set by op 510) fired":
+ * op 510, an exists of pair 6 issued before a remove_all, completed
+ * after the call's ZOK, and the application held a pair the library had
+ * removed.) */
+START_TEST(remove_all_completes_after_a_reused_read_in_flight_then_held) {
+  open3();
+  ck_assert_int_eq(zkr_awget_children(z, "/p", watcher, (void *)1, done_strings, (void *)10), ZOK);
+  fake_req_t *c1 = fake_wait(NULL, FK_CHILDREN, "/p");
+  ck_assert_ptr_nonnull(c1);
+  fake_reply(c1, ZOK, 5, 5, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 10), 0);
+  ck_assert_int_eq(zkr_awget(z, "/p", watcher, (void *)2, done_data, (void *)11), ZOK);
+  fake_req_t *g1 = fake_wait(NULL, FK_GET, "/p");
+  ck_assert_ptr_nonnull(g1);
+  fake_reply(g1, ZOK, 5, 5, "x");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  ck_assert_int_eq(zkr_awget(z, "/p", watcher, (void *)2, done_data, (void *)12), ZOK);
+  fake_req_t *g2 = fake_wait(NULL, FK_GET, "/p");
+  ck_assert_ptr_nonnull(g2);
+  ck_assert_msg(g2->h == g1->h, "the scenario changed: the pair set again went elsewhere");
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/p", ZWATCHTYPE_DATA, 0, done_void, (void *)20),
+                   ZOK);
+  fake_req_t *r2 = fake_wait(g1->h, FK_REMOVE_ALL_WATCHES, "/p");
+  ck_assert_ptr_nonnull(r2);
+  fake_reply(g2, ZOK, 5, 9, "x"); /* a child changed: held for pair 1's event */
+  sleep_ms(50);
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 0);
+  fake_reply(r2, ZOK, 0, 0, NULL);
+  for (int i = 1; i <= 3; i++) {
+    fake_req_t *r = fake_peek(h[i], FK_REMOVE_ALL_WATCHES, "/p");
+    if (r) fake_reply(r, ZNOWATCHER, 0, 0, NULL);
+  }
+  sleep_ms(50);
+  ck_assert_msg(ev_matching(EV_DONE, 20) == 0,
+                "the remove_all completed before a read issued before it, held since");
+  ck_assert_int_eq(fake_fire(c1->h, "/p", ZOO_CHILD_EVENT), 1);
+  int w1 = ev_find(0, EV_WATCH, 1), d12 = ev_find(0, EV_DONE, 12), d20 = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(w1, 0);
+  ck_assert_int_gt(d12, w1);
+  ck_assert_int_gt(d20, d12);
+  ck_assert_int_eq(ev_at(d20).rc, ZOK);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 0);
+}
+END_TEST
+
 /* A pair set again (its record reused: the read goes to the member that
  * holds it) by a read that waits there for a coalesced sync, then a
  * remove_all of the path.  On one stock session the read was sent first:
@@ -1163,6 +1214,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, remove_all_takes_a_record_armed_again_before_its_answer);
   tcase_add_test(tc, remove_all_leaves_the_pair_a_read_sent_after_it_sets_again);
   tcase_add_test(tc, remove_all_completes_after_a_held_read_of_a_pair_it_takes);
+  tcase_add_test(tc, remove_all_completes_after_a_reused_read_in_flight_then_held);
   tcase_add_test(tc, remove_all_sent_behind_a_watched_read_waiting_for_a_sync);
   tcase_add_test(tc, remove_watch_covers_a_read_of_the_pair_in_flight);
   tcase_add_test(tc, remove_all_covers_a_watched_read_in_flight);

@@ -739,6 +739,17 @@ int zkr__watch_cover_held_read_locked(zkr_t *z, zkr__watch_t *w) {
   return 0;
 }
 
+int zkr__watch_read_held_before_locked(const zkr_t *z, uint64_t ord_seq, zkr__watch_t *const *v,
+                                       int n) {
+  ZKR__QUEUE_FOREACH(l, &z->wf_held) {
+    const zkr__op_t *op = ZKR__OP_OF(l, wf_link);
+    if (!op->watch_id || !op->ord_seq || op->ord_seq >= ord_seq) continue;
+    for (int i = 0; i < n; i++)
+      if (v[i]->id == op->watch_id) return 1;
+  }
+  return 0;
+}
+
 int zkr__watch_read_held_back_locked(const zkr_t *z, const zkr__watch_t *w) {
   if (w->resuming) return 1;
   ZKR__QUEUE_FOREACH(l, &z->wf_held) {

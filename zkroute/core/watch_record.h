@@ -48,6 +48,11 @@ void zkr__watch_deliver_locked(zkr__watch_t *w, int type);
  * its cover, and the call completes after that read's hand-on; 1 when
  * one does.  @locks watch_mu held. */
 int zkr__watch_cover_held_read_locked(struct zkr *z, zkr__watch_t *w);
+/* Whether a read issued before the operation of issue number ord_seq
+ * that armed one of v[0..n) is held here (answered, not handed on).
+ * @locks watch_mu held. */
+int zkr__watch_read_held_before_locked(const struct zkr *z, uint64_t ord_seq,
+                                       zkr__watch_t *const *v, int n);
 /* @locks watch_mu held. */
 void zkr__watch_remove_locked(struct zkr *z, zkr__watch_t *w);
 /* Whether w was removed by a call whose completion the application has

@@ -90,6 +90,13 @@ typedef struct rm_call {
   int waiting;
   uint64_t wait_ns;
   struct rm_call *wait_next;
+  /* Its records settled (settle_records), its completion not queued yet:
+   * it waits for the reads issued before it that are still held here
+   * (events_waiting_locked).  settled_rc is the result they followed;
+   * later[0..nsettling) the records kept rm_settling meanwhile; gone those
+   * to free after the completion.  Under watch_mu. */
+  int settled, settled_rc, nsettling, done_after;
+  zkr__watch_t *gone;
 } rm_call_t;
 
 struct zkr__rm_req {
@@ -277,11 +284,12 @@ static void complete_call(rm_call_t *c, int rc) {
  * CHANGED to pair 6, set by a read the removal released, before the
  * remove_all's completion - stock's collectWatchers takes the exist
  * table, where pairs 0 and 4 still were, for CHANGED too). */
-static void settle_later(rm_call_t *c, int rc, void (*complete)(rm_call_t *, int)) {
-  if (!c->nlater) {
-    if (complete) complete(c, rc);
-    return;
-  }
+static void settle_records(rm_call_t *c, int rc, int keep) {
+  c->settled = 1;
+  c->settled_rc = rc;
+  c->nsettling = 0;
+  c->done_after = c->nlater > 0;
+  if (!c->nlater) return;
   zkr_t *z = c->z;
   zkr__watch_t *gone = NULL;
   /* The records still held past this loop (rm_settling) are gathered at
@@ -314,14 +322,14 @@ static void settle_later(rm_call_t *c, int rc, void (*complete)(rm_call_t *, int
        * closes. */
       if (w->state == ZKR__W_REARMING) w->zh_pinned = 1;
       zkr__watch_remove_locked(z, w);
-      /* Until the call's completion is queued (complete, below), the
+      /* Until the call's completion is queued (settle_finish), the
        * application holds the pair: a session event meanwhile - one that
        * the hand-on of a read issued before the call brings
        * (zkr__watch_done_before, zkr__session_update) - reaches it, as
        * on one stock session, where the removal's answer comes after it
        * (zkr__watch_removal_unseen_locked; in consistency `session` its
        * rm_seq says so, until the hand-on in issue order). */
-      if (complete) {
+      if (keep) {
         w->rm_settling = 1;
         w->reuses++;
         c->later[nsettling++] = w;
@@ -331,26 +339,43 @@ static void settle_later(rm_call_t *c, int rc, void (*complete)(rm_call_t *, int
     }
     zkr__watch_release_locked(z, w->path, &gone);
   }
+  c->nsettling = nsettling;
   pthread_mutex_unlock(&z->watch_mu);
-  if (complete && c->order) {
+  if (keep && c->order) {
     /* A read issued before the removal still completes before it. */
     zkr__watch_done_before(z, gone, c->order->ord_seq);
     gone = NULL;
   }
+  c->gone = gone;
+}
+
+/* The second half of settle_later: the completion (unless NULL), then the
+ * records kept rm_settling until it was queued go. */
+static void settle_finish(rm_call_t *c, int rc, void (*complete)(rm_call_t *, int)) {
+  zkr_t *z = c->z;
   if (complete) complete(c, rc);
-  if (complete) {
+  if (c->nsettling) {
     pthread_mutex_lock(&z->watch_mu);
-    for (int i = 0; i < nsettling; i++) {
+    for (int i = 0; i < c->nsettling; i++) {
       zkr__watch_t *w = c->later[i];
       w->rm_settling = 0;
       w->reuses--;
     }
     pthread_mutex_unlock(&z->watch_mu);
+    c->nsettling = 0;
   }
-  zkr__watch_done(z, gone);
+  zkr__watch_t *gone = c->gone;
+  c->gone = NULL;
+  if (c->done_after) zkr__watch_done(z, gone);
+  c->done_after = 0;
   free(c->later);
   c->later = NULL;
   c->nlater = 0;
+}
+
+static void settle_later(rm_call_t *c, int rc, void (*complete)(rm_call_t *, int)) {
+  settle_records(c, rc, complete != NULL);
+  settle_finish(c, rc, complete);
 }
 
 /* Consistency `session`: the call's completion, handed on in issue order
@@ -386,9 +411,24 @@ static int events_waiting_locked(const rm_call_t *c) {
     return 0;
   for (int i = 0; i < c->nfired; i++)
     if (c->fired[i]->fire && c->fired[i]->state != ZKR__W_REMOVED) return 1;
-  for (int i = 0; i < c->nlater; i++)
+  /* (Settled, only the first nsettling are still held: settle_records.) */
+  for (int i = 0; i < (c->settled ? c->nsettling : c->nlater); i++)
     if (c->later[i]->fire && c->later[i]->state != ZKR__W_REMOVED) return 1;
-  return 0;
+  /* Settled: a read issued before the call that armed one of the records
+   * it removed, still held here (answered after the call was issued - one
+   * held then is covered at the issue - and not released by the
+   * settling's own events and hand-on, zkr__watch_done_before), completes
+   * first, as on one stock session, where its reply registered the pair
+   * before the removal's answer dropped it (sim seed 4919 --io-loss 5: a
+   * read that set a pair again, in flight at a remove_all and held for
+   * another pair's event, completed after the call's ZOK, and the
+   * application held a pair the call had removed).  Only those: the
+   * records stay REMOVED meanwhile, and an event of their path that comes
+   * now calls no one of them (waiting for any earlier read, routed seed
+   * 51's remove_all waited 150 ms for a read of another path, and a
+   * deletion meanwhile skipped a pair the application still held). */
+  return c->settled && c->order && c->nsettling &&
+         zkr__watch_read_held_before_locked(z, c->order->ord_seq, c->later, c->nsettling);
 }
 
 /* 1 when c's completion waits for its records' events: c is in the
@@ -510,7 +550,15 @@ static void call_finish(rm_call_t *c) {
     return;
   }
   if (wait_for_events(c)) return; /* zkr__watch_remove_events_out finishes it */
-  settle_later(c, rc, complete_call);
+  if (!c->settled) {
+    settle_records(c, rc, 1);
+    /* The reads issued before the call that its settling did not release:
+     * the completion waits for them, its records kept rm_settling. */
+    c->wait_ns = 0;
+    if (wait_for_events(c)) return;
+  }
+  if (!z->expired && !z->auth_failed) rc = c->settled_rc;
+  settle_finish(c, rc, complete_call);
   drop_fired(c);
   leave_order(c);
   release_waiters(c);

@@ -507,6 +507,105 @@ static int rm_in_flight(const hist_t *h, const hop_t *r, int table, int e) {
   return 0;
 }
 
+/* The pairs called for one event: the call at e and the calls of gen g
+ * with its path and type that follow it, up to any other call or
+ * operation of g, or a pair called again.  Returns how many (at most max). */
+static int calls_of(const hist_t *h, int e, int g, int *pairs, int max) {
+  const hev_t *ev = &h->ev[e];
+  int np = 0;
+  for (int k = e; k < h->nev && np < max; k++) {
+    const hev_t *x = &h->ev[k];
+    if (x->type == E_INVOKE || x->type == E_COMPLETE) {
+      if (h->ops[x->op].gen == g) break;
+      continue;
+    }
+    if (x->type != E_WATCH || x->gen != g) continue;
+    if (x->wtype != ev->wtype || strcmp(x->path, ev->path)) break;
+    int again = 0;
+    for (int i = 0; i < np; i++) again |= pairs[i] == x->pair;
+    if (again) break;
+    pairs[np++] = x->pair;
+  }
+  return np;
+}
+
+/* How the list the change at cz takes out of t answers the calls (pairs,
+ * in order), each taken as one_gen takes it, t left as it is: the calls
+ * it answers (*answered) and those it does not (returned; a call out of
+ * order or for a pair it does not list), up to the call after which the
+ * list owes no call - the group closes there, and the calls after it are
+ * another event's; *rest: whether a pair is still owed a call after
+ * them. */
+static int fits_calls(lmap_t *m, const tabs_t *t, const char *path, int type, int64_t cz,
+                      int own_clean, uint64_t tev, const int *pairs, int np, int *answered,
+                      int *rest) {
+  size_t sz = (size_t)(t->n + 1) * sizeof(went_t);
+  tabs_t s = {malloc(sz), t->n, t->n + 1};
+  memcpy(s.e, t->e, (size_t)t->n * sizeof *t->e);
+  went_t *l = malloc(sz);
+  int n = take(m, &s, path, type, cz, commit_t(m, path, cz), last_change(m, path, type, tev),
+               own_clean, l);
+  int next = 0, failed = 0;
+  *answered = 0;
+  for (int k = 0; k < np && (!k || first_mandatory(l, next, n) >= 0); k++) {
+    int at = next_for(l, next, n, pairs[k]);
+    if (at >= 0) ++*answered, next = at + 1;
+    else failed++;
+    if (at < 0 && !listed(l + next, n - next, pairs[k])) continue;
+    int j = next;
+    for (int i = next; i < n; i++)
+      if (l[i].pair != pairs[k]) l[j++] = l[i];
+    n = j;
+  }
+  *rest = first_mandatory(l, next, n) >= 0;
+  free(s.e);
+  free(l);
+  return failed;
+}
+
+/* The change an event reports, when the one its first pair's registration
+ * tells (*cz, *own_clean: change_for, earlier_change) leaves a pair
+ * called for it unanswered: a pair's registrations may have seen
+ * different incarnations of the node, and a change fires only the
+ * registrations set before it.  Through several sessions a read answered
+ * by a member far behind may complete after a read that saw the node
+ * created again, and one event then calls the pairs of both: a
+ * deletion's DELETED goes to every data watch set before it, whichever
+ * incarnation its read saw, and a pair set twice is called once (routed
+ * --io-loss 5 seed 9880: pair 3 set on the old node and the new, pair 5
+ * on the new only; the old node's deletion fires no watch set on the
+ * new).  Each registration of a called pair that saw a change offers its
+ * change; the one leaving fewest calls unanswered, then answering most,
+ * then leaving no pair owed a call, is taken if it does better than the
+ * first pair's.  A call no change answers is still reported, and so is a
+ * pair the change taken owes a call and that is never called. */
+static void choose_change(const hist_t *h, int e, int g, lmap_t *m, const tabs_t *t, int64_t *cz,
+                          int *own_clean) {
+  const hev_t *ev = &h->ev[e];
+  int pairs[64], ans, rest;
+  int np = calls_of(h, e, g, pairs, 64);
+  int failed =
+      fits_calls(m, t, ev->path, ev->wtype, *cz, *own_clean, ev->t, pairs, np, &ans, &rest);
+  if (!failed) return;
+  int best_failed = failed, best_ans = ans, best_rest = 1, first_ans = ans;
+  for (int p = 0; p < np; p++)
+    for (int i = 0; i < t->n; i++) {
+      const went_t *w = &t->e[i];
+      int fits = ev->wtype == ZOO_CHILD_EVENT     ? w->table == T_CHILD
+                 : ev->wtype == ZOO_DELETED_EVENT ? 1
+                                                  : w->table != T_CHILD;
+      if (!fits || w->pair != pairs[p] || strcmp(w->path, ev->path) || !changed(m, w, ev->t))
+        continue;
+      int64_t c = change_for(m, w, ev->wtype, ev->t);
+      int clean = !earlier_change(m, w, ev->wtype, c);
+      int f = fits_calls(m, t, ev->path, ev->wtype, c, clean, ev->t, pairs, np, &ans, &rest);
+      if (f > failed || (f == failed && ans <= first_ans)) continue; /* no better */
+      if (f < best_failed ||
+          (f == best_failed && (ans > best_ans || (ans == best_ans && best_rest && !rest))))
+        best_failed = f, best_ans = ans, best_rest = rest, *cz = c, *own_clean = clean;
+    }
+}
+
 static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
   tabs_t t = {0};
   group_t groups[16];
@@ -687,13 +786,14 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
       gr->type = ev->wtype;
       gr->e = malloc((size_t)(t.n + 1) * sizeof *gr->e);
       int64_t cz = own >= 0 ? change_for(m, &t.e[own], ev->wtype, ev->t) : INT64_MAX;
-      gr->cz = cz;
       /* The pair called saw no earlier change than cz: its call is that
        * change's, not one a reconnect reports for several missed at once
        * (stock's SetWatches answers a data watch on a node gone with
        * NodeDeleted, whatever sets it missed), and the pairs that an
        * earlier set (child change) fired are not taken. */
       int own_clean = own >= 0 && !earlier_change(m, &t.e[own], ev->wtype, cz);
+      if (own >= 0) choose_change(h, e, g, m, &t, &cz, &own_clean);
+      gr->cz = cz;
       gr->n = take(m, &t, ev->path, ev->wtype, cz, commit_t(m, ev->path, cz),
                    last_change(m, ev->path, ev->wtype, ev->t), own_clean, gr->e);
     }

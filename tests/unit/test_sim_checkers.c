@@ -554,6 +554,56 @@ START_TEST(watch_reconnect_changed_is_the_latest_incarnation) {
 }
 END_TEST
 
+/* One deletion's event for pairs set on two incarnations of the node.
+ * Pairs 3 and 6 get /g0/k0, issued before the node is deleted (6) and
+ * created again (7); pair 5's exists finds it missing and the creation
+ * calls it.  Pairs 3 and 5 then get the new node (7), and only after
+ * that do pair 3's and pair 6's first reads complete, answered by a
+ * member far behind (mzxid 5).  The node is deleted again (8), and one
+ * DELETED calls pairs 3, 5 and 6.  The deletion at 6 fires pairs 3 and 6
+ * (set at 5) but not pair 5 (set at 7); the deletion at 8 fires every
+ * data watch set before it, whichever incarnation its read saw - pair 3
+ * once for its two registrations, as any event calls a pair once - so
+ * the event is the deletion at 8 (routed --io-loss 5 seed 9880: the
+ * checker took pair 3's first registration's change, 6, and reported
+ * "deleted event ... to pair 5, which held no such watch").  Still
+ * caught: a pair the deletion at 8 fires left uncalled (3, 5: pair 6
+ * never called), an order no change gives (5, 3, 6: pair 3 set first),
+ * a pair that holds no watch called too (3, 5, 6, 1).  (3, 6, 5 passes:
+ * the deletion at 6 calls 3 and 6, and the one at 8 pair 5, pair 3's
+ * second call left out as one call may answer a pair set twice out of
+ * issue order.)  Returns the watch violations. */
+static int deletion_for_two_incarnations(const int *calls, int ncalls) {
+  setup();
+  connected();
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  hop_t *old3 = watched_get_inv(3), *old6 = watched_get_inv(6);
+  txn(6, H_DELETE, "/g0/k0", NULL, 0);
+  hop_t *ex5 = inv(H_EXISTS, "/g0/k0", NULL);
+  ex5->pair = 5;
+  cmp(ex5, ZNONODE, 0, 0, 0);
+  txn(7, H_CREATE, "/g0/k0", "b", 0);
+  watch(5, ZOO_CREATED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  cmp(watched_get_inv(3), ZOK, 1, 0, 7)->czxid = 7;
+  cmp(watched_get_inv(5), ZOK, 1, 0, 7)->czxid = 7;
+  cmp(old6, ZOK, 1, 0, 5)->czxid = 5;
+  cmp(old3, ZOK, 1, 0, 5)->czxid = 5;
+  txn(8, H_DELETE, "/g0/k0", NULL, 0);
+  for (int i = 0; i < ncalls; i++)
+    watch(calls[i], ZOO_DELETED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  close_at_end();
+  check_watch(&H, &C);
+  return C.violations[CK_WATCH];
+}
+
+START_TEST(watch_one_deletion_for_pairs_set_on_two_incarnations) {
+  ck_assert_int_eq(deletion_for_two_incarnations((int[]){3, 5, 6}, 3), 0);
+  ck_assert_int_eq(deletion_for_two_incarnations((int[]){3, 5}, 2), 1);
+  ck_assert_int_eq(deletion_for_two_incarnations((int[]){5, 3, 6}, 3), 1);
+  ck_assert_int_eq(deletion_for_two_incarnations((int[]){3, 5, 6, 1}, 4), 1);
+}
+END_TEST
+
 /* Pairs 0 and 1 watch /g0/k0 (mzxid 5); a get of pair 1 issued before
  * the set (mzxid 6) completes between the change's calls of pair 0 and
  * pair 1, having seen mzxid 5 (older) or 6.  On one stock session a
@@ -1267,6 +1317,7 @@ int main(void) {
       {"watch", watch_deletion_fires_no_pair_an_earlier_set_fired},
       {"watch", watch_creation_fires_no_data_watch_set_after_it},
       {"watch", watch_reconnect_changed_is_the_latest_incarnation},
+      {"watch", watch_one_deletion_for_pairs_set_on_two_incarnations},
       {"watch", watch_read_of_the_state_before_a_change_is_taken_by_it},
       {"watch", watch_removal_spares_reads_issued_after_it},
       {"watch", watch_removal_covers_a_read_in_flight},

@@ -19,7 +19,9 @@
  *   the pairs taken are those the event's change fires: on one session
  *   that is every pair set, while through several a pair whose read saw
  *   the change may be set before an older read's, and waits for the next
- *   change (change_for); a read that saw the state before that change
+ *   change (change_for) - of the changes the called pairs'
+ *   registrations offer, one that answers the event's calls
+ *   (choose_change); a read that saw the state before that change
  *   and completes while the pair it sets is still to be called set it
  *   before the event, on one session, and the event takes it;
  * - a session event goes to the global watcher and every registered pair,

@@ -314,6 +314,28 @@ START_TEST(remove_all_leaves_the_pair_a_read_sent_after_it_sets_again) {
 }
 END_TEST
 
+/* The remove_all (tag 20, request r2) is answered ZOK, the other
+ * members' ZNOWATCHER, while get 12 of pair 2, issued before it, is held
+ * for pair 1's CHILD event (c1's member): the call waits until that event
+ * and the get's hand-on, in that order, and pair 2 is never called. */
+static void removal_waits_for_the_held_get(fake_req_t *c1, fake_req_t *r2) {
+  fake_reply(r2, ZOK, 0, 0, NULL);
+  for (int i = 1; i <= 3; i++) {
+    fake_req_t *r = fake_peek(h[i], FK_REMOVE_ALL_WATCHES, "/p");
+    if (r) fake_reply(r, ZNOWATCHER, 0, 0, NULL);
+  }
+  sleep_ms(50);
+  ck_assert_msg(ev_matching(EV_DONE, 20) == 0,
+                "the remove_all completed before a read issued before it, held, of a pair it took");
+  ck_assert_int_eq(fake_fire(c1->h, "/p", ZOO_CHILD_EVENT), 1);
+  int w1 = ev_find(0, EV_WATCH, 1), d12 = ev_find(0, EV_DONE, 12), d20 = ev_find(0, EV_DONE, 20);
+  ck_assert_int_ge(w1, 0);
+  ck_assert_int_gt(d12, w1);
+  ck_assert_int_gt(d20, d12);
+  ck_assert_int_eq(ev_at(d20).rc, ZOK);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 0);
+}
+
 /* A remove_all that takes a pair whose read was answered but is held
  * (its reply shows a change another pair's watch has not fired for, and
  * the removal does not take that one): on one stock session the read,
@@ -338,21 +360,7 @@ START_TEST(remove_all_completes_after_a_held_read_of_a_pair_it_takes) {
                    ZOK);
   fake_req_t *r2 = fake_wait(g2->h, FK_REMOVE_ALL_WATCHES, "/p");
   ck_assert_ptr_nonnull(r2);
-  fake_reply(r2, ZOK, 0, 0, NULL);
-  for (int i = 1; i <= 3; i++) {
-    fake_req_t *r = fake_peek(h[i], FK_REMOVE_ALL_WATCHES, "/p");
-    if (r) fake_reply(r, ZNOWATCHER, 0, 0, NULL);
-  }
-  sleep_ms(50);
-  ck_assert_msg(ev_matching(EV_DONE, 20) == 0,
-                "the remove_all completed before a read issued before it, held, of a pair it took");
-  ck_assert_int_eq(fake_fire(c1->h, "/p", ZOO_CHILD_EVENT), 1);
-  int w1 = ev_find(0, EV_WATCH, 1), d12 = ev_find(0, EV_DONE, 12), d20 = ev_find(0, EV_DONE, 20);
-  ck_assert_int_ge(w1, 0);
-  ck_assert_int_gt(d12, w1);
-  ck_assert_int_gt(d20, d12);
-  ck_assert_int_eq(ev_at(d20).rc, ZOK);
-  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 0);
+  removal_waits_for_the_held_get(c1, r2);
 }
 END_TEST
 
@@ -389,21 +397,7 @@ START_TEST(remove_all_completes_after_a_reused_read_in_flight_then_held) {
   fake_reply(g2, ZOK, 5, 9, "x"); /* a child changed: held for pair 1's event */
   sleep_ms(50);
   ck_assert_int_eq(ev_matching(EV_DONE, 12), 0);
-  fake_reply(r2, ZOK, 0, 0, NULL);
-  for (int i = 1; i <= 3; i++) {
-    fake_req_t *r = fake_peek(h[i], FK_REMOVE_ALL_WATCHES, "/p");
-    if (r) fake_reply(r, ZNOWATCHER, 0, 0, NULL);
-  }
-  sleep_ms(50);
-  ck_assert_msg(ev_matching(EV_DONE, 20) == 0,
-                "the remove_all completed before a read issued before it, held since");
-  ck_assert_int_eq(fake_fire(c1->h, "/p", ZOO_CHILD_EVENT), 1);
-  int w1 = ev_find(0, EV_WATCH, 1), d12 = ev_find(0, EV_DONE, 12), d20 = ev_find(0, EV_DONE, 20);
-  ck_assert_int_ge(w1, 0);
-  ck_assert_int_gt(d12, w1);
-  ck_assert_int_gt(d20, d12);
-  ck_assert_int_eq(ev_at(d20).rc, ZOK);
-  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 0);
+  removal_waits_for_the_held_get(c1, r2);
 }
 END_TEST
 

@@ -6,6 +6,7 @@
  * ZooKeeper and the DNS are the fakes of tests/harness/fakezk.c, whose
  * "addresses" are the fake servers fake1..fake8. */
 #include <check.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,8 +120,8 @@ END_TEST
  * accounts for.  (The ThreadSanitizer stage of a clean-clone CI run
  * failed addresses_follow_dns on this: members_added 1, expected 2.) */
 static zkr_t *hook_z;
-static int hook_live = -1;
-static uint64_t hook_added;
+static _Atomic uint64_t hook_added; /* (set on the monitor's thread) */
+static _Atomic int hook_live = -1;  /* ... last: the main thread waits for it */
 
 static void snapshot_in_init(void *arg) {
   (void)arg;
@@ -151,7 +152,7 @@ START_TEST(member_back_is_counted_before_it_is_live) {
   ck_assert_int_ge(hook_live, 0);
   ck_assert_msg(!hook_live || hook_added == 1,
                 "fake2 live again with members_added %llu (expected 1: counted before it is live)",
-                (unsigned long long)hook_added);
+                (unsigned long long)atomic_load(&hook_added));
   ck_assert(members_become(z, "fake1:2181,fake2:2181"));
   ck_assert_int_eq(zkr_close(z), ZOK);
 }

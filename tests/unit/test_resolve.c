@@ -62,6 +62,13 @@ static int members_become(zkr_t *z, const char *want) {
   return 0;
 }
 
+/* Waits up to 5 s for session h to be closed. */
+static int closes_within_5s(fake_zh_t *h) {
+  uint64_t deadline = now_ms() + 5000;
+  while (!fake_handle_closed(h) && now_ms() < deadline) sleep_ms(10);
+  return fake_handle_closed(h);
+}
+
 static void setup(void) {
   fake_install_dns();
   fake_set_role(1, ZKR_ROLE_LEADER, 1ll << 32);
@@ -96,9 +103,7 @@ START_TEST(addresses_follow_dns) {
   /* fake2 goes: retired, and its idle carrier session closed. */
   fake_set_dns("svc", "fake1,fake3", 0);
   ck_assert(members_become(z, "fake1:2181,fake3:2181"));
-  uint64_t deadline = now_ms() + 5000;
-  while (!fake_handle_closed(fake_handle(2, 0)) && now_ms() < deadline) sleep_ms(10);
-  ck_assert(fake_handle_closed(fake_handle(2, 0)));
+  ck_assert(closes_within_5s(fake_handle(2, 0)));
   /* It comes back: the same slot, a new session. */
   fake_set_dns("svc", "fake1,fake2,fake3", 0);
   ck_assert(members_become(z, "fake1:2181,fake2:2181,fake3:2181"));
@@ -140,14 +145,12 @@ START_TEST(member_back_is_counted_before_it_is_live) {
   for (int n = 1; n <= 2; n++) fake_connect(fake_handle(n, 0), 0);
   fake_set_dns("svc", "fake1", 0);
   ck_assert(members_become(z, "fake1:2181"));
-  uint64_t deadline = now_ms() + 5000;
-  while (!fake_handle_closed(fake_handle(2, 0)) && now_ms() < deadline) sleep_ms(10);
-  ck_assert(fake_handle_closed(fake_handle(2, 0)));
+  ck_assert(closes_within_5s(fake_handle(2, 0)));
   hook_z = z;
   hook_live = -1;
   fake_hook_init(snapshot_in_init, NULL);
   fake_set_dns("svc", "fake1,fake2", 0);
-  deadline = now_ms() + 5000;
+  uint64_t deadline = now_ms() + 5000;
   while (hook_live < 0 && now_ms() < deadline) sleep_ms(10);
   ck_assert_int_ge(hook_live, 0);
   ck_assert_msg(!hook_live || hook_added == 1,

@@ -33,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -624,6 +626,59 @@ static void run_hold_selftest(void) {
   close(fd2);
   wait_idle("stats H");
   check(field("active") == 0, "hold: the connections end once the targets close", "%s", reply);
+
+  /* Bytes the client sent right before its RST that the proxy had not
+   * read yet when it saw the reset (here the held queue is full, so it
+   * stopped reading): on a network they were ahead of the reset, so they
+   * reach the target, then EOF.  The soak's lost CloseSession:
+   * libzookeeper_mt sends it, then closes with replies unread (an RST),
+   * and the proxy saw the reset before it read the request. */
+  fd = hold_pair(&sk);
+  ctl_ok("hold H on up");
+  /* Exactly the cap first: once the proxy holds it all, it reads no
+   * more, and the next 16 KiB wait in its socket (acknowledged). */
+  size_t total = QUEUE_CAP + 16384, put = 0;
+  bool wrote = true;
+  long long held = 0;
+  int unacked = -1;
+  for (int phase = 0; phase < 2 && wrote; phase++) {
+    size_t upto = phase ? total : QUEUE_CAP;
+    while (wrote && put < upto) {
+      size_t k = upto - put < 65536 ? upto - put : 65536;
+      wrote = write_all(fd, pat + put % PAT_PERIOD, k) == 0;
+      put += k;
+    }
+    for (int i = 0; i < 500 && wrote; i++) {
+      ctl_ok("stats H");
+      held = field("up_queued");
+      if (ioctl(fd, SIOCOUTQ, &unacked) < 0) break;
+      if (unacked == 0 && (phase || held == QUEUE_CAP)) break;
+      usleep(10000);
+    }
+  }
+  check(wrote && unacked == 0 && held == QUEUE_CAP,
+        "hold up, queue full: 16 KiB more wait unread in the proxy's socket",
+        "wrote %d, unacked %d, up_queued %lld of %zu", wrote, unacked, held, total);
+  rst_close_fd(fd);
+  usleep(100000);
+  ctl_ok("hold H off");
+  size_t got_n = 0;
+  bool same = true;
+  static unsigned char rb[65536];
+  ssize_t rn;
+  while ((rn = read(sk, rb, sizeof rb)) > 0) {
+    if (got_n + (size_t)rn > total || memcmp(rb, pat + got_n % PAT_PERIOD, (size_t)rn) != 0)
+      same = false;
+    got_n += (size_t)rn;
+  }
+  /* The end: a FIN if the proxy still held some of them when it saw the
+   * reset, an RST if it had written them all by then (see conn_lost). */
+  const char *end = rn == 0 ? "eof" : errno == ECONNRESET ? "reset" : strerror(errno);
+  check(same && got_n == total && (!strcmp(end, "eof") || !strcmp(end, "reset")),
+        "client RST with bytes unread by the proxy: all of them reach the target, then the end",
+        "%zu of %zu bytes, %s, then %s", got_n, total, same ? "in order" : "differing", end);
+  close(sk);
+  wait_idle("stats H");
 
   /* A one-sided reset with nothing held: the other side gets its FIN at
    * once.  Resetting the target side mirrors it. */

@@ -638,14 +638,40 @@ static void conn_side_close(struct conn *c, int s, bool rst) {
   conn_update(c);
 }
 
+/* Side s failed: what it sent before the failure and the proxy has not
+ * read yet (Linux keeps a socket's received bytes readable after an RST
+ * arrives) joins the bytes s sent that wait for their due time, as on a
+ * network those segments were ahead of the reset.  Only while they have
+ * somewhere to go: the connection open, the other side still there, s's
+ * EOF not read yet.  A blackhole drops them, as it drops everything. */
+static void side_drain(struct conn *c, int s) {
+  struct link *l = c->l;
+  struct dir *d = &c->d[s];
+  int fd = c->ep[s].h.fd;
+  if (fd < 0 || c->state != CS_OPEN || c->gone[1 - s] || d->fin != FIN_NONE) return;
+  for (;;) {
+    ssize_t n = read(fd, P.buf, sizeof P.buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return; /* drained: EOF, EAGAIN, or the error itself */
+    if (l->f.blackhole) {
+      l->dropped[s] += (uint64_t)n;
+      c->damaged = true;
+      continue;
+    }
+    dir_enqueue(d, P.buf, (size_t)n, next_due(d, now_us()));
+  }
+}
+
 /* Side s failed (read or write error, RST).  The bytes s sent that a
- * delay or a hold still keeps are in flight: they arrive, then the end,
- * as a real network delivers a segment sent before its sender reset (a
- * client's CloseSession, delayed, then the RST of its close with replies
- * unread: dropped, the session and its ephemerals outlived the client).
- * With nothing in flight the whole connection is reset, at once. */
+ * delay or a hold still keeps, or that wait unread in its socket, are in
+ * flight: they arrive, then the end, as a real network delivers a segment
+ * sent before its sender reset (a client's CloseSession, then the RST of
+ * its close with replies unread: dropped, the session and its ephemerals
+ * outlived the client).  With nothing in flight the whole connection is
+ * reset, at once. */
 static void conn_lost(struct conn *c, int s) {
   if (c->dead) return;
+  side_drain(c, s);
   if (c->d[s].head && !c->gone[s]) conn_side_close(c, s, true);
   else conn_kill(c, true);
 }
@@ -799,9 +825,10 @@ static void ep_event(struct ep *e, uint32_t ev) {
   if (c->dead) return;
   if ((ev & (EPOLLOUT | EPOLLERR | EPOLLHUP)) && (e->h.mask & EPOLLOUT)) {
     ep_out(e);
-    /* A hung-up socket that still cannot take our bytes never will. */
+    /* A hung-up socket that still cannot take our bytes never will; what
+     * it sent before still goes on (conn_lost). */
     if (!c->dead && (ev & EPOLLHUP) && !(ev & EPOLLIN) && (e->h.mask & EPOLLOUT) && e->h.fd >= 0)
-      conn_kill(c, true);
+      conn_lost(c, e->side);
   }
 }
 

@@ -143,7 +143,9 @@ run_variant() {
 		h=$hosts t=10000
 		[ "$i" != 4 ] || h=$hosts4 t=6000
 		[ "$i" != 5 ] || h=$hosts5
-		"${cmd[@]}" -n "d$i" -r "$base/members" -l "$base/lock" -x "sleep 0.05" -i 250 -t "$t" \
+		# -d 3: ZooKeeper's INFO level, so d$i.err has zkroute's state
+		# changes and each session's close ("Closing zookeeper sessionId").
+		"${cmd[@]}" -d 3 -n "d$i" -r "$base/members" -l "$base/lock" -x "sleep 0.05" -i 250 -t "$t" \
 			-L "$w/d$i.log" "$h" "$base/tree" "$w/d$i" 2>"$w/d$i.err" &
 		daemons+=("$!")
 	done
@@ -237,8 +239,8 @@ run_variant() {
 			grep -q " d$i\$" <<<"$left" || continue
 			echo "# d$i.log, last lines:"
 			grep -v ZOO_ "$w/d$i.log" | tail -n 15 | sed 's/^/#   /'
-			echo "# d$i.log, the library's last state changes:"
-			grep -a 'event=' "$w/d$i.log" | tail -n 15 | sed 's/^/#   /'
+			echo "# d$i.err, the library's last state changes and its sessions' closes:"
+			grep -a 'event=\|zookeeper_close@' "$w/d$i.err" | tail -n 15 | sed 's/^/#   /'
 		done
 		rc=1
 	fi

@@ -31,7 +31,8 @@
 # the short run in make check: 40 s, variant run, or compat with
 # ZKR_IT_NO_PRELOAD=1), or alone, when it starts a proxied ensemble of its
 # own on ZKR_TEST_NET (`make soak`: 300 s, all three variants).
-# ZKR_SOAK_KEEP=1 keeps the logs (their directory is printed).
+# ZKR_SOAK_KEEP=1 keeps the logs (their directory is printed), and the
+# servers' logs of an ensemble the test started itself.
 set -uo pipefail
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
@@ -62,7 +63,7 @@ cleanup() {
 	fi
 	[ -z "$own_dir" ] || ens stop "$own_dir" >/dev/null 2>&1 || true
 	if [ "${ZKR_SOAK_KEEP:-0}" = 1 ]; then echo "# logs kept in $work"; else rm -rf "$work"; fi
-	[ -z "$own_dir" ] || rm -rf "$own_dir"
+	[ -z "$own_dir" ] || [ "${ZKR_SOAK_KEEP:-0}" = 1 ] || rm -rf "$own_dir"
 }
 trap cleanup EXIT
 trap 'exit 143' TERM

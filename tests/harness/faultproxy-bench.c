@@ -630,7 +630,7 @@ static void run_hold_selftest(void) {
   /* Bytes the client sent right before its RST that the proxy had not
    * read yet when it saw the reset (here the held queue is full, so it
    * stopped reading): on a network they were ahead of the reset, so they
-   * reach the target, then EOF.  The soak's lost CloseSession:
+   * all reach the target before the end.  The soak's lost CloseSession:
    * libzookeeper_mt sends it, then closes with replies unread (an RST),
    * and the proxy saw the reset before it read the request. */
   fd = hold_pair(&sk);

@@ -54,11 +54,14 @@
 #                                     (e.g. '-o sync_coalesce=off');
 #                                     BENCH_AB_MODES ("loop paced"): which
 #                                     of the two to run; syncs per read too
-#   scripts/bench.sh policies [OUT]   steady state, 80/20: hybrid vs round_robin
-#                                     vs leader_only, BENCH_TRIALS (3) x
-#                                     BENCH_SECONDS (15) s; run it with and
-#                                     without BENCH_CPU_QUOTA to compare a
-#                                     shared host with a machine per server
+#   scripts/bench.sh policies [OUT]   steady state, BENCH_READS (80) % reads:
+#                                     BENCH_POLICIES (hybrid,round_robin,
+#                                     leader_only; stock_unsynced is stock
+#                                     with plain reads), BENCH_WORKERS (32),
+#                                     BENCH_TRIALS (3) x BENCH_SECONDS (15) s;
+#                                     run it with and without BENCH_CPU_QUOTA
+#                                     to compare a shared host with a machine
+#                                     per server
 #   scripts/bench.sh coalesce [OUT]   hybrid with sync coalescing on (depth
 #                                     2, the default), on at depth 1, and off,
 #                                     interleaved, at 1, 2, 4 and 32 workers
@@ -302,9 +305,10 @@ hedge)
 		--heal-cmd "bash '$ens' slow '$dir' $follower $delay 0 >/dev/null" || rc=$?
 	;;
 policies)
-	run "$out" --label "steady state, 1 ms links, 80/20" \
-		-p hybrid,round_robin,leader_only -w 32 -t "${BENCH_TRIALS:-3}" -d "${BENCH_SECONDS:-15}" \
-		--warmup 5 || rc=$?
+	reads=${BENCH_READS:-80}
+	run "$out" --label "steady state, 1 ms links, $reads % reads" -r "$reads" \
+		-p "${BENCH_POLICIES:-hybrid,round_robin,leader_only}" -w "${BENCH_WORKERS:-32}" \
+		-t "${BENCH_TRIALS:-3}" -d "${BENCH_SECONDS:-15}" --warmup 5 || rc=$?
 	;;
 coalesce)
 	for mix in ${BENCH_COALESCE_MIXES:-80 100}; do

@@ -32,7 +32,8 @@ static const char usage_text[] =
     "  -p, --policies LIST   comma-separated, run interleaved in this order (default\n"
     "                        hybrid,round_robin,oracle,sticky,stock); any of hybrid,\n"
     "                        round_robin, leader_only, sticky, boltzmann (zkroute) and\n"
-    "                        stock (plain session, random server), oracle (plain\n"
+    "                        stock (plain session, random server), stock_unsynced\n"
+    "                        (the same, reads without a sync), oracle (plain\n"
     "                        session on the leader); p2c and same_zone (hybrid with\n"
     "                        that read selector); an entry BASE+key=value+... gives\n"
     "                        a routed entry options of its own, e.g.\n"
@@ -117,7 +118,11 @@ static void add_policy(cfg_t *c, const char *name) {
   }
   zkr_options_t probe = ZKR_OPTIONS_INIT;
   if (!plus && strcmp(name, "stock") == 0) p->kind = K_STOCK;
-  else if (!plus && strcmp(name, "oracle") == 0) p->kind = K_ORACLE;
+  else if (!plus && strcmp(name, "stock_unsynced") == 0) {
+    /* what an unmodified application does: a plain read, not linearizable */
+    p->kind = K_STOCK;
+    p->unsynced = 1;
+  } else if (!plus && strcmp(name, "oracle") == 0) p->kind = K_ORACLE;
   else if (strcmp(base, "p2c") == 0 || strcmp(base, "same_zone") == 0) {
     /* hybrid with a ready-made read selector (docs/selectors.md) */
     p->kind = K_ROUTED;

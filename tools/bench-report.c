@@ -116,7 +116,8 @@ void write_markdown(FILE *f, const report_t *R) {
           c->async_api ? "async+wait" : "sync");
   if (c->rate > 0) fprintf(f, ", paced to %.0f ops/s in total", c->rate);
   fprintf(f,
-          "; %.0f %% reads (sync+get, linearizable in every policy) / %.0f %% writes (set); "
+          "; %.0f %% reads (sync+get, linearizable in every policy but stock_unsynced) / %.0f %% "
+          "writes (set); "
           "%d keys of %d bytes\n",
           c->read_frac * 100, 100 - c->read_frac * 100, c->keys, c->value_size);
   fprintf(f,

@@ -79,7 +79,8 @@ static void set_done(int rc, const struct Stat *st, const void *data) {
   post((worker_t *)data, rc);
 }
 
-/* A linearizable read: sync pipelined before the get, on one session. */
+/* A linearizable read: sync pipelined before the get, on one session
+ * (stock_unsynced: the get alone). */
 static int op_read(worker_t *w, const char *path) {
   run_t *r = w->r;
   struct Stat st;
@@ -89,8 +90,10 @@ static int op_read(worker_t *w, const char *path) {
     rc = zkr_aget(r->z, path, 0, get_done, w);
     return rc == ZOK ? wait_done(w) : rc;
   }
-  rc = zoo_async(r->zh, path, sync_ignored, NULL);
-  if (rc != ZOK) return rc;
+  if (!r->p->unsynced) {
+    rc = zoo_async(r->zh, path, sync_ignored, NULL);
+    if (rc != ZOK) return rc;
+  }
   if (!r->c->async_api) return zoo_get(r->zh, path, 0, w->buf, &len, &st);
   rc = zoo_aget(r->zh, path, 0, get_done, w);
   return rc == ZOK ? wait_done(w) : rc;

@@ -41,6 +41,7 @@ typedef struct policy {
   int zkr_policy;                /* K_ROUTED: zkr_policy_t */
   zkr_read_selector_fn selector; /* K_ROUTED: p2c, same_zone; NULL none */
   char opts[160];                /* K_ROUTED: "+key=value" options of this entry */
+  int unsynced;                  /* K_STOCK: plain zoo_get, no sync (stock_unsynced) */
 } policy_t;
 
 /* The run's configuration, from the command line. */

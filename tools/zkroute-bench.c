@@ -12,7 +12,8 @@
  * by t, so drift of a shared machine hits every policy alike; every
  * reported figure is the median across trials.
  *
- * Fairness: every read is linearizable in every policy.  The routed
+ * Fairness: every read is linearizable in every policy but stock_unsynced
+ * (a plain zoo_get, what an unmodified application sends).  The routed
  * policies call zkr_get (the library pipelines a sync before the read on
  * the member session it picked); the baselines send zoo_async() and then
  * the read on their one session without waiting for the sync, as the

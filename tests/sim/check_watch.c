@@ -56,6 +56,10 @@ typedef struct went {
   uint64_t t_inv; /* when the read was issued */
   int optional;   /* a call may have answered it already (take): the pair
                      may be called for it, or not */
+  int64_t reg;    /* an exists watch on a missing node: the state of the
+                     server that registered it (its ZNONODE's, from the
+                     servers' record); -1 not known, or no longer: a
+                     reconnection registered it again at a later state */
 } went_t;
 
 typedef struct group {
@@ -183,6 +187,18 @@ static int64_t change_for(lmap_t *m, const went_t *w, int type, uint64_t t) {
      * latest, not the first after the read, so that no pair an earlier
      * creation fires is excused. */
     if (type != ZOO_CREATED_EVENT) return best;
+    if (w->reg >= 0) {
+      /* Its registration's state is known: ZooKeeper fires it at the
+       * first creation after that state (DataTree.createNode,
+       * WatchManager.triggerWatch removes it), whichever came later. */
+      int64_t first = INT64_MAX;
+      for (int i = 0; i < m->n[j]; i++) {
+        const lent_t *e = &m->v[j][i];
+        if (!e->child && e->kind == H_CREATE && e->zxid > w->reg && e->t <= t && e->zxid < first)
+          first = e->zxid;
+      }
+      return first;
+    }
     int64_t last = -1;
     for (int i = 0; i < m->n[j]; i++) {
       const lent_t *e = &m->v[j][i];
@@ -303,6 +319,23 @@ static int none_older(const hist_t *h, lmap_t *m, const hop_t *o, int64_t point)
   return found;
 }
 
+/* The state of the server that answered o, a watched exists, ZNONODE:
+ * the one state every watched exists of o's path served while o was in
+ * flight came from (o's own among them); -1 when none was recorded or
+ * they came from different states (which was o's is not known). */
+static int64_t none_state(const hist_t *h, const hop_t *o) {
+  int64_t st = -1;
+  for (int i = 0; i < h->nnones; i++) {
+    const hnone_t *x = &h->nones[i];
+    if (x->t < o->t_inv || x->t > o->t_cmp || strcmp(x->path, o->path) != 0 ||
+        x->kind != H_EXISTS || !x->watch)
+      continue;
+    if (st >= 0 && st != x->zxid) return -1;
+    st = x->zxid;
+  }
+  return st;
+}
+
 /* ---- the stock client's tables ---- */
 
 typedef struct tabs {
@@ -406,6 +439,7 @@ static int take(lmap_t *m, tabs_t *t, const char *path, int type, int64_t cz, ui
      * node deleted since, and waits for the next creation. */
     int after = w->table != T_EXIST         ? w->point >= cz
                 : cz_t == UINT64_MAX        ? 0
+                : type == ZOO_CREATED_EVENT ? w->reg >= 0 && w->reg >= cz
                 : type == ZOO_DELETED_EVENT ? w->t_reg > cz_t
                 : type == ZOO_CHANGED_EVENT ? w->t_inv > cz_t
                                             : 0;
@@ -691,10 +725,10 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
         }
       }
       if (o->pair < 0) continue;
-      went_t w = {{0}, o->pair, -1, o->id, 0, -1, o->t_cmp, o->t_inv, 0};
+      went_t w = {{0}, o->pair, -1, o->id, 0, -1, o->t_cmp, o->t_inv, 0, -1};
       snprintf(w.path, sizeof w.path, "%s", o->path);
       if (o->kind == H_EXISTS && o->rc == ZOK) w.table = T_DATA, w.point = o->mzxid;
-      else if (o->kind == H_EXISTS && o->rc == ZNONODE) w.table = T_EXIST;
+      else if (o->kind == H_EXISTS && o->rc == ZNONODE) w.table = T_EXIST, w.reg = none_state(h, o);
       else if (o->kind == H_GET && o->rc == ZOK) w.table = T_DATA, w.point = o->mzxid;
       else if (o->kind == H_CHILDREN && o->rc == ZOK) w.table = T_CHILD, w.point = o->pzxid;
       if (w.table >= 0) {
@@ -729,13 +763,16 @@ static void one_gen(const hist_t *h, int g, lmap_t *m, check_out_t *c) {
           if (!t.e[i].optional) sess_expected |= 1ULL << t.e[i].pair;
         }
       }
+      if (ev->wstate == ZOO_CONNECTED_STATE)
+        for (int i = 0; i < t.n; i++)
+          if (t.e[i].table == T_EXIST && t.e[i].t_reg <= ev->t) t.e[i].reg = -1;
       uint64_t bit = 1ULL << ev->pair;
       if (sess_got & bit)
         check_fail(c, CK_WATCH, "watcher pair %d got session event %d twice at %.3f s", ev->pair,
                    ev->wstate, (double)ev->t / 1e9);
       else if (!(sess_allowed & bit))
-        check_fail(c, CK_WATCH, "watcher pair %d got session event %d but holds no watch", ev->pair,
-                   ev->wstate);
+        check_fail(c, CK_WATCH, "watcher pair %d got session event %d at %.3f s but holds no watch",
+                   ev->pair, ev->wstate, (double)ev->t / 1e9);
       sess_got |= bit;
       if (ev->wstate == ZOO_EXPIRED_SESSION_STATE || ev->wstate == ZOO_AUTH_FAILED_STATE) ended = 1;
       continue;

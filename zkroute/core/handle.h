@@ -137,6 +137,13 @@ struct zkr {
    * failed operations are all completed (as a stock session reports
    * CONNECTING before its ZCONNECTIONLOSS completions). */
   _Atomic uint64_t dip;
+  /* The watch dip (zkr__session_update, zkr__watch_unlive): a watch of the
+   * application is on a member session that is not connected, or is being
+   * set again elsewhere.  Its events may be lost meanwhile (a server fires
+   * into a lost connection; SetWatches re-adds an exists watch on a
+   * missing node silently), so the state is CONNECTING, as a stock
+   * session's is while its one connection is down. */
+  _Atomic int wdip;
 
   /* Leader knowledge (zkr__monitor_*). */
   _Atomic int leader; /* member index, -1 unknown */

@@ -1585,3 +1585,15 @@ void zkr__watch_free_all(zkr_t *z) {
   z->watch_nbuckets = z->watch_count = 0;
   pthread_mutex_unlock(&z->watch_mu);
 }
+
+int zkr__watch_unlive(zkr_t *z) {
+  int unlive = 0;
+  pthread_mutex_lock(&z->watch_mu);
+  for (zkr__watch_t *w = zkr__watch_first(z); w && !unlive; w = zkr__watch_next(w)) {
+    if (w->state == ZKR__W_LOST || w->state == ZKR__W_REARMING) unlive = 1;
+    else if (w->state == ZKR__W_ARMED && w->member >= 0)
+      unlive = !zkr__member_connected(&z->members[w->member]);
+  }
+  pthread_mutex_unlock(&z->watch_mu);
+  return unlive;
+}

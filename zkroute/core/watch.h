@@ -167,6 +167,11 @@ static inline zkr__watch_t *zkr__watch_at(zkr__queue_link_t *l) {
   return l ? ZKR__QUEUE_DATA(l, zkr__watch_t, link) : NULL;
 }
 /* @locks watch_mu held, as zkr__watch_at. */
+/* Whether a watch record of the application is not live on a connected
+ * session: ARMED on a member whose session is not connected, LOST, or
+ * REARMING (the watch dip, zkr__session_update).  @locks watch_mu. */
+int zkr__watch_unlive(zkr_t *z);
+
 #define zkr__watch_first(z) zkr__watch_at((z)->watch_q.first)
 #define zkr__watch_next(w) zkr__watch_at((w)->link.next)
 

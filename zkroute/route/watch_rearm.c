@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/handle.h"
+#include "core/hooks.h"
 #include "core/latency.h"
 #include "core/policy.h"
 #include "core/watch.h"
@@ -185,13 +186,16 @@ static void rearmed(rearm_t *a, int rc, const struct Stat *st) {
  * zhandle answers in order); if it has not (a fake's order), that one
  * frees the re-arm. */
 static void watched_done(rearm_t *a, int rc, const struct Stat *st) {
-  pthread_mutex_lock(&a->z->watch_mu);
+  zkr_t *z = a->z;
+  pthread_mutex_lock(&z->watch_mu);
   int last = a->sync_ran;
-  if (last) zkr__queue_remove(&a->z->rearm_q, &a->link);
+  if (last) zkr__queue_remove(&z->rearm_q, &a->link);
   else a->no_read = 1;
-  pthread_mutex_unlock(&a->z->watch_mu);
+  pthread_mutex_unlock(&z->watch_mu);
   rearmed(a, rc, st);
   if (last) free(a);
+  /* The last watch set again ends the watch dip (zkr__session_update). */
+  if (z->wdip) zkr__hooks_session_update(z);
 }
 
 static void rearm_stat(int rc, const struct Stat *st, const void *data) {

@@ -74,7 +74,7 @@ static int derive_state(zkr_t *z) {
   if (z->auth_failed) return ZOO_AUTH_FAILED_STATE;
   int o = z->owner;
   if (o >= 0 && zkr__member_connected(&z->members[o]))
-    return z->dip ? ZOO_CONNECTING_STATE : ZOO_CONNECTED_STATE;
+    return z->dip || z->wdip ? ZOO_CONNECTING_STATE : ZOO_CONNECTED_STATE;
   /* No owner connected, but read-only servers answer (ZOO_READONLY, no
    * quorum): reads work, writes get ZNOTREADONLY, as stock. */
   if (zkr__policy_readonly_any(z)) return ZOO_READONLY_STATE;
@@ -90,6 +90,9 @@ void zkr__session_update(zkr_t *z) {
     choose_owner_locked(z);
     chosen = z->owner >= 0;
   }
+  /* The watch dip: only once established (the first CONNECTED is the
+   * owner's), and lock order allows watch_mu inside state_mu. */
+  z->wdip = z->established && zkr__watch_unlive(z);
   int s = derive_state(z);
   int o = z->owner;
   if (o >= 0 && zkr__member_connected(&z->members[o])) z->owner_down_ns = 0;
@@ -174,6 +177,9 @@ void zkr__session_tick(zkr_t *z) {
     z->est_told = z->established;
     zkr__router_gate_flush(z);
   }
+  /* A watch dip ends when every watch is live again: re-armed elsewhere
+   * or its member reconnected (SetWatches registered it again). */
+  if (z->wdip) zkr__session_update(z);
   uint64_t dip = z->dip;
   for (int i = 0; dip && i < 64; i++)
     if (dip & ((uint64_t)1 << i)) zkr__session_dip_check(z, i, 0);

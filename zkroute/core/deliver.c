@@ -287,6 +287,17 @@ void zkr__deliver_reply_free(struct zkr__reply *k) {
   if (k) free_event((event_t *)k);
 }
 
+int zkr__deliver_result_queue(zkr_t *z, zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
+                              const zkr__result_t *r) {
+  if (!cb.v) return 1;
+  event_t *e = result_event(shape, r);
+  if (!e) return 0;
+  e->cb = cb;
+  e->data = data;
+  push(z, e);
+  return 1;
+}
+
 void zkr__deliver_result(zkr_t *z, zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
                          const zkr__result_t *r) {
   if (!cb.v) return; /* every member of the union is a pointer */
@@ -322,29 +333,9 @@ void zkr__deliver_watch(zkr_t *z, watcher_fn fn, void *ctx, int type, int state,
  * then to the global watcher - stock's order and de-duplication (its
  * collectWatchers), with the path "" as stock gives it. */
 void zkr__deliver_session(zkr_t *z, int state) {
-  enum { CAP = 256 };
-  watcher_fn fns[CAP];
-  void *ctxs[CAP];
   pthread_mutex_lock(&z->ctx_mu);
   watcher_fn gfn = z->watcher;
   void *gctx = z->context;
   pthread_mutex_unlock(&z->ctx_mu);
-  int n = zkr__watch_session_watchers(z, fns, ctxs, CAP);
-  if (n > CAP) {
-    /* More distinct watchers than fit on the stack: ask again with room. */
-    watcher_fn *hf = malloc((size_t)n * sizeof *hf);
-    void **hc = malloc((size_t)n * sizeof *hc);
-    int m = hf && hc ? zkr__watch_session_watchers(z, hf, hc, n) : 0;
-    if (m > n) m = n;
-    for (int i = 0; i < m; i++)
-      if (hf[i] != gfn || hc[i] != gctx)
-        zkr__deliver_watch(z, hf[i], hc[i], ZOO_SESSION_EVENT, state, "");
-    free(hf);
-    free(hc);
-  } else {
-    for (int i = 0; i < n; i++)
-      if (fns[i] != gfn || ctxs[i] != gctx)
-        zkr__deliver_watch(z, fns[i], ctxs[i], ZOO_SESSION_EVENT, state, "");
-  }
-  zkr__deliver_watch(z, gfn, gctx, ZOO_SESSION_EVENT, state, "");
+  zkr__watch_session_deliver(z, state, gfn, gctx);
 }

@@ -23,6 +23,11 @@ void zkr__deliver_free(struct zkr *z);
 /* Any thread handing a completion on.  @locks delivery's mu. */
 void zkr__deliver_result(struct zkr *z, zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
                          const zkr__result_t *r);
+/* The same, under any lock of the table: returns 0, queuing nothing, when
+ * out of memory (the caller then calls zkr__deliver_call with no lock held).
+ * @locks delivery's mu. */
+int zkr__deliver_result_queue(struct zkr *z, zkr__cb_shape_t shape, zkr__cb_t cb,
+                              const void *data, const zkr__result_t *r);
 /* Calls a completion of the given shape with r, on the calling thread.
  * The calling thread (a waiter's, the delivery thread).  @locks none. */
 void zkr__deliver_call(zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
@@ -30,8 +35,8 @@ void zkr__deliver_call(zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
 /* Any thread.  @locks delivery's mu. */
 void zkr__deliver_watch(struct zkr *z, watcher_fn fn, void *ctx, int type, int state,
                         const char *path);
-/* Any thread, often with state_mu held.  @locks ctx_mu, then watch_mu, then delivery's mu, one
- * at a time. */
+/* Any thread, often with state_mu held.  @locks ctx_mu, then watch_mu and
+ * inside it delivery's mu (zkr__watch_session_deliver). */
 void zkr__deliver_session(struct zkr *z, int state);
 /* A reply kept beyond its completion (zkr__barrier_*): a copy, its view, and
  * freeing it.  zkr__deliver_reply_copy returns NULL when out of memory. */

@@ -230,6 +230,11 @@ struct zkr {
    * the application has not seen complete yet is at or after ord_head. */
   uint64_t ord_issued;
   _Atomic uint64_t ord_head;
+  /* The issue number of the last removal call whose completion was
+   * queued in session mode's issue order (complete_call in
+   * watch_remove.c, under watch_mu): the application sees every removal
+   * up to it complete before any event queued after it. */
+  uint64_t rm_queued_seq;
 
   /* Operations handed to ZooKeeper, not yet completed (zkr__dispatch_*). */
   pthread_mutex_t out_mu;

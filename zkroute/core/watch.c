@@ -1528,16 +1528,27 @@ static int set_in_app_eyes_locked(zkr_t *z, const zkr__watch_t *w) {
 
 int zkr__watch_removal_unseen_locked(const zkr_t *z, const zkr__watch_t *w) {
   return w->state == ZKR__W_REMOVED &&
-         (w->rm_settling || (w->rm_seq && w->rm_seq >= atomic_load(&z->ord_head)));
+         (w->rm_settling || (w->rm_seq && w->rm_seq >= atomic_load(&z->ord_head) &&
+                             w->rm_seq > z->rm_queued_seq));
 }
 
-/* The distinct (watcher, context) pairs of registered per-path watches:
- * fills up to cap of them and returns how many there are. */
-int zkr__watch_session_watchers(zkr_t *z, watcher_fn *fns, void **ctxs, int cap) {
+/* A session event to the distinct (watcher, context) pairs of registered
+ * per-path watches, then to the global watcher (gfn, gctx), queued under
+ * watch_mu: what decides the pairs - a removal the application has seen
+ * complete, whose completion is queued under watch_mu too (complete_call
+ * in watch_remove.c) - cannot change between the choice and the queuing,
+ * so the event reaches a removed pair only if it comes before the
+ * removal's completion (sim seed 1954 --consistency session: pair 5's
+ * CONNECTED came after its remove_all's completion).  Returns 0, or
+ * ZKR_ENOMEM when the pairs could not be listed (only the global watcher
+ * got the event). */
+int zkr__watch_session_deliver(zkr_t *z, int state, watcher_fn gfn, void *gctx) {
+  int rc = ZOK;
   pthread_mutex_lock(&z->watch_mu);
   size_t k = 0;
   for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w)) k++;
   pair_t *v = k ? malloc(k * sizeof *v) : NULL;
+  if (k && !v) rc = ZKR_ENOMEM;
   size_t n = 0;
   /* A record whose pair the application has not seen set gets no session
    * event (set_in_app_eyes_locked), nor does one it has seen removed; a
@@ -1546,20 +1557,17 @@ int zkr__watch_session_watchers(zkr_t *z, watcher_fn *fns, void **ctxs, int cap)
     if (w->fn && (registered(w) || zkr__watch_removal_unseen_locked(z, w)) &&
         set_in_app_eyes_locked(z, w))
       v[n++] = (pair_t){(uintptr_t)w->fn, (uintptr_t)w->ctx};
-  pthread_mutex_unlock(&z->watch_mu);
-  if (!v) return 0;
-  qsort(v, n, sizeof *v, pair_cmp);
-  int u = 0;
+  if (n) qsort(v, n, sizeof *v, pair_cmp);
   for (size_t i = 0; i < n; i++) {
     if (i > 0 && !pair_cmp(&v[i], &v[i - 1])) continue;
-    if (u < cap) {
-      fns[u] = (watcher_fn)v[i].fn;
-      ctxs[u] = (void *)v[i].ctx;
-    }
-    u++;
+    watcher_fn fn = (watcher_fn)v[i].fn;
+    void *ctx = (void *)v[i].ctx;
+    if (fn != gfn || ctx != gctx) zkr__deliver_watch(z, fn, ctx, ZOO_SESSION_EVENT, state, "");
   }
+  zkr__deliver_watch(z, gfn, gctx, ZOO_SESSION_EVENT, state, "");
+  pthread_mutex_unlock(&z->watch_mu);
   free(v);
-  return u;
+  return rc;
 }
 
 void zkr__watch_stats(zkr_t *z, zkr_stats_t *s) {

@@ -313,7 +313,7 @@ void zkr__watch_hold_tick(struct zkr *z);
 void zkr__watch_stats(struct zkr *z, zkr_stats_t *s);
 
 /* Any thread, possibly under state_mu (zkr__deliver_session).  @locks watch_mu. */
-int zkr__watch_session_watchers(struct zkr *z, watcher_fn *fns, void **ctxs, int cap);
+int zkr__watch_session_deliver(struct zkr *z, int state, watcher_fn gfn, void *gctx);
 
 /* zkr__watch_rearm_* */
 /* The monitor (rescue, carriers, retirement).  @locks watch_mu; m->zh_lock (read) to send,

@@ -116,6 +116,17 @@ static ZooWatcherType type_of(const zkr__watch_t *w) {
   return w->kind == ZKR__WATCH_CHILD ? ZWATCHTYPE_CHILD : ZWATCHTYPE_DATA;
 }
 
+/* Under watch_mu: w is removed by the call issued as seq, in session
+ * mode's issue order.  The first such call is the one whose completion
+ * shows the application the pair removed; a later call that takes w too
+ * (issued while the first was in flight) does not move that (sim seed
+ * 1954 --consistency session: a second remove_all renumbered pair 5's
+ * record, and its CONNECTED, queued after the first call's completion,
+ * still reached it). */
+static void rm_seq_first(zkr__watch_t *w, uint64_t seq) {
+  if (!w->rm_seq || seq < w->rm_seq) w->rm_seq = seq;
+}
+
 /* Under watch_mu. */
 void zkr__watch_remove_locked(zkr_t *z, zkr__watch_t *w) {
   /* Only a watch still registered when removed is the application's
@@ -261,14 +272,32 @@ static void leave_order(rm_call_t *c) {
 
 /* The application's completion of the call (not in session mode's issue
  * order: that one waits its turn in call_finish). */
+/* Under watch_mu: the application is about to see c complete - its
+ * records are no longer its pairs, for the session events queued from
+ * now on (zkr__watch_session_deliver). */
+static void seen_locked(rm_call_t *c) {
+  zkr_t *z = c->z;
+  if (c->order && c->order->ord_seq > z->rm_queued_seq) z->rm_queued_seq = c->order->ord_seq;
+  for (int i = 0; i < c->nsettling; i++) c->later[i]->rm_settling = 0;
+}
+
 static void complete_call(rm_call_t *c, int rc) {
+  zkr_t *z = c->z;
+  zkr__result_t r = {.rc = rc, .value_len = -1};
+  zkr__cb_t cb = {.v = c->cb};
   if (c->direct) {
+    pthread_mutex_lock(&z->watch_mu);
+    seen_locked(c);
+    pthread_mutex_unlock(&z->watch_mu);
     if (c->cb) c->cb(rc, c->data);
-  } else {
-    zkr__result_t r = {.rc = rc, .value_len = -1};
-    zkr__cb_t cb = {.v = c->cb};
-    zkr__deliver_result(c->z, ZKR__CB_VOID, cb, c->data, &r);
+    return;
   }
+  /* Queued with the mark, so that no session event falls between them. */
+  pthread_mutex_lock(&z->watch_mu);
+  seen_locked(c);
+  int queued = zkr__deliver_result_queue(z, ZKR__CB_VOID, cb, c->data, &r);
+  pthread_mutex_unlock(&z->watch_mu);
+  if (!queued) zkr__deliver_call(ZKR__CB_VOID, cb, c->data, &r);
 }
 
 /* The deferred records follow the call's result rc.  complete (unless
@@ -773,7 +802,7 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
      * in issue order (call_finish) - the application holds what it
      * removes, and session events still reach those pairs. */
     if (fifo && (covers(w, path, t, all, local) || matches(z, w, path, t, all, fn, ctx, gfn, gctx)))
-      w->rm_seq = c->order->ord_seq;
+      rm_seq_first(w, c->order->ord_seq);
     if (covers(w, path, t, all, local)) {
       /* A watched read in flight: its server sets the watch before this
        * removal's request reaches that session, as on one stock session
@@ -842,7 +871,7 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
         (t != ZWATCHTYPE_ANY && type_of(w) != t))
       continue;
     if (w->state == ZKR__W_PENDING) {
-      if (fifo) w->rm_seq = c->order->ord_seq;
+      if (fifo) rm_seq_first(w, c->order->ord_seq);
       w->rm_cover = c;
       w->reuses++;
       c->pending++;
@@ -857,7 +886,7 @@ static int remove_held(zkr_t *z, const char *path, ZooWatcherType t, int all, wa
        * event the read waited for was made at this call's answer, the
        * read handed on before its ZOK, and the pair called for the next
        * change). */
-      if (fifo) w->rm_seq = c->order->ord_seq;
+      if (fifo) rm_seq_first(w, c->order->ord_seq);
       armed[na++] = w;
       if (zkr__watch_cover_held_read_locked(z, w)) {
         w->rm_cover_end = c;

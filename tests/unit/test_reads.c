@@ -561,6 +561,44 @@ START_TEST(session_mode_pair_removed_while_its_read_is_held_gets_no_session_even
 }
 END_TEST
 
+/* Two remove_alls of one pair's watch, the second issued while the first
+ * is in flight.  The first's completion shows the application the pair
+ * removed: a session event after it no longer reaches the pair, though
+ * the second call has not completed.  (The simulator: tests/sim/zkroute-sim
+ * --seed 1954 --mode routed --consistency session: the second call
+ * renumbered the record, and a CONNECTED queued after the first call's
+ * completion still reached pair 5.) */
+START_TEST(session_mode_pair_removed_by_the_first_of_two_calls_gets_no_later_session_event) {
+  open3_session();
+  fake_req_t *g = wget_n(7, 2);
+  fake_reply(g, ZOK, 5, 5, "a");
+  ck_assert_int_ge(ev_find(0, EV_DONE, 2), 0);
+  fake_req_t *rm1 = remove_all_of_n(g);
+  /* A read between the two calls, left unanswered: the second call's
+   * completion waits its turn behind it. */
+  fake_req_t *slow = slow_read(5);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/n", ZWATCHTYPE_ANY, 0, done_void, (void *)4), ZOK);
+  fake_req_t *rm2 = NULL;
+  for (int i = 0; i < 200 && !rm2; i++) {
+    for (int k = 1; k <= 3 && !rm2; k++) {
+      fake_req_t *r = fake_peek(h[k], FK_REMOVE_ALL_WATCHES, "/n");
+      if (r && r != rm1) rm2 = r;
+    }
+    if (!rm2) sleep_ms(5);
+  }
+  fake_reply(rm1, ZOK, 0, 0, NULL);
+  int d3 = ev_find(0, EV_DONE, 3);
+  ck_assert_int_ge(d3, 0);
+  ck_assert_int_eq(ev_at(d3).rc, ZOK);
+  ck_assert_int_eq(ev_matching(EV_DONE, 4), 0);
+  no_session_event_to_7(owner_state(ZOO_CONNECTING_STATE), "a removed pair got a session event");
+  owner_state(ZOO_CONNECTED_STATE);
+  if (rm2) fake_reply(rm2, ZNOWATCHER, 0, 0, NULL);
+  fake_reply(slow, ZOK, 3, 3, "s");
+  ck_assert_int_gt(ev_find(0, EV_DONE, 4), ev_find(0, EV_DONE, 5));
+}
+END_TEST
+
 /* ... and a removal that failed leaves its pairs at once, though its
  * completion waits its turn: a second removal issued after that answer
  * finds them and removes them.  (The simulator: tests/sim/zkroute-sim
@@ -1018,6 +1056,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, session_mode_event_after_a_held_read_that_set_the_watch_again);
   tcase_add_test(tc, session_mode_other_pairs_event_after_a_held_read_that_set_a_watch_again);
   tcase_add_test(tc, session_mode_pair_removed_while_its_read_is_held_gets_no_session_event);
+  tcase_add_test(tc, session_mode_pair_removed_by_the_first_of_two_calls_gets_no_later_session_event);
   tcase_add_test(tc, session_mode_held_removal_keeps_the_pair_when_its_session_goes);
   tcase_add_test(tc, session_mode_failed_held_removal_leaves_its_pairs_to_the_next);
   tcase_add_test(tc, session_mode_held_removal_makes_the_event_a_held_read_proves);

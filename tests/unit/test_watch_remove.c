@@ -794,20 +794,24 @@ START_TEST(remove_all_of_a_watch_being_rearmed) {
   int d = ev_find(0, EV_DONE, 20);
   ck_assert_int_ge(d, 0);
   ck_assert_int_eq(ev_at(d).rc, ZOK);
+  /* (The carrier's expiry dipped the state while the pair held the watch,
+   * and the pair had that CONNECTING: session events before the call's
+   * completion may reach it.) */
+  wait_state(ZOO_CONNECTED_STATE);
   /* The owner's connection drops and comes back: the pair holds no watch. */
   fake_session_event(h[1], ZOO_CONNECTING_STATE);
   wait_state(ZOO_CONNECTING_STATE);
   fake_session_event(h[1], ZOO_CONNECTED_STATE);
   wait_state(ZOO_CONNECTED_STATE);
   sleep_ms(50);
-  ck_assert_msg(ev_matching(EV_SESSION, 1) == 0, "a removed pair got a session event");
+  ck_assert_msg(ev_find(d, EV_SESSION, 1) < 0, "a removed pair got a session event");
   /* The re-arm answers (the node changed), then its registration fires. */
   if (!rg->answered) fake_reply(rg, ZOK, 9, 9, "b");
   sleep_ms(50);
   fake_fire(rg->h, "/cfg", ZOO_CHANGED_EVENT);
   sleep_ms(50);
   ck_assert_int_eq(ev_matching(EV_WATCH, 1), 0);
-  ck_assert_int_eq(ev_matching(EV_SESSION, 1), 0);
+  ck_assert_int_lt(ev_find(d, EV_SESSION, 1), 0);
   ck_assert_int_eq(ev_matching(EV_DONE, 20), 1);
 }
 END_TEST
@@ -842,7 +846,10 @@ START_TEST(remove_all_of_a_rearmed_watch_keeps_it_until_the_answer) {
   sleep_ms(30);
   ck_assert_int_eq(ev_matching(EV_DONE, 20), 0);
   /* The owner's connection drops and comes back: both pairs are still
-   * the application's. */
+   * the application's.  (The carrier's expiry dipped the state meanwhile,
+   * and the re-arm's answer ended the dip: those events are before.) */
+  wait_state(ZOO_CONNECTED_STATE);
+  sleep_ms(30);
   int from = ev_count();
   fake_session_event(h[1], ZOO_CONNECTING_STATE);
   wait_state(ZOO_CONNECTING_STATE);
@@ -851,10 +858,14 @@ START_TEST(remove_all_of_a_rearmed_watch_keeps_it_until_the_answer) {
   int e = ev_find(from, EV_SESSION, 100);
   ck_assert_int_ge(e, 0);
   ck_assert_int_ge(ev_find(e + 1, EV_SESSION, 100), 0);
-  ck_assert_msg(ev_matching(EV_SESSION, 1) == 2,
-                "the pair whose re-arm answered got %d session events of 2",
-                ev_matching(EV_SESSION, 1));
-  ck_assert_int_eq(ev_matching(EV_SESSION, 2), 2);
+  int s1 = 0, s2 = 0;
+  for (int i = from; i < ev_count(); i++) {
+    ev_t x = ev_at(i);
+    if (x.kind == EV_SESSION && x.tag == 1) s1++;
+    if (x.kind == EV_SESSION && x.tag == 2) s2++;
+  }
+  ck_assert_msg(s1 == 2, "the pair whose re-arm answered got %d session events of 2", s1);
+  ck_assert_int_eq(s2, 2);
   /* The removal answers: both pairs are gone. */
   fake_reply(rb, ZOK, 0, 0, NULL);
   int d = ev_find(0, EV_DONE, 20);
@@ -871,7 +882,10 @@ START_TEST(remove_all_of_a_rearmed_watch_keeps_it_until_the_answer) {
   fake_fire(rg->h, "/p", ZOO_CHANGED_EVENT);
   fake_fire(hb, "/p", ZOO_CHANGED_EVENT);
   sleep_ms(50);
-  ck_assert_int_eq(ev_matching(EV_SESSION, 1) + ev_matching(EV_SESSION, 2), 4);
+  /* (Before the call's answer the pairs had the carrier's dip and the
+   * owner's bounce; after it, nothing.) */
+  ck_assert_int_lt(ev_find(from, EV_SESSION, 1), 0);
+  ck_assert_int_lt(ev_find(from, EV_SESSION, 2), 0);
   ck_assert_int_eq(ev_matching(EV_WATCH, 1) + ev_matching(EV_WATCH, 2), 0);
   ck_assert_int_eq(ev_matching(EV_DONE, 20), 1);
 }

@@ -1598,6 +1598,8 @@ int zkr__watch_unlive(zkr_t *z) {
   int unlive = 0;
   pthread_mutex_lock(&z->watch_mu);
   for (zkr__watch_t *w = zkr__watch_first(z); w && !unlive; w = zkr__watch_next(w)) {
+    /* One the application is removing needs no events any more. */
+    if (w->removing) continue;
     if (w->state == ZKR__W_LOST || w->state == ZKR__W_REARMING) unlive = 1;
     else if (w->state == ZKR__W_ARMED && w->member >= 0)
       unlive = !zkr__member_connected(&z->members[w->member]);

@@ -45,6 +45,8 @@ typedef struct freq {
   const void *data;
   watcher_fn wfn;
   void *wctx;
+  zoo_op_result_t *results; /* a multi's, filled at its reply */
+  int count;
 } freq_t;
 
 struct fake_zh {
@@ -318,8 +320,7 @@ static int f_zoo_aset_acl(zhandle_t *zh, const char *path, int version, struct A
 
 static int f_zoo_amulti(zhandle_t *zh, int count, const zoo_op_t *ops, zoo_op_result_t *results,
                         void_completion_t c, const void *data) {
-  (void)results;
-  freq_t t = {.cb.v = c, .data = data};
+  freq_t t = {.cb.v = c, .data = data, .results = results, .count = count};
   int mode = 0;
   for (int i = 0; i < count; i++)
     if (ops[i].type == ZOO_CREATE_OP) mode |= ops[i].create_op.flags;
@@ -732,6 +733,12 @@ void fake_reply_cz(fake_req_t *pr, int rc, int64_t czxid, int64_t mzxid, int64_t
     else r->cb.string(rc, rc == ZOK ? pr->path : NULL, r->data);
     break;
   case FK_SYNC: r->cb.string(rc, rc == ZOK ? pr->path : NULL, r->data); break;
+  case FK_MULTI:
+    /* As libzookeeper_mt, the results before the completion: each op's
+     * outcome (here the multi's); values and Stats left as they are. */
+    for (int i = 0; r->results && i < r->count; i++) r->results[i].err = rc;
+    if (r->cb.v) r->cb.v(rc, r->data);
+    break;
   default:
     if (r->cb.v) r->cb.v(rc, r->data);
     break;

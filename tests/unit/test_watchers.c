@@ -1329,6 +1329,66 @@ START_TEST(superseded_watch_gets_the_change_a_held_read_proved) {
 }
 END_TEST
 
+/* Watchers 5 and 3 hold exists watches on the missing /n, on followers.
+ * A multi of the handle creates and deletes /n on the leader, and
+ * watcher 5 is set again while it is in flight: read-your-writes sends
+ * that exists behind the multi, on the leader, where it finds /n missing
+ * - the state the first registration remembers, so the two reads show no
+ * change.  The multi's answer, first on that session, proves the creation
+ * came between the two reads: ZooKeeper fires the first registration for
+ * it (DataTree.createNode, on every member) and the exists, served after
+ * it, registers anew (DataTree.statNode) for the next creation.  The
+ * application sees watcher 5 (CREATED) before the exists completes, and
+ * again for the leader's next creation.  (The simulator:
+ * tests/sim/zkroute-sim --seed 2730 --mode routed --io-loss 5, "op 389 saw
+ * /g0/k0 changed ... before pair 6's watch (set by op 309) fired", and
+ * 5511, "session event 1 missed watcher pairs 0x4": watcher 3's copy of
+ * that creation was spread to the new record, set after it, and the
+ * leader's own event for the next creation was swallowed.) */
+START_TEST(superseded_watch_gets_the_creation_of_a_multi_its_read_went_behind) {
+  open3();
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)10), ZOK);
+  fake_req_t *e5 = next_req(FK_EXISTS, "/n");
+  fake_reply(e5, ZNONODE, 0, 0, NULL);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)3, done_stat, (void *)11), ZOK);
+  fake_req_t *e3 = next_req(FK_EXISTS, "/n");
+  fake_reply(e3, ZNONODE, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  ck_assert_msg(e5->h != h[1] && e3->h != h[1], "the scenario changed: a watch on the leader");
+  zoo_op_t ops[2];
+  zoo_op_result_t res[2];
+  memset(res, 0xff, sizeof res);
+  zoo_create_op_init(&ops[0], "/n", "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+  zoo_delete_op_init(&ops[1], "/n", -1);
+  ck_assert_int_eq(zkr_amulti(z, 2, ops, res, done_void, (void *)12), ZOK);
+  fake_req_t *m = fake_wait(h[1], FK_MULTI, NULL);
+  ck_assert_ptr_nonnull(m);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)13), ZOK);
+  fake_req_t *e = next_req(FK_EXISTS, "/n");
+  ck_assert_ptr_eq(e->h, h[1]); /* behind the multi */
+  fake_reply(m, ZOK, 0, 0, NULL);
+  fake_reply(e, ZNONODE, 0, 0, NULL);
+  /* The followers' copies of the multi's creation. */
+  fake_fire(e3->h, "/n", ZOO_CREATED_EVENT);
+  if (e5->h != e3->h) fake_fire(e5->h, "/n", ZOO_CREATED_EVENT);
+  sleep_ms(50);
+  int w5 = ev_find(0, EV_WATCH, 5), d13 = ev_find(0, EV_DONE, 13);
+  ck_assert_int_ge(d13, 0);
+  ck_assert_msg(w5 >= 0 && w5 < d13,
+                "watcher 5 (at %d) not called for the creation before the exists behind the "
+                "multi completed (at %d)",
+                w5, d13);
+  ck_assert_int_eq(ev_at(w5).type, ZOO_CREATED_EVENT);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 5), 1);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 3), 1);
+  /* The next creation: the leader's event is the second registration's. */
+  ck_assert_int_eq(fake_fire(h[1], "/n", ZOO_CREATED_EVENT), 1);
+  sleep_ms(50);
+  ck_assert_msg(ev_matching(EV_WATCH, 5) == 2,
+                "watcher 5, set again after the multi's creation, not called for the next one");
+}
+END_TEST
+
 /* Two reads held for watcher 5's event set watchers 1 and 2, in that
  * order; the next change's events for both come while they are held.
  * When they are released the application sees watcher 5, both reads,
@@ -2454,6 +2514,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, pair_set_again_before_its_members_event_fires_again);
   tcase_add_test(tc, pair_set_again_after_its_superseded_event_goes_last);
   tcase_add_test(tc, superseded_watch_gets_the_change_a_held_read_proved);
+  tcase_add_test(tc, superseded_watch_gets_the_creation_of_a_multi_its_read_went_behind);
   tcase_add_test(tc, older_watch_gets_the_change_it_missed_not_a_later_deletion);
   tcase_add_test(tc, same_pair_older_twin_consumed_by_the_deletion);
   tcase_add_test(tc, same_pair_newer_twin_consumed_once_a_later_set_is_known);

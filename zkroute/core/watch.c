@@ -940,6 +940,7 @@ static void rearm_after_locked(zkr_t *z, zkr__watch_t *w) {
     w->read_seq = w->rearm_read_seq;
     w->armed_ns = zkr__now_ns();
     w->created_after = 0;
+    w->created_zh = NULL;
     w->member = w->rearm_member;
     if (fire) {
       zkr__watch_set_state_locked(z, w, ZKR__W_HELD);
@@ -977,6 +978,7 @@ void zkr__watch_arm_locked(zkr_t *z, zkr__watch_t *w, int member, zhandle_t *zh,
   w->read_seq = read_seq;
   w->armed_ns = zkr__now_ns();
   w->created_after = 0;
+  w->created_zh = NULL;
   zkr__watch_set_state_locked(z, w, ZKR__W_ARMED);
   if (!w->seq) w->seq = ++z->watch_seq;
 }
@@ -1072,6 +1074,20 @@ int zkr__watch_missed_before_locked(zkr_t *z, zkr__watch_t *w, uint64_t ord_seq,
  * again at the end: w2 takes its place when its read is handed on - after
  * the reads that event released (done_with), which the application sees
  * complete first. */
+/* Whether a creation of the path is known to have committed between the
+ * read that armed old, an exists watch on the missing node, and w2's,
+ * which found it missing too: a create of this handle, sent after old's
+ * read was answered, was answered on the zhandle that answered w2's read,
+ * before it - one session answers in order, so its server read after the
+ * creation (and a deletion after it: a multi that created and deleted
+ * the node, say).  On stock's one session that creation fired the pair's
+ * watch before w2's reply, and w2's read set the pair again after it.
+ * Under watch_mu. */
+static int created_between(const zkr__watch_t *old, const zkr__watch_t *w2) {
+  return old->kind == ZKR__WATCH_EXIST && !old->existed && old->created_after &&
+         old->created_zh && old->created_zh == w2->zh && !w2->existed;
+}
+
 static void supersede_locked(zkr_t *z, zkr__watch_t *w2, const struct Stat *st,
                              zkr__watch_t **gone) {
   zkr__watch_t *old = w2->supersedes;
@@ -1086,6 +1102,15 @@ static void supersede_locked(zkr_t *z, zkr__watch_t *w2, const struct Stat *st,
     const zkr__watch_t *not_fired = NULL;
     if (!event && (event = missed_by_held_locked(z, old, 0, &proof)) && proof < w2->read_seq)
       not_fired = w2;
+    /* The handle's own create proves a creation between the two reads,
+     * which the first registration's member may report later - or, with
+     * another pair's copy of it, give to w2 (spread), which was set after
+     * it (sim seeds 2730 and 5511 --io-loss 5: a multi created and
+     * deleted the node, and the pair's exists went behind it). */
+    if (!event && created_between(old, w2)) {
+      event = ZOO_CREATED_EVENT;
+      not_fired = w2;
+    }
     int registered = old->state == ZKR__W_ARMED || old->state == ZKR__W_REARMING;
     if (old->seq && !event) {
       w2->seq = old->seq;
@@ -1457,12 +1482,15 @@ static void note_set_locked(zkr_t *z, const char *path, int64_t mzxid) {
     if (waiting(w) && w->later_set < mzxid) w->later_set = mzxid;
 }
 
-/* Under watch_mu: a create of path, sent at sent_ns, was acknowledged. */
-static void note_create_locked(zkr_t *z, const char *path, uint64_t sent_ns) {
+/* Under watch_mu: a create of path, sent at sent_ns, was acknowledged on
+ * zh. */
+static void note_create_locked(zkr_t *z, const char *path, uint64_t sent_ns, zhandle_t *zh) {
   if (!path) return;
   for (zkr__watch_t *w = zkr__watch_path_first(z, path); w; w = zkr__watch_path_next(w))
-    if (waiting(w) && w->kind == ZKR__WATCH_EXIST && !w->existed && sent_ns > w->armed_ns)
+    if (waiting(w) && w->kind == ZKR__WATCH_EXIST && !w->existed && sent_ns > w->armed_ns) {
+      if (!w->created_after) w->created_zh = zh;
       w->created_after = 1;
+    }
 }
 
 void zkr__watch_note_write(zkr__op_t *op, const struct Stat *stat) {
@@ -1473,7 +1501,7 @@ void zkr__watch_note_write(zkr__op_t *op, const struct Stat *stat) {
      * watch's CREATED is due, whatever a read that may be older shows
      * (make_late_events_locked; sim seed 49379). */
     pthread_mutex_lock(&z->watch_mu);
-    note_create_locked(z, op->path, op->start_ns);
+    note_create_locked(z, op->path, op->start_ns, op->zh);
     pthread_mutex_unlock(&z->watch_mu);
     return;
   }
@@ -1484,8 +1512,14 @@ void zkr__watch_note_write(zkr__op_t *op, const struct Stat *stat) {
        op->type == ZKR__OP_MULTI && op->multi_ops && op->multi_results && i < op->multi_count;
        i++) {
     const zoo_op_result_t *res = &op->multi_results[i];
-    if (op->multi_ops[i].type == ZOO_SETDATA_OP && res->err == ZOK && res->stat)
-      note_set_locked(z, op->multi_ops[i].set_op.path, res->stat->mzxid);
+    const zoo_op_t *o = &op->multi_ops[i];
+    if (o->type == ZOO_SETDATA_OP && res->err == ZOK && res->stat)
+      note_set_locked(z, o->set_op.path, res->stat->mzxid);
+    /* A multi's create is a creation as a plain one is, even when a
+     * later op of the multi deleted the node again (sim seeds 2730 and
+     * 5511 --io-loss 5). */
+    if (o->type == ZOO_CREATE_OP && res->err == ZOK && !(o->create_op.flags & ZOO_SEQUENCE))
+      note_create_locked(z, o->create_op.path, op->start_ns, op->zh);
   }
   pthread_mutex_unlock(&z->watch_mu);
 }

@@ -136,6 +136,9 @@ struct zkr__watch {
                                     the state it saw has committed, and its
                                     CREATED is due (zkr__watch_note_write),
                                     under watch_mu */
+  zhandle_t *created_zh;         /* ... the zhandle that answered that create: a
+                                    read answered there afterwards was served
+                                    after the creation (supersede_locked) */
   int took_over;                 /* it superseded a record of the pair with no
                                     event between: the pair was set all along,
                                     before its read is handed on too */
@@ -233,9 +236,10 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat);
 /* A write of the handle was answered ZOK (stat: its Stat, NULL none): a
  * set's mzxid (a plain set's, or a multi's set whose result carries its
  * Stat) is a change of that path the handle knows committed, and the
- * records of the path remember it (later_set); a create (not sequential)
- * sent after an exists watch's read found the node missing is a creation
- * after that watch's state (created_after).
+ * records of the path remember it (later_set); a create (not sequential,
+ * plain or in a multi) sent after an exists watch's read found the node
+ * missing is a creation after that watch's state (created_after), on the
+ * zhandle that answered it (created_zh).
  * A completion's thread, nothing held.  @locks watch_mu. */
 void zkr__watch_note_write(zkr__op_t *op, const struct Stat *stat);
 /* The read that armed record id was handed on to the application

@@ -733,6 +733,56 @@ START_TEST(maybe_older_read_comes_after_an_event_in_hand) {
 }
 END_TEST
 
+/* Watcher 5's exists watch on a missing node, a remove_all of the path
+ * in flight (it holds that record, so the pair set again is a record of
+ * its own, not the same one), and a plain exists that finds the node
+ * created, held for watcher 5's event.  Watcher 5 is set again by an
+ * exists issued after that read, which finds the node deleted again.  At
+ * the hold's bound the first watch gets the CREATED the held read
+ * proved; the second, set after that creation (on stock's one session
+ * its reply came after that event), is not fired by it: its own CREATED,
+ * for the next creation, calls watcher 5 again.  ZooKeeper registers an
+ * exists watch at the state its read saw (DataTree.statNode) and fires it
+ * at the first creation after (createNode, WatchManager.triggerWatch).
+ * (The simulator: tests/sim/zkroute-sim --seed 1179 --mode routed
+ * --messages, "pair 0 never called": the second record was consumed by
+ * the first one's made event, and its own was swallowed.) */
+START_TEST(exists_watch_set_after_a_proved_creation_fires_for_the_next) {
+  open3_stepped_round_robin();
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)10), ZOK);
+  fake_req_t *e10 = sent_now(FK_EXISTS);
+  fake_reply(e10, ZNONODE, 0, 0, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 10), 1);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/n", ZWATCHTYPE_DATA, 0, done_void, (void *)30),
+                   ZOK);
+  step();
+  ck_assert_int_eq(zkr_aexists(z, "/n", 0, done_stat, (void *)12), ZOK);
+  fake_req_t *e12 = sent_now(FK_EXISTS);
+  ck_assert_ptr_ne(e12->h, e10->h);
+  fake_reply_cz(e12, ZOK, 7, 7, 7, NULL); /* created at zxid 7 */
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 0); /* held for watcher 5 */
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)13), ZOK);
+  fake_req_t *e13 = sent_now(FK_EXISTS);
+  fake_reply(e13, ZNONODE, 0, 0, NULL); /* deleted again */
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 13), 1);
+  advance_ms(450); /* past read 12's bound */
+  step();
+  int w = ev_find(0, EV_WATCH, 5), d12 = ev_find(0, EV_DONE, 12);
+  ck_assert_int_ge(w, 0);
+  ck_assert_int_eq(ev_at(w).type, ZOO_CREATED_EVENT);
+  ck_assert_int_gt(d12, w);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 5), 1);
+  /* The node is created again: the second watch's own event. */
+  ck_assert_int_ge(fake_fire(e13->h, "/n", ZOO_CREATED_EVENT), 1);
+  step();
+  ck_assert_msg(ev_matching(EV_WATCH, 5) == 2,
+                "watcher 5, set again after the proved creation, was not called for the next");
+}
+END_TEST
+
 /* A read that sets a pair again on the pair's own member, answered there
  * after the pair's event came (that server read after the change, and
  * registered the watch anew), while that event waits its turn: the pair's
@@ -2354,6 +2404,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, late_watch_event_made_from_the_held_read);
   tcase_add_test(tc, read_issued_before_the_watch_shows_no_missed_change);
   tcase_add_test(tc, maybe_older_read_waits_for_an_event_a_later_read_proved);
+  tcase_add_test(tc, exists_watch_set_after_a_proved_creation_fires_for_the_next);
   tcase_add_test(tc, maybe_older_read_comes_after_an_event_in_hand);
   tcase_add_test(tc, made_event_goes_before_a_later_read_that_set_the_pair_again);
   tcase_add_test(tc, held_reads_released_in_order_after_their_events);

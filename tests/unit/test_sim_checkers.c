@@ -1053,6 +1053,64 @@ START_TEST(watch_older_read_told_by_the_serving_state) {
 }
 END_TEST
 
+/* An exists watch on a missing node whose read a server served at a known
+ * state (the servers' record), fired by the first creation after it: pair
+ * 1 set at state 2, the node created (5) and deleted (6), pair 1 set again
+ * at state 6, created again (7), one call.  On one session that call is
+ * the first registration's, for 5, and the second's, for 7, is owed: a
+ * read that then sees the node created at 7 saw a change before pair 1's
+ * watch fired.  After a disconnection the first registration's state is
+ * no longer known: the server drops a closed connection's watches
+ * (DataTree.removeCnxn) and the client sets them again when it
+ * reconnects, at that state (DataTree.setWatches re-adds an exists watch
+ * on a missing node silently), so the creation and deletion between may
+ * fire nothing; one call for 7 answers both registrations.  The
+ * application learns of the disconnection at its session event
+ * (CONNECTING), and through several sessions a node event may come before
+ * the CONNECTED.  (The simulator: tests/sim/zkroute-sim --seed 5137 --mode
+ * routed --io-loss 5, "op 2042 saw /g5/k4 changed ... before pair 1's
+ * watch (set by op 2036) fired", the call in the CONNECTING window.) */
+static void exists_served_at(hop_t *o, int64_t zxid) {
+  hnone_t *x = hist_none(&H);
+  x->t = tick();
+  snprintf(x->path, sizeof x->path, "%s", o->path);
+  x->kind = H_EXISTS;
+  x->watch = 1;
+  x->zxid = zxid;
+}
+
+static int exists_set_again_across(int disconnect) {
+  setup();
+  connected();
+  hop_t *e1 = inv(H_EXISTS, "/g0/k0", NULL);
+  e1->pair = 1;
+  exists_served_at(e1, 2);
+  cmp(e1, ZNONODE, 0, 0, 0);
+  if (disconnect) {
+    watch(1, ZOO_SESSION_EVENT, ZOO_CONNECTING_STATE, "");
+    watch(6, ZOO_SESSION_EVENT, ZOO_CONNECTING_STATE, "");
+  }
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  txn(6, H_DELETE, "/g0/k0", NULL, 0);
+  hop_t *e2 = inv(H_EXISTS, "/g0/k0", NULL);
+  e2->pair = 1;
+  exists_served_at(e2, 6);
+  cmp(e2, ZNONODE, 0, 0, 0);
+  txn(7, H_CREATE, "/g0/k0", "b", 0);
+  watch(1, ZOO_CREATED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");
+  cmp(inv(H_EXISTS, "/g0/k0", NULL), ZOK, 1, 0, 7)->czxid = 7;
+  if (disconnect) connected();
+  close_at_end();
+  check_watch(&H, &C);
+  return C.violations[CK_WATCH];
+}
+
+START_TEST(watch_exists_state_unknown_from_a_disconnection) {
+  ck_assert_int_ge(exists_set_again_across(0), 1);
+  ck_assert_int_eq(exists_set_again_across(1), 0);
+}
+END_TEST
+
 /* ---- session ---- */
 
 START_TEST(session_answer_before_connected) {
@@ -1332,6 +1390,7 @@ int main(void) {
       {"watch", watch_event_before_new_data},
       {"watch", watch_older_read_not_a_missed_deletion},
       {"watch", watch_older_read_told_by_the_serving_state},
+      {"watch", watch_exists_state_unknown_from_a_disconnection},
       {"session", session_answer_before_connected},
       {"session", session_client_id_and_ephemerals},
       {"session", session_closed_under_the_application},

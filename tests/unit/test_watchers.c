@@ -733,6 +733,116 @@ START_TEST(maybe_older_read_comes_after_an_event_in_hand) {
 }
 END_TEST
 
+/* Watcher 5's exists watch on a missing node, a remove_all of the path
+ * in flight (it holds that record, so the pair set again is a record of
+ * its own, not the same one), and a plain exists that finds the node
+ * created, held for watcher 5's event.  Watcher 5 is set again by an
+ * exists issued after that read, which finds the node deleted again.  At
+ * the hold's bound the first watch gets the CREATED the held read
+ * proved; the second, set after that creation (on stock's one session
+ * its reply came after that event), is not fired by it: its own CREATED,
+ * for the next creation, calls watcher 5 again.  ZooKeeper registers an
+ * exists watch at the state its read saw (DataTree.statNode) and fires it
+ * at the first creation after (createNode, WatchManager.triggerWatch).
+ * (The simulator: tests/sim/zkroute-sim --seed 1179 --mode routed
+ * --messages, "pair 0 never called": the second record was consumed by
+ * the first one's made event, and its own was swallowed.) */
+START_TEST(exists_watch_set_after_a_proved_creation_fires_for_the_next) {
+  open3_stepped_round_robin();
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)10), ZOK);
+  fake_req_t *e10 = sent_now(FK_EXISTS);
+  fake_reply(e10, ZNONODE, 0, 0, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 10), 1);
+  ck_assert_int_eq(zkr_aremove_all_watches(z, "/n", ZWATCHTYPE_DATA, 0, done_void, (void *)30),
+                   ZOK);
+  step();
+  ck_assert_int_eq(zkr_aexists(z, "/n", 0, done_stat, (void *)12), ZOK);
+  fake_req_t *e12 = sent_now(FK_EXISTS);
+  ck_assert_ptr_ne(e12->h, e10->h);
+  fake_reply_cz(e12, ZOK, 7, 7, 7, NULL); /* created at zxid 7 */
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 0); /* held for watcher 5 */
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)5, done_stat, (void *)13), ZOK);
+  fake_req_t *e13 = sent_now(FK_EXISTS);
+  fake_reply(e13, ZNONODE, 0, 0, NULL); /* deleted again */
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 13), 1);
+  advance_ms(450); /* past read 12's bound */
+  step();
+  int w = ev_find(0, EV_WATCH, 5), d12 = ev_find(0, EV_DONE, 12);
+  ck_assert_int_ge(w, 0);
+  ck_assert_int_eq(ev_at(w).type, ZOO_CREATED_EVENT);
+  ck_assert_int_gt(d12, w);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 5), 1);
+  /* The node is created again: the second watch's own event. */
+  ck_assert_int_ge(fake_fire(e13->h, "/n", ZOO_CREATED_EVENT), 1);
+  step();
+  ck_assert_msg(ev_matching(EV_WATCH, 5) == 2,
+                "watcher 5, set again after the proved creation, was not called for the next");
+}
+END_TEST
+
+/* Watcher 2's exists watch on a missing node, its read held for watcher
+ * 6's event (it shows the node deleted since watcher 6's get), gets its
+ * CREATED on its member while that read waits: the event waits too.
+ * Watcher 2 is set again by an exists on the same member, answered there
+ * after that event (the node deleted again): one session's server sends
+ * a change's event before the replies of the reads it serves after the
+ * change, so that read was served after the creation, and ZooKeeper
+ * fires the watch it registered (DataTree.statNode) at the next creation
+ * (createNode, WatchManager.triggerWatch).  When watcher 6's DELETED
+ * releases them, watcher 2 gets the CREATED once, and its second watch
+ * stays: the next creation calls it again.  (The simulator:
+ * tests/sim/zkroute-sim --seed 6864 --mode routed --io-loss 5, "op 634
+ * saw /g1/k2 changed ... before pair 2's watch (set by op 557) fired":
+ * the waiting CREATED consumed the second record, whose own event was
+ * swallowed.) */
+START_TEST(exists_watch_set_again_on_the_member_after_its_created_came_fires_for_the_next) {
+  open3_stepped_round_robin();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)6, done_data, (void *)10), ZOK);
+  fake_req_t *g6 = sent_now(FK_GET);
+  fake_reply(g6, ZOK, 5, 5, "a");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 10), 1);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)2, done_stat, (void *)11), ZOK);
+  fake_req_t *e11 = sent_now(FK_EXISTS);
+  ck_assert_ptr_ne(e11->h, g6->h);
+  fake_reply(e11, ZNONODE, 0, 0, NULL); /* deleted since watcher 6's read */
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 0); /* held for watcher 6 */
+  ck_assert_int_ge(fake_fire(e11->h, "/n", ZOO_CREATED_EVENT), 1);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 0); /* waits for its read */
+  /* Watcher 2 set again, on the same member: the reads go round robin,
+   * and two plain ones take the other members' turns. */
+  for (int tag = 20; tag < 22; tag++) {
+    ck_assert_int_eq(zkr_aexists(z, "/n", 0, done_stat, (void *)(intptr_t)tag), ZOK);
+    fake_req_t *r = sent_now(FK_EXISTS);
+    ck_assert_ptr_ne(r->h, e11->h);
+    fake_reply(r, ZNONODE, 0, 0, NULL);
+    step();
+  }
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)2, done_stat, (void *)12), ZOK);
+  fake_req_t *e12 = sent_now(FK_EXISTS);
+  ck_assert_ptr_eq(e12->h, e11->h);
+  fake_reply(e12, ZNONODE, 0, 0, NULL); /* deleted again */
+  step();
+  ck_assert_int_ge(fake_fire(g6->h, "/n", ZOO_DELETED_EVENT), 1);
+  step();
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 6), 1);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 1);
+  int w2 = ev_find(0, EV_WATCH, 2);
+  ck_assert_int_eq(ev_at(w2).type, ZOO_CREATED_EVENT);
+  /* The node is created again: the second watch's own event. */
+  ck_assert_int_ge(fake_fire(e12->h, "/n", ZOO_CREATED_EVENT), 1);
+  step();
+  ck_assert_msg(ev_matching(EV_WATCH, 2) == 2,
+                "watcher 2, set again after its CREATED came, was not called for the next");
+}
+END_TEST
+
 /* A read that sets a pair again on the pair's own member, answered there
  * after the pair's event came (that server read after the change, and
  * registered the watch anew), while that event waits its turn: the pair's
@@ -2501,6 +2611,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, late_watch_event_made_from_the_held_read);
   tcase_add_test(tc, read_issued_before_the_watch_shows_no_missed_change);
   tcase_add_test(tc, maybe_older_read_waits_for_an_event_a_later_read_proved);
+  tcase_add_test(tc, exists_watch_set_after_a_proved_creation_fires_for_the_next);
+  tcase_add_test(tc, exists_watch_set_again_on_the_member_after_its_created_came_fires_for_the_next);
   tcase_add_test(tc, maybe_older_read_comes_after_an_event_in_hand);
   tcase_add_test(tc, made_event_goes_before_a_later_read_that_set_the_pair_again);
   tcase_add_test(tc, held_reads_released_in_order_after_their_events);

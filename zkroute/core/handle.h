@@ -267,6 +267,10 @@ struct zkr {
   zkr__queue_t wf_held;
   _Atomic int wf_count;
   uint64_t watch_ids; /* the last id given to a record (zkr__watch_*) */
+  /* The order in which records were armed and their own events came, on
+   * whichever zhandle (zkr__watch_*: armed_tick, came_tick).  Under
+   * watch_mu. */
+  uint64_t watch_ticks;
   /* The drop-in interposer's name for the program's global pair
    * (zkr__preload_*): maps (fn, ctx) to the pair the library knows as the
    * global one; NULL none. */

@@ -613,6 +613,24 @@ static int known_later_twin(const zkr__watch_t *r, const zkr__watch_t *f, int ty
  * fired f). */
 static int same_change(const zkr__watch_t *r, const zkr__watch_t *f, int type) {
   if (type == ZOO_DELETED_EVENT) return !(r->existed && f->existed && r->czxid > f->czxid);
+  /* An exists watch on a missing node (the one table a CREATED fires)
+   * whose read was issued after the held read that made f's CREATED
+   * (fire_proof): on stock's one session that read's reply came after the
+   * creation's event, so r's ZNONODE is the node deleted again and r was
+   * set after the creation.  ZooKeeper registers it at the state its read
+   * saw (DataTree.statNode) and fires it at the next creation
+   * (createNode, WatchManager.triggerWatch): consumed now, its own event
+   * for that one was swallowed (routed seed 1179: pair 0 never called).
+   * As supersede_locked's not_fired. */
+  if (type == ZOO_CREATED_EVENT && f->fire_proof && r->read_seq > f->fire_proof) return 0;
+  /* The same for one whose read was answered on the zhandle where f's
+   * own CREATED had come, after it: one session's server sends a change's
+   * event before the replies of the reads it serves after that change, so
+   * r's read saw the node deleted again (routed --io-loss 5 seed 6864:
+   * pair 2 set again while its first record's CREATED waited its turn). */
+  if (type == ZOO_CREATED_EVENT && f->came_tick && r->zh && r->zh == f->zh &&
+      r->armed_tick > f->came_tick)
+    return 0;
   /* Data and exists watches on a node both saw its mzxid, child watches
    * its pzxid. */
   int comparable =
@@ -848,9 +866,10 @@ void zkr__watch_release_locked(zkr_t *z, const char *path, zkr__watch_t **gone) 
     zkr__watch_t *f = next_f;
     int type = f->fire;
     int set_again = made_before_merged(f);
-    f->fire_proof = 0;
     zkr__watch_deliver_locked(f, type);
+    /* (with fire_proof still set: same_change) */
     consume_twins(z, f, type, gone);
+    f->fire_proof = 0;
     if (set_again && f->state == ZKR__W_CONSUMED) {
       /* The reads that set it again after the event hold its
        * registration: the pair's from here, at the state they saw, its
@@ -977,6 +996,8 @@ void zkr__watch_arm_locked(zkr_t *z, zkr__watch_t *w, int member, zhandle_t *zh,
   remember(w, stat);
   w->read_seq = read_seq;
   w->armed_ns = zkr__now_ns();
+  w->armed_tick = ++z->watch_ticks;
+  w->came_tick = 0;
   w->created_after = 0;
   w->created_zh = NULL;
   zkr__watch_set_state_locked(z, w, ZKR__W_ARMED);
@@ -1469,6 +1490,7 @@ void zkr__watch_trampoline(zhandle_t *zh, int type, int state, const char *path,
     if (w->fire) w->swallow = 1;
     else over_to(z, w, &gone);
   } else {
+    w->came_tick = ++z->watch_ticks;
     zkr__watch_fire_locked(z, w, type, 0, &gone);
   }
   pthread_mutex_unlock(&z->watch_mu);

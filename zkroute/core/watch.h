@@ -130,6 +130,12 @@ struct zkr__watch {
                                     a change after the state its read saw has
                                     committed */
   uint64_t armed_ns;             /* when the read that armed it last was answered */
+  uint64_t armed_tick;           /* ... its place in z->watch_ticks, under watch_mu */
+  uint64_t came_tick;            /* its own event came on zh (its trampoline), in
+                                    z->watch_ticks; 0 none since it was armed:
+                                    a read answered on zh after it was read
+                                    after that change (same_change), under
+                                    watch_mu */
   int created_after;             /* an exists watch on a missing node: a create of
                                     its path that this handle sent after that
                                     answer was acknowledged - a creation after

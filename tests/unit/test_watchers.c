@@ -2587,6 +2587,51 @@ START_TEST(held_read_of_a_node_created_again_makes_a_deletion) {
   ck_assert_int_eq(ev_matching(EV_WATCH, 2), 1);
 }
 END_TEST
+/* Watcher 5's exists watch on a missing /q/e is armed on one member; a
+ * delete of /q/e is in flight, so the pair set again goes to the write
+ * session (read-your-writes), a new record that supersedes the first,
+ * and finds /q/e missing too.  A creation and deletion between the two
+ * reads may have fired the first registration where nobody will hear
+ * it (its member cut off, not yet known), or be on its way still, and
+ * swallowed: stock's one session would have called watcher 5 before the
+ * second reply, or said CONNECTING first - SetWatches misses exactly that
+ * (DataTree.setWatches adds an exists watch on a missing node silently).
+ * The application gets CONNECTING before the second read completes, and
+ * CONNECTED after.  (The simulator: tests/sim/zkroute-sim --seed 540
+ * --mode routed, "op 887 saw /g1/k4 changed ... before pair 4's watch
+ * (set by op 875) fired": the pair's first record on a member cut off
+ * missed 0x19e, and the superseding record took its place silently.) */
+START_TEST(exists_watch_set_again_elsewhere_on_a_missing_node_reports_connecting) {
+  open3();
+  ck_assert_int_eq(zkr_awexists(z, "/q/e", watcher, (void *)5, done_stat, (void *)1), ZOK);
+  fake_req_t *e1 = next_req(FK_EXISTS, "/q/e");
+  fake_reply(e1, ZNONODE, 0, 0, NULL);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 1), 0);
+  ck_assert_int_eq(zkr_adelete(z, "/q/e", -1, done_void, (void *)2), ZOK);
+  fake_req_t *d = next_req(FK_DELETE, "/q/e");
+  ck_assert_int_eq(zkr_awexists(z, "/q/e", watcher, (void *)5, done_stat, (void *)3), ZOK);
+  fake_req_t *e2 = next_req(FK_EXISTS, "/q/e");
+  ck_assert_ptr_ne(e2->h, e1->h); /* the superseding record, elsewhere */
+  int mark = ev_count();
+  fake_reply(d, ZNONODE, 0, 0, NULL);
+  fake_reply(e2, ZNONODE, 0, 0, NULL);
+  int d3 = ev_find(mark, EV_DONE, 3);
+  ck_assert_int_ge(d3, 0);
+  int s1 = ev_find(mark, EV_SESSION, 5);
+  ck_assert_msg(s1 >= 0 && s1 < d3, "no CONNECTING to watcher 5 before the second exists");
+  ck_assert_int_eq(ev_at(s1).state, ZOO_CONNECTING_STATE);
+  wait_state(ZOO_CONNECTED_STATE);
+  int s2 = ev_find(s1 + 1, EV_SESSION, 5);
+  ck_assert_int_ge(s2, 0);
+  ck_assert_int_eq(ev_at(s2).state, ZOO_CONNECTED_STATE);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 5), 0);
+  /* The second registration still fires. */
+  ck_assert_int_eq(fake_fire(e2->h, "/q/e", ZOO_CREATED_EVENT), 1);
+  int w = ev_find(0, EV_WATCH, 5);
+  ck_assert_int_ge(w, 0);
+  ck_assert_int_eq(ev_at(w).type, ZOO_CREATED_EVENT);
+}
+END_TEST
 static Suite *suite(void) {
   Suite *s = suite_create("watchers");
   TCase *tc = tcase_create("fake");
@@ -2657,6 +2702,7 @@ static Suite *suite(void) {
   tcase_add_test(
       tc, pair_set_again_behind_a_lost_sync_after_its_event_not_called_for_the_change_it_reads);
   tcase_add_test(tc, held_read_of_a_node_created_again_makes_a_deletion);
+  tcase_add_test(tc, exists_watch_set_again_elsewhere_on_a_missing_node_reports_connecting);
   suite_add_tcase(s, tc);
   return s;
 }

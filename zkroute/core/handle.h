@@ -144,6 +144,14 @@ struct zkr {
    * missing node silently), so the state is CONNECTING, as a stock
    * session's is while its one connection is down. */
   _Atomic int wdip;
+  /* A watch dip of one turn (zkr__watch_armed): a pair's exists watch on
+   * a missing node was set again on another member, which found the node
+   * missing too, while the member it was set on could not take the read.
+   * A creation and deletion between the two was missed, as stock misses
+   * it across SetWatches, and stock says so with CONNECTING first.  The
+   * next zkr__session_update reports CONNECTING, the tick after it
+   * CONNECTED. */
+  _Atomic int wblip;
 
   /* Leader knowledge (zkr__monitor_*). */
   _Atomic int leader; /* member index, -1 unknown */

@@ -1147,6 +1147,15 @@ static void supersede_locked(zkr_t *z, zkr__watch_t *w2, const struct Stat *st,
     } else if (!registered) {
       over_to(z, old, gone);
     }
+    /* An exists watch on a missing node, found missing again elsewhere:
+     * old's member could not take the read, so a creation and deletion
+     * between the two reads may have fired old's registration into a
+     * connection that is gone, or be on its way still - stock's one
+     * session would have delivered it before w2's reply, or reported
+     * CONNECTING (it misses exactly that across SetWatches:
+     * DataTree.setWatches adds such a watch silently).  The watch dip of
+     * one turn reports it (zkr__watch_armed; routed seed 540). */
+    if (!event && !st && old->kind == ZKR__WATCH_EXIST && !old->existed) z->wblip = 1;
   } else if (old->state == ZKR__W_FIRED && old->reuses == 0) {
     zkr__watch_unlink_locked(z, old);
     old->gone_next = *gone;
@@ -1260,7 +1269,11 @@ void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct S
   zkr__watch_arm_locked(z, w, member, zh, stat, read_seq);
   w->read_pending = 1; /* until the read is handed on */
   if (w->supersedes) supersede_locked(z, w, stat, &gone);
+  int blip = z->wblip;
   pthread_mutex_unlock(&z->watch_mu);
+  /* Before the read is handed on: its reply comes after the CONNECTING,
+   * as stock's after its reconnection. */
+  if (blip) zkr__hooks_session_update(z);
   zkr__watch_done(z, gone);
 }
 

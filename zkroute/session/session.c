@@ -92,7 +92,8 @@ void zkr__session_update(zkr_t *z) {
   }
   /* The watch dip: only once established (the first CONNECTED is the
    * owner's), and lock order allows watch_mu inside state_mu. */
-  z->wdip = z->established && zkr__watch_unlive(z);
+  int blip = atomic_exchange(&z->wblip, 0);
+  z->wdip = z->established && (blip || zkr__watch_unlive(z));
   int s = derive_state(z);
   int o = z->owner;
   if (o >= 0 && zkr__member_connected(&z->members[o])) z->owner_down_ns = 0;

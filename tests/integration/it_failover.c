@@ -226,15 +226,20 @@ END_TEST
  * delivered ---- */
 
 typedef struct {
-  int fired;
-  int type;
+  int fired;                /* path events */
+  int type;                 /* ... the last one's */
+  int sessions, last_state; /* session events (the watch dip) */
 } seen_t;
 
 static void watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
   (void)zh;
-  (void)state;
   (void)path;
   seen_t *s = ctx;
+  if (type == ZOO_SESSION_EVENT) {
+    s->last_state = state;
+    __atomic_add_fetch(&s->sessions, 1, __ATOMIC_SEQ_CST);
+    return;
+  }
   s->type = type;
   __atomic_add_fetch(&s->fired, 1, __ATOMIC_SEQ_CST);
 }
@@ -286,6 +291,11 @@ START_TEST(watch_rearmed_after_carrier_loss) {
   ck_assert_int_eq(wait_fired(&a, 1, 8000), 1);
   ck_assert_int_eq(a.type, ZOO_CHANGED_EVENT);
   ck_assert_uint_ge(member_stats(z, f).recreated, 1);
+  /* The watch dip: while the watch was on no live session, the pair had
+   * CONNECTING; the missed change used the watch up, so the CONNECTED
+   * after the re-arm went to the global watcher only. */
+  ck_assert_int_eq(a.sessions, 1);
+  ck_assert_int_eq(a.last_state, ZOO_CONNECTING_STATE);
   /* The watch on `quiet` (on whichever member) still works once. */
   ck_assert_int_eq(stock_set(stock, quiet, "b"), ZOK);
   ck_assert_int_eq(wait_fired(&b, 1, 5000), 1);
@@ -425,6 +435,10 @@ START_TEST(restart_within_timeout_resumes) {
   ck_assert_int_eq(zkr_set(z, path, "y", 1, -1), ZOK);
   ck_assert_int_eq(wait_fired(&w, 1, 5000), 1);
   ck_assert_int_eq(w.type, ZOO_CHANGED_EVENT);
+  /* None of the owner's; the watch dip's two (CONNECTING, CONNECTED) when
+   * the watch was on the restarted follower. */
+  ck_assert_msg(w.sessions == 0 || (w.sessions == 2 && w.last_state == ZOO_CONNECTED_STATE),
+                "the watch had %d session events", w.sessions);
   ck_assert_int_eq(zkr_delete(z, path, -1), ZOK);
   zkr_close(z);
 }

@@ -1056,7 +1056,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, session_mode_event_after_a_held_read_that_set_the_watch_again);
   tcase_add_test(tc, session_mode_other_pairs_event_after_a_held_read_that_set_a_watch_again);
   tcase_add_test(tc, session_mode_pair_removed_while_its_read_is_held_gets_no_session_event);
-  tcase_add_test(tc, session_mode_pair_removed_by_the_first_of_two_calls_gets_no_later_session_event);
+  tcase_add_test(tc,
+                 session_mode_pair_removed_by_the_first_of_two_calls_gets_no_later_session_event);
   tcase_add_test(tc, session_mode_held_removal_keeps_the_pair_when_its_session_goes);
   tcase_add_test(tc, session_mode_failed_held_removal_leaves_its_pairs_to_the_next);
   tcase_add_test(tc, session_mode_held_removal_makes_the_event_a_held_read_proves);

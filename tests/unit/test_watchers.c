@@ -2657,7 +2657,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, read_issued_before_the_watch_shows_no_missed_change);
   tcase_add_test(tc, maybe_older_read_waits_for_an_event_a_later_read_proved);
   tcase_add_test(tc, exists_watch_set_after_a_proved_creation_fires_for_the_next);
-  tcase_add_test(tc, exists_watch_set_again_on_the_member_after_its_created_came_fires_for_the_next);
+  tcase_add_test(tc,
+                 exists_watch_set_again_on_the_member_after_its_created_came_fires_for_the_next);
   tcase_add_test(tc, maybe_older_read_comes_after_an_event_in_hand);
   tcase_add_test(tc, made_event_goes_before_a_later_read_that_set_the_pair_again);
   tcase_add_test(tc, held_reads_released_in_order_after_their_events);

@@ -26,8 +26,8 @@ void zkr__deliver_result(struct zkr *z, zkr__cb_shape_t shape, zkr__cb_t cb, con
 /* The same, under any lock of the table: returns 0, queuing nothing, when
  * out of memory (the caller then calls zkr__deliver_call with no lock held).
  * @locks delivery's mu. */
-int zkr__deliver_result_queue(struct zkr *z, zkr__cb_shape_t shape, zkr__cb_t cb,
-                              const void *data, const zkr__result_t *r);
+int zkr__deliver_result_queue(struct zkr *z, zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,
+                              const zkr__result_t *r);
 /* Calls a completion of the given shape with r, on the calling thread.
  * The calling thread (a waiter's, the delivery thread).  @locks none. */
 void zkr__deliver_call(zkr__cb_shape_t shape, zkr__cb_t cb, const void *data,

@@ -1105,8 +1105,8 @@ int zkr__watch_missed_before_locked(zkr_t *z, zkr__watch_t *w, uint64_t ord_seq,
  * watch before w2's reply, and w2's read set the pair again after it.
  * Under watch_mu. */
 static int created_between(const zkr__watch_t *old, const zkr__watch_t *w2) {
-  return old->kind == ZKR__WATCH_EXIST && !old->existed && old->created_after &&
-         old->created_zh && old->created_zh == w2->zh && !w2->existed;
+  return old->kind == ZKR__WATCH_EXIST && !old->existed && old->created_after && old->created_zh &&
+         old->created_zh == w2->zh && !w2->existed;
 }
 
 static void supersede_locked(zkr_t *z, zkr__watch_t *w2, const struct Stat *st,
@@ -1597,8 +1597,8 @@ static int set_in_app_eyes_locked(zkr_t *z, const zkr__watch_t *w) {
 
 int zkr__watch_removal_unseen_locked(const zkr_t *z, const zkr__watch_t *w) {
   return w->state == ZKR__W_REMOVED &&
-         (w->rm_settling || (w->rm_seq && w->rm_seq >= atomic_load(&z->ord_head) &&
-                             w->rm_seq > z->rm_queued_seq));
+         (w->rm_settling ||
+          (w->rm_seq && w->rm_seq >= atomic_load(&z->ord_head) && w->rm_seq > z->rm_queued_seq));
 }
 
 /* A session event to the distinct (watcher, context) pairs of registered

@@ -176,6 +176,61 @@ START_TEST(idle_handle_parks_followers_and_an_operation_opens_them) {
 }
 END_TEST
 
+/* Answers every sync waiting on zh, then r with rc. */
+static void answer_behind_syncs(fake_req_t *r, int rc) {
+  fake_req_t *sy;
+  while ((sy = fake_peek(r->h, FK_SYNC, NULL))) fake_reply(sy, ZOK, 0, 0, NULL);
+  fake_reply(r, rc, 0, 0, NULL);
+}
+
+/* An idle handle parks a follower that holds a watch: until the watch's
+ * re-arm on a kept session is answered it is on no server, and a node
+ * created and deleted meanwhile would leave no trace, so the state dips
+ * (the watch dip), as for a lost carrier: CONNECTING at the park,
+ * CONNECTED at the re-arm's answer. */
+START_TEST(idle_parking_a_follower_that_holds_a_watch_dips_the_state) {
+  zkr_options_t o;
+  opts_default(&o);
+  o.idle_park_ms = 1000;
+  open3_stepped_opts(&o);
+  /* A watch on each follower: the reads rotate over them. */
+  const char *paths[2] = {"/w0", "/w1"};
+  fake_req_t *r[2];
+  for (int i = 0; i < 2; i++) {
+    ck_assert_int_eq(zkr_awexists(z, paths[i], watcher, (void *)(intptr_t)(1 + i), done_stat,
+                                  (void *)(intptr_t)(10 + i)),
+                     ZOK);
+    step();
+    r[i] = fake_wait(NULL, FK_EXISTS, paths[i]);
+    ck_assert_ptr_nonnull(r[i]);
+    answer_behind_syncs(r[i], ZNONODE);
+    step();
+  }
+  ck_assert_ptr_ne(r[0]->h, r[1]->h);
+  ck_assert_int_ge(ev_find(0, EV_DONE, 11), 0);
+  int mark = ev_count();
+  idle_for(1200);
+  int parked = closed_follower();
+  ck_assert_int_ne(parked, 0);
+  ck_assert_int_eq(zkr_state(z), ZOO_CONNECTING_STATE);
+  int c = ev_find(mark, EV_SESSION, 100);
+  ck_assert_int_ge(c, 0);
+  ck_assert_int_eq(ev_at(c).state, ZOO_CONNECTING_STATE);
+  /* The re-arm of the parked follower's watch, on a kept session. */
+  int i = r[0]->h == h[parked] ? 0 : 1;
+  ck_assert_ptr_eq(r[i]->h, h[parked]);
+  fake_req_t *rg = fake_wait(NULL, FK_EXISTS, paths[i]);
+  ck_assert_ptr_nonnull(rg);
+  ck_assert_ptr_ne(rg->h, h[parked]);
+  answer_behind_syncs(rg, ZNONODE);
+  step();
+  ck_assert_int_eq(zkr_state(z), ZOO_CONNECTED_STATE);
+  int c2 = ev_find(c + 1, EV_SESSION, 100);
+  ck_assert_int_ge(c2, 0);
+  ck_assert_int_eq(ev_at(c2).state, ZOO_CONNECTED_STATE);
+}
+END_TEST
+
 /* idle_read_members=-1: an idle handle keeps every session. */
 START_TEST(idle_parking_off_keeps_every_session) {
   zkr_options_t o;
@@ -215,6 +270,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, read_members_cap_parks_and_swaps);
   tcase_add_test(tc, read_members_counts_the_owners_follower);
   tcase_add_test(tc, idle_handle_parks_followers_and_an_operation_opens_them);
+  tcase_add_test(tc, idle_parking_a_follower_that_holds_a_watch_dips_the_state);
   tcase_add_test(tc, idle_parking_off_keeps_every_session);
   tcase_add_test(tc, idle_parking_under_a_read_members_cap);
   suite_add_tcase(s, tc);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 
 #include "session/carriers.h"
+#include "session/session.h"
 #include "route/dispatch.h"
 #include "core/handle.h"
 #include "core/watch.h"
@@ -142,6 +143,7 @@ void zkr__carriers_tick(zkr_t *z, uint64_t now) {
     }
   }
   if (!chosen_usable) return;
+  int moved = 0;
   for (size_t i = 0; i < n; i++) {
     zkr__member_t *m = &z->members[i];
     if (keep[i] || m->parked || m->retired || (int)i == z->owner || m->outstanding > 0) continue;
@@ -151,8 +153,13 @@ void zkr__carriers_tick(zkr_t *z, uint64_t now) {
     zkr__zk->zookeeper_close(zh);
     zkr__dispatch_complete_dropped(z, zh);
     zkr__watch_rearm_from(z, (int)i, zh);
+    moved = 1;
     pthread_mutex_lock(&m->health_mu);
     zkr__health_set_usable(&m->health, 0, zkr__now_ns());
     pthread_mutex_unlock(&m->health_mu);
   }
+  /* Watches it held are on no server until their re-arms are answered:
+   * the watch dip (session.c) shows that window, as it does for a lost
+   * carrier - a node created and deleted inside it leaves no trace. */
+  if (moved) zkr__session_update(z);
 }

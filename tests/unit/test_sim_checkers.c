@@ -1111,6 +1111,23 @@ START_TEST(watch_exists_state_unknown_from_a_disconnection) {
 }
 END_TEST
 
+/* Pair 1's exists on the missing /g0/k0 served at state 2, the node
+ * created (5) and deleted (6), then pair `second`'s exists served at 6. */
+static void exists_set_around_a_creation(int second) {
+  setup();
+  connected();
+  hop_t *e1 = inv(H_EXISTS, "/g0/k0", NULL);
+  e1->pair = 1;
+  exists_served_at(e1, 2);
+  cmp(e1, ZNONODE, 0, 0, 0);
+  txn(5, H_CREATE, "/g0/k0", "a", 0);
+  txn(6, H_DELETE, "/g0/k0", NULL, 0);
+  hop_t *e2 = inv(H_EXISTS, "/g0/k0", NULL);
+  e2->pair = second;
+  exists_served_at(e2, 6);
+  cmp(e2, ZNONODE, 0, 0, 0);
+}
+
 /* An exists watch's registration state is not known after a session
  * event, but it is no older than the state its read was served at: the
  * client reconnects only to a server that has seen its last zxid
@@ -1126,18 +1143,7 @@ END_TEST
  * checker owed pair 3 that call, kept the group open, and reported the
  * next creation's calls as "held no such watch".) */
 static int exists_lower_bound_across(int disconnect) {
-  setup();
-  connected();
-  hop_t *e1 = inv(H_EXISTS, "/g0/k0", NULL);
-  e1->pair = 1;
-  exists_served_at(e1, 2);
-  cmp(e1, ZNONODE, 0, 0, 0);
-  txn(5, H_CREATE, "/g0/k0", "a", 0);
-  txn(6, H_DELETE, "/g0/k0", NULL, 0);
-  hop_t *e2 = inv(H_EXISTS, "/g0/k0", NULL);
-  e2->pair = 2;
-  exists_served_at(e2, 6);
-  cmp(e2, ZNONODE, 0, 0, 0);
+  exists_set_around_a_creation(2);
   if (disconnect) {
     watch(1, ZOO_SESSION_EVENT, ZOO_CONNECTING_STATE, "");
     watch(2, ZOO_SESSION_EVENT, ZOO_CONNECTING_STATE, "");
@@ -1170,18 +1176,7 @@ END_TEST
  * simulator: tests/sim/zkroute-sim --seed 9649 --mode routed --io-loss 5,
  * where the library called pair 0 once.) */
 static int exists_same_pair_set_again_late(int call_again) {
-  setup();
-  connected();
-  hop_t *e1 = inv(H_EXISTS, "/g0/k0", NULL);
-  e1->pair = 1;
-  exists_served_at(e1, 2);
-  cmp(e1, ZNONODE, 0, 0, 0);
-  txn(5, H_CREATE, "/g0/k0", "a", 0);
-  txn(6, H_DELETE, "/g0/k0", NULL, 0);
-  hop_t *e2 = inv(H_EXISTS, "/g0/k0", NULL);
-  e2->pair = 1;
-  exists_served_at(e2, 6);
-  cmp(e2, ZNONODE, 0, 0, 0);
+  exists_set_around_a_creation(1);
   watch(1, ZOO_SESSION_EVENT, ZOO_CONNECTING_STATE, "");
   watch(6, ZOO_SESSION_EVENT, ZOO_CONNECTING_STATE, "");
   watch(1, ZOO_CREATED_EVENT, ZOO_CONNECTED_STATE, "/g0/k0");

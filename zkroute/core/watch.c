@@ -1608,16 +1608,13 @@ int zkr__watch_removal_unseen_locked(const zkr_t *z, const zkr__watch_t *w) {
  * in watch_remove.c) - cannot change between the choice and the queuing,
  * so the event reaches a removed pair only if it comes before the
  * removal's completion (sim seed 1954 --consistency session: pair 5's
- * CONNECTED came after its remove_all's completion).  Returns 0, or
- * ZKR_ENOMEM when the pairs could not be listed (only the global watcher
- * got the event). */
-int zkr__watch_session_deliver(zkr_t *z, int state, watcher_fn gfn, void *gctx) {
-  int rc = ZOK;
+ * CONNECTED came after its remove_all's completion).  Out of memory for
+ * the list, only the global watcher gets the event. */
+void zkr__watch_session_deliver(zkr_t *z, int state, watcher_fn gfn, void *gctx) {
   pthread_mutex_lock(&z->watch_mu);
   size_t k = 0;
   for (zkr__watch_t *w = zkr__watch_first(z); w; w = zkr__watch_next(w)) k++;
   pair_t *v = k ? malloc(k * sizeof *v) : NULL;
-  if (k && !v) rc = ZKR_ENOMEM;
   size_t n = 0;
   /* A record whose pair the application has not seen set gets no session
    * event (set_in_app_eyes_locked), nor does one it has seen removed; a
@@ -1636,7 +1633,6 @@ int zkr__watch_session_deliver(zkr_t *z, int state, watcher_fn gfn, void *gctx) 
   zkr__deliver_watch(z, gfn, gctx, ZOO_SESSION_EVENT, state, "");
   pthread_mutex_unlock(&z->watch_mu);
   free(v);
-  return rc;
 }
 
 void zkr__watch_stats(zkr_t *z, zkr_stats_t *s) {

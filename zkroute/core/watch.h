@@ -322,8 +322,9 @@ void zkr__watch_hold_tick(struct zkr *z);
 /* zkr_stats' caller.  @locks watch_mu. */
 void zkr__watch_stats(struct zkr *z, zkr_stats_t *s);
 
-/* Any thread, possibly under state_mu (zkr__deliver_session).  @locks watch_mu. */
-int zkr__watch_session_deliver(struct zkr *z, int state, watcher_fn gfn, void *gctx);
+/* Any thread, possibly under state_mu (zkr__deliver_session).  @locks watch_mu, and
+ * delivery's mu inside it. */
+void zkr__watch_session_deliver(struct zkr *z, int state, watcher_fn gfn, void *gctx);
 
 /* zkr__watch_rearm_* */
 /* The monitor (rescue, carriers, retirement).  @locks watch_mu; m->zh_lock (read) to send,

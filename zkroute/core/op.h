@@ -163,6 +163,11 @@ typedef struct zkr__op {
   struct zkr__sync *sync;    /* the sync it was sent behind, held until its
                                 completion looks at it
                                 (zkr__dispatch_read_again); NULL none */
+  int sync_held;             /* ... its answer came behind that sync, which
+                                no lost connection undid: its server read
+                                after every change committed before the sync
+                                was sent - after the read was issued
+                                (zkr__dispatch_read_again sets it) */
 
   /* The application's order (zkr__barrier_*): every operation the application
    * issued, in issue order, until its completion was handed on.  A

@@ -521,10 +521,12 @@ static int send_on(zkr__op_t *op, zkr__member_t *m, zhandle_t *zh, int with_watc
  * zhandle was replaced meanwhile, or refused the second send). */
 int zkr__dispatch_read_again(zkr__op_t *op, int rc) {
   sync_t *t = op->sync;
+  op->sync_held = 0;
   if (!t) return 0;
   op->sync = NULL;
   int lost = atomic_load(&t->lost);
   sync_put(t);
+  op->sync_held = !lost && zkr__latency_server_answered(rc);
   if (!lost || !zkr__latency_server_answered(rc) || op->member < 0 || !op->zh) return 0;
   zkr__member_t *m = &op->z->members[op->member];
   int with_watch = op->watch && !op->watch_unbound;

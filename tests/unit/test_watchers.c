@@ -843,6 +843,65 @@ START_TEST(exists_watch_set_again_on_the_member_after_its_created_came_fires_for
 }
 END_TEST
 
+/* The same, with the pair set again on another member: watcher 2's first
+ * exists (ZNONODE, held for watcher 6's DELETED) gets its CREATED on its
+ * member while that read waits, and the event waits too - the record is
+ * not waiting any more, so an exists of the pair issued after that event
+ * came is a record of its own, on the next member, and finds the node
+ * missing (deleted again).  A linearizable read goes behind a sync sent
+ * after it was issued, so that server read after every change committed
+ * before the event came - after the creation: ZooKeeper fires the watch
+ * it registered (DataTree.statNode) at the next creation (createNode,
+ * WatchManager.triggerWatch).  When watcher 6's DELETED releases both
+ * reads, watcher 2 gets the CREATED once, and its second watch stays: the
+ * next creation calls it again.  (The simulator: tests/sim/zkroute-sim
+ * --seed 19467 --mode routed, "op 956 saw /g3/k1 changed ... before pair
+ * 1's watch (set by op 873) fired": the first record's CREATED consumed
+ * the second, whose own event was swallowed.) */
+START_TEST(exists_watch_set_again_elsewhere_after_its_created_came_fires_for_the_next) {
+  open3_stepped_round_robin();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)6, done_data, (void *)10), ZOK);
+  fake_req_t *g6 = sent_now(FK_GET);
+  fake_reply(g6, ZOK, 5, 5, "a");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 10), 1);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)2, done_stat, (void *)11), ZOK);
+  fake_req_t *e11 = sent_now(FK_EXISTS);
+  ck_assert_ptr_ne(e11->h, g6->h);
+  fake_reply(e11, ZNONODE, 0, 0, NULL); /* deleted since watcher 6's read */
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 0); /* held for watcher 6 */
+  ck_assert_int_ge(fake_fire(e11->h, "/n", ZOO_CREATED_EVENT), 1);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 0); /* waits for its read */
+  /* Watcher 2 set again after that event came, on the next member. */
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)2, done_stat, (void *)12), ZOK);
+  fake_req_t *e12 = sent_now(FK_EXISTS);
+  ck_assert_ptr_ne(e12->h, e11->h);
+  ck_assert_ptr_ne(e12->h, g6->h);
+  ck_assert_ptr_nonnull(fake_peek(e12->h, FK_SYNC, NULL)); /* behind a sync */
+  fake_reply(e12, ZNONODE, 0, 0, NULL);                    /* deleted again */
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 0); /* held for watcher 6 too */
+  ck_assert_int_ge(fake_fire(g6->h, "/n", ZOO_DELETED_EVENT), 1);
+  step();
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 6), 1);
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 1);
+  ck_assert_int_eq(ev_matching(EV_DONE, 12), 1);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 1);
+  int w2 = ev_find(0, EV_WATCH, 2);
+  ck_assert_int_eq(ev_at(w2).type, ZOO_CREATED_EVENT);
+  ck_assert_int_gt(w2, ev_find(0, EV_DONE, 11));
+  /* The node is created again: the second watch's own event. */
+  ck_assert_int_ge(fake_fire(e12->h, "/n", ZOO_CREATED_EVENT), 1);
+  step();
+  ck_assert_msg(
+      ev_matching(EV_WATCH, 2) == 2,
+      "watcher 2, set again elsewhere after its CREATED came, was not called for the next");
+}
+END_TEST
+
 /* A read that sets a pair again on the pair's own member, answered there
  * after the pair's event came (that server read after the change, and
  * registered the watch anew), while that event waits its turn: the pair's
@@ -2659,6 +2718,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, exists_watch_set_after_a_proved_creation_fires_for_the_next);
   tcase_add_test(tc,
                  exists_watch_set_again_on_the_member_after_its_created_came_fires_for_the_next);
+  tcase_add_test(tc, exists_watch_set_again_elsewhere_after_its_created_came_fires_for_the_next);
   tcase_add_test(tc, maybe_older_read_comes_after_an_event_in_hand);
   tcase_add_test(tc, made_event_goes_before_a_later_read_that_set_the_pair_again);
   tcase_add_test(tc, held_reads_released_in_order_after_their_events);

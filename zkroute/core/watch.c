@@ -631,6 +631,17 @@ static int same_change(const zkr__watch_t *r, const zkr__watch_t *f, int type) {
   if (type == ZOO_CREATED_EVENT && f->came_tick && r->zh && r->zh == f->zh &&
       r->armed_tick > f->came_tick)
     return 0;
+  /* The same for one whose read, on any member, was issued after f's own
+   * CREATED came (came_read_seq) and went behind a sync sent after it was
+   * issued (synced_seq): f's server had applied the creation, so it had
+   * committed before that sync, which goes through the leader and is
+   * answered behind the COMMITs the leader sent (Leader.processSync) - the
+   * read's server applied the creation first, and r's read saw the node
+   * deleted again (routed seed 19467: pair 1 set again on another member
+   * while its first record's CREATED waited for the first read's
+   * hand-on; consumed by that event, its own for the next creation was
+   * swallowed). */
+  if (type == ZOO_CREATED_EVENT && f->came_read_seq && r->synced_seq > f->came_read_seq) return 0;
   /* Data and exists watches on a node both saw its mzxid, child watches
    * its pzxid. */
   int comparable =
@@ -957,6 +968,8 @@ static void rearm_after_locked(zkr_t *z, zkr__watch_t *w) {
     if (!st && w->kind == ZKR__WATCH_DATA) w->kind = ZKR__WATCH_EXIST;
     remember(w, st);
     w->read_seq = w->rearm_read_seq;
+    w->synced_seq = 0;
+    w->came_read_seq = 0; /* (when rearm_fire came is not known) */
     w->armed_ns = zkr__now_ns();
     w->created_after = 0;
     w->created_zh = NULL;
@@ -998,6 +1011,8 @@ void zkr__watch_arm_locked(zkr_t *z, zkr__watch_t *w, int member, zhandle_t *zh,
   w->armed_ns = zkr__now_ns();
   w->armed_tick = ++z->watch_ticks;
   w->came_tick = 0;
+  w->came_read_seq = 0;
+  w->synced_seq = 0; /* (zkr__watch_armed sets it) */
   w->created_after = 0;
   w->created_zh = NULL;
   zkr__watch_set_state_locked(z, w, ZKR__W_ARMED);
@@ -1217,7 +1232,7 @@ void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
      * after this read is handed on (zkr__completion_hand_on, or the op's
      * free). */
     int covered = zkr__hooks_cover_held(op->z, w);
-    if (armed) zkr__watch_armed(w, op->member, op->zh, st, op->read_seq);
+    if (armed) zkr__watch_armed(w, op->member, op->zh, st, op->read_seq, op->sync_held);
     else zkr__watch_discard(w);
     if (covered) {
       zkr__hooks_covered(op->z, w);
@@ -1262,11 +1277,12 @@ void zkr__watch_merged_handed_on(zkr_t *z, uint64_t id) {
 }
 
 void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct Stat *stat,
-                      uint64_t read_seq) {
+                      uint64_t read_seq, int synced) {
   zkr_t *z = w->z;
   zkr__watch_t *gone = NULL;
   pthread_mutex_lock(&z->watch_mu);
   zkr__watch_arm_locked(z, w, member, zh, stat, read_seq);
+  if (synced) w->synced_seq = read_seq;
   w->read_pending = 1; /* until the read is handed on */
   if (w->supersedes) supersede_locked(z, w, stat, &gone);
   int blip = z->wblip;
@@ -1504,6 +1520,7 @@ void zkr__watch_trampoline(zhandle_t *zh, int type, int state, const char *path,
     else over_to(z, w, &gone);
   } else {
     w->came_tick = ++z->watch_ticks;
+    w->came_read_seq = atomic_load(&z->read_seqs);
     zkr__watch_fire_locked(z, w, type, 0, &gone);
   }
   pthread_mutex_unlock(&z->watch_mu);

@@ -136,6 +136,18 @@ struct zkr__watch {
                                     a read answered on zh after it was read
                                     after that change (same_change), under
                                     watch_mu */
+  uint64_t came_read_seq;        /* ... the last read_seq the application had
+                                    been given then (z->read_seqs): a read with
+                                    a higher one was issued after that event
+                                    came (same_change); 0 none, or not known,
+                                    under watch_mu */
+  uint64_t synced_seq;           /* the read that armed it last went behind a
+                                    sync sent after it was issued, and no lost
+                                    connection undid it (op->sync_held): that
+                                    read's read_seq, else 0 - its server read
+                                    after every change committed before the
+                                    read was issued (same_change), under
+                                    watch_mu */
   int created_after;             /* an exists watch on a missing node: a create of
                                     its path that this handle sent after that
                                     answer was acknowledged - a creation after
@@ -208,8 +220,10 @@ zkr__watch_t *zkr__watch_new(struct zkr *z, watcher_fn fn, void *ctx, int kind, 
 
 /* A completion's thread.  @locks watch_mu, inside it delivery's mu; then zkr__watch_done's, none
  * held. */
+/* synced: the read went behind a sync sent after it was issued
+ * (op->sync_held). */
 void zkr__watch_armed(zkr__watch_t *w, int member, zhandle_t *zh, const struct Stat *stat,
-                      uint64_t read_seq);
+                      uint64_t read_seq, int synced);
 
 /* A completion's thread or an op's free.  @locks watch_mu; then zkr__watch_done's, none held. */
 void zkr__watch_discard(zkr__watch_t *w);

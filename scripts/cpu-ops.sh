@@ -19,6 +19,9 @@
 # the median over the rounds.  KEY=VALUE after `--` go to the routed
 # handles as options.  Keeps the callgrind files under OUT
 # (${CPU_OPS_OUT:-${TMPDIR:-/tmp}/cpu-ops}) for callgrind_annotate.
+# PACE_US=N in the environment paces the load (each thread starts an
+# operation every N µs, ops.c): the equal paced load, where the closed
+# loop is the default.
 #
 # The ensemble: HOSTS if set, else a 3-node one from
 # tests/harness/ensemble.sh on ${ZKR_TEST_NET:-127.0.36}, stopped on exit.

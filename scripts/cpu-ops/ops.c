@@ -13,7 +13,14 @@
  * A routed handle (policy hybrid, options KEY=VALUE), or with STOCK=1 in
  * the environment a plain libzookeeper_mt session with a sync before each
  * get, as zkroute-bench's `stock` (STOCK_RESOLVE_DELAY: see below).  Prints the operations, errors, and the
- * window's wall time and CPU (getrusage) per operation. */
+ * window's wall time and CPU (getrusage) per operation.
+ *
+ * PACE_US=N in the environment paces the load instead: each thread starts
+ * an operation every N microseconds (absolute deadlines from the end of
+ * the warm-up; a late operation starts at once and the next keeps its own
+ * deadline), so the window holds the same operations at an equal offered
+ * rate for every variant, and the library's background work (pings, srvr
+ * polls, ticks) between them counts too.  Prints the rate it reached. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +42,8 @@ static pthread_barrier_t bar;
 static long errs;
 static struct rusage ru0, ru1;
 static struct timespec t0, t1;
+static long pace_ns; /* PACE_US, in ns; 0: closed loop */
+static long late;    /* paced operations started after their deadline */
 
 typedef struct {
   pthread_mutex_t mu;
@@ -116,7 +125,23 @@ static void *worker_main(void *arg) {
     clock_gettime(CLOCK_MONOTONIC, &t0);
   }
   pthread_barrier_wait(&bar);
-  for (int i = 0; i < n_ops; i++) one_op(&w);
+  struct timespec next;
+  clock_gettime(CLOCK_MONOTONIC, &next);
+  for (int i = 0; i < n_ops; i++) {
+    if (pace_ns) {
+      struct timespec now;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      if (now.tv_sec > next.tv_sec || (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec))
+        __atomic_fetch_add(&late, 1, __ATOMIC_RELAXED);
+      else
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) != 0) {
+        }
+      next.tv_nsec += pace_ns;
+      next.tv_sec += next.tv_nsec / 1000000000L;
+      next.tv_nsec %= 1000000000L;
+    }
+    one_op(&w);
+  }
   if (pthread_barrier_wait(&bar) == PTHREAD_BARRIER_SERIAL_THREAD) {
     CALLGRIND_DUMP_STATS_AT("measured");
     getrusage(RUSAGE_SELF, &ru1);
@@ -143,6 +168,14 @@ int main(int argc, char **argv) {
   n_warm = atoi(argv[4]);
   if (threads < 1 || threads > 256 || n_ops < 1 || n_warm < 0) return 2;
   memset(value, 'x', sizeof value);
+  if (getenv("PACE_US")) {
+    long us = atol(getenv("PACE_US"));
+    if (us < 1 || us > 10000000) {
+      fprintf(stderr, "ops: PACE_US must be 1..10000000\n");
+      return 2;
+    }
+    pace_ns = us * 1000;
+  }
   zkr_options_t o = ZKR_OPTIONS_INIT;
   o.policy = ZKR_POLICY_HYBRID;
   for (int i = 5; i < argc; i++) {
@@ -186,8 +219,10 @@ int main(int argc, char **argv) {
   for (int i = 0; i < threads; i++) pthread_join(th[i], NULL);
   long ops = (long)threads * n_ops;
   double wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-  printf("ops %ld errors %ld wall %.2f s cpu/op %.1f us\n", ops, errs, wall,
-         cpu_us(&ru0, &ru1) / (double)ops);
+  printf("ops %ld errors %ld wall %.2f s cpu/op %.1f us rate %.0f/s", ops, errs, wall,
+         cpu_us(&ru0, &ru1) / (double)ops, wall > 0 ? (double)ops / wall : 0);
+  if (pace_ns) printf(" paced %ld us late %ld", pace_ns / 1000, late);
+  printf("\n");
   if (zh) zookeeper_close(zh);
   zkr_close(z);
   return errs ? 1 : 0;

@@ -119,7 +119,7 @@ START_TEST(cap_holds_at_every_instant) {
   zkr__hedge_budget_t b = {0};
   long reads = 0, hedges = 0;
   for (int i = 0; i < 100000; i++) {
-    zkr__hedge_budget_read(&b, &CFG);
+    zkr__hedge_budget_read(&b, &CFG, 0);
     reads++;
     /* Every read wants a hedge (the worst case: everything is slow). */
     if (zkr__hedge_budget_take(&b)) hedges++;
@@ -132,9 +132,9 @@ END_TEST
 START_TEST(cap_starts_empty) {
   zkr__hedge_budget_t b = {0};
   ck_assert_int_eq(zkr__hedge_budget_take(&b), 0);
-  for (int i = 0; i < 19; i++) zkr__hedge_budget_read(&b, &CFG);
+  for (int i = 0; i < 19; i++) zkr__hedge_budget_read(&b, &CFG, 0);
   ck_assert_int_eq(zkr__hedge_budget_take(&b), 0);
-  zkr__hedge_budget_read(&b, &CFG); /* the 20th read: one whole token */
+  zkr__hedge_budget_read(&b, &CFG, 0); /* the 20th read: one whole token */
   ck_assert_int_eq(zkr__hedge_budget_take(&b), 1);
   ck_assert_int_eq(zkr__hedge_budget_take(&b), 0);
 }
@@ -144,16 +144,56 @@ END_TEST
  * rate is max_pct again. */
 START_TEST(cap_burst_is_bounded) {
   zkr__hedge_budget_t b = {0};
-  for (int i = 0; i < 100000; i++) zkr__hedge_budget_read(&b, &CFG);
+  for (int i = 0; i < 100000; i++) zkr__hedge_budget_read(&b, &CFG, 0);
   int burst = 0;
   while (zkr__hedge_budget_take(&b)) burst++;
   ck_assert_int_eq(burst, 20);
   int more = 0;
   for (int i = 0; i < 1000; i++) {
-    zkr__hedge_budget_read(&b, &CFG);
+    zkr__hedge_budget_read(&b, &CFG, 0);
     more += zkr__hedge_budget_take(&b);
   }
   ck_assert_int_eq(more, 50);
+}
+END_TEST
+
+/* The yield: lean only once a full window of outcomes is known, while
+ * fewer than ZKR__HEDGE_MIN_WINS of them won; a win leaves the window
+ * ZKR__HEDGE_OUTCOMES outcomes later. */
+START_TEST(yield_is_lean_only_over_a_full_window_of_losses) {
+  zkr__hedge_yield_t y = {0};
+  for (int i = 0; i < ZKR__HEDGE_OUTCOMES - 1; i++) zkr__hedge_yield_add(&y, 0);
+  ck_assert_int_eq(zkr__hedge_yield_lean(&y), 0); /* not known yet */
+  zkr__hedge_yield_add(&y, 0);
+  ck_assert_int_eq(zkr__hedge_yield_lean(&y), 1);
+  for (int i = 0; i < ZKR__HEDGE_MIN_WINS - 1; i++) zkr__hedge_yield_add(&y, 1);
+  ck_assert_int_eq(zkr__hedge_yield_lean(&y), 1);
+  zkr__hedge_yield_add(&y, 1); /* the MIN_WINS-th win */
+  ck_assert_int_eq(zkr__hedge_yield_lean(&y), 0);
+  /* Losses push the wins out: the first of them leaves after
+   * OUTCOMES - MIN_WINS + 1 more outcomes. */
+  for (int i = 0; i < ZKR__HEDGE_OUTCOMES - ZKR__HEDGE_MIN_WINS; i++) zkr__hedge_yield_add(&y, 0);
+  ck_assert_int_eq(zkr__hedge_yield_lean(&y), 0);
+  zkr__hedge_yield_add(&y, 0);
+  ck_assert_int_eq(zkr__hedge_yield_lean(&y), 1);
+}
+END_TEST
+
+/* A lean bucket fills at a tenth of the rate, and keeps its burst: the
+ * first hedges of a fault still go at once. */
+START_TEST(lean_bucket_fills_at_a_tenth_and_keeps_its_burst) {
+  zkr__hedge_budget_t b = {0};
+  long hedges = 0;
+  for (int i = 0; i < 100000; i++) {
+    zkr__hedge_budget_read(&b, &CFG, 1);
+    if (zkr__hedge_budget_take(&b)) hedges++;
+    ck_assert_int_le(hedges * 1000, (long)(i + 1) * 5);
+  }
+  ck_assert_int_eq(hedges, 500);
+  for (int i = 0; i < 100000; i++) zkr__hedge_budget_read(&b, &CFG, 1);
+  int burst = 0;
+  while (zkr__hedge_budget_take(&b)) burst++;
+  ck_assert_int_eq(burst, 20);
 }
 END_TEST
 
@@ -169,6 +209,8 @@ static Suite *hedge_suite(void) {
   tcase_add_test(tc, cap_holds_at_every_instant);
   tcase_add_test(tc, cap_starts_empty);
   tcase_add_test(tc, cap_burst_is_bounded);
+  tcase_add_test(tc, yield_is_lean_only_over_a_full_window_of_losses);
+  tcase_add_test(tc, lean_bucket_fills_at_a_tenth_and_keeps_its_burst);
   suite_add_tcase(s, tc);
   return s;
 }

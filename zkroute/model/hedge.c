@@ -79,8 +79,8 @@ double zkr__hedge_delay(const zkr__hedge_cfg_t *c, const double *marks, unsigned
   return d > c->floor_ms ? d : c->floor_ms;
 }
 
-void zkr__hedge_budget_read(zkr__hedge_budget_t *b, const zkr__hedge_cfg_t *c) {
-  b->tokens += c->max_pct / 100.0;
+void zkr__hedge_budget_read(zkr__hedge_budget_t *b, const zkr__hedge_cfg_t *c, int lean) {
+  b->tokens += c->max_pct / 100.0 / (lean ? ZKR__HEDGE_LEAN_DIVISOR : 1);
   if (b->tokens > c->burst) b->tokens = c->burst;
 }
 
@@ -89,4 +89,13 @@ int zkr__hedge_budget_take(zkr__hedge_budget_t *b) {
   if (b->tokens < 1.0 - 1e-9) return 0;
   b->tokens -= 1.0;
   return 1;
+}
+
+void zkr__hedge_yield_add(zkr__hedge_yield_t *y, int won) {
+  y->won = y->won << 1 | (won ? 1u : 0u);
+  if (y->n < ZKR__HEDGE_OUTCOMES) y->n++;
+}
+
+int zkr__hedge_yield_lean(const zkr__hedge_yield_t *y) {
+  return y->n >= ZKR__HEDGE_OUTCOMES && __builtin_popcountll(y->won) < ZKR__HEDGE_MIN_WINS;
 }

@@ -21,7 +21,18 @@
  *   token.  The bucket starts empty, so at every instant
  *       hedges sent <= max_pct / 100 * hedgeable reads so far,
  *   and after a quiet spell at most `burst` hedges can go at once, which is
- *   what lets hedging act in the first moments of a fault. */
+ *   what lets hedging act in the first moments of a fault.
+ * - Yield.  A hedge pays only when its reply comes first.  The outcomes of
+ *   the last ZKR__HEDGE_OUTCOMES hedges whose reply came are kept (1: it
+ *   was the reply the application got); while all of them are known and
+ *   fewer than ZKR__HEDGE_MIN_WINS won, the bucket is "lean": a read adds a
+ *   ZKR__HEDGE_LEAN_DIVISOR-th of its share.  When every member is slow
+ *   alike - servers saturated, the pool's tail its own queueing - a hedge
+ *   waits in the same queues as the read it copies and almost never wins
+ *   (0-16 of about 1,000 a run, docs/benchmarks.md "Hedges that do not
+ *   win"), and the full rate only adds load.  The burst is unchanged, so
+ *   the first hedges of a fault still go at once; their wins end the lean
+ *   spell. */
 /* No locks: pure functions of their arguments; the caller serialises. */
 #ifndef ZKR_HEDGE_H
 #define ZKR_HEDGE_H
@@ -31,6 +42,9 @@
 #define ZKR__HEDGE_WINDOW 256
 #define ZKR__HEDGE_RECOMPUTE 16
 #define ZKR__HEDGE_MIN_SAMPLES 20
+#define ZKR__HEDGE_OUTCOMES 64 /* the yield's window (bits of a uint64_t) */
+#define ZKR__HEDGE_MIN_WINS 4  /* wins in it below which the bucket is lean */
+#define ZKR__HEDGE_LEAN_DIVISOR 10
 
 typedef struct zkr__hedge_cfg {
   double floor_ms;   /* lowest hedge delay */
@@ -51,6 +65,11 @@ typedef struct zkr__hedge_budget {
   double tokens;
 } zkr__hedge_budget_t;
 
+typedef struct zkr__hedge_yield {
+  uint64_t won; /* the last outcomes, newest in bit 0; 1: the hedge won */
+  unsigned n;   /* outcomes known, <= ZKR__HEDGE_OUTCOMES */
+} zkr__hedge_yield_t;
+
 /* The percentile's nearest-rank value of the n latencies in v (any order;
  * v is not changed); -1 when n is below ZKR__HEDGE_MIN_SAMPLES. */
 double zkr__hedge_mark_of(const zkr__hedge_cfg_t *c, const float *v, unsigned n);
@@ -63,9 +82,17 @@ int zkr__hedge_window_add(zkr__hedge_window_t *w, const zkr__hedge_cfg_t *c, dou
  * lower median of the known marks); floor_ms when none is known. */
 double zkr__hedge_delay(const zkr__hedge_cfg_t *c, const double *marks, unsigned n);
 
-/* One hedgeable read was sent: the bucket gains max_pct / 100. */
-void zkr__hedge_budget_read(zkr__hedge_budget_t *b, const zkr__hedge_cfg_t *c);
+/* One hedgeable read was sent: the bucket gains max_pct / 100, a
+ * ZKR__HEDGE_LEAN_DIVISOR-th of that when lean (zkr__hedge_yield_lean). */
+void zkr__hedge_budget_read(zkr__hedge_budget_t *b, const zkr__hedge_cfg_t *c, int lean);
 /* Spends one token if there is one: 1 (a hedge may go) or 0 (capped). */
 int zkr__hedge_budget_take(zkr__hedge_budget_t *b);
+
+/* A hedge's reply came: won 1 when it was the reply delivered, 0 when the
+ * first request's had been. */
+void zkr__hedge_yield_add(zkr__hedge_yield_t *y, int won);
+/* 1 when the last ZKR__HEDGE_OUTCOMES outcomes are known and fewer than
+ * ZKR__HEDGE_MIN_WINS of them won. */
+int zkr__hedge_yield_lean(const zkr__hedge_yield_t *y);
 
 #endif

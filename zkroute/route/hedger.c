@@ -50,7 +50,8 @@ struct zkr__hedger {
   double *marks;   /* each window's mark */
   double delay_ms; /* the hedge delay now */
   zkr__hedge_budget_t budget;
-  zkr__queue_t q; /* by hedge_at_ns */
+  zkr__hedge_yield_t yield; /* what the last hedges earned */
+  zkr__queue_t q;           /* by hedge_at_ns */
   uint64_t eligible, sent, won, capped, no_member, discarded;
 };
 
@@ -235,7 +236,7 @@ void zkr__hedger_sent(zkr__op_t *op) {
   int last = 0, first = 0;
   pthread_mutex_lock(&h->mu);
   h->eligible++;
-  zkr__hedge_budget_read(&h->budget, &h->cfg);
+  zkr__hedge_budget_read(&h->budget, &h->cfg, zkr__hedge_yield_lean(&h->yield));
   if (op->h_attempts > 0 && !h->stop) {
     op->hedge_at_ns = op->start_ns + (uint64_t)(h->delay_ms * 1e6);
     enqueue(h, op);
@@ -288,13 +289,17 @@ zkr__op_t *zkr__hedger_claim(zkr__op_t *a, int rc) {
   }
   if ((p->h_flags & ZKR__OP_H_DELIVERED)) {
     h->discarded++;
+    if (zkr__op_has(a, ZKR__OP_F_HEDGE)) zkr__hedge_yield_add(&h->yield, 0);
   } else if (!zkr__latency_server_answered(rc) && p->h_attempts > 0) {
     p->h_deferred_rc = rc;
     h->discarded++;
   } else {
     p->h_flags |= ZKR__OP_H_DELIVERED;
     winner = p;
-    if (zkr__op_has(a, ZKR__OP_F_HEDGE)) h->won++;
+    if (zkr__op_has(a, ZKR__OP_F_HEDGE)) {
+      h->won++;
+      zkr__hedge_yield_add(&h->yield, 1);
+    }
   }
   pthread_mutex_unlock(&h->mu);
   return winner;

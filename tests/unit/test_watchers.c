@@ -783,6 +783,30 @@ START_TEST(exists_watch_set_after_a_proved_creation_fires_for_the_next) {
 }
 END_TEST
 
+/* The start both tests below share: watcher 6's data watch on /n is set
+ * (g6), watcher 2's exists (e11, tag 11) finds /n missing and is held for
+ * watcher 6, and e11's member fires its CREATED, which waits for that
+ * read. */
+static void exists_held_with_its_created_waiting(fake_req_t **g6_out, fake_req_t **e11_out) {
+  open3_stepped_round_robin();
+  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)6, done_data, (void *)10), ZOK);
+  fake_req_t *g6 = sent_now(FK_GET);
+  fake_reply(g6, ZOK, 5, 5, "a");
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 10), 1);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)2, done_stat, (void *)11), ZOK);
+  fake_req_t *e11 = sent_now(FK_EXISTS);
+  ck_assert_ptr_ne(e11->h, g6->h);
+  fake_reply(e11, ZNONODE, 0, 0, NULL); /* deleted since watcher 6's read */
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 0); /* held for watcher 6 */
+  ck_assert_int_ge(fake_fire(e11->h, "/n", ZOO_CREATED_EVENT), 1);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 0); /* waits for its read */
+  *g6_out = g6;
+  *e11_out = e11;
+}
+
 /* Watcher 2's exists watch on a missing node, its read held for watcher
  * 6's event (it shows the node deleted since watcher 6's get), gets its
  * CREATED on its member while that read waits: the event waits too.
@@ -799,21 +823,8 @@ END_TEST
  * the waiting CREATED consumed the second record, whose own event was
  * swallowed.) */
 START_TEST(exists_watch_set_again_on_the_member_after_its_created_came_fires_for_the_next) {
-  open3_stepped_round_robin();
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)6, done_data, (void *)10), ZOK);
-  fake_req_t *g6 = sent_now(FK_GET);
-  fake_reply(g6, ZOK, 5, 5, "a");
-  step();
-  ck_assert_int_eq(ev_matching(EV_DONE, 10), 1);
-  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)2, done_stat, (void *)11), ZOK);
-  fake_req_t *e11 = sent_now(FK_EXISTS);
-  ck_assert_ptr_ne(e11->h, g6->h);
-  fake_reply(e11, ZNONODE, 0, 0, NULL); /* deleted since watcher 6's read */
-  step();
-  ck_assert_int_eq(ev_matching(EV_DONE, 11), 0); /* held for watcher 6 */
-  ck_assert_int_ge(fake_fire(e11->h, "/n", ZOO_CREATED_EVENT), 1);
-  step();
-  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 0); /* waits for its read */
+  fake_req_t *g6, *e11;
+  exists_held_with_its_created_waiting(&g6, &e11);
   /* Watcher 2 set again, on the same member: the reads go round robin,
    * and two plain ones take the other members' turns. */
   for (int tag = 20; tag < 22; tag++) {
@@ -859,21 +870,8 @@ END_TEST
  * 1's watch (set by op 873) fired": the first record's CREATED consumed
  * the second, whose own event was swallowed.) */
 START_TEST(exists_watch_set_again_elsewhere_after_its_created_came_fires_for_the_next) {
-  open3_stepped_round_robin();
-  ck_assert_int_eq(zkr_awget(z, "/n", watcher, (void *)6, done_data, (void *)10), ZOK);
-  fake_req_t *g6 = sent_now(FK_GET);
-  fake_reply(g6, ZOK, 5, 5, "a");
-  step();
-  ck_assert_int_eq(ev_matching(EV_DONE, 10), 1);
-  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)2, done_stat, (void *)11), ZOK);
-  fake_req_t *e11 = sent_now(FK_EXISTS);
-  ck_assert_ptr_ne(e11->h, g6->h);
-  fake_reply(e11, ZNONODE, 0, 0, NULL); /* deleted since watcher 6's read */
-  step();
-  ck_assert_int_eq(ev_matching(EV_DONE, 11), 0); /* held for watcher 6 */
-  ck_assert_int_ge(fake_fire(e11->h, "/n", ZOO_CREATED_EVENT), 1);
-  step();
-  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 0); /* waits for its read */
+  fake_req_t *g6, *e11;
+  exists_held_with_its_created_waiting(&g6, &e11);
   /* Watcher 2 set again after that event came, on the next member. */
   ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)2, done_stat, (void *)12), ZOK);
   fake_req_t *e12 = sent_now(FK_EXISTS);

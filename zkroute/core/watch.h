@@ -121,6 +121,10 @@ struct zkr__watch {
   uint64_t merged_read_seq;      /* ... the earliest issued of them (read_seq) */
   uint64_t fire_proof;           /* fire was made from a held read's answer: that
                                     read's read_seq (0: not so) */
+  int fire_proof_older;          /* ... and that answer may be older than the
+                                    record's state (maybe_older): the event is
+                                    due by the handle's own create
+                                    (due_all_the_same), not proved by it */
   int merged_existed;            /* ... the first of them as it saw the node */
   int64_t merged_mzxid;          /* ... and its mzxid */
   int64_t merged_pzxid;          /* ... and its pzxid */

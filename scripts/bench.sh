@@ -63,7 +63,7 @@
 #                                     to compare a shared host with a machine
 #                                     per server
 #   scripts/bench.sh coalesce [OUT]   hybrid with sync coalescing on (depth
-#                                     2, the default), on at depth 1, and off,
+#                                     4, the default), on at depth 1, and off,
 #                                     interleaved, at 1, 2, 4 and 32 workers
 #                                     (BENCH_COALESCE_WORKERS, BENCH_COALESCE_MIXES; the policy
 #                                     list BENCH_COALESCE_POLICIES), 80/20 and

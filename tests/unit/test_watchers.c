@@ -900,6 +900,161 @@ START_TEST(exists_watch_set_again_elsewhere_after_its_created_came_fires_for_the
 }
 END_TEST
 
+/* Watcher 2 set twice on a missing node at once: its first exists (tag
+ * 10) is in flight while the second (tag 11) is answered on another
+ * member, ZNONODE, and the first is answered after it, ZNONODE too.  The
+ * first's member reports a creation: ZooKeeper registers an exists watch
+ * at the state its read saw (DataTree.statNode), and which of the two
+ * reads saw the later state is not known - the handle takes the CREATED
+ * as both records' change (one registration in stock's table, called
+ * once) and waits for the second's own copy to swallow it.  A plain read
+ * is issued after that (tag 20 on: the reads go round robin until one is
+ * on the second's member), behind a sync sent after it was issued, or
+ * issued before the event came (TWIN_READ_FIRST), and answered on the
+ * second's member, ZNONODE; with TWIN_RECONNECTED that member's
+ * connection was lost and made again before the read, with TWIN_REMOVED
+ * a remove_all of the path (tag 30) was answered ZOK before it.  *e10
+ * and *e11 are the two exists, *p that read on e11's member. */
+enum { TWIN_READ_FIRST = 1, TWIN_RECONNECTED = 2, TWIN_REMOVED = 4 };
+static void exists_twin_consumed_by_the_others_created(int how, fake_req_t **e10, fake_req_t **e11,
+                                                       fake_req_t **p) {
+  int proving_read_first = how & TWIN_READ_FIRST;
+  open3_stepped_round_robin();
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)2, done_stat, (void *)10), ZOK);
+  *e10 = sent_now(FK_EXISTS);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)2, done_stat, (void *)11), ZOK);
+  *e11 = sent_now(FK_EXISTS);
+  ck_assert_ptr_ne((*e11)->h, (*e10)->h);
+  fake_reply(*e11, ZNONODE, 0, 0, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 11), 1);
+  fake_reply(*e10, ZNONODE, 0, 0, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 10), 1);
+  *p = NULL;
+  if (!proving_read_first) {
+    ck_assert_int_eq(fake_fire((*e10)->h, "/n", ZOO_CREATED_EVENT), 1);
+    step();
+    ck_assert_int_eq(ev_matching(EV_WATCH, 2), 1);
+  }
+  if (how & TWIN_RECONNECTED) {
+    fake_session_event((*e11)->h, ZOO_CONNECTING_STATE);
+    step();
+    fake_session_event((*e11)->h, ZOO_CONNECTED_STATE);
+    step();
+  }
+  if (how & TWIN_REMOVED) {
+    ck_assert_int_eq(zkr_aremove_all_watches(z, "/n", ZWATCHTYPE_DATA, 0, done_void, (void *)30),
+                     ZOK);
+    step();
+    for (fake_req_t *r; (r = fake_peek(NULL, FK_REMOVE_ALL_WATCHES, "/n"));)
+      fake_reply(r, ZOK, 0, 0, NULL);
+    step();
+    ck_assert_int_eq(ev_matching(EV_DONE, 30), 1);
+  }
+  for (int tag = 20; tag < 24 && !(*p && (*p)->h == (*e11)->h); tag++) {
+    ck_assert_int_eq(zkr_aexists(z, "/n", 0, done_stat, (void *)(intptr_t)tag), ZOK);
+    *p = sent_now(FK_EXISTS);
+    if ((*p)->h == (*e11)->h) break;
+    fake_reply(*p, ZNONODE, 0, 0, NULL);
+    step();
+  }
+  ck_assert_ptr_eq((*p)->h, (*e11)->h);
+  ck_assert_ptr_nonnull(fake_peek((*p)->h, FK_SYNC, NULL)); /* behind a sync */
+  if (proving_read_first) {
+    ck_assert_int_eq(fake_fire((*e10)->h, "/n", ZOO_CREATED_EVENT), 1);
+    step();
+    ck_assert_int_eq(ev_matching(EV_WATCH, 2), 1);
+  }
+  fake_reply(*p, ZNONODE, 0, 0, NULL);
+  step();
+}
+
+/* The read issued after the CREATED came, behind a sync, was answered on
+ * the second record's member with that record's own event not come: that
+ * server had applied the creation before it read (the leader answers a
+ * sync behind the COMMITs it sent: Leader.processSync), and one session's
+ * server sends a change's event before the replies of the reads it
+ * serves after that change (WatchManager.triggerWatch, then the reply).
+ * So the creation did not fire the second watch: its read saw the node
+ * deleted again.  Its own CREATED, for the next creation, calls watcher 2
+ * again, as stock's one session would (the first read's reply, the
+ * CREATED, then the second read's reply registering the pair anew).
+ * (The simulator: tests/sim/zkroute-sim --seed 47962 --mode routed, "op
+ * 564 saw /g2/k3 changed ... before pair 0's watch (set by op 506)
+ * fired": op 365's exists, in flight across the handle's create and
+ * delete of the node, got the older creation's CREATED, which consumed
+ * op 506's record, and op 555's creation was swallowed.) */
+START_TEST(exists_twin_a_synced_read_shows_alive_after_the_others_created_fires_for_the_next) {
+  fake_req_t *e10, *e11, *p;
+  exists_twin_consumed_by_the_others_created(0, &e10, &e11, &p);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 1);
+  /* The node is created again: the second watch's own event. */
+  ck_assert_int_ge(fake_fire(e11->h, "/n", ZOO_CREATED_EVENT), 1);
+  step();
+  ck_assert_msg(ev_matching(EV_WATCH, 2) == 2,
+                "watcher 2's second watch, alive after the other's CREATED, was not called for "
+                "the next creation");
+  int w = ev_find(ev_find(0, EV_WATCH, 2) + 1, EV_WATCH, 2);
+  ck_assert_int_eq(ev_at(w).type, ZOO_CREATED_EVENT);
+}
+END_TEST
+
+/* The same, with the read on the second record's member issued before
+ * the CREATED came: its server may have read before that creation, and
+ * the second watch's copy of it may come after the read's reply - it is
+ * swallowed, watcher 2 is called once. */
+START_TEST(exists_twin_a_read_issued_before_the_others_created_proves_nothing) {
+  fake_req_t *e10, *e11, *p;
+  exists_twin_consumed_by_the_others_created(TWIN_READ_FIRST, &e10, &e11, &p);
+  ck_assert_int_ge(fake_fire(e11->h, "/n", ZOO_CREATED_EVENT), 1);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 1);
+}
+END_TEST
+
+/* The same, with the second record's connection lost and made again
+ * after it was armed: the server dropped the lost connection's watches
+ * (DataTree.removeCnxn) and the reconnection set the exists watch on the
+ * missing node again silently (DataTree.setWatches), so a creation and
+ * deletion meanwhile fired nothing there - the read answered on it shows
+ * nothing about that change.  Watcher 2 was called for it: the second
+ * watch's next event is swallowed.  (The simulator: tests/sim/zkroute-sim
+ * --seed 1906 --mode routed --io-loss 5, "watcher pair 1 got session
+ * event 3 ... but holds no watch", with the rule taking such a read as
+ * proof.) */
+START_TEST(exists_twin_a_read_after_its_connection_was_lost_proves_nothing) {
+  fake_req_t *e10, *e11, *p;
+  exists_twin_consumed_by_the_others_created(TWIN_RECONNECTED, &e10, &e11, &p);
+  ck_assert_int_ge(fake_fire(e11->h, "/n", ZOO_CREATED_EVENT), 1);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 1);
+}
+END_TEST
+
+/* The same, with a remove_all of the path answered ZOK on every member
+ * before the read: a server holds one watch of a path per connection, and
+ * the removal dropped the second watch there (the record, consumed, was
+ * not one the call named) - the read shows nothing about it.  Watcher 2
+ * holds no watch: another pair's CREATED later does not call it.  (The
+ * simulator: tests/sim/zkroute-sim --seed 8738 --mode routed, "created
+ * event on /g2/k0 ... to pair 6, which held no such watch", with the rule
+ * taking such a read as proof.) */
+START_TEST(exists_twin_a_read_after_a_removal_of_its_path_proves_nothing) {
+  fake_req_t *e10, *e11, *p;
+  exists_twin_consumed_by_the_others_created(TWIN_REMOVED, &e10, &e11, &p);
+  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)3, done_stat, (void *)40), ZOK);
+  fake_req_t *e40 = sent_now(FK_EXISTS);
+  fake_reply(e40, ZNONODE, 0, 0, NULL);
+  step();
+  ck_assert_int_eq(ev_matching(EV_DONE, 40), 1);
+  ck_assert_int_eq(fake_fire(e40->h, "/n", ZOO_CREATED_EVENT), 1);
+  step();
+  ck_assert_int_eq(ev_matching(EV_WATCH, 3), 1);
+  ck_assert_int_eq(ev_matching(EV_WATCH, 2), 1);
+}
+END_TEST
+
 /* A read that sets a pair again on the pair's own member, answered there
  * after the pair's event came (that server read after the change, and
  * registered the watch anew), while that event waits its turn: the pair's
@@ -2938,6 +3093,11 @@ static Suite *suite(void) {
   tcase_add_test(tc,
                  exists_watch_set_again_on_the_member_after_its_created_came_fires_for_the_next);
   tcase_add_test(tc, exists_watch_set_again_elsewhere_after_its_created_came_fires_for_the_next);
+  tcase_add_test(tc,
+                 exists_twin_a_synced_read_shows_alive_after_the_others_created_fires_for_the_next);
+  tcase_add_test(tc, exists_twin_a_read_issued_before_the_others_created_proves_nothing);
+  tcase_add_test(tc, exists_twin_a_read_after_its_connection_was_lost_proves_nothing);
+  tcase_add_test(tc, exists_twin_a_read_after_a_removal_of_its_path_proves_nothing);
   tcase_add_test(tc, maybe_older_read_comes_after_an_event_in_hand);
   tcase_add_test(tc, made_event_goes_before_a_later_read_that_set_the_pair_again);
   tcase_add_test(tc, held_reads_released_in_order_after_their_events);

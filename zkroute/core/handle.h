@@ -279,6 +279,10 @@ struct zkr {
    * whichever zhandle (zkr__watch_*: armed_tick, came_tick).  Under
    * watch_mu. */
   uint64_t watch_ticks;
+  /* Records with an outlive_seq (zkr__watch_*): a synced read's answer
+   * looks for them only when there are some.  Changed under watch_mu,
+   * read without it first. */
+  _Atomic int watch_outlive;
   /* The drop-in interposer's name for the program's global pair
    * (zkr__preload_*): maps (fn, ctx) to the pair the library knows as the
    * global one; NULL none. */

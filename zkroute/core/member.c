@@ -265,6 +265,7 @@ void zkr__member_watcher(zhandle_t *zh, int type, int state, const char *path, v
     pthread_rwlock_unlock(&m->zh_lock);
   }
   if (!current) return;
+  m->conn_events++; /* (before the replies that came after it: zkr__watch_op_done) */
   if (state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE) {
     int t = zkr__zk->zoo_recv_timeout(zh);
     m->timeout_ms = t;

@@ -60,6 +60,10 @@ typedef struct zkr__member {
                                own; for the owner slot, where the owner
                                session lives now */
   _Atomic uint64_t down_since_ns;      /* not connected since, 0 when connected */
+  _Atomic uint64_t conn_events;        /* session events of its zhandle so far: a
+                                          watch armed there before one may have
+                                          been dropped with the connection and set
+                                          again silently (zkr__watch_op_done) */
   int srvr_fail_streak;                /* consecutive failed srvr polls (monitor) */
   _Atomic uint64_t srvr_fail_since_ns; /* first failed poll of the streak, 0 none */
   _Atomic int suspect;                 /* silent to srvr while others answer */

@@ -172,10 +172,17 @@ void zkr__watch_pair(zkr_t *z, watcher_fn *fn, void **ctx) {
 /* Every change of state goes through here: the counters of armed records
  * per member and of lost records follow. */
 void zkr__watch_set_state_locked(zkr_t *z, zkr__watch_t *w, int state) {
+  if (w->outlive_seq && state != ZKR__W_CONSUMED) { /* (zkr__watch_op_done) */
+    w->outlive_seq = 0;
+    z->watch_outlive--;
+  }
   if (w->state == ZKR__W_ARMED) z->members[w->member].watches--;
   if (w->state == ZKR__W_LOST) z->watch_lost--;
   w->state = state;
-  if (state == ZKR__W_ARMED) z->members[w->member].watches++;
+  if (state == ZKR__W_ARMED) {
+    z->members[w->member].watches++;
+    w->armed_conn = atomic_load(&z->members[w->member].conn_events);
+  }
   if (state == ZKR__W_LOST) z->watch_lost++;
 }
 
@@ -937,6 +944,17 @@ static void spread(zkr_t *z, const zkr__watch_t *w, int type, const zkr__watch_t
     if (r == w || r == except || !waiting(r) || !triggers(type, r) ||
         !(same_change(r, w, type) || known_later_twin(r, w, type)))
       continue;
+    /* An exists watch on a missing node of w's pair that w's CREATED
+     * consumes: which state its read saw is not known (same_change cannot
+     * compare), and a synced read may show later that this creation did
+     * not fire it (outlive_seq, zkr__watch_op_done) - the pair's call is
+     * w's registration's then.  (Another pair's record is called for it
+     * here, and only here: its own event after would be a second call.) */
+    if (r->state == ZKR__W_ARMED && type == ZOO_CREATED_EVENT && r->kind == ZKR__WATCH_EXIST &&
+        !r->existed && r->fn == w->fn && r->ctx == w->ctx && !r->outlive_seq && !r->removing) {
+      r->outlive_seq = atomic_load(&z->read_seqs);
+      z->watch_outlive++;
+    }
     if (r->state == ZKR__W_ARMED || r->state == ZKR__W_REARMING)
       zkr__watch_set_state_locked(z, r, ZKR__W_CONSUMED);
     else zkr__watch_set_state_locked(z, r, ZKR__W_HELD); /* lost: nothing to swallow */
@@ -1229,11 +1247,69 @@ static void make_proved_before(zkr_t *z, const zkr__op_t *op, const zkr__watch_t
   zkr__watch_done(z, gone);
 }
 
+/* A removal of path is sent on zh, or answered there: a server holds one
+ * watch of a path per connection, and a removal drops it whatever record
+ * the request named - a record of path consumed there (outlive_seq),
+ * which the call leaves as it is, may have no registration left, and no
+ * later read shows it live (routed seeds 8738 and 9405, with the rule
+ * below before this: a remove_all answered ZOK on the consumed record's
+ * zhandle, and the record made live again was called for another
+ * pair's creation).  Under watch_mu. */
+void zkr__watch_outlive_drop_locked(zkr_t *z, const char *path, zhandle_t *zh) {
+  for (zkr__watch_t *w = zkr__watch_path_first(z, path); w && z->watch_outlive;
+       w = zkr__watch_path_next(w))
+    if (w->outlive_seq && w->zh == zh) {
+      w->outlive_seq = 0;
+      z->watch_outlive--;
+    }
+}
+
+/* op, a read issued after an exists watch on a missing node was consumed
+ * by a CREATED of another record of its pair (outlive_seq), went behind a
+ * sync sent after it was issued (op->sync_held) and was answered on the
+ * zhandle where that watch is registered, whose own event has not come:
+ * that server read after every change committed before the sync was sent
+ * (the leader answers a sync behind the COMMITs it sent:
+ * Leader.processSync), the creation among them, and one session's server
+ * sends a change's event before the replies of the reads it serves after
+ * that change (WatchManager.triggerWatch, then the reply).  So the
+ * creation did not fire the watch - its read saw the node deleted again
+ * after it - and its registration is live: the record is armed again, as
+ * it was, and its own event, for a later creation, is delivered, not
+ * swallowed (routed seed 47962: pair 0's exists, in flight across the
+ * handle's create and delete, got the older creation's CREATED, which
+ * consumed the pair's later record; that record's event for the next
+ * creation was swallowed).  Only with the watch surely still on its
+ * server: no removal of the path sent there since it was consumed, nor
+ * in flight then (zkr__watch_outlive_drop_locked, removing), and the
+ * connection kept since the record was armed (no session event of zh:
+ * armed_conn) - a server drops a lost connection's watches
+ * (DataTree.removeCnxn), and the reconnection sets an exists watch on a
+ * missing node again silently (DataTree.setWatches), so a creation and
+ * deletion meanwhile fire nothing there, and the change fired the
+ * registration all the same in the application's eyes (--io-loss 5 seed
+ * 1906 before the rule was kept to the pair's own records).  One whose
+ * copy of the change still waits its turn (fire) is left as it is.
+ * Under watch_mu. */
+static void outlived_locked(zkr_t *z, const zkr__op_t *op) {
+  for (zkr__watch_t *w = zkr__watch_first(z); w && z->watch_outlive; w = zkr__watch_next(w))
+    if (w->outlive_seq && w->outlive_seq < op->read_seq && w->zh == op->zh &&
+        w->state == ZKR__W_CONSUMED && !w->fire && !w->swallow &&
+        atomic_load(&z->members[w->member].conn_events) == w->armed_conn)
+      zkr__watch_set_state_locked(z, w, ZKR__W_ARMED);
+}
+
 /* Completion's share (zkr__completion_*): the watch the read set is armed
  * (its read succeeded, or an exists found no node) or discarded; one that
  * was armed before is the same registration, or a new one if it fired
  * meanwhile. */
 void zkr__watch_op_done(zkr__op_t *op, int rc, const struct Stat *stat) {
+  if (op->sync_held && op->read_seq && op->zh && atomic_load(&op->z->watch_outlive)) {
+    zkr_t *z = op->z;
+    pthread_mutex_lock(&z->watch_mu);
+    if (z->watch_outlive) outlived_locked(z, op);
+    pthread_mutex_unlock(&z->watch_mu);
+  }
   if (!op->watch) return;
   int armed = (rc == ZOK || (op->type == ZKR__OP_EXISTS && rc == ZNONODE)) && !op->watch_unbound;
   const struct Stat *st = rc == ZOK ? stat : NULL;

@@ -165,6 +165,17 @@ struct zkr__watch {
   zhandle_t *created_zh;         /* ... the zhandle that answered that create: a
                                     read answered there afterwards was served
                                     after the creation (supersede_locked) */
+  uint64_t outlive_seq;          /* an exists watch on a missing node, CONSUMED
+                                    by a CREATED of another record of its
+                                    pair (spread): the last read_seq the
+                                    application had been given then
+                                    (z->read_seqs) - a read issued after it,
+                                    behind a sync, answered on zh before its
+                                    own event shows the creation did not fire
+                                    it (zkr__watch_op_done); 0 none, under
+                                    watch_mu (z->watch_outlive counts them) */
+  uint64_t armed_conn;           /* its member's conn_events when it was last
+                                    ARMED, under watch_mu */
   int took_over;                 /* it superseded a record of the pair with no
                                     event between: the pair was set all along,
                                     before its read is handed on too */

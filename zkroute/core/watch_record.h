@@ -55,6 +55,10 @@ int zkr__watch_read_held_before_locked(const struct zkr *z, uint64_t ord_seq,
                                        zkr__watch_t *const *v, int n);
 /* @locks watch_mu held. */
 void zkr__watch_remove_locked(struct zkr *z, zkr__watch_t *w);
+/* A removal of path is sent on zhandle zh, or answered there: its server
+ * may drop the watch of a record of path consumed there (outlive_seq),
+ * which no later read shows live then.  @locks watch_mu held. */
+void zkr__watch_outlive_drop_locked(struct zkr *z, const char *path, zhandle_t *zh);
 /* Whether w was removed by a call whose completion the application has
  * not seen yet (rm_seq): until it has, it holds the pair, and the record
  * stays.  @locks watch_mu held. */

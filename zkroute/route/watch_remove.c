@@ -597,8 +597,10 @@ static void call_finish(rm_call_t *c) {
 /* Under watch_mu: q is answered with rc; returns the call if it is done. */
 static rm_call_t *answer_locked(zkr_t *z, rm_req_t *q, int rc, zkr__watch_t **gone) {
   int failed = rc != ZOK && rc != ZNOWATCHER;
+  if (q->path) zkr__watch_outlive_drop_locked(z, q->path, q->zh);
   for (int i = 0; i < q->n; i++) {
     zkr__watch_t *w = q->w[i];
+    zkr__watch_outlive_drop_locked(z, w->path, q->zh);
     w->removing--;
     w->reuses--;
     /* Deferred below, it is still this call's (defer_locked). */
@@ -744,6 +746,7 @@ static void send_req(rm_call_t *c, int slot, zhandle_t *zh, zkr__watch_t **v, in
     v[i]->rm_call = c;
     v[i]->rm_covered = cover;
   }
+  zkr__watch_outlive_drop_locked(z, path, zh);
   c->pending++;
   q->next = z->rm_list;
   z->rm_list = q;

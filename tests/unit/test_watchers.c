@@ -1297,106 +1297,6 @@ START_TEST(creation_the_handle_made_at_the_bound_spares_a_watch_set_after_it) {
 }
 END_TEST
 
-/* Watcher 3's exists on the missing /n (tag 11) goes to a lagging member,
- * and is still in flight when the handle creates and deletes /n; the pair
- * is set again by an exists issued after both were acknowledged (tag 12).
- * On stock's one session read 11 is answered first, from before the
- * creation, whose CREATED then calls watcher 3, and read 12, served after
- * it, registers the watch anew (DataTree.statNode): the next creation
- * calls watcher 3 again (WatchManager.triggerWatch).  Sent to another
- * member, read 12 was answered first, and when read 11's member reported
- * the creation, the library could not tell that the two exists watches on
- * a missing node saw different states (same_change): the CREATED took
- * both records, and the second's own event, for the next creation, was
- * swallowed.  The servers here behave as they would wherever read 12
- * goes: an up-to-date member answers it at once; on read 11's member it
- * is served after that read and after the creation's event.  (The
- * simulator: tests/sim/zkroute-sim --seed 42742 --mode routed, "op 934
- * saw /g2/k2 changed ... before pair 3's watch (set by op 904) fired",
- * and the session events that then missed pair 3.) */
-START_TEST(exists_set_again_while_its_read_is_in_flight_keeps_its_own_created) {
-  open3_stepped_round_robin();
-  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)3, done_stat, (void *)11), ZOK);
-  fake_req_t *e11 = sent_now(FK_EXISTS);
-  fake_req_t *s11 = fake_peek(e11->h, FK_SYNC, NULL);
-  ck_assert_ptr_nonnull(s11);
-  advance_ms(10);
-  ck_assert_int_eq(zkr_acreate(z, "/n", "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, done_string, (void *)13),
-                   ZOK);
-  fake_req_t *c13 = sent_now(FK_CREATE);
-  fake_reply(c13, ZOK, 9, 9, "/n");
-  step();
-  ck_assert_int_eq(zkr_adelete(z, "/n", -1, done_void, (void *)14), ZOK);
-  fake_req_t *d14 = sent_now(FK_DELETE);
-  fake_reply(d14, ZOK, 0, 0, NULL);
-  step();
-  ck_assert_int_eq(ev_matching(EV_DONE, 14), 1);
-  advance_ms(5);
-  /* Plain reads take the members' turns up to read 11's member (p, which
-   * that member serves after read 11): the next read goes to another
-   * one, unless it is sent to read 11's member for its pair's sake. */
-  fake_req_t *p = NULL;
-  for (int tag = 20; !p; tag++) {
-    ck_assert_int_lt(tag, 24);
-    ck_assert_int_eq(zkr_aexists(z, "/n", 0, done_stat, (void *)(intptr_t)tag), ZOK);
-    fake_req_t *r = sent_now(FK_EXISTS);
-    if (r->h == e11->h) {
-      p = r;
-      continue;
-    }
-    fake_req_t *s = fake_peek(r->h, FK_SYNC, NULL);
-    if (s) fake_reply(s, ZOK, 0, 0, NULL);
-    fake_reply(r, ZNONODE, 0, 0, NULL);
-    step();
-  }
-  ck_assert_int_eq(zkr_awexists(z, "/n", watcher, (void *)3, done_stat, (void *)12), ZOK);
-  step();
-  fake_req_t *e12 = fake_peek(NULL, FK_EXISTS, "/n");
-  if (e12 && e12->h != e11->h) {
-    /* Elsewhere: that member read after the creation and deletion. */
-    fake_req_t *s12 = fake_peek(e12->h, FK_SYNC, NULL);
-    if (s12) fake_reply(s12, ZOK, 0, 0, NULL);
-    fake_reply(e12, ZNONODE, 0, 0, NULL);
-    step();
-  }
-  /* Read 11's member answers it from before the creation, then applies
-   * the creation and reports it, then serves what was sent after. */
-  fake_reply(s11, ZOK, 0, 0, NULL);
-  step();
-  fake_reply(e11, ZNONODE, 0, 0, NULL);
-  step();
-  ck_assert_int_ge(fake_fire(e11->h, "/n", ZOO_CREATED_EVENT), 1);
-  step();
-  for (fake_req_t *s; (s = fake_peek(e11->h, FK_SYNC, NULL));) fake_reply(s, ZOK, 0, 0, NULL);
-  fake_reply(p, ZNONODE, 0, 0, NULL);
-  step();
-  if (!e12) e12 = fake_peek(e11->h, FK_EXISTS, "/n");
-  ck_assert_ptr_nonnull(e12);
-  if (e12->h == e11->h) {
-    for (fake_req_t *s; (s = fake_peek(e11->h, FK_SYNC, NULL));) fake_reply(s, ZOK, 0, 0, NULL);
-    fake_reply(e12, ZNONODE, 0, 0, NULL); /* deleted again */
-    step();
-  }
-  step();
-  ck_assert_int_eq(ev_matching(EV_DONE, 11), 1);
-  ck_assert_int_eq(ev_matching(EV_DONE, 12), 1);
-  ck_assert_int_eq(ev_matching(EV_WATCH, 3), 1);
-  ck_assert_int_eq(ev_at(ev_find(0, EV_WATCH, 3)).type, ZOO_CREATED_EVENT);
-  /* The handle creates /n again: read 12's watch fires. */
-  advance_ms(5);
-  ck_assert_int_eq(zkr_acreate(z, "/n", "y", 1, &ZOO_OPEN_ACL_UNSAFE, 0, done_string, (void *)15),
-                   ZOK);
-  fake_req_t *c15 = sent_now(FK_CREATE);
-  fake_reply(c15, ZOK, 20, 20, "/n");
-  step();
-  ck_assert_int_ge(fake_fire(e12->h, "/n", ZOO_CREATED_EVENT), 1);
-  step();
-  step();
-  ck_assert_msg(ev_matching(EV_WATCH, 3) == 2,
-                "watcher 3, set again after the handle's creation, was not called for the next");
-}
-END_TEST
-
 /* Watcher 5's exists watch on the missing /n; a get issued after it (tag
  * 11, watcher 1) finds /n created, on another member, and is held for
  * watcher 5's event; that member reports the deletion, whose event for
@@ -3138,7 +3038,6 @@ static Suite *suite(void) {
   tcase_add_test(tc, creation_the_handle_made_after_a_watch_is_its_event_at_the_bound);
   tcase_add_test(tc, creation_the_handle_made_calls_two_watches_in_set_order_at_the_bound);
   tcase_add_test(tc, creation_the_handle_made_at_the_bound_spares_a_watch_set_after_it);
-  tcase_add_test(tc, exists_set_again_while_its_read_is_in_flight_keeps_its_own_created);
   tcase_add_test(tc, rearm_makes_the_event_a_held_read_proved);
   tcase_add_test(tc, event_of_a_change_a_merged_read_saw_does_not_wait_for_it);
   tcase_add_test(tc, carrier_behind_the_epoch_has_its_watches_rearmed);

@@ -55,9 +55,6 @@ static int read_held(zkr_t *z, zkr__op_type_t type, const char *path, int watch,
        * take now (or that this read, ordered behind a write to the path,
        * may not go to) is superseded once this read armed it. */
       op->watch->supersedes = old;
-      /* An exists of the pair in flight: this one goes to its member too
-       * (zkr__watch_find). */
-      op->pin = armed_on;
     }
   }
   return zkr__api_check_submit(op);

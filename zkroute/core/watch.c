@@ -111,7 +111,6 @@ zkr__watch_t *zkr__watch_new(zkr_t *z, watcher_fn fn, void *ctx, int kind, const
   w->ctx = ctx;
   w->kind = kind;
   w->member = -1;
-  w->sent_member = -1;
   w->phash = path_hash(path);
   pthread_mutex_lock(&z->watch_mu);
   if (index_grow_locked(z) != 0) {
@@ -1453,9 +1452,6 @@ static int same_table(const zkr__watch_t *w, int kind) {
  * (its member reconnecting, its session lost or being re-armed): NULL,
  * and *supersede is it, held (reuses) for the caller's new record - as
  * when pin_ok is NULL or refuses its member (the read must go elsewhere).
- * None waiting, while an exists of the pair is in flight to a member
- * pin_ok accepts: NULL, and *member is that member (the caller's exists
- * goes there too, a new record).
  * Linear in the watches of the handle. */
 zkr__watch_t *zkr__watch_find(zkr_t *z, int kind, const char *path, watcher_fn fn, void *ctx,
                               int (*pin_ok)(struct zkr *z, int member), int *member,
@@ -1480,36 +1476,8 @@ zkr__watch_t *zkr__watch_find(zkr_t *z, int kind, const char *path, watcher_fn f
     found->rereads++;
     *member = found->member;
   }
-  /* None waiting, but an exists of the pair is in flight (PENDING) to a
-   * member the caller's read may go to: that read goes there too, as a
-   * record of its own, so that one server serves the two in the order
-   * they were issued, as stock's one session does, and sends the event of
-   * a creation it applies between them before the second's reply (the
-   * second's read then saw it: same_change).  Two exists watches on a
-   * missing node on two members cannot tell which saw the older state: a
-   * read in flight across the handle's own create and delete may have
-   * been served before them, and the pair's next CREATED, from that
-   * read's member, took both records - the second's own event, for a
-   * later creation, was swallowed (routed seed 42742: pair 3 never
-   * called for it, and then missed the session events). */
-  for (zkr__watch_t *w = zkr__watch_path_first(z, path);
-       w && !found && !*supersede && kind == ZKR__WATCH_EXIST && pin_ok;
-       w = zkr__watch_path_next(w))
-    if (w->state == ZKR__W_PENDING && w->kind == ZKR__WATCH_EXIST && w->sent_member >= 0 &&
-        w->fn == fn && w->ctx == ctx && zkr__member_usable(&z->members[w->sent_member]) &&
-        pin_ok(z, w->sent_member)) {
-      *member = w->sent_member;
-      break;
-    }
   pthread_mutex_unlock(&z->watch_mu);
   return found;
-}
-
-void zkr__watch_sent(zkr__watch_t *w, int member) {
-  zkr_t *z = w->z;
-  pthread_mutex_lock(&z->watch_mu);
-  if (w->state == ZKR__W_PENDING) w->sent_member = member;
-  pthread_mutex_unlock(&z->watch_mu);
 }
 
 /* Whether a read setting w again may register it on zh: only on the

@@ -72,10 +72,6 @@ struct zkr__watch {
   struct zkr__watch *supersedes; /* PENDING: the record of the same pair
                                     that this read sets again (held by
                                     reuses), NULL none */
-  int sent_member;               /* PENDING: the member its read was sent to
-                                    (zkr__watch_sent), -1 none: an exists of
-                                    the same pair issued meanwhile goes there
-                                    too (zkr__watch_find) */
   int removing;                  /* removal calls that hold it: their requests or
                                     results are on their way (zkr__watch_remove_*) */
   void *rm_call;                 /* ... the last of them to take it, NULL none: a
@@ -317,9 +313,6 @@ zkr__watch_t *zkr__watch_by_id_locked(struct zkr *z, uint64_t id);
 
 /* Routing (zkr__dispatch, m->zh_lock read-held).  @locks watch_mu. */
 int zkr__watch_reuse_bound(zkr__watch_t *w, zhandle_t *zh);
-/* w's read (a new record's, not a reuse) is being sent to member.
- * Routing (zkr__dispatch, m->zh_lock read-held).  @locks watch_mu. */
-void zkr__watch_sent(zkr__watch_t *w, int member);
 
 /* A completion's thread, the application's, or an op's free.  @locks watch_mu; then
  * zkr__watch_done's, none held.  Returns 1 when the read's registration

@@ -608,11 +608,6 @@ int zkr__dispatch(zkr__op_t *op, zkr__member_t *m) {
     int with_watch = op->watch && (!zkr__op_has(op, ZKR__OP_F_WATCH_REUSED) ||
                                    zkr__watch_reuse_bound(op->watch, zh));
     op->watch_unbound = op->watch && !with_watch;
-    /* Before ZooKeeper has it (its completion may free the record): where
-     * the new record's read goes, for a read that sets the pair again
-     * meanwhile (zkr__watch_find). */
-    if (with_watch && !zkr__op_has(op, ZKR__OP_F_WATCH_REUSED))
-      zkr__watch_sent(op->watch, m->index);
     /* Listed before ZooKeeper has it: its completion may run at once. */
     out_add(op);
     rc = ZOK;

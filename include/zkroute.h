@@ -96,9 +96,9 @@ typedef enum {
   ZKR_CONSISTENCY_LOCAL,        /* no sync: a follower may serve stale data */
   ZKR_CONSISTENCY_SESSION       /* a stock session's guarantees (FIFO,
                                    read-your-writes, monotonic reads): reads
-                                   go to members whose sessions showed what
-                                   the handle saw, and sync only where none
-                                   did (docs/guarantees.md) */
+                                   stick to one member and sync only when
+                                   they switch member or after the handle's
+                                   own writes (docs/guarantees.md) */
 } zkr_consistency_t;
 
 #define ZKR_OPTIONS_VERSION 1

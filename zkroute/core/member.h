@@ -110,10 +110,6 @@ typedef struct zkr__member {
   zhandle_t *_Atomic synced_zh;
   zhandle_t *shown_zh;
   int64_t shown_zxid;
-  _Atomic int64_t shown_hint;   /* shown_zxid as its writer left it, read
-                                 without co_mu by the read placement
-                                 (zkr__policy_read_member): a hint, needs_sync
-                                 decides */
   _Atomic uint64_t hedges;      /* hedge requests sent to it (zkr__hedger_*) */
   _Atomic int outstanding;      /* operations sent and not completed */
   _Atomic uint64_t progress_ns; /* last completion, or start of being busy */

@@ -184,35 +184,11 @@ int zkr__policy_readonly_any(zkr_t *z) {
  * one (below). */
 static int place_read(zkr_t *z);
 
-/* Consistency `session`, hybrid: a follower of the pool whose session
- * needs no sync for the next read - it showed the handle's mark and
- * synced in the current write epoch (needs_sync in dispatch.c decides;
- * this reads what it reads without the member's lock, as a hint) - or
- * that never synced, which one sync brings in. */
-static int keep_session_fresh(zkr_t *z, int i) {
-  zkr__member_t *m = &z->members[i];
-  if (!keep_read_pool_but_leader(z, i)) return 0;
-  if (!atomic_load(&m->synced_zh)) return 1;
-  return atomic_load(&m->synced_epoch) == atomic_load(&z->write_epoch) &&
-         atomic_load(&m->shown_hint) >= atomic_load(&z->hwm_zxid);
-}
-
 int zkr__policy_read_member(zkr_t *z) {
   if (z->opts.consistency != ZKR_CONSISTENCY_SESSION) return place_read(z);
-  /* Session consistency, hybrid with no read selector: reads go round the
-   * followers that need no sync, so a handle whose mark stands still
-   * (reads only) spreads them over the pool, a sync each at first (a
-   * member switch needs none by itself: docs/guarantees.md).  Once a write
-   * moves the mark past what each showed, none is fresh, and the reads
-   * stick to one member below, which one sync brings up to it. */
-  if (z->opts.policy == ZKR_POLICY_HYBRID && !atomic_load(&z->sel_on)) {
-    int f = rotate(z, keep_session_fresh);
-    if (f >= 0) return f;
-  }
-  /* Otherwise reads stick to one member while it stays in the read pool
-   * (or usable, for policies that ignore the pool), as a stock session
-   * reads from its one server; a switch syncs where its session has not
-   * shown the mark (zkr__dispatch_*). */
+  /* Session consistency: reads stick to one member while it stays in the
+   * read pool (or usable, for policies that ignore the pool), as a stock
+   * session reads from its one server; a switch syncs (zkr__dispatch_*). */
   int r = z->session_reader;
   if (r >= 0 && (size_t)r < z->n &&
       (z->opts.policy == ZKR_POLICY_HYBRID ? keep_read_pool(z, r) : keep_readable(z, r)))

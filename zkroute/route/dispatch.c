@@ -77,7 +77,6 @@ static void shown(zkr__member_t *m, zhandle_t *zh, int64_t zxid) {
   } else if (zxid > m->shown_zxid) {
     m->shown_zxid = zxid;
   }
-  atomic_store(&m->shown_hint, m->shown_zxid);
   pthread_mutex_unlock(&m->co_mu);
 }
 

@@ -210,9 +210,8 @@ int zkr__hedger_eligible(const zkr__op_t *op) {
       op->pin >= 0 || op->watch || zkr__op_has(op, ZKR__OP_F_PROBE) ||
       zkr__op_has(op, ZKR__OP_F_HEDGE))
     return 0;
-  /* Session consistency reads go where the member's session showed what
-   * the handle saw (zkr__policy_read_member); a hedge to another member
-   * would need a sync of its own there. */
+  /* Session consistency reads stick to one member: a reply from another
+   * could run ahead of the next read there (monotonic reads). */
   if (op->z->opts.consistency == ZKR_CONSISTENCY_SESSION) return 0;
   /* A read selector decides where reads go (a zone, a member): a hedge to a
    * random pool member would overrule it. */
